@@ -1,0 +1,329 @@
+"""Every difference between Triton versions lives here (3.5 … 3.9 supported).
+
+The rest of irscope talks to Triton only through these functions, so a Triton
+release that moves an API is fixed in one place. Each function says which
+versions behave how. Triton is imported lazily: `import irscope` stays cheap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from dataclasses import fields
+from typing import Any, Callable, Iterator
+
+StageWrapper = Callable[[str, Callable], Callable]
+
+
+def triton_version() -> str:
+    import triton
+
+    return triton.__version__
+
+
+def version_tuple() -> tuple[int, int]:
+    major, minor = triton_version().split(".")[:2]
+    return int(major), int(minor)
+
+
+# ---------------------------------------------------------------- kernels
+
+
+def jit_function_type():
+    from triton.runtime.jit import JITFunction
+
+    return JITFunction
+
+
+def unwrap_kernel(obj: Any):
+    """The JITFunction under Autotuner/Heuristics wrappers, or None if obj is no kernel."""
+    JITFunction = jit_function_type()
+    seen = 0
+    while obj is not None and seen < 8:
+        if isinstance(obj, JITFunction):
+            return obj
+        obj = getattr(obj, "fn", None)
+        seen += 1
+    return None
+
+
+def is_gluon(fn) -> bool:
+    """Gluon kernels are GluonJITFunction (3.5+), which answer is_gluon()."""
+    probe = getattr(fn, "is_gluon", None)
+    return bool(probe()) if callable(probe) else False
+
+
+def kernel_params(fn) -> list:
+    """Triton's KernelParam list (name, is_constexpr, default, annotation...)."""
+    return list(fn.params)
+
+
+def kernel_source(fn) -> str:
+    return "".join(getattr(fn, "raw_src", None) or [fn.src])
+
+
+def kernel_cache_key(fn) -> str:
+    """Hash of the kernel's source and everything it calls (Triton's own)."""
+    return fn.cache_key
+
+
+# ---------------------------------------------------------------- backends and options
+
+
+def make_backend(target):
+    from triton.compiler import make_backend as _make
+
+    return _make(target.to_triton())
+
+
+def options_fields(target) -> dict[str, Any]:
+    """name -> dataclasses.Field of the backend's options class (CUDAOptions/HIPOptions)."""
+    backend = make_backend(target)
+    cls = type(backend.parse_options({}))
+    return {f.name: f for f in fields(cls)}
+
+
+def default_options(target) -> dict[str, Any]:
+    return dict(make_backend(target).parse_options({}).__dict__)
+
+
+def launch_kwargs(fn, user_options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword options JITFunction.run adds before binding, as the installed version does.
+
+    3.5-3.8: debug, instrumentation_mode. 3.9 adds fpsan_homomorphic_casts.
+    """
+    from triton import knobs
+
+    kwargs = dict(user_options)
+    kwargs["debug"] = kwargs.get("debug", fn.debug) or knobs.runtime.debug
+    if hasattr(knobs.compilation, "instrumentation_mode"):
+        kwargs["instrumentation_mode"] = knobs.compilation.instrumentation_mode
+    if hasattr(knobs.compilation, "fpsan_homomorphic_casts"):
+        kwargs["fpsan_homomorphic_casts"] = knobs.compilation.fpsan_homomorphic_casts
+    return kwargs
+
+
+def bind(fn, target, args: list, kwargs: dict[str, Any]):
+    """Specialize like a real launch: Triton's own binder and _pack_args, no driver.
+
+    Returns (options, signature, constexprs, attrs) exactly as JITFunction.run
+    hands them to ASTSource/compile. This is the fidelity guarantee: the same code
+    decides pointer alignment, ints divisible by 16 and ints equal to 1.
+    """
+    from triton.runtime.jit import create_function_from_signature
+
+    backend = make_backend(target)
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    with _no_torch_import():
+        bound_args, specialization, leftover = binder(*args, **kwargs)
+    return fn._pack_args(backend, kwargs, bound_args, specialization, leftover)
+
+
+@contextlib.contextmanager
+def _no_torch_import() -> Iterator[None]:
+    """Keep Triton's native specializer from importing torch (seconds, and the dump path must not).
+
+    native_specialize_impl imports torch to test isinstance(arg, torch.Tensor) on the
+    first non-scalar argument (3.6 and 3.9 alike). While torch is not loaded, a stub
+    module with an unrelated Tensor class answers that test with False, and the
+    specializer reads our stand-in pointers by duck typing (data_ptr, dtype), as it
+    does for any tensor-like object. Real torch tensors bound later are unaffected
+    (checked on 3.6 and 3.9).
+    """
+    import sys
+    import types
+
+    if "torch" in sys.modules:
+        yield
+        return
+    stub = types.ModuleType("torch")
+    stub.Tensor = type("Tensor", (), {})
+    sys.modules["torch"] = stub
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch") is stub:
+            del sys.modules["torch"]
+
+
+def make_source(fn, signature, constexprs, attrs):
+    """ASTSource, or GluonASTSource for Gluon kernels (what create_binder picks)."""
+    if is_gluon(fn):
+        from triton.experimental.gluon._runtime import GluonASTSource
+
+        return GluonASTSource(fn, signature, constexprs, attrs)
+    from triton.compiler import ASTSource
+
+    return ASTSource(fn, signature, constexprs, attrs)
+
+
+def pointer_dtype(name: str):
+    """'fp16' -> tl.float16: the dtype object Triton's specializer maps back to '*fp16'."""
+    import triton.language as tl
+
+    for value in vars(tl).values():
+        if isinstance(value, tl.dtype) and not isinstance(value, tl.pointer_type):
+            if _dtype_short_name(value) == name:
+                return value
+    return None
+
+
+def _dtype_short_name(dtype) -> str:
+    from triton.runtime.jit import type_canonicalisation_dict
+
+    return type_canonicalisation_dict.get(str(dtype), str(dtype))
+
+
+def pointer_dtype_names() -> list[str]:
+    import triton.language as tl
+
+    names = {_dtype_short_name(v) for v in vars(tl).values() if isinstance(v, tl.dtype)
+             and not isinstance(v, tl.pointer_type)}
+    return sorted(n for n in names if n and "*" not in n)
+
+
+def cache_invalidating_env() -> dict[str, str]:
+    """Env knobs Triton folds into its cache key (e.g. TRITON_HIP_USE_BLOCK_PINGPONG)."""
+    from triton._C.libtriton import get_cache_invalidating_env_vars
+
+    return dict(get_cache_invalidating_env_vars())
+
+
+# ---------------------------------------------------------------- compiling
+
+
+@contextlib.contextmanager
+def stage_hook(wrap: StageWrapper) -> Iterator[None]:
+    """Wrap every pipeline stage function for the duration of one compile.
+
+    Uses knobs.runtime.add_stages_inspection_hook (3.6+; 3.5 has none, so there
+    irscope falls back to wrapping backend.add_stages). From 3.7 Triton also calls
+    the hook with no arguments for a cache-key contribution: the wrappers change
+    no output, so they contribute nothing and Triton's cache identity is unchanged.
+    """
+    from triton import knobs
+
+    previous = getattr(knobs.runtime, "add_stages_inspection_hook", _MISSING)
+
+    def hook(*args):
+        if not args:
+            return ("", "") if previous in (None, _MISSING) else previous()
+        if previous not in (None, _MISSING):
+            previous(*args)
+        stages = args[1]
+        for name in list(stages):
+            stages[name] = wrap(name, stages[name])
+
+    if previous is _MISSING:  # Triton 3.5
+        yield from _patched_add_stages(wrap)
+        return
+    knobs.runtime.add_stages_inspection_hook = hook
+    try:
+        yield
+    finally:
+        knobs.runtime.add_stages_inspection_hook = previous
+
+
+_MISSING = object()
+
+
+def _patched_add_stages(wrap: StageWrapper) -> Iterator[None]:
+    from triton.compiler import compiler as tc
+
+    original = tc.make_backend
+
+    def make_backend_wrapped(target):
+        backend = original(target)
+        add = backend.add_stages
+
+        def add_stages(stages, options, *rest):
+            add(stages, options, *rest)
+            for name in list(stages):
+                stages[name] = wrap(name, stages[name])
+
+        backend.add_stages = add_stages
+        return backend
+
+    tc.make_backend = make_backend_wrapped
+    try:
+        yield
+    finally:
+        tc.make_backend = original
+
+
+@contextlib.contextmanager
+def fresh_compile() -> Iterator[None]:
+    """Bypass Triton's on-disk cache so every stage (and the ptxas log) is produced now."""
+    from triton import knobs
+
+    with knobs.compilation.scope():
+        knobs.compilation.always_compile = True
+        yield
+
+
+def run_with_ptxas_log(stage_fn: Callable, *args) -> tuple[Any, str]:
+    """Run the cubin stage with ptxas' -v report captured (knobs.nvidia.dump_ptxas_log).
+
+    Triton always runs ptxas with -v; the log is printed to stdout only when the
+    knob is on, so it is captured here instead of being printed.
+    """
+    from triton import knobs
+
+    buf = io.StringIO()
+    old = knobs.nvidia.dump_ptxas_log
+    knobs.nvidia.dump_ptxas_log = True
+    try:
+        with contextlib.redirect_stdout(buf):
+            result = stage_fn(*args)
+    finally:
+        knobs.nvidia.dump_ptxas_log = old
+    return result, buf.getvalue()
+
+
+def compile(src, target, options: dict[str, Any]):
+    import triton
+
+    return triton.compile(src, target=target.to_triton(), options=options)
+
+
+def pass_dump_env(path: str) -> dict[str, str]:
+    """Environment that makes Triton's C++ pass managers dump the IR before each pass.
+
+    Read by the C++ side at each pm.enable_debug(), so setting it in-process works.
+    """
+    return {"MLIR_ENABLE_DUMP": "1", "MLIR_DUMP_PATH": path}
+
+
+def cuobjdump_path() -> str:
+    from triton import knobs
+
+    return knobs.nvidia.cuobjdump.path
+
+
+def nvdisasm_path() -> str:
+    from triton import knobs
+
+    return knobs.nvidia.nvdisasm.path
+
+
+def compile_error_types() -> tuple[type, ...]:
+    """Frontend errors (a Python error inside the kernel): CompilationError and subclasses."""
+    from triton.compiler.errors import CompilationError
+
+    return (CompilationError,)
+
+
+@contextlib.contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """Set env vars for one compile and restore them; Triton's knobs read env lazily."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

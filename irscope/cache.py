@@ -1,0 +1,56 @@
+"""irscope's own result cache: an identical repeat dump is a folder copy.
+
+Keyed by compiler.cache_key (kernel code and everything it calls, the spec, the
+effective options, target, Triton version and the env knobs Triton hashes). Lives
+in $IRSCOPE_CACHE_DIR, else $XDG_CACHE_HOME/irscope, else ~/.cache/irscope.
+Entries are whole dump folders, published by rename, so a reader never sees half.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .artifacts import MANIFEST
+
+
+def cache_dir() -> Path:
+    if env := os.environ.get("IRSCOPE_CACHE_DIR"):
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "irscope"
+
+
+def lookup(key: str) -> Path | None:
+    entry = cache_dir() / key
+    return entry if (entry / MANIFEST).is_file() else None
+
+
+def store(key: str, folder: Path) -> None:
+    """Copy a finished dump folder into the cache; a cache that cannot be written is skipped."""
+    root = cache_dir()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key[:8]}.", dir=root))
+        shutil.copytree(folder, tmp, dirs_exist_ok=True)
+        try:
+            os.replace(tmp, root / key)
+        except OSError:  # another process published it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError:
+        pass
+
+
+def restore(entry: Path, final: Path) -> None:
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        shutil.copytree(entry, tmp, dirs_exist_ok=True)
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,184 @@
+"""Command line: parse arguments, call the jobs, render. No compiler logic lives here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .errors import BadInput, IrscopeError
+
+STAGE_CHOICES = ["source", "frontend", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "glir"]
+
+
+def spec_options(f):
+    """The options every command that compiles a kernel shares."""
+    decorators = [
+        click.argument("file", type=click.Path(path_type=Path, dir_okay=True)),
+        click.option("--kernel", "-k", "kernels", multiple=True, metavar="NAME",
+                     help="Kernel to compile (repeatable). Default: the file's only kernel."),
+        click.option("--signature", "-s", metavar="SIG",
+                     help='Positional specialization, Triton AOT style: "*fp16:16, i32, i32:16, 128".'),
+        click.option("--arg", "named_args", multiple=True, metavar="NAME=TYPE",
+                     help="One argument by name, e.g. --arg n=i32:16 or --arg x_ptr=*fp32:4."),
+        click.option("--const", "consts", multiple=True, metavar="NAME=VALUE",
+                     help="A constexpr by name, e.g. --const BLOCK=1024."),
+        click.option("--target", "-t", metavar="TARGET",
+                     help="cuda:80|90|100|120, hip:gfx90a|gfx942|gfx950, or a100, h100, h200, b200, rtx5090, "
+                          "mi250x, mi300x, mi355x. Default: the local GPU, else cuda:90."),
+        click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+                     help="A compile option of the installed Triton's backend, e.g. num_warps=8 (repeatable)."),
+        click.option("--out", "-o", "out_dir", type=click.Path(path_type=Path), default=Path("irscope-out"),
+                     show_default=True, help="Folder for the dump."),
+        click.option("--no-cache", is_flag=True, help="Compile even if an identical dump is cached."),
+        click.option("--debug", is_flag=True, help="Show tracebacks."),
+    ]
+    for d in reversed(decorators):
+        f = d(f)
+    return f
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="irscope")
+def cli():
+    """irscope: see and steer what the Triton compiler makes of a kernel."""
+
+
+def _jobs(file, kernels, signature, named_args, consts, target, sets):
+    """Resolve kernels, specs and settings (shared by dump and passes)."""
+    from . import loader
+    from .settings import Settings, parse_assignments
+    from .spec import build_spec
+    from .targets import resolve_target
+
+    tgt, reason = resolve_target(target)
+    options = parse_assignments(list(sets), tgt)
+    settings = Settings(tgt, reason, options, sources={k: "--set" for k in options})
+    refs = loader.select_kernels(file, list(kernels) or None)
+    if signature is None and not named_args and not consts:
+        missing = [p.name for p in refs[0].fn.params if not p.has_default]
+        if missing:
+            raise BadInput(f"{refs[0].name}: give a specialization: --signature with one element per parameter "
+                           f"({', '.join(p.name for p in refs[0].fn.params)}) or --arg/--const NAME=...")
+    return [(build_spec(ref, signature, list(named_args), list(consts)), settings) for ref in refs]
+
+
+@cli.command()
+@spec_options
+@click.option("--stage", type=click.Choice(STAGE_CHOICES), help="Print this stage to stdout instead of the summary.")
+@click.option("--passes", "with_passes", is_flag=True, help="Also record the IR after every MLIR pass.")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead of the summary.")
+def dump(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, stage,
+         with_passes, as_json):
+    """Compile a kernel and lay out every stage, its resources and instruction mix."""
+    from . import dump as dump_job, render
+
+    results = [dump_job.dump(spec, settings, out_dir, with_passes, not no_cache)
+               for spec, settings in _jobs(file, kernels, signature, named_args, consts, target, sets)]
+    if stage:
+        for r in results:
+            if stage not in r.manifest["stages"]:
+                raise BadInput(f"stage {stage!r} does not exist for {r.manifest['kernel']} on {r.manifest['target']}; "
+                               f"stages: {', '.join(r.manifest['stages'])}")
+        render.print_stage(results, stage)
+    elif as_json:
+        click.echo(render.as_json(results))
+    else:
+        render.summary(results)
+
+
+@cli.command()
+@spec_options
+@click.option("--first", "pattern", metavar="REGEX", help="Name the pass that first produced IR matching REGEX.")
+@click.option("--all", "show_all", is_flag=True, help="List every pass, not only those that changed the IR.")
+def passes(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, pattern,
+           show_all):
+    """The IR after every MLIR pass: which passes changed it, and which first produced a pattern.
+
+    FILE is a kernel file (compiled with the same options as dump) or an earlier
+    `irscope dump --passes` folder.
+    """
+    import re
+
+    from . import artifacts, dump as dump_job, passes as passes_mod, render
+
+    if file.is_dir():
+        manifest = artifacts.read_manifest(file)
+        if manifest.get("passes") is None:
+            raise BadInput(f"{file}: dumped without --passes; run irscope dump --passes again")
+        folders = [(file, manifest)]
+    else:
+        results = [dump_job.dump(spec, settings, out_dir, True, not no_cache)
+                   for spec, settings in _jobs(file, kernels, signature, named_args, consts, target, sets)]
+        folders = [(r.folder, r.manifest) for r in results]
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise BadInput(f"--first {pattern!r}: not a valid regular expression: {e}") from None
+    con = render.console()
+    for folder, manifest in folders:
+        records, afters, first_ir = passes_mod.load(folder, manifest)
+        con.print(f"[bold]{manifest['kernel']}[/bold] on {manifest['target']}: {len(records)} MLIR passes, "
+                  f"{sum(r.changed for r in records)} changed the IR  ({folder}/passes)")
+        if pattern is not None:
+            stages = {s: (folder / f).read_text() for s, f in manifest["stages"].items()
+                      if s not in artifacts.BINARY_STAGES}
+            hit = passes_mod.first_producer(pattern, records, afters, first_ir, stages)
+            if hit.where == "pass":
+                rec = hit.record
+                click.echo(f"{pattern!r} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
+                           f"in stage {rec.stage}: {folder / rec.file}")
+            elif hit.where == "frontend":
+                click.echo(f"{pattern!r} is already in the frontend's IR, before any pass")
+            elif hit.where == "stage":
+                click.echo(f"{pattern!r} appears in no MLIR pass output; first in stage {hit.stage}")
+            else:
+                click.echo(f"{pattern!r} appears in no pass output and no stage")
+                sys.exit(1)
+            continue
+        from rich.table import Table
+
+        t = Table(box=None, header_style="bold")
+        for col in ("#", "stage", "pass", "+lines", "-lines"):
+            t.add_column(col, justify="right" if col in ("#", "+lines", "-lines") else "left")
+        for rec in records:
+            if show_all or rec.changed:
+                t.add_row(str(rec.index), rec.stage, f"{rec.name} [dim]({rec.arg})[/dim]",
+                          str(rec.added), str(rec.removed))
+        con.print(t)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        cli.main(args=argv, prog_name="irscope", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("irscope: aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as e:
+        if debug:
+            raise
+        click.echo(f"irscope: error: {e.format_message()}", err=True)
+        sys.exit(2)
+    except IrscopeError as e:
+        if debug:
+            raise
+        click.echo(f"irscope: error: {e}", err=True)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as e:  # an irscope bug: say so in one line, keep the trace behind --debug
+        if debug:
+            raise
+        click.echo(f"irscope: internal error: {type(e).__name__}: {e} (run again with --debug for the traceback)",
+                   err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

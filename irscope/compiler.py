@@ -1,0 +1,285 @@
+"""Compile one spec under one settings, the way Triton's JIT would, and keep every stage.
+
+The pipeline, in order (each step one function below):
+
+    bind        spec + settings -> Triton's (options, signature, constexprs, attrs),
+                through Triton's own launch binder (adapter.bind)
+    compile     triton.compile with every stage wrapped: per-stage time, the stage
+                that failed, the ptxas -v report, and the per-pass IR dump offsets
+    disassemble cubin -> SASS with the nvdisasm shipped in the triton wheel, started
+                as soon as the cubin exists so it overlaps Triton's bookkeeping
+    check       what a real launch checks on load (shared memory vs the chip's limit)
+    stats       resources and instruction mix (stats.py)
+    passes      with --passes: split the MLIR dump into one record per pass (passes.py)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from . import __version__, adapter, passes as passes_mod, stats as stats_mod
+from .artifacts import Artifacts, TRITON_STAGE_NAMES
+from .capture_fd import capture_native_output
+from .errors import BadInput, CompileFailure
+from .settings import Settings, jsonable
+from .spec import KernelSpec, check_binding
+
+STAGE_DESCRIPTIONS = {
+    "source": "Python -> TTIR (frontend)",
+    "frontend": "Python -> TTIR (frontend)",
+    "ttir": "TTIR optimisation",
+    "glir": "Gluon IR",
+    "ttgir": "TTIR -> TTGIR (layouts, pipelining)",
+    "llir": "TTGIR -> LLVM IR",
+    "ptx": "LLVM IR -> PTX",
+    "cubin": "PTX -> cubin (ptxas)",
+    "amdgcn": "LLVM IR -> AMDGCN",
+    "hsaco": "AMDGCN -> hsaco (linker)",
+    "sass": "cubin -> SASS (nvdisasm)",
+    "resources": "launch-time resource check",
+}
+
+
+# ---------------------------------------------------------------- bind
+
+
+def bind(spec: KernelSpec, settings: Settings):
+    """(options, signature, constexprs, attrs) exactly as a launch would produce them."""
+    kwargs = adapter.launch_kwargs(spec.fn, settings.options)
+    try:
+        options, signature, constexprs, attrs = adapter.bind(spec.fn, settings.target, spec.launch_args(), kwargs)
+    except (ValueError, AssertionError, KeyError, TypeError) as e:
+        raise BadInput(f"{spec.kernel}: options rejected by Triton's {settings.target.backend} backend: "
+                       f"{str(e) or type(e).__name__}") from e
+    check_binding(spec, signature, constexprs, attrs)
+    return options, signature, constexprs, attrs
+
+
+def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool) -> str:
+    """Everything that decides the output: kernel code, spec, effective options, target, env knobs."""
+    payload = {
+        "irscope": __version__,
+        "triton": adapter.triton_version(),
+        "kernel": spec.kernel,
+        "fn": adapter.kernel_cache_key(spec.fn),
+        "spec": spec.canonical(),
+        "target": settings.target.name,
+        "options": jsonable(options.__dict__),
+        "env": adapter.cache_invalidating_env(),
+        "knobs": settings.env,
+        "passes": with_passes,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- compile
+
+
+class _StageRecorder:
+    """Wraps each Triton stage function: timing, current stage, ptxas log, early SASS."""
+
+    def __init__(self, dump_path: str | None, workdir: str):
+        self.current: str | None = None
+        self.times: dict[str, float] = {}
+        self.ptxas_log = ""
+        self.dump_path = dump_path
+        self.dump_offsets: dict[str, int] = {}
+        self.workdir = workdir
+        self.sass_proc: subprocess.Popen | None = None
+        self.first_stage_at: float | None = None
+
+    def wrap(self, name: str, fn: Callable) -> Callable:
+        def run(src, metadata):
+            self.current = name
+            if self.first_stage_at is None:
+                self.first_stage_at = time.perf_counter()
+            if self.dump_path:
+                self.dump_offsets[name] = _size(self.dump_path)
+            start = time.perf_counter()
+            if name == "cubin":
+                out, self.ptxas_log = adapter.run_with_ptxas_log(fn, src, metadata)
+                self._start_sass(out)
+            else:
+                out = fn(src, metadata)
+            self.times[name] = (time.perf_counter() - start) * 1e3
+            return out
+
+        return run
+
+    def _start_sass(self, cubin: bytes) -> None:
+        path = os.path.join(self.workdir, "kernel.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        self.sass_start = time.perf_counter()
+        self.sass_proc = subprocess.Popen([adapter.nvdisasm_path(), "-c", path],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def finish_sass(self) -> str | None:
+        if self.sass_proc is None:
+            return None
+        out, err = self.sass_proc.communicate()
+        done = time.perf_counter()
+        self.times["sass"] = (done - self.sass_start) * 1e3
+
+        if self.sass_proc.returncode != 0:
+            raise CompileFailure("sass", f"nvdisasm failed: {err.strip()}")
+        return out
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False) -> Artifacts:
+    options, signature, constexprs, attrs = bind(spec, settings)
+    src = adapter.make_source(spec.fn, signature, constexprs, attrs)
+    key = cache_key(spec, settings, options, with_passes)
+    with tempfile.TemporaryDirectory(prefix="irscope-") as work:
+        dump_path = os.path.join(work, "passes.mlir") if with_passes else None
+        rec = _StageRecorder(dump_path, work)
+        env = dict(settings.env)
+        if dump_path:
+            env.update(adapter.pass_dump_env(dump_path))
+        start = time.perf_counter()
+        with capture_native_output() as native:
+            try:
+                with adapter.environment(env), adapter.fresh_compile(), adapter.stage_hook(rec.wrap):
+                    kernel = adapter.compile(src, settings.target, options.__dict__)
+            except adapter.compile_error_types() as e:
+                failure = _frontend_failure(spec, e)
+            except Exception as e:
+                failure = _stage_failure(spec, rec.current or "frontend", e)
+            else:
+                failure = None
+        if failure is not None:
+            if rec.sass_proc:
+                rec.sass_proc.kill()
+            failure.reason = _with_diagnostics(failure.reason, native.text)
+            raise CompileFailure(failure.stage, failure.reason, spec.kernel)
+        sass = rec.finish_sass()
+        total_ms = (time.perf_counter() - start) * 1e3
+        pass_text = Path(dump_path).read_text(errors="replace") if dump_path and os.path.exists(dump_path) else ""
+
+    stages: dict[str, str | bytes] = {"source": adapter.kernel_source(spec.fn)}
+    for name, content in kernel.asm.items():
+        stages[TRITON_STAGE_NAMES.get(name, name)] = content
+    if sass is not None:
+        stages["sass"] = sass
+    times = {"frontend": ((rec.first_stage_at or start) - start) * 1e3}
+    times.update(rec.times)
+    times["total"] = total_ms
+    metadata = jsonable(_metadata_dict(kernel.metadata))
+
+    art = Artifacts(
+        kernel=spec.kernel,
+        file=spec.file,
+        target=settings.target.name,
+        target_reason=settings.target_reason,
+        signature=spec.signature_text(),
+        options=jsonable(options.__dict__),
+        user_options=jsonable(settings.options),
+        option_sources=dict(settings.sources),
+        env=dict(settings.env),
+        stages=stages,
+        times_ms={k: round(v, 2) for k, v in times.items()},
+        metadata=metadata,
+        triton_version=adapter.triton_version(),
+        ptxas_log=rec.ptxas_log,
+        compile_log=_strip_pass_noise(native.text),
+        notes=list(spec.notes),
+        key=key,
+    )
+    art.stats = stats_mod.compute(art, settings.target)
+    check_resources(art, settings)
+    if with_passes:
+        art.passes, art.pass_texts = passes_mod.split(pass_text, rec.dump_offsets, stages)
+    return art
+
+
+def _metadata_dict(metadata) -> dict[str, Any]:
+    if hasattr(metadata, "_asdict"):
+        return dict(metadata._asdict())
+    return dict(metadata)
+
+
+def check_resources(art: Artifacts, settings: Settings) -> None:
+    """What Triton checks when it loads the binary on a GPU (OutOfResources), done here."""
+    hw = settings.target.hardware
+    shared = int(art.metadata.get("shared") or 0)
+    if shared > hw.max_shared_per_block:
+        word = "LDS" if settings.target.backend == "hip" else "shared memory"
+        raise CompileFailure(
+            "resources",
+            f"needs {shared} bytes of {word} per block but {hw.chip} allows {hw.max_shared_per_block}; "
+            f"a launch would fail with OutOfResources (lower num_stages or the block sizes)",
+            art.kernel,
+        )
+
+
+def _frontend_failure(spec: KernelSpec, e: Exception) -> CompileFailure:
+    """A Python error inside the kernel: point at the file and line, say what Triton said."""
+    inner = e
+    while isinstance(getattr(inner, "__cause__", None), adapter.compile_error_types()):
+        inner = inner.__cause__
+    node = getattr(inner, "node", None)
+    message = getattr(inner, "error_message", None)
+    cause = inner.__cause__ or getattr(inner, "__context__", None)
+    if not message and cause is not None:
+        message = f"{type(cause).__name__}: {cause}"
+    if not message:
+        message = str(inner).strip().splitlines()[-1] if str(inner).strip() else type(inner).__name__
+    where = ""
+    if node is not None and hasattr(node, "lineno"):
+        where = f"{spec.file}:{_absolute_line(spec.fn, inner, node.lineno)}: "
+    return CompileFailure("source", f"{where}{message}")
+
+
+def _absolute_line(fn, err, rel_line: int) -> int:
+    """CompilationError line numbers count from the 'def' line of the function's source."""
+    src = getattr(err, "src", None)
+    start = getattr(fn, "starting_line_number", None)
+    raw = getattr(fn, "raw_src", None)
+    if start is None or raw is None or (src is not None and src != getattr(fn, "src", src)):
+        return rel_line
+    def_offset = next((i for i, line in enumerate(raw) if line.lstrip().startswith("def ")), 0)
+    return start + def_offset + rel_line - 1
+
+
+def _stage_failure(spec: KernelSpec, stage: str, e: Exception) -> CompileFailure:
+    text = str(e).strip() or type(e).__name__
+    return CompileFailure(stage, f"{type(e).__name__}: {text}")
+
+
+def _with_diagnostics(reason: str, native: str) -> str:
+    """Prefer the compiler's own diagnostic lines (error:/note:) over a generic exception text."""
+    diags = [line.strip() for line in native.splitlines()
+             if " error:" in line or line.startswith("error:") or "ptxas fatal" in line or "ptxas error" in line]
+    if not diags:
+        return reason
+    return "; ".join(dict.fromkeys(diags[:4])) + f" ({reason.splitlines()[0]})"
+
+
+def _strip_pass_noise(text: str) -> str:
+    """Pass-internal IR dumps some Triton versions print to stdout are not compiler messages."""
+    if "IR Dump" not in text:
+        return text
+    keep, skipping = [], False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("// -----//"):
+            skipping = True
+            continue
+        if skipping and (line.startswith(("module", " ", "}", "#", "\n")) or not line.strip()):
+            continue
+        skipping = False
+        keep.append(line)
+    return "".join(keep)

@@ -1,0 +1,43 @@
+"""The two kinds of failure irscope reports, and their exit codes.
+
+BadInput   -> exit 2: the user asked for something that cannot be (a file, a name,
+              a signature element, an option). One line that says what to fix.
+CompileFailure -> exit 1: the input was well formed but the compiler refused it;
+              the message names the stage and the compiler's reason.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+
+class IrscopeError(Exception):
+    exit_code = 2
+
+
+class BadInput(IrscopeError):
+    """Input the user must fix. Rendered as one line, exit code 2."""
+
+    exit_code = 2
+
+
+class CompileFailure(IrscopeError):
+    """The compiler failed at `stage`; `reason` is its own diagnostic, trimmed."""
+
+    exit_code = 1
+
+    def __init__(self, stage: str, reason: str, kernel: str = ""):
+        self.stage = stage
+        self.reason = reason.strip()
+        self.kernel = kernel
+        where = f"{kernel}: " if kernel else ""
+        super().__init__(f"{where}compile failed in stage '{stage}': {self.reason}")
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """' (did you mean X?)' for the closest choices, or '' when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.5)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"

@@ -1,0 +1,135 @@
+"""Per-pass IR: split Triton's MLIR dump into one record per pass, and query it.
+
+Triton's pass managers, with MLIR_ENABLE_DUMP=1, print the module *before* every
+pass. The IR *after* pass i is therefore the dump before pass i+1 of the same
+stage, and for the last pass of a stage the stage's own output (TTIR, TTGIR). The
+last MLIR pass of the llir stage is followed by translation to LLVM IR, so its
+after-IR is not an MLIR module and is not recorded.
+
+Changes are counted on lines with debug locations removed, so a pass that only
+moves `loc(...)` information does not show as a change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from .artifacts import PassRecord
+
+HEADER = re.compile(
+    r"^// -----// IR Dump Before (?P<name>[\w.:<>-]+?)(?:: (?P<arg>.*?))? \('(?P<op>[\w.]+)' operation"
+    r"(?:: @(?P<fn>[\w.$]+))?\) //----- //\s*$",
+    re.M,
+)
+LOC = re.compile(r"\s*loc\((?:[^()]|\([^()]*\))*\)")
+MLIR_STAGES = ("ttir", "ttgir")
+
+
+@dataclass
+class _Dump:
+    stage: str
+    name: str
+    arg: str
+    text: str
+
+
+def _parse(text: str, stage: str) -> list[_Dump]:
+    heads = list(HEADER.finditer(text))
+    dumps = []
+    for i, m in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        arg = (m.group("arg") or "").split("{")[0].strip()
+        dumps.append(_Dump(stage, m.group("name"), arg, text[m.end():end].strip("\n") + "\n"))
+    return dumps
+
+
+def normalized_lines(ir: str) -> list[str]:
+    """IR lines without debug locations: #loc definitions dropped, loc(...) stripped."""
+    out = []
+    for line in ir.splitlines():
+        if line.startswith("#loc"):
+            continue
+        line = LOC.sub("", line).rstrip()
+        if line:
+            out.append(line)
+    return out
+
+
+def count_changes(before: str, after: str) -> tuple[int, int]:
+    if before == after:
+        return 0, 0
+    a, b = normalized_lines(before), normalized_lines(after)
+    if a == b:
+        return 0, 0
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            removed += i2 - i1
+        if tag in ("replace", "insert"):
+            added += j2 - j1
+    return added, removed
+
+
+def split(dump: str, offsets: dict[str, int], stages: dict) -> tuple[list[PassRecord], list[str | None]]:
+    """Records (with change counts) and the IR after each pass, from one compile's dump."""
+    raw = dump.encode("utf-8", errors="replace")
+    order = sorted(offsets.items(), key=lambda kv: kv[1])
+    dumps: list[_Dump] = []
+    for i, (stage, start) in enumerate(order):
+        end = order[i + 1][1] if i + 1 < len(order) else len(raw)
+        dumps.extend(_parse(raw[start:end].decode("utf-8", errors="replace"), stage))
+    records, afters = [], []
+    for i, d in enumerate(dumps):
+        nxt = dumps[i + 1] if i + 1 < len(dumps) else None
+        if nxt is not None and nxt.stage == d.stage:
+            after = nxt.text
+        elif d.stage in MLIR_STAGES and isinstance(stages.get(d.stage), str):
+            after = stages[d.stage]
+        else:
+            after = None
+        added, removed = count_changes(d.text, after) if after is not None else (0, 0)
+        safe = re.sub(r"[^\w.-]", "_", d.name)[:60]
+        records.append(PassRecord(i + 1, d.stage, d.name, d.arg, added, removed, f"passes/{i + 1:03d}-{safe}.mlir"))
+        afters.append(after)
+    return records, afters
+
+
+@dataclass
+class FirstMatch:
+    where: str          # "frontend" | "pass" | "stage" | "none"
+    stage: str = ""
+    record: PassRecord | None = None
+
+
+def first_producer(pattern: str, records: list[PassRecord], afters: list[str | None],
+                   first_ir: str, stages: dict) -> FirstMatch:
+    """Which pass first produced IR matching `pattern` (a regex)."""
+    rx = re.compile(pattern)
+    if rx.search(first_ir):
+        return FirstMatch("frontend", "frontend")
+    for rec, after in zip(records, afters):
+        if after is not None and rx.search(after):
+            return FirstMatch("pass", rec.stage, rec)
+    for name, content in stages.items():
+        if name in ("source",) or not isinstance(content, str):
+            continue
+        if rx.search(content):
+            return FirstMatch("stage", name)
+    return FirstMatch("none")
+
+
+def load(folder, manifest: dict) -> tuple[list[PassRecord], list[str | None], str]:
+    """Records, after-texts and the first dumped IR, read back from a dump folder."""
+    from pathlib import Path
+
+    records = [PassRecord(**p) for p in manifest.get("passes") or []]
+    afters: list[str | None] = []
+    for rec in records:
+        text = (Path(folder) / rec.file).read_text()
+        body = text.split("\n", 1)[1] if text.startswith("// irscope:") else text
+        afters.append(None if body.startswith("// (not dumped") else body)
+    frontend = manifest["stages"].get("frontend")
+    first = (Path(folder) / frontend).read_text() if frontend else ""
+    return records, afters, first

@@ -1,0 +1,113 @@
+"""Settings: the target plus compile options, typed and checked against the installed backend.
+
+`--set KEY=VALUE` accepts any field of the backend's options class (CUDAOptions /
+HIPOptions of the installed Triton), converts VALUE to the field's type and lets
+the backend's own parse_options reject what it rejects. Fields that Triton derives
+from the target (arch, backend_name) cannot be set.
+"""
+
+from __future__ import annotations
+
+import json
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import adapter
+from .errors import BadInput, did_you_mean
+from .targets import Target
+
+DERIVED_FIELDS = {"arch", "backend_name"}
+
+
+@dataclass
+class Settings:
+    target: Target
+    target_reason: str = "requested"
+    options: dict[str, Any] = field(default_factory=dict)   # what the user set, typed
+    env: dict[str, str] = field(default_factory=dict)       # Triton env knobs for this compile
+    sources: dict[str, str] = field(default_factory=dict)   # option -> where it came from
+
+    def canonical(self) -> dict[str, Any]:
+        return {"target": self.target.name, "options": _jsonable(self.options), "env": dict(sorted(self.env.items()))}
+
+
+def settable_options(target: Target) -> dict[str, Any]:
+    return {k: f for k, f in adapter.options_fields(target).items() if k not in DERIVED_FIELDS}
+
+
+def parse_assignments(items: list[str], target: Target, source: str = "--set") -> dict[str, Any]:
+    """['num_warps=8', 'maxnreg=128'] -> {'num_warps': 8, 'maxnreg': 128}, typed."""
+    fields_ = settable_options(target)
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep:
+            raise BadInput(f"{source} {item!r}: expected KEY=VALUE, e.g. num_warps=8")
+        if key not in fields_:
+            raise BadInput(
+                f"{source} {key}: not an option of Triton {adapter.triton_version()}'s {target.backend} backend"
+                f"{did_you_mean(key, fields_)}; valid: {', '.join(sorted(fields_))}"
+            )
+        out[key] = convert(key, raw.strip(), fields_[key].type, source)
+    return out
+
+
+def convert(key: str, raw: str, typ: Any, source: str = "--set") -> Any:
+    """Convert text to the option field's declared type (int, bool, str, Optional, tuple)."""
+    origin = typing.get_origin(typ)
+    args = [a for a in typing.get_args(typ) if a is not type(None)]
+    if raw.lower() in ("none", "null") and (type(None) in typing.get_args(typ) or typ in (int, str)):
+        return None
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)) and args:
+        errors = []
+        for a in args:
+            try:
+                return convert(key, raw, a, source)
+            except BadInput as e:
+                errors.append(str(e))
+        raise BadInput(errors[0])
+    if typ is bool:
+        low = raw.lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise BadInput(f"{source} {key}={raw}: expected a boolean (true/false)")
+    if typ is int:
+        try:
+            return int(raw, 0)
+        except ValueError:
+            raise BadInput(f"{source} {key}={raw}: expected an integer") from None
+    if typ is float:
+        try:
+            return float(raw)
+        except ValueError:
+            raise BadInput(f"{source} {key}={raw}: expected a number") from None
+    if typ is str:
+        return raw
+    if origin in (tuple, typing.Tuple) or typ is tuple:
+        return tuple(p.strip() for p in raw.split(",") if p.strip())
+    if typ is dict or origin is dict:
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise BadInput(f"{source} {key}: expected a JSON object: {e}") from None
+        if not isinstance(value, dict):
+            raise BadInput(f"{source} {key}: expected a JSON object")
+        return value
+    return raw
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    return str(value)
+
+
+jsonable = _jsonable

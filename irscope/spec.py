@@ -1,0 +1,275 @@
+"""A kernel specialization: what one launch of a kernel looks like to the compiler.
+
+The user writes it in Triton's AOT convention (`--signature "*fp16:16, i32, 128"`)
+or by name (`--arg n=i32:16 --const BLOCK=1024`). irscope turns each element into
+a stand-in launch argument (a pointer of a given dtype and address alignment, an
+int of a given size and divisibility, a float, a constexpr value) and hands those
+to Triton's own binder (adapter.bind). So the specialization — tt.divisibility on
+16-byte-aligned pointers and on ints divisible by 16, ints equal to 1 turned into
+constexprs, do_not_specialize — is decided by the same code as a real launch.
+
+Element grammar (positional or after NAME=):
+  *DTYPE[:ALIGN]   pointer; ALIGN = byte alignment of the address (default 16,
+                   what every torch allocation has); e.g. *fp16:16, *fp32:4
+  iN / uN [:16|:1] integer; :16 = divisible by 16, :1 = equal to 1; e.g. i32, i64:16
+  fp32             float scalar (Python floats launch as fp32)
+  i1 / u1          bool
+  VALUE            constexpr value: 128, 1.5, True, None, 'str', tl.float16
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import adapter
+from .errors import BadInput, did_you_mean
+
+INT_TYPES = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
+FLOAT_TYPES = {"fp16", "bf16", "fp32", "fp64"}
+BOOL_TYPES = {"i1", "u1"}
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One element as the user wrote it, made canonical."""
+
+    kind: str            # "pointer" | "int" | "float" | "bool" | "constexpr"
+    type: str = ""       # "*fp16", "i32", "fp32", ...
+    align: int = 0       # pointer byte alignment / int hint (16, 1 or 0 = none)
+    value: Any = None    # constexpr value
+
+    def text(self) -> str:
+        if self.kind == "pointer":
+            return f"{self.type}:{self.align}"
+        if self.kind == "int":
+            return f"{self.type}:{self.align}" if self.align else self.type
+        if self.kind == "constexpr":
+            return _value_text(self.value)
+        return self.type
+
+
+class _Pointer:
+    """A launch argument Triton's specializer reads as a pointer: data_ptr() and dtype."""
+
+    def __init__(self, dtype, address: int):
+        self.dtype = dtype
+        self._address = address
+
+    def data_ptr(self) -> int:
+        return self._address
+
+
+def _value_text(value: Any) -> str:
+    if hasattr(value, "__module__") and "triton" in type(value).__module__ and hasattr(value, "name"):
+        return f"tl.{value.name}" if not str(value).startswith("tl.") else str(value)
+    return repr(value)
+
+
+def parse_element(text: str, where: str) -> ArgSpec:
+    """Parse one signature element; `where` names it in errors ('element 3 (n)')."""
+    t = text.strip()
+    if not t:
+        raise BadInput(f"signature {where}: empty element")
+    if t.startswith("*"):
+        body, _, align = t[1:].partition(":")
+        dtype = body.strip()
+        if dtype.startswith("k"):  # Triton's const-pointer spelling *kfp16
+            dtype = dtype[1:]
+        names = adapter.pointer_dtype_names()
+        if dtype not in names:
+            raise BadInput(
+                f"signature {where}: unknown pointer element type {dtype!r} in {t!r}"
+                f"{did_you_mean(dtype, names)}; valid: {', '.join(names)}"
+            )
+        a = _int(align, where, t) if align else 16
+        if a <= 0 or a & (a - 1):
+            raise BadInput(f"signature {where}: pointer alignment in {t!r} must be a power of two (1, 2, 4, 8, 16)")
+        return ArgSpec("pointer", "*" + dtype, min(a, 16))
+    head, _, hint = t.partition(":")
+    head = head.strip()
+    if head in INT_TYPES:
+        h = _int(hint, where, t) if hint else 0
+        if h not in (0, 1, 16):
+            raise BadInput(f"signature {where}: integer hint in {t!r} must be :16 (divisible by 16) or :1 (equal to 1)")
+        return ArgSpec("int", head, h)
+    if head in BOOL_TYPES:
+        return ArgSpec("bool", head)
+    if head in FLOAT_TYPES:
+        if hint:
+            raise BadInput(f"signature {where}: float {head!r} takes no ':' hint")
+        return ArgSpec("float", head)
+    if head == "constexpr":
+        raise BadInput(f"signature {where}: give the constexpr's value (e.g. 128), not the word 'constexpr'")
+    return ArgSpec("constexpr", value=parse_value(t, where))
+
+
+def parse_value(text: str, where: str) -> Any:
+    """A constexpr value: Python literal, or a Triton dtype (tl.float16 / fp16)."""
+    t = text.strip()
+    try:
+        return ast.literal_eval(t)
+    except (ValueError, SyntaxError):
+        pass
+    name = t[3:] if t.startswith("tl.") else t
+    import triton.language as tl
+
+    value = getattr(tl, name, None)
+    if isinstance(value, tl.dtype):
+        return value
+    raise BadInput(
+        f"signature {where}: cannot read {t!r}: expected a pointer (*fp16:16), an integer type "
+        f"(i32, i64:16, i32:1), a float type (fp32), or a constexpr value (128, True, tl.float16)"
+    )
+
+
+def _int(text: str, where: str, whole: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise BadInput(f"signature {where}: {text!r} in {whole!r} is not a number") from None
+
+
+def split_signature(text: str) -> list[str]:
+    """Comma-separated elements; commas inside quotes or brackets do not split."""
+    parts, depth, quote, cur = [], 0, "", []
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    if "".join(cur).strip() or parts:
+        parts.append("".join(cur))
+    return parts
+
+
+@dataclass
+class KernelSpec:
+    """Kernel + one specialization: the 'spec' half of every compile."""
+
+    kernel: str
+    file: str
+    fn: Any
+    args: dict[str, ArgSpec]          # by parameter name, in parameter order
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def params(self) -> list:
+        return adapter.kernel_params(self.fn)
+
+    def signature_text(self) -> str:
+        return ", ".join(self.args[p.name].text() for p in self.params if p.name in self.args)
+
+    def canonical(self) -> dict[str, str]:
+        return {name: a.text() for name, a in self.args.items()}
+
+    def launch_args(self) -> list:
+        """Stand-in arguments, positional, for Triton's binder."""
+        values = []
+        for p in self.params:
+            a = self.args.get(p.name)
+            if a is None:
+                values.append(p.default)
+                continue
+            values.append(_stand_in(a))
+        return values
+
+
+def _stand_in(a: ArgSpec) -> Any:
+    if a.kind == "pointer":
+        return _Pointer(adapter.pointer_dtype(a.type[1:]), 0 if a.align >= 16 else a.align)
+    if a.kind == "int":
+        bits = INT_TYPES[a.type]
+        base = {8: 0, 16: 0, 32: 0, 64: 2**32}[bits] if a.type.startswith("i") else (2**63 if bits == 64 else 0)
+        if a.align == 1:
+            return 1
+        return base + (16 if a.align == 16 else 7)
+    if a.kind == "float":
+        return 1.5
+    if a.kind == "bool":
+        return True
+    return a.value
+
+
+def build_spec(kernel_ref, signature: str | None, named_args: list[str], consts: list[str]) -> KernelSpec:
+    """Combine --signature, --arg NAME=TYPE and --const NAME=VALUE into one KernelSpec."""
+    fn = kernel_ref.fn
+    params = adapter.kernel_params(fn)
+    names = [p.name for p in params]
+    args: dict[str, ArgSpec] = {}
+    if signature is not None:
+        elements = split_signature(signature)
+        required = [p for p in params if not p.has_default]
+        if not (len(required) <= len(elements) <= len(params)):
+            want = f"{len(params)}" if len(required) == len(params) else f"{len(required)} to {len(params)}"
+            raise BadInput(
+                f"--signature has {len(elements)} elements but {kernel_ref.name} takes {want} "
+                f"({', '.join(names)})"
+            )
+        for i, (p, el) in enumerate(zip(params, elements)):
+            args[p.name] = parse_element(el, f"element {i + 1} ({p.name})")
+    for item, is_const in [(a, False) for a in named_args] + [(c, True) for c in consts]:
+        flag = "--const" if is_const else "--arg"
+        key, sep, val = item.partition("=")
+        key = key.strip()
+        if not sep:
+            raise BadInput(f"{flag} {item!r}: expected NAME=VALUE")
+        if key not in names:
+            raise BadInput(f"{flag} {item!r}: {kernel_ref.name} has no parameter {key!r}"
+                           f"{did_you_mean(key, names)}; parameters: {', '.join(names)}")
+        where = f"{flag} {key}"
+        args[key] = ArgSpec("constexpr", value=parse_value(val, where)) if is_const else parse_element(val, where)
+    missing = [p.name for p in params if p.name not in args and not p.has_default]
+    if missing:
+        raise BadInput(
+            f"{kernel_ref.name}: no value for {', '.join(missing)}; give --signature with "
+            f"{len(params)} elements or --arg/--const NAME=..."
+        )
+    for p in params:
+        a = args.get(p.name)
+        if a is None:
+            continue
+        if p.is_constexpr and a.kind != "constexpr":
+            raise BadInput(f"{kernel_ref.name}: parameter {p.name} is tl.constexpr; give its value, not type {a.text()!r}")
+    ordered = {p.name: args[p.name] for p in params if p.name in args}
+    return KernelSpec(kernel_ref.name, str(kernel_ref.file), fn, ordered)
+
+
+_BOUND_INT = re.compile(r"^[iu]\d+$")
+
+
+def check_binding(spec: KernelSpec, signature: dict[str, str], constexprs: dict, attrs: dict) -> None:
+    """Compare what the binder produced with what the user asked; explain the differences.
+
+    Raises BadInput where a launch could never produce the requested type; sets
+    notes where Triton's rules changed a hint (do_not_specialize, ==1 -> constexpr).
+    """
+    spec.notes = []
+    for i, p in enumerate(spec.params):
+        a = spec.args.get(p.name)
+        bound = signature.get(p.name)
+        if a is None or bound is None:
+            continue
+        if a.kind in ("pointer", "float", "int") and bound != "constexpr" and bound != a.type:
+            raise BadInput(
+                f"{spec.kernel}: parameter {p.name} asked as {a.type!r} but a launch binds it as {bound!r} "
+                f"(Triton's launch rules and the kernel's annotation decide the type)"
+            )
+        has_hint = any(k == (i,) for k in attrs)
+        if a.kind == "int" and a.align == 16 and not has_hint:
+            spec.notes.append(f"{p.name}: divisibility hint dropped, as a launch would (do_not_specialize)")
+        if a.kind == "pointer" and a.align >= 16 and not has_hint:
+            spec.notes.append(f"{p.name}: alignment hint dropped, as a launch would (do_not_specialize)")
+        if a.kind == "int" and a.align == 1 and bound == "constexpr":
+            spec.notes.append(f"{p.name}: equal to 1, specialized to a constant as a launch would")

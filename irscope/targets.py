@@ -1,0 +1,139 @@
+"""Compile targets: parsing, friendly names, and the hardware facts irscope needs.
+
+A target is what Triton's `GPUTarget` describes (backend, arch, warp size). The
+hardware table holds the per-chip limits used for the occupancy estimate and the
+shared-memory check that a real launch would make (Triton only checks shared
+memory when it loads a binary onto a GPU, so a CPU compile never sees it).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .errors import BadInput, did_you_mean
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """Per-chip limits. Figures from the vendors' tuning guides / ISA documents."""
+
+    chip: str
+    regs_per_sm: int            # 32-bit registers per SM (NVIDIA) / VGPRs per SIMD lane (AMD)
+    max_warps_per_sm: int       # NVIDIA: warps per SM; AMD: waves per SIMD
+    max_blocks_per_sm: int
+    shared_per_sm: int          # bytes of shared memory / LDS per SM or CU
+    max_shared_per_block: int   # the most one block may ask for (opt-in maximum on NVIDIA)
+    reserved_shared_per_block: int = 0  # the driver's own reservation per block (NVIDIA sm80+: 1 KiB)
+    reg_alloc_unit: int = 256   # NVIDIA: registers allocated per warp in units of this
+    simds_per_cu: int = 4       # AMD only
+
+
+@dataclass(frozen=True)
+class Target:
+    backend: str      # "cuda" or "hip"
+    arch: int | str   # 90 for cuda (an int: Triton compares it), "gfx942" for hip
+    warp_size: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.backend}:{self.arch}"
+
+    @property
+    def slug(self) -> str:
+        """File-system friendly name, e.g. cuda90 / gfx942."""
+        return f"cuda{self.arch}" if self.backend == "cuda" else str(self.arch)
+
+    @property
+    def hardware(self) -> Hardware:
+        return HARDWARE[self.name]
+
+    @property
+    def is_nvidia(self) -> bool:
+        return self.backend == "cuda"
+
+    def to_triton(self):
+        from triton.backends.compiler import GPUTarget
+
+        return GPUTarget(self.backend, self.arch, self.warp_size)
+
+
+HARDWARE: dict[str, Hardware] = {
+    # Ampere A100: 64K regs/SM, 64 warps, 164 KiB smem/SM, 163 KiB per block opt-in.
+    "cuda:80": Hardware("A100 (sm_80)", 65536, 64, 32, 167936, 166912, 1024),
+    # Hopper H100/H200: 228 KiB smem/SM, 227 KiB per block.
+    "cuda:90": Hardware("H100/H200 (sm_90)", 65536, 64, 32, 233472, 232448, 1024),
+    # Blackwell B200: same SM budget as Hopper (plus tensor memory, not modelled here).
+    "cuda:100": Hardware("B200 (sm_100)", 65536, 64, 32, 233472, 232448, 1024),
+    # Consumer Blackwell RTX 5090: 48 warps/SM, 100 KiB smem/SM, 99 KiB per block.
+    "cuda:120": Hardware("RTX 5090 (sm_120)", 65536, 48, 32, 102400, 101376, 1024),
+    # CDNA2 MI250X: 512 VGPRs per lane (arch+acc unified), 8 waves/SIMD, 64 KiB LDS per CU.
+    "hip:gfx90a": Hardware("MI250X (gfx90a)", 512, 8, 32, 65536, 65536),
+    # CDNA3 MI300X: as gfx90a for these limits.
+    "hip:gfx942": Hardware("MI300X (gfx942)", 512, 8, 32, 65536, 65536),
+    # CDNA4 MI355X: LDS grows to 160 KiB per CU.
+    "hip:gfx950": Hardware("MI355X (gfx950)", 512, 8, 32, 163840, 163840),
+}
+
+ALIASES: dict[str, str] = {
+    "a100": "cuda:80",
+    "h100": "cuda:90",
+    "h200": "cuda:90",
+    "b200": "cuda:100",
+    "rtx5090": "cuda:120",
+    "mi250x": "hip:gfx90a",
+    "mi300x": "hip:gfx942",
+    "mi355x": "hip:gfx950",
+}
+
+VALID_TARGETS = sorted(HARDWARE) + sorted(ALIASES)
+
+
+def parse_target(text: str) -> Target:
+    """'h100', 'cuda:90', 'sm_90', 'gfx942', 'hip:gfx942' -> Target."""
+    raw = text.strip().lower()
+    key = ALIASES.get(raw, raw)
+    if key.startswith(("sm_", "sm")) and key.lstrip("sm_").isdigit():
+        key = "cuda:" + key.lstrip("sm_")
+    elif key.startswith("gfx"):
+        key = "hip:" + key
+    if key not in HARDWARE:
+        raise BadInput(
+            f"unknown target {text!r}{did_you_mean(raw, VALID_TARGETS)}; "
+            f"valid: {', '.join(VALID_TARGETS)}"
+        )
+    backend, arch = key.split(":")
+    if backend == "cuda":
+        return Target("cuda", int(arch), 32)
+    return Target("hip", arch, 64)
+
+
+def local_gpu_target() -> Target | None:
+    """The target of the GPU on this machine, or None on a machine without one.
+
+    Only asks Triton's driver when a GPU device node exists, so that a CPU-only
+    machine pays nothing and never initialises a driver.
+    """
+    if not (os.path.exists("/dev/nvidia0") or os.path.exists("/dev/kfd")):
+        return None
+    try:
+        from triton.runtime import driver
+
+        t = driver.active.get_current_target()
+    except Exception:
+        return None
+    arch = int(t.arch) if t.backend == "cuda" else str(t.arch).split(":")[0]
+    name = f"{t.backend}:{arch}"
+    if name not in HARDWARE:
+        return None
+    return Target(t.backend, arch, t.warp_size)
+
+
+def resolve_target(text: str | None) -> tuple[Target, str]:
+    """The target to compile for and a word on why: 'requested', 'local GPU' or 'default'."""
+    if text:
+        return parse_target(text), "requested"
+    local = local_gpu_target()
+    if local is not None:
+        return local, "local GPU"
+    return Target("cuda", 90, 32), "default (no GPU here)"
