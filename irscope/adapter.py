@@ -287,12 +287,13 @@ def compile(src, target, options: dict[str, Any]):
     return triton.compile(src, target=target.to_triton(), options=options)
 
 
-def pass_dump_env(path: str) -> dict[str, str]:
-    """Environment that makes Triton's C++ pass managers dump the IR before each pass.
+def pass_dump_env() -> dict[str, str]:
+    """Environment that makes Triton's C++ pass managers dump the IR before each pass, to stderr.
 
-    Read by the C++ side at each pm.enable_debug(), so setting it in-process works.
+    Read by the C++ side at each pm.enable_debug() (3.5-3.9), so setting it
+    in-process works. MLIR_DUMP_PATH is avoided: see capture_fd.
     """
-    return {"MLIR_ENABLE_DUMP": "1", "MLIR_DUMP_PATH": path}
+    return {"MLIR_ENABLE_DUMP": "1"}
 
 
 def cuobjdump_path() -> str:

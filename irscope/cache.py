@@ -23,6 +23,17 @@ def cache_dir() -> Path:
     return Path(base) / "irscope"
 
 
+def code_fingerprint() -> str:
+    """Hash of irscope's own source: a changed irscope never serves an old result."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def lookup(key: str) -> Path | None:
     entry = cache_dir() / key
     return entry if (entry / MANIFEST).is_file() else None
@@ -35,8 +46,13 @@ def store(key: str, folder: Path) -> None:
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{key[:8]}.", dir=root))
         shutil.copytree(folder, tmp, dirs_exist_ok=True)
+        entry = root / key
+        if entry.exists():  # a --no-cache run refreshes the entry
+            stale = entry.with_name(f".{key[:8]}.stale.{os.getpid()}")
+            os.replace(entry, stale)
+            shutil.rmtree(stale, ignore_errors=True)
         try:
-            os.replace(tmp, root / key)
+            os.replace(tmp, entry)
         except OSError:  # another process published it first
             shutil.rmtree(tmp, ignore_errors=True)
     except OSError:

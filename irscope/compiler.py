@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__, adapter, passes as passes_mod, stats as stats_mod
+from . import __version__, adapter, cache, passes as passes_mod, stats as stats_mod
 from .artifacts import Artifacts, TRITON_STAGE_NAMES
 from .capture_fd import capture_native_output
 from .errors import BadInput, CompileFailure
@@ -66,6 +66,7 @@ def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool) 
     """Everything that decides the output: kernel code, spec, effective options, target, env knobs."""
     payload = {
         "irscope": __version__,
+        "irscope_code": cache.code_fingerprint(),
         "triton": adapter.triton_version(),
         "kernel": spec.kernel,
         "fn": adapter.kernel_cache_key(spec.fn),
@@ -85,11 +86,11 @@ def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool) 
 class _StageRecorder:
     """Wraps each Triton stage function: timing, current stage, ptxas log, early SASS."""
 
-    def __init__(self, dump_path: str | None, workdir: str):
+    def __init__(self, workdir: str):
         self.current: str | None = None
         self.times: dict[str, float] = {}
         self.ptxas_log = ""
-        self.dump_path = dump_path
+        self.dump_position: Callable[[], int] | None = None
         self.dump_offsets: dict[str, int] = {}
         self.workdir = workdir
         self.sass_proc: subprocess.Popen | None = None
@@ -100,8 +101,8 @@ class _StageRecorder:
             self.current = name
             if self.first_stage_at is None:
                 self.first_stage_at = time.perf_counter()
-            if self.dump_path:
-                self.dump_offsets[name] = _size(self.dump_path)
+            if self.dump_position is not None:
+                self.dump_offsets[name] = self.dump_position()
             start = time.perf_counter()
             if name == "cubin":
                 out, self.ptxas_log = adapter.run_with_ptxas_log(fn, src, metadata)
@@ -133,25 +134,19 @@ class _StageRecorder:
         return out
 
 
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
 def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False) -> Artifacts:
     options, signature, constexprs, attrs = bind(spec, settings)
     src = adapter.make_source(spec.fn, signature, constexprs, attrs)
     key = cache_key(spec, settings, options, with_passes)
     with tempfile.TemporaryDirectory(prefix="irscope-") as work:
-        dump_path = os.path.join(work, "passes.mlir") if with_passes else None
-        rec = _StageRecorder(dump_path, work)
+        rec = _StageRecorder(work)
         env = dict(settings.env)
-        if dump_path:
-            env.update(adapter.pass_dump_env(dump_path))
+        if with_passes:
+            env.update(adapter.pass_dump_env())
         start = time.perf_counter()
         with capture_native_output() as native:
+            if with_passes:
+                rec.dump_position = native.stderr_size
             try:
                 with adapter.environment(env), adapter.fresh_compile(), adapter.stage_hook(rec.wrap):
                     kernel = adapter.compile(src, settings.target, options.__dict__)
@@ -168,7 +163,7 @@ def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False
             raise CompileFailure(failure.stage, failure.reason, spec.kernel)
         sass = rec.finish_sass()
         total_ms = (time.perf_counter() - start) * 1e3
-        pass_text = Path(dump_path).read_text(errors="replace") if dump_path and os.path.exists(dump_path) else ""
+        pass_text = native.stderr if with_passes else ""
 
     stages: dict[str, str | bytes] = {"source": adapter.kernel_source(spec.fn)}
     for name, content in kernel.asm.items():
@@ -195,7 +190,7 @@ def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False
         metadata=metadata,
         triton_version=adapter.triton_version(),
         ptxas_log=rec.ptxas_log,
-        compile_log=_strip_pass_noise(native.text),
+        compile_log=_compiler_messages(native, with_passes),
         notes=list(spec.notes),
         key=key,
     )
@@ -269,8 +264,14 @@ def _with_diagnostics(reason: str, native: str) -> str:
     return "; ".join(dict.fromkeys(diags[:4])) + f" ({reason.splitlines()[0]})"
 
 
-def _strip_pass_noise(text: str) -> str:
-    """Pass-internal IR dumps some Triton versions print to stdout are not compiler messages."""
+def _compiler_messages(native, with_passes: bool) -> str:
+    """What the compiler printed, less the IR dumps (those are in passes/)."""
+    parts = [_strip_ir_dumps(native.stderr) if with_passes else native.stderr, _strip_ir_dumps(native.stdout)]
+    return "".join(p for p in parts if p.strip())
+
+
+def _strip_ir_dumps(text: str) -> str:
+    """Drop '// -----// IR Dump ...' blocks (module text up to the next blank line)."""
     if "IR Dump" not in text:
         return text
     keep, skipping = [], False
@@ -278,8 +279,8 @@ def _strip_pass_noise(text: str) -> str:
         if line.startswith("// -----//"):
             skipping = True
             continue
-        if skipping and (line.startswith(("module", " ", "}", "#", "\n")) or not line.strip()):
-            continue
-        skipping = False
-        keep.append(line)
+        if skipping and line.strip() and not line.startswith(("module", " ", "}", "#", ")", "{")):
+            skipping = False
+        if not skipping:
+            keep.append(line)
     return "".join(keep)

@@ -18,8 +18,11 @@ from dataclasses import dataclass
 
 from .artifacts import PassRecord
 
+# Two spellings, depending on the printer MLIR picks: "Name (arg) ('op' ...)" on stderr,
+# "Name: arg{options} ('op' ...)" in MLIR_DUMP_PATH files.
 HEADER = re.compile(
-    r"^// -----// IR Dump Before (?P<name>[\w.:<>-]+?)(?:: (?P<arg>.*?))? \('(?P<op>[\w.]+)' operation"
+    r"^// -----// IR Dump Before (?P<name>[\w.:<>-]+?)"
+    r"(?: \((?P<arg1>[^()']*)\)|: (?P<arg2>.*?))? \('(?P<op>[\w.]+)' operation"
     r"(?:: @(?P<fn>[\w.$]+))?\) //----- //\s*$",
     re.M,
 )
@@ -40,7 +43,7 @@ def _parse(text: str, stage: str) -> list[_Dump]:
     dumps = []
     for i, m in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        arg = (m.group("arg") or "").split("{")[0].strip()
+        arg = (m.group("arg1") or m.group("arg2") or "").split("{")[0].strip()
         dumps.append(_Dump(stage, m.group("name"), arg, text[m.end():end].strip("\n") + "\n"))
     return dumps
 
