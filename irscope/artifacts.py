@@ -54,6 +54,7 @@ class Artifacts:
     target: str
     target_reason: str
     signature: str
+    args: dict[str, str]                 # parameter -> spec element (replayable)
     options: dict[str, Any]              # effective options, as Triton compiled them
     user_options: dict[str, Any]         # what --set (and later recipes) changed
     option_sources: dict[str, str]
@@ -82,6 +83,7 @@ class Artifacts:
             "target": self.target,
             "target_reason": self.target_reason,
             "signature": self.signature,
+            "args": self.args,
             "triton_version": self.triton_version,
             "options": self.options,
             "user_options": self.user_options,

@@ -181,6 +181,7 @@ def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False
         target=settings.target.name,
         target_reason=settings.target_reason,
         signature=spec.signature_text(),
+        args=spec.canonical(),
         options=jsonable(options.__dict__),
         user_options=jsonable(settings.options),
         option_sources=dict(settings.sources),
