@@ -63,9 +63,33 @@ class _Pointer:
 
 
 def _value_text(value: Any) -> str:
-    if hasattr(value, "__module__") and "triton" in type(value).__module__ and hasattr(value, "name"):
-        return f"tl.{value.name}" if not str(value).startswith("tl.") else str(value)
+    """Text that parse_value reads back to the same value (for manifests and spec files)."""
+    import triton.language as tl
+
+    if isinstance(value, tl.dtype):
+        return f"tl.{value.name}"
+    if type(value).__name__.endswith("Layout"):
+        return "gl." + _layout_repr(value)
     return repr(value)
+
+
+def _layout_repr(value: Any) -> str:
+    import dataclasses
+
+    if dataclasses.is_dataclass(value):
+        fields_ = [f for f in dataclasses.fields(value) if f.init]
+        args = ", ".join(f"{f.name}={_layout_arg(getattr(value, f.name))}" for f in fields_)
+        return f"{type(value).__name__}({args})"
+    return repr(value)
+
+
+def _layout_arg(v: Any) -> str:
+    if type(v).__name__.endswith("Layout"):
+        return "gl." + _layout_repr(v)
+    if isinstance(v, (list, tuple)):
+        inner = ", ".join(_layout_arg(x) for x in v)
+        return f"[{inner}]"
+    return repr(v)
 
 
 def parse_element(text: str, where: str) -> ArgSpec:
@@ -107,7 +131,12 @@ def parse_element(text: str, where: str) -> ArgSpec:
 
 
 def parse_value(text: str, where: str) -> Any:
-    """A constexpr value: Python literal, or a Triton dtype (tl.float16 / fp16)."""
+    """A constexpr value: a Python literal, a Triton dtype (tl.float16 / fp16), or a Gluon
+    layout (gl.BlockedLayout([4], [32], [4], [0]), nested layouts allowed).
+
+    Read as data: only literals, dtypes and layout-class calls are accepted, nothing
+    is executed.
+    """
     t = text.strip()
     try:
         return ast.literal_eval(t)
@@ -119,10 +148,70 @@ def parse_value(text: str, where: str) -> Any:
     value = getattr(tl, name, None)
     if isinstance(value, tl.dtype):
         return value
+    try:
+        tree = ast.parse(t, mode="eval")
+    except SyntaxError:
+        tree = None
+    if tree is not None and isinstance(tree.body, ast.Call):
+        return _layout_value(tree.body, where, t)
     raise BadInput(
         f"signature {where}: cannot read {t!r}: expected a pointer (*fp16:16), an integer type "
         f"(i32, i64:16, i32:1), a float type (fp32), or a constexpr value (128, True, tl.float16)"
     )
+
+
+def _layout_value(node: ast.AST, where: str, whole: str) -> Any:
+    """Build a Gluon layout from a call expression whose callee is a gl.*Layout class."""
+    if isinstance(node, ast.Call):
+        cls = _layout_class(node.func)
+        if cls is None:
+            raise BadInput(f"{where}: {ast.unparse(node.func)!r} in {whole!r} is not a Gluon layout class "
+                           f"(e.g. gl.BlockedLayout, gl.SliceLayout, gl.NVMMASharedLayout)")
+        args = [_layout_value(a, where, whole) for a in node.args]
+        kwargs = {k.arg: _layout_value(k.value, where, whole) for k in node.keywords}
+        try:
+            return cls(*args, **kwargs)
+        except Exception as e:
+            raise BadInput(f"{where}: {ast.unparse(node)} is not a valid layout: {e}") from None
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [_layout_value(e, where, whole) for e in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, ast.Attribute):
+        dtype = _layout_class(node, want_dtype=True)
+        if dtype is not None:
+            return dtype
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} is neither a literal nor a layout") from None
+
+
+def _layout_class(func: ast.AST, want_dtype: bool = False):
+    """gl.X / gl.amd.X / gl.nvidia.X / X resolved inside triton.experimental.gluon.language."""
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return None
+    parts.append(func.id)
+    parts.reverse()
+    if parts[0] in ("gl", "ttgl", "tl"):
+        parts = parts[1:]
+    try:
+        import triton.experimental.gluon.language as gl
+    except ImportError:
+        return None
+    obj: Any = gl
+    for part in parts:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    if want_dtype:
+        import triton.language as tl
+
+        return obj if isinstance(obj, tl.dtype) else None
+    return obj if isinstance(obj, type) and obj.__name__.endswith("Layout") else None
 
 
 def _int(text: str, where: str, whole: str) -> int:

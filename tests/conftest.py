@@ -1,0 +1,68 @@
+"""Shared fixtures: an isolated irscope cache, the examples folder, and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+DATA = Path(__file__).resolve().parent / "data"
+
+VECTOR_ADD = EXAMPLES / "vector_add.py"
+MATMUL = EXAMPLES / "matmul.py"
+# strides divisible by 16, as a launch on 4096x4096 tensors gets them: the pipeliner can multi-buffer
+MATMUL_SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
+MATMUL_SIG = "*fp16:16, *fp16:16, *fp16:16, i32, i32, i32, i32, i32:1, i32, i32:1, i32, i32:1, 128, 128, 64, 8"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_cache(tmp_path_factory):
+    """Tests never read or write the user's ~/.cache/irscope."""
+    old = os.environ.get("IRSCOPE_CACHE_DIR")
+    os.environ["IRSCOPE_CACHE_DIR"] = str(tmp_path_factory.mktemp("irscope-cache"))
+    yield
+    if old is None:
+        os.environ.pop("IRSCOPE_CACHE_DIR", None)
+    else:
+        os.environ["IRSCOPE_CACHE_DIR"] = old
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> Run:
+    """irscope in a fresh process, as a user runs it."""
+    full_env = dict(os.environ, **(env or {}))
+    p = subprocess.run([sys.executable, "-m", "irscope", *args], capture_output=True, text=True,
+                       cwd=cwd, env=full_env, timeout=300)
+    return Run(p.returncode, p.stdout, p.stderr)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+def compile_example(path: Path, signature: str, target: str = "cuda:90", sets: tuple[str, ...] = (),
+                    kernel: str | None = None, passes: bool = False, consts: tuple[str, ...] = ()):
+    """Compile in-process through the same jobs the CLI uses; returns Artifacts."""
+    from irscope import compiler, loader
+    from irscope.settings import Settings, parse_assignments
+    from irscope.spec import build_spec
+    from irscope.targets import parse_target
+
+    tgt = parse_target(target)
+    ref = loader.select_kernels(path, [kernel] if kernel else None)[0]
+    spec = build_spec(ref, signature, [], list(consts))
+    settings = Settings(tgt, "requested", parse_assignments(list(sets), tgt))
+    return compiler.compile_spec(spec, settings, with_passes=passes)

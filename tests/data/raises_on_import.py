@@ -1,0 +1,3 @@
+import triton
+
+raise RuntimeError("this module refuses to load")
