@@ -8,6 +8,7 @@ versions behave how. Triton is imported lazily: `import irscope` stays cheap.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 from dataclasses import fields
@@ -71,7 +72,9 @@ def kernel_cache_key(fn) -> str:
 # ---------------------------------------------------------------- backends and options
 
 
+@functools.lru_cache(maxsize=None)
 def make_backend(target):
+    """One backend object per target per process (Triton's own make_backend builds a new one)."""
     from triton.compiler import make_backend as _make
 
     return _make(target.to_triton())

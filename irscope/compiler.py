@@ -134,8 +134,9 @@ class _StageRecorder:
         return out
 
 
-def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False) -> Artifacts:
-    options, signature, constexprs, attrs = bind(spec, settings)
+def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False, bound=None) -> Artifacts:
+    """Compile; `bound` is bind()'s result when the caller already has it."""
+    options, signature, constexprs, attrs = bound or bind(spec, settings)
     src = adapter.make_source(spec.fn, signature, constexprs, attrs)
     key = cache_key(spec, settings, options, with_passes)
     with tempfile.TemporaryDirectory(prefix="irscope-") as work:

@@ -25,8 +25,8 @@ class DumpResult:
 
 def dump(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool = False,
          use_cache: bool = True) -> DumpResult:
-    options, *_ = compiler.bind(spec, settings)
-    key = compiler.cache_key(spec, settings, options, with_passes)
+    bound = compiler.bind(spec, settings)
+    key = compiler.cache_key(spec, settings, bound[0], with_passes)
     if use_cache and (entry := cache.lookup(key)) is not None:
         manifest = json.loads((entry / artifacts.MANIFEST).read_text())
         final = out_dir / manifest["kernel"] / f"{manifest['target'].replace(':', '')}-{key[:8]}"
@@ -35,7 +35,7 @@ def dump(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool 
         manifest["target_reason"] = settings.target_reason
         manifest["notes"] = list(spec.notes)
         return DumpResult(final, manifest, cached=True)
-    art = compiler.compile_spec(spec, settings, with_passes=with_passes)
+    art = compiler.compile_spec(spec, settings, with_passes=with_passes, bound=bound)
     folder = artifacts.write(art, out_dir)
     if use_cache:
         cache.store(art.key, folder)

@@ -101,7 +101,7 @@ def test_dump_cli_json_and_folder_layout(cli, tmp_path):
 def test_summary_and_stage_views(cli, tmp_path):
     r = cli("dump", str(VECTOR_ADD), "--signature", ADD_ALIGNED, "-o", str(tmp_path))
     assert r.code == 0, r.err
-    assert "cuda:90" in r.out and "default" in r.out, "says which target it used and why"
+    assert ("cuda:90" in r.out and "default" in r.out) or "local GPU" in r.out, "says which target it used and why"
     assert re.search(r"\d+ registers", r.out) and "occupancy" in r.out
     r = cli("dump", str(VECTOR_ADD), "--signature", ADD_ALIGNED, "-o", str(tmp_path), "--stage", "ptx")
     assert r.code == 0 and r.out.startswith("//") and ".entry add_kernel" in r.out
