@@ -1,0 +1,501 @@
+"""Compare two compiles of one kernel, level by level: what changed, and where.
+
+The two sides are dump folders (dump.DumpResult or an earlier `irscope dump -o`),
+each read through its manifest. The levels, one analyzer function each, coarse to fine:
+
+    stats    diff_stats(a, b) -> StatsDiff
+             resources and instruction mix that changed: registers, spills, shared
+             memory, occupancy, instruction counts by class, global load/store vector
+             widths, convert_layouts, barriers, async copies, MMA, layouts
+    stages   diff_stage(a, b, stage) -> StageDiff   (diff_stages for all of them)
+             each text stage (ttir, ttgir, llir, ptx, sass, amdgcn, ...) after
+             normalisation (normalize.py), as difflib opcodes plus +/- line counts
+    passes   diff_passes(a, b) -> PassesDiff
+             with per-pass IR on both sides (--passes): passes that ran on one side
+             only or changed the IR differently, and the first pass after which the
+             two sides' IR differ
+
+compare() runs all levels and returns a DiffResult; render.py turns it into the
+summary, unified or side-by-side diffs, or JSON. Nothing here prints.
+
+Inputs: in file mode each side's Settings are built by side_settings() alone, from
+the shared settings plus a SideRequest (--a/--b options, --a-target/--b-target), so
+new ways to vary a side only extend SideRequest and that function.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import artifacts
+from .artifacts import BINARY_STAGES, MANIFEST, PassRecord
+from .errors import BadInput, IrscopeError
+from .normalize import Normalized, mlir as normalize_mlir, normalize
+
+# text stages diffed by default (source is the input, not compiler output: only on request)
+SKIPPED_BY_DEFAULT = {"source"}
+
+
+# ================================================================ inputs
+
+
+@dataclass
+class Side:
+    """One side of a comparison: a dump folder and its manifest."""
+
+    name: str                     # "a" | "b"
+    label: str                    # what makes this side itself (e.g. "num_warps=8", a folder)
+    folder: Path
+    manifest: dict[str, Any]
+    cached: bool | None = None    # None: an existing dump folder
+
+
+@dataclass
+class SideRequest:
+    """What one side changes on top of the shared settings (file mode)."""
+
+    name: str                                     # "a" | "b"
+    target: str | None = None                     # --a-target / --b-target
+    sets: list[str] = field(default_factory=list)  # --a / --b KEY=VALUE
+
+    @property
+    def given(self) -> bool:
+        return bool(self.target or self.sets)
+
+    def label(self) -> str:
+        parts = list(self.sets) + ([self.target] if self.target else [])
+        return " ".join(parts) or "shared settings"
+
+
+def side_settings(base, shared_sets: list[str], req: SideRequest):
+    """The Settings of one side: base target/options, then --set, then the side's own flags."""
+    from .settings import Settings, parse_assignments, settable_options
+    from .targets import resolve_target
+
+    if req.target:
+        tgt, reason = resolve_target(req.target)
+        reason = f"--{req.name}-target"
+    else:
+        tgt, reason = base.target, base.target_reason
+    options, sources = {}, {}
+    valid = settable_options(tgt)
+    for k, v in base.options.items():  # e.g. options recorded in a spec file
+        if k not in valid:
+            raise BadInput(f"side {req.name}: option {k!r} ({base.sources.get(k, 'recorded')}) is not an option "
+                           f"of Triton's {tgt.backend} backend")
+        options[k], sources[k] = v, base.sources.get(k, "set")
+    shared = parse_assignments(list(shared_sets), tgt, "--set")
+    own = parse_assignments(list(req.sets), tgt, f"--{req.name}")
+    for values, source in ((shared, "--set"), (own, f"--{req.name}")):
+        options.update(values)
+        sources.update({k: source for k in values})
+    return Settings(tgt, reason, options, env=dict(base.env), sources=sources)
+
+
+def dump_side(spec, settings, req: SideRequest, out_dir: Path, with_passes: bool, use_cache: bool) -> Side:
+    """Compile (or fetch from the cache) one side; failures name the side."""
+    from . import dump as dump_job
+
+    try:
+        r = dump_job.dump(spec, settings, out_dir, with_passes=with_passes, use_cache=use_cache)
+    except IrscopeError as e:
+        e.args = (f"side {req.name} ({req.label()}): {e}",)
+        raise
+    return Side(req.name, req.label(), r.folder, r.manifest, r.cached)
+
+
+def check_requests(reqs: tuple[SideRequest, SideRequest]) -> None:
+    if not any(r.given for r in reqs):
+        raise BadInput("nothing to compare: give what differs with --a/--b KEY=VALUE or --a-target/--b-target, "
+                       "or compare two dump folders (irscope diff DIR_A DIR_B)")
+
+
+def build_sides(spec, base, shared_sets: list[str], reqs: tuple[SideRequest, SideRequest], out_dir: Path,
+                with_passes: bool = False, use_cache: bool = True) -> tuple[Side, Side]:
+    """File mode: settings for both sides (checked before anything compiles), then one dump each."""
+    check_requests(reqs)
+    settings = []
+    for req in reqs:
+        try:
+            settings.append(side_settings(base, shared_sets, req))
+        except BadInput as e:
+            if not str(e).startswith("side "):
+                e.args = (f"side {req.name}: {e}",)
+            raise
+    a, b = (dump_side(spec, s, r, out_dir, with_passes, use_cache) for s, r in zip(settings, reqs))
+    return a, b
+
+
+def load_side(name: str, folder: Path, kernels: tuple[str, ...] = ()) -> Side:
+    """A side from an earlier dump: a folder with manifest.json, or an `-o` folder holding one dump."""
+    folder = Path(folder)
+    if not folder.exists():
+        raise BadInput(f"{folder}: no such folder")
+    if not folder.is_dir():
+        raise BadInput(f"{folder}: not a folder; to compare settings of a kernel file use --a/--b")
+    path = folder / MANIFEST
+    if not path.is_file():
+        found = sorted(p.parent for p in list(folder.glob(f"*/{MANIFEST}")) + list(folder.glob(f"*/*/{MANIFEST}"))
+                       if not p.parent.name.startswith("."))
+        if kernels:
+            found = [p for p in found if _peek_kernel(p) in kernels]
+        if not found:
+            raise BadInput(f"{folder}: not an irscope dump folder (no {MANIFEST})")
+        if len(found) > 1:
+            names = ", ".join(str(p) for p in found[:3]) + (", ..." if len(found) > 3 else "")
+            raise BadInput(f"{folder}: holds {len(found)} dumps ({names}); name one of them")
+        folder, path = found[0], found[0] / MANIFEST
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} unreadable: {e})") from None
+    if not isinstance(manifest, dict) or "irscope" not in manifest or not isinstance(manifest.get("stages"), dict) \
+            or "kernel" not in manifest:
+        raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} is not irscope's)")
+    if kernels and manifest["kernel"] not in kernels:
+        raise BadInput(f"{folder}: holds kernel {manifest['kernel']!r}, not {', '.join(kernels)}")
+    return Side(name, str(folder), folder, manifest, None)
+
+
+def _peek_kernel(folder: Path) -> str | None:
+    try:
+        return json.loads((folder / MANIFEST).read_text()).get("kernel")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def check_same_kernel(a: Side, b: Side) -> None:
+    """Two dumps are comparable when they hold the same kernel from a file of the same name.
+
+    The file's folder may differ (a checkout before and after an edit), its name may not.
+    """
+    ka, kb = a.manifest["kernel"], b.manifest["kernel"]
+    fa, fb = Path(a.manifest.get("file", "")).name, Path(b.manifest.get("file", "")).name
+    if ka != kb or fa != fb:
+        raise BadInput(f"the dumps hold different kernels: {ka} ({a.manifest.get('file')}) vs "
+                       f"{kb} ({b.manifest.get('file')}); diff compares two compiles of one kernel")
+
+
+# ================================================================ level 1: stats
+
+
+@dataclass
+class StatDelta:
+    name: str       # dotted path into the manifest's stats (or inputs), e.g. "sass.classes.mma"
+    a: Any
+    b: Any
+
+
+@dataclass
+class StatsDiff:
+    deltas: list[StatDelta]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.deltas)
+
+
+# the headline figures first, in this order; the rest in SECTION order
+PRIMARY_STATS = (
+    "registers", "spills", "spill_store_bytes", "spill_load_bytes", "stack_bytes",
+    "vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count", "sgpr_spill_count", "scratch_bytes",
+    "shared_bytes", "num_warps",
+    "occupancy.occupancy", "occupancy.blocks_per_sm", "occupancy.warps_per_sm", "occupancy.waves_per_simd",
+    "occupancy.limited_by",
+)
+SECTION_ORDER = ("sass", "ptx", "amdgcn", "ttgir")
+SKIPPED_STATS = {"local_bytes", "ttgir.num_warps", "sass.top", "amdgcn.top"}
+
+
+def flatten_stats(stats: dict[str, Any]) -> dict[str, Any]:
+    """{dotted name: value}; width tables ({"128": 4}) and layouts stay one value each."""
+    flat: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if prefix in SKIPPED_STATS:
+            return
+        if isinstance(value, dict) and value and not _is_table(prefix, value):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else k, v)
+        elif prefix == "ttgir.layouts":
+            flat[prefix] = [f"{lay['kind']}<{lay['params']}>" for lay in value]
+        else:
+            flat[prefix] = value
+
+    walk("", stats)
+    ordered = {k: flat[k] for k in PRIMARY_STATS if k in flat}
+    section = lambda k: SECTION_ORDER.index(k.split(".")[0]) if k.split(".")[0] in SECTION_ORDER else -1
+    for k in sorted((k for k in flat if k not in ordered), key=section):  # stable: keeps the manifest's order
+        ordered[k] = flat[k]
+    return ordered
+
+
+def _is_table(prefix: str, d: dict) -> bool:
+    """A histogram (bits -> count, opcode.width -> count): one stat, not one per key."""
+    return prefix.endswith("widths") or all(str(k).isdigit() for k in d)
+
+
+def diff_stats(a: Side, b: Side) -> StatsDiff:
+    fa, fb = flatten_stats(a.manifest.get("stats") or {}), flatten_stats(b.manifest.get("stats") or {})
+    names = list(fa) + [k for k in fb if k not in fa]
+    return StatsDiff([StatDelta(k, fa.get(k), fb.get(k)) for k in names if fa.get(k) != fb.get(k)])
+
+
+INPUT_KEYS = ("target", "signature", "triton_version")
+
+
+def diff_inputs(a: Side, b: Side) -> list[StatDelta]:
+    """What went into the two compiles differently: target, signature, Triton, options, env."""
+    ma, mb = a.manifest, b.manifest
+    out = [StatDelta(k, ma.get(k), mb.get(k)) for k in INPUT_KEYS if ma.get(k) != mb.get(k)]
+    for group in ("options", "env"):
+        ga, gb = ma.get(group) or {}, mb.get(group) or {}
+        for k in list(ga) + [k for k in gb if k not in ga]:
+            if ga.get(k) != gb.get(k):
+                out.append(StatDelta(f"{group}.{k}", ga.get(k), gb.get(k)))
+    return out
+
+
+# ================================================================ level 2: stages
+
+
+@dataclass
+class StageDiff:
+    stage: str
+    status: str                        # "equal" | "changed" | "only_a" | "only_b"
+    added: int = 0                     # lines only in b
+    removed: int = 0                   # lines only in a
+    a: Normalized | None = None
+    b: Normalized | None = None
+    opcodes: list[tuple[str, int, int, int, int]] = field(default_factory=list)  # difflib's, over a/b.lines
+
+    @property
+    def equal(self) -> bool:
+        return self.status == "equal"
+
+
+def line_opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """difflib opcodes for two line lists, fast on 10k-line files.
+
+    Equal head and tail are cut off first; the middle is matched by difflib on
+    interned ints (one dict lookup per line instead of hashing strings again and
+    again), which yields the same opcodes as difflib on the lines themselves.
+    """
+    if a == b:
+        return [("equal", 0, len(a), 0, len(b))] if a else []
+    n, m = len(a), len(b)
+    lo = 0
+    while lo < n and lo < m and a[lo] == b[lo]:
+        lo += 1
+    hi = 0
+    while hi < n - lo and hi < m - lo and a[n - 1 - hi] == b[m - 1 - hi]:
+        hi += 1
+    ids: dict[str, int] = {}
+    ai = [ids.setdefault(x, len(ids)) for x in a[lo:n - hi]]
+    bi = [ids.setdefault(x, len(ids)) for x in b[lo:m - hi]]
+    ops: list[tuple[str, int, int, int, int]] = []
+    if lo:
+        ops.append(("equal", 0, lo, 0, lo))
+    if not ai:
+        ops.append(("insert", lo, lo, lo, lo + len(bi)))
+    elif not bi:
+        ops.append(("delete", lo, lo + len(ai), lo, lo))
+    else:
+        sm = difflib.SequenceMatcher(None, ai, bi, autojunk=False)
+        ops.extend((t, i1 + lo, i2 + lo, j1 + lo, j2 + lo) for t, i1, i2, j1, j2 in sm.get_opcodes())
+    if hi:
+        ops.append(("equal", n - hi, n, m - hi, m))
+    return ops
+
+
+def count_changes(opcodes) -> tuple[int, int]:
+    added = sum(j2 - j1 for t, i1, i2, j1, j2 in opcodes if t in ("replace", "insert"))
+    removed = sum(i2 - i1 for t, i1, i2, j1, j2 in opcodes if t in ("replace", "delete"))
+    return added, removed
+
+
+def diff_texts(stage: str, text_a: str | None, text_b: str | None, normalized: bool = True) -> StageDiff:
+    na = normalize(stage, text_a, normalized) if text_a is not None else None
+    nb = normalize(stage, text_b, normalized) if text_b is not None else None
+    if na is None and nb is None:
+        raise BadInput(f"stage {stage!r} exists on neither side")
+    if na is None:
+        return StageDiff(stage, "only_b", len(nb.lines), 0, None, nb, [("insert", 0, 0, 0, len(nb.lines))])
+    if nb is None:
+        return StageDiff(stage, "only_a", 0, len(na.lines), na, None, [("delete", 0, len(na.lines), 0, 0)])
+    ops = line_opcodes(na.lines, nb.lines)
+    added, removed = count_changes(ops)
+    return StageDiff(stage, "equal" if not (added or removed) else "changed", added, removed, na, nb, ops)
+
+
+def stage_text(side: Side, stage: str) -> str | None:
+    if stage not in side.manifest["stages"] or stage in BINARY_STAGES:
+        return None
+    return artifacts.read_stage(side.folder, side.manifest, stage)
+
+
+def diff_stage(a: Side, b: Side, stage: str, normalized: bool = True) -> StageDiff:
+    return diff_texts(stage, stage_text(a, stage), stage_text(b, stage), normalized)
+
+
+def text_stages(a: Side, b: Side) -> list[str]:
+    """Text stages of either side in pipeline order (a's order, then b's own), source left out."""
+    names = list(a.manifest["stages"]) + [s for s in b.manifest["stages"] if s not in a.manifest["stages"]]
+    return [s for s in names if s not in BINARY_STAGES and s not in SKIPPED_BY_DEFAULT]
+
+
+def diff_stages(a: Side, b: Side, stages: list[str] | None = None, normalized: bool = True) -> list[StageDiff]:
+    return [diff_stage(a, b, s, normalized) for s in (stages or text_stages(a, b))]
+
+
+# ================================================================ level 3: passes
+
+
+@dataclass
+class PassDelta:
+    stage: str
+    name: str
+    a: PassRecord | None      # None: the pass did not run on side a
+    b: PassRecord | None
+
+    @property
+    def kind(self) -> str:
+        if self.a is None:
+            return "only_b"
+        if self.b is None:
+            return "only_a"
+        return "counts"       # ran on both, changed the IR by different amounts
+
+
+@dataclass
+class Divergence:
+    where: str                # "frontend" | "pass" | "none"
+    stage: str = ""
+    name: str = ""
+    a_index: int | None = None
+    b_index: int | None = None
+
+
+@dataclass
+class PassesDiff:
+    a_count: int
+    b_count: int
+    deltas: list[PassDelta]
+    divergence: Divergence
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.deltas) or self.divergence.where != "none"
+
+
+def _ir_key(text: str | None) -> list[str] | None:
+    return None if text is None else normalize_mlir(text).lines
+
+
+def diff_passes(a: Side, b: Side) -> PassesDiff | None:
+    """Per-pass behaviour, aligned by (stage, pass name); None unless both sides have per-pass IR."""
+    from . import passes as passes_mod
+
+    if a.manifest.get("passes") is None or b.manifest.get("passes") is None:
+        return None
+    ra, after_a, first_a = passes_mod.load(a.folder, a.manifest)
+    rb, after_b, first_b = passes_mod.load(b.folder, b.manifest)
+    keys_a, keys_b = [(r.stage, r.name) for r in ra], [(r.stage, r.name) for r in rb]
+    pairs: list[tuple[int | None, int | None]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            pairs.extend(zip(range(i1, i2), range(j1, j2)))
+        else:
+            pairs.extend((i, None) for i in range(i1, i2))
+            pairs.extend((None, j) for j in range(j1, j2))
+    deltas = []
+    for i, j in pairs:
+        pa, pb = (ra[i] if i is not None else None), (rb[j] if j is not None else None)
+        if pa is not None and pb is not None and (pa.added, pa.removed) == (pb.added, pb.removed):
+            continue
+        ref = pa or pb
+        deltas.append(PassDelta(ref.stage, ref.name, pa, pb))
+    return PassesDiff(len(ra), len(rb), deltas, _divergence(ra, rb, after_a, after_b, first_a, first_b, pairs))
+
+
+def _divergence(ra, rb, after_a, after_b, first_a, first_b, pairs) -> Divergence:
+    """The first point where the two sides' IR differ (after normalisation)."""
+    if _ir_key(first_a) != _ir_key(first_b):
+        return Divergence("frontend", "frontend")
+    for i, j in pairs:
+        if i is None or j is None:
+            rec = ra[i] if i is not None else rb[j]
+            if rec.changed:  # a pass only one side ran, and it changed that side's IR
+                return Divergence("pass", rec.stage, rec.name, ra[i].index if i is not None else None,
+                                  rb[j].index if j is not None else None)
+            continue
+        ta, tb = after_a[i], after_b[j]
+        if ta is None or tb is None:
+            continue
+        if ta != tb and _ir_key(ta) != _ir_key(tb):
+            return Divergence("pass", ra[i].stage, ra[i].name, ra[i].index, rb[j].index)
+    return Divergence("none")
+
+
+# ================================================================ all levels
+
+
+@dataclass
+class DiffResult:
+    a: Side
+    b: Side
+    inputs: list[StatDelta]
+    stats: StatsDiff
+    stages: list[StageDiff]
+    passes: PassesDiff | None
+    normalized: bool = True
+    selected: list[str] = field(default_factory=list)   # stages asked for with --stage
+
+    def stage(self, name: str) -> StageDiff | None:
+        return next((s for s in self.stages if s.stage == name), None)
+
+    @property
+    def equal(self) -> bool:
+        """With --stage: the chosen stages are equal. Otherwise: no stat, stage or pass differs."""
+        if self.selected:
+            return all(self.stage(s).equal for s in self.selected)
+        return (not self.stats.changed and all(s.equal for s in self.stages)
+                and not (self.passes and self.passes.changed))
+
+
+def compare(a: Side, b: Side, stages: list[str] | None = None, normalized: bool = True,
+            require_passes: bool = False) -> DiffResult:
+    """All levels. `stages`: the ones to show in full (all text stages are compared for the summary)."""
+    selected = list(dict.fromkeys(stages or []))
+    for s in selected:
+        if s not in a.manifest["stages"] and s not in b.manifest["stages"]:
+            have = sorted(set(a.manifest["stages"]) | set(b.manifest["stages"]) - BINARY_STAGES)
+            raise BadInput(f"stage {s!r} exists on neither side; stages: {', '.join(have)}")
+    if require_passes:
+        for side in (a, b):
+            if side.manifest.get("passes") is None:
+                raise BadInput(f"{side.label}: dumped without --passes; run irscope dump --passes again")
+    names = text_stages(a, b)
+    names += [s for s in selected if s not in names]
+    return DiffResult(
+        a, b,
+        inputs=diff_inputs(a, b),
+        stats=diff_stats(a, b),
+        stages=diff_stages(a, b, names, normalized),
+        passes=diff_passes(a, b),
+        normalized=normalized,
+        selected=selected,
+    )
+
+
+__all__ = [
+    "Side", "SideRequest", "side_settings", "build_sides", "load_side", "check_same_kernel",
+    "StatDelta", "StatsDiff", "diff_stats", "diff_inputs", "flatten_stats",
+    "StageDiff", "diff_stage", "diff_stages", "diff_texts", "line_opcodes",
+    "PassDelta", "PassesDiff", "Divergence", "diff_passes",
+    "DiffResult", "compare",
+]
