@@ -8,7 +8,6 @@ memory when it loads a binary onto a GPU, so a CPU compile never sees it).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from .errors import BadInput, did_you_mean
@@ -111,22 +110,50 @@ def parse_target(text: str) -> Target:
 def local_gpu_target() -> Target | None:
     """The target of the GPU on this machine, or None on a machine without one.
 
-    Only asks Triton's driver when a GPU device node exists, so that a CPU-only
-    machine pays nothing and never initialises a driver.
+    Asks the driver directly (libcuda through ctypes; the KFD topology in sysfs on
+    AMD) instead of Triton's driver object, which would import torch. A CPU-only
+    machine pays one failed library load or nothing.
     """
-    if not (os.path.exists("/dev/nvidia0") or os.path.exists("/dev/kfd")):
-        return None
-    try:
-        from triton.runtime import driver
+    return _local_nvidia() or _local_amd()
 
-        t = driver.active.get_current_target()
-    except Exception:
+
+def _local_nvidia() -> Target | None:
+    import ctypes
+
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
         return None
-    arch = int(t.arch) if t.backend == "cuda" else str(t.arch).split(":")[0]
-    name = f"{t.backend}:{arch}"
-    if name not in HARDWARE:
+    dev, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(dev), 0) != 0:
         return None
-    return Target(t.backend, arch, t.warp_size)
+    # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75, _MINOR = 76
+    if cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, dev) != 0:
+        return None
+    if cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev) != 0:
+        return None
+    arch = major.value * 10 + minor.value
+    return Target("cuda", arch, 32) if f"cuda:{arch}" in HARDWARE else None
+
+
+def _local_amd() -> Target | None:
+    import glob
+
+    for props in sorted(glob.glob("/sys/class/kfd/kfd/topology/nodes/*/properties")):
+        try:
+            text = open(props).read()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("gfx_target_version"):
+                version = int(line.split()[1])
+                if version == 0:
+                    break  # a CPU node
+                major, minor, step = version // 10000, (version // 100) % 100, version % 100
+                name = f"gfx{major}{minor}{step:x}"
+                if f"hip:{name}" in HARDWARE:
+                    return Target("hip", name, 64)
+    return None
 
 
 def resolve_target(text: str | None) -> tuple[Target, str]:
