@@ -71,6 +71,7 @@ class Artifacts:
     pass_texts: list[str] | None = None  # IR after each pass (None where not dumped)
     key: str = ""
     folder: Path | None = None           # set once written
+    compiled: Any = None                 # Triton's CompiledKernel (in memory only; for launching on a GPU)
 
     def stage_files(self) -> dict[str, str]:
         return {name: stage_filename(self.kernel, name) for name in self.stages}

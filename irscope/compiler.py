@@ -195,6 +195,7 @@ def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False
         compile_log=_compiler_messages(native, with_passes),
         notes=list(spec.notes),
         key=key,
+        compiled=kernel,
     )
     art.stats = stats_mod.compute(art, settings.target)
     check_resources(art, settings)
