@@ -187,6 +187,76 @@ def passes(file, kernels, signature, named_args, consts, target, sets, out_dir, 
         con.print(t)
 
 
+@cli.command()
+@spec_options
+@click.argument("dir_b", metavar="[DIR_B]", required=False, type=click.Path(path_type=Path))
+@click.option("--a", "a_sets", multiple=True, metavar="KEY=VALUE",
+              help="A compile option for side a only, on top of --set (repeatable).")
+@click.option("--b", "b_sets", multiple=True, metavar="KEY=VALUE",
+              help="A compile option for side b only, on top of --set (repeatable).")
+@click.option("--a-target", metavar="TARGET", help="Target of side a (default: --target).")
+@click.option("--b-target", metavar="TARGET", help="Target of side b (default: --target).")
+@click.option("--stage", "stages", multiple=True, metavar="STAGE",
+              type=click.Choice([s for s in STAGE_CHOICES if s not in ("cubin", "hsaco")]),
+              help="Show this stage's diff after the summary (repeatable): ttir, ttgir, llir, ptx, sass, amdgcn, "
+                   "frontend, glir, source. The exit status then answers for these stages.")
+@click.option("--passes", "with_passes", is_flag=True,
+              help="Dump both sides with per-pass IR and compare what each MLIR pass did.")
+@click.option("--raw", is_flag=True, help="Compare the compiler's own text, without normalisation.")
+@click.option("--side-by-side/--unified", "side_by_side", default=None,
+              help="Layout of stage diffs. Default: side by side on a terminal of 160 columns or more.")
+@click.option("--context", "-U", "context", type=click.IntRange(0), default=3, show_default=True,
+              help="Lines of context around each change.")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
+def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, a_sets,
+         b_sets, a_target, b_target, stages, with_passes, raw, side_by_side, context, as_json):
+    """Compare two compiles of a kernel: stats, stages, passes. Exit 0 equal, 1 different, 2 trouble.
+
+    \b
+    irscope diff k.py -s SIG --a num_warps=4 --b num_warps=8
+    irscope diff k.py -s SIG --a-target h100 --b-target mi300x --stage ttgir
+    irscope diff DIR_A DIR_B        (two earlier `irscope dump -o` folders)
+
+    FILE is a kernel file (or spec file) compiled once per side, or DIR_A.
+    Stages are compared after normalisation (value, register and label names
+    renumbered in order of first appearance; debug locations, paths and hashes
+    dropped), so only real changes show; --raw compares the text as is.
+    """
+    from . import diff as diff_mod, render
+
+    if dir_b is not None or file.is_dir():
+        if dir_b is None:
+            raise BadInput(f"{file}: a dump folder; give a second one to compare with (irscope diff DIR_A DIR_B)")
+        compile_flags = [name for name, given in (
+            ("--a", a_sets), ("--b", b_sets), ("--a-target", a_target), ("--b-target", b_target),
+            ("--set", sets), ("--target", target), ("--signature", signature), ("--arg", named_args),
+            ("--const", consts)) if given]
+        if compile_flags:
+            raise BadInput(f"{', '.join(compile_flags)}: apply when compiling a kernel file; "
+                           f"DIR_A DIR_B compares two dumps as they are")
+        a = diff_mod.load_side("a", file, tuple(kernels))
+        b = diff_mod.load_side("b", dir_b, tuple(kernels))
+        diff_mod.check_same_kernel(a, b)
+    else:
+        reqs = (diff_mod.SideRequest("a", a_target, list(a_sets)), diff_mod.SideRequest("b", b_target, list(b_sets)))
+        diff_mod.check_requests(reqs)
+        jobs = _jobs(file, kernels, signature, named_args, consts, target, ())
+        if len(jobs) > 1:
+            raise BadInput(f"diff compares one kernel; choose one with --kernel "
+                           f"({', '.join(spec.kernel for spec, _ in jobs)})")
+        spec, base = jobs[0]
+        a, b = diff_mod.build_sides(spec, base, list(sets), reqs, out_dir, with_passes, not no_cache)
+    result = diff_mod.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes)
+    if as_json:
+        click.echo(render.diff_json(result, context))
+    else:
+        render.diff_summary(result)
+        if result.selected:
+            render.print_stage_diffs(result, side_by_side, context)
+    if not result.equal:
+        sys.exit(1)
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
