@@ -257,6 +257,90 @@ def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_
         sys.exit(1)
 
 
+@cli.command()
+@spec_options
+@click.option("--args", "launch_args", metavar="ARGS",
+              help='Launch arguments: "x=randn(4096, fp32), n=4096, ..." (see irscope/launch.py).')
+@click.option("--grid", metavar="EXPR", help='Grid over the arguments and constexprs: "cdiv(n, BLOCK)".')
+@click.option("--try", "tries", multiple=True, metavar="KEY=VALUE[,KEY=VALUE]",
+              help="Another variant: these options on top of the baseline's (repeatable).")
+@click.option("--aa", is_flag=True, help="Add a copy of the baseline as a variant (an A/A check of the noise).")
+@click.option("--flops", metavar="EXPR", help='FLOPs per launch, e.g. "2*M*N*K": gives TFLOP/s and % of peak.')
+@click.option("--bytes", "nbytes", metavar="EXPR", help="Bytes moved per launch: gives GB/s and % of peak.")
+@click.option("--precision", type=float, default=0.005, show_default=True,
+              help="Stop once every ratio's 95% CI half-width is within this fraction.")
+@click.option("--max-seconds", type=float, default=20.0, show_default=True, help="Time budget for the rounds.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--no-isolate", is_flag=True, help="Skip the forked preflight launch of each variant.")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
+def bench(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, launch_args, grid,
+          tries, aa, flops, nbytes, precision, max_seconds, seed, no_isolate, as_json):
+    """Time variants of a kernel on this machine's GPU: interleaved, L2-flushed, with confidence intervals."""
+    from . import bench as bench_job, render
+
+    bench_job.require_gpu()
+    variants, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
+                                       grid, tries, aa)
+    result = bench_job.run(variants, launch, seed=seed, flops=flops, nbytes=nbytes, precision=precision,
+                           max_seconds=max_seconds, isolate=not no_isolate)
+    if as_json:
+        click.echo(render.bench_json(result))
+    else:
+        render.bench_summary(result)
+
+
+def _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args, grid, tries, aa):
+    """Baseline + --try variants over one launch (from --args/--grid or a spec file's launch record)."""
+    from . import launch as launch_mod
+    from .bench import Variant
+    from .settings import Settings, parse_assignments
+    from .spec import read_spec_document
+
+    record = None
+    if Path(file).suffix == ".json" and Path(file).is_file():
+        record = read_spec_document(file).get("launch") or None
+    if launch_args:
+        values = launch_mod.parse_args(launch_args)
+        param_names = None
+    elif record:
+        values = launch_mod.from_capture(record).args
+    else:
+        raise BadInput("bench needs launch arguments: --args \"x=randn(4096, fp32), n=4096, ...\" and --grid, "
+                       "or a capture spec file with a launch record")
+    if launch_args and not (signature or named_args):
+        from . import loader
+
+        ref = loader.select_kernels(file, list(kernels) or None)[0]
+        param_names = [p.name for p in ref.fn.params]
+        constexpr = {p.name for p in ref.fn.params if p.is_constexpr}
+        named_args = tuple(named_args) + tuple(f"{k}={launch_mod.spec_element(v)}" for k, v in values.items()
+                                               if k in param_names and k not in constexpr)
+        consts = tuple(consts) + tuple(f"{k}={v}" for k, v in values.items() if k in constexpr)
+        kernels = (ref.name,)
+    jobs = _jobs(file, kernels, signature, named_args, consts, target, sets)
+    if len(jobs) != 1:
+        raise BadInput("bench times one kernel at a time: pick it with --kernel")
+    spec, base = jobs[0]
+    env = dict(values)
+    env.update({name: a.value for name, a in spec.args.items() if a.kind == "constexpr"})
+    if grid:
+        launch_grid = launch_mod.parse_grid(grid, env)
+    elif record and record.get("grid"):
+        launch_grid = tuple(list(record["grid"]) + [1] * (3 - len(record["grid"])))
+    else:
+        raise BadInput("bench needs --grid (e.g. --grid \"cdiv(n, BLOCK)\")")
+    variants = [Variant("baseline", spec, base)]
+    if aa:
+        variants.append(Variant("baseline (A/A copy)", spec, base))
+    for t in tries:
+        extra = parse_assignments([x for x in t.split(",") if x.strip()], base.target, source="--try")
+        options = dict(base.options, **extra)
+        sources = dict(base.sources, **{k: "--try" for k in extra})
+        variants.append(Variant(", ".join(f"{k}={v}" for k, v in extra.items()),
+                                spec, Settings(base.target, base.target_reason, options, dict(base.env), sources)))
+    return variants, launch_mod.Launch(values, launch_grid)
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv

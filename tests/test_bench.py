@@ -1,0 +1,171 @@
+"""Timing: statistics on known samples, verdicts, launch parsing, the no-GPU message; GPU runs skip without one."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conftest import DATA, VECTOR_ADD
+from irscope import launch, timing
+from irscope.errors import BadInput
+
+
+def test_median_quantiles_and_ci_on_known_samples():
+    xs = [float(i) for i in range(1, 102)]  # 1..101
+    s = timing.summarize(xs)
+    assert s.median == 51 and s.q1 == 26 and s.q3 == 76 and s.iqr == 50
+    # binomial CI of the median of 101 samples: order statistics around 51 +- 1.96*sqrt(101)/2 ~ 9.85
+    assert 40 <= s.ci_low < 51 < s.ci_high <= 62
+    assert timing.median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0), "too few samples: the whole range"
+
+
+def test_paired_ratio_sees_a_two_percent_win_through_drift():
+    rng = random.Random(1)
+    a, b = [], []
+    for i in range(200):
+        drift = 1 + 0.05 * (i / 200)          # clocks drift 5 % over the run, for both alike
+        noise = lambda: rng.gauss(0, 0.003)
+        a.append(1.00 * drift * (1 + noise()))
+        b.append(0.98 * drift * (1 + noise()))
+    c = timing.compare(a, b)
+    assert c.verdict == "faster" and 0.975 < c.ratio < 0.985 and c.ci_high < 1
+    assert abs(c.delta_percent + 2) < 0.5
+
+
+def test_identical_variants_are_no_significant_difference():
+    rng = random.Random(2)
+    a = [1 + rng.gauss(0, 0.01) for _ in range(300)]
+    b = [1 + rng.gauss(0, 0.01) for _ in range(300)]
+    c = timing.compare(a, b)
+    assert c.verdict == "no significant difference" and c.ci_low < 1 < c.ci_high
+
+
+def test_verdicts():
+    assert timing.verdict(0.95, 0.99) == "faster"
+    assert timing.verdict(1.01, 1.03) == "slower"
+    assert timing.verdict(0.99, 1.01) == "no significant difference"
+    assert not timing.precise_enough([1.0] * 5, [1.0] * 5, 0.01), "too few rounds is never precise"
+
+
+def test_launch_arguments_and_grid():
+    args = launch.parse_args("a=randn(4096, 2048, fp16), b=randn(2048, 1024, bf16).T, M=4096, K=size(a, 1), "
+                             "sa=stride(a, 0), n=numel(a) // 2, off=randn(100, fp32)[3:]")
+    assert args["a"].shape == (4096, 2048) and args["a"].dtype == "fp16"
+    assert args["b"].transpose and args["b"].dims() == (1024, 2048) and args["b"].stride_of(0) == 1
+    assert args["K"] == 2048 and args["sa"] == 2048 and args["n"] == 4096 * 1024
+    assert launch.spec_element(args["a"]) == "*fp16:16"
+    assert launch.spec_element(args["off"]) == "*fp32:4", "a view 3 floats in is 4-byte aligned"
+    assert launch.spec_element(4096) == "i32:16" and launch.spec_element(1) == "i32:1"
+    assert launch.spec_element(4099) == "i32" and launch.spec_element(2**33) == "i64:16"
+    assert launch.parse_grid("cdiv(M, 128), 2", dict(args)) == (32, 2, 1)
+    assert launch.parse_grid("cdiv(M, 128) * 4", dict(args)) == (128, 1, 1)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("x=randn(10)", "needs a dtype last"),
+    ("x=__import__('os')", "is not allowed"),
+    ("n=m*2", "unknown name 'm'"),
+    ("x", "expected NAME=VALUE"),
+])
+def test_launch_parsing_refuses_what_is_not_data(text, message):
+    with pytest.raises(BadInput, match=message):
+        launch.parse_args(text)
+
+
+def test_outputs_are_compared_by_dtype_tolerance():
+    torch = pytest.importorskip("torch")
+    from irscope.bench import check_outputs
+
+    spec = launch.Launch({"out": launch.TensorSpec("zeros", (64,), "fp16"), "n": 64})
+    base = {"out": torch.ones(64, dtype=torch.float16), "n": 64}
+    close = {"out": torch.ones(64, dtype=torch.float16) * 1.001, "n": 64}
+    wrong = {"out": torch.ones(64, dtype=torch.float16) * 2, "n": 64}
+    assert check_outputs(base, close, spec) == ""
+    assert "out differs from the baseline" in check_outputs(base, wrong, spec)
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(_has_gpu(), reason="checks the message given without a GPU")
+def test_bench_without_gpu_says_so_in_one_line(cli, tmp_path):
+    r = cli("bench", str(VECTOR_ADD), "--args", "x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), "
+            "out_ptr=empty(4096, fp32), n_elements=4096", "--const", "BLOCK_SIZE=1024", "--grid", "4",
+            "-o", str(tmp_path / "o"))
+    assert r.code == 2
+    lines = [line for line in r.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "needs a GPU" in lines[0]
+
+
+# ---------------------------------------------------------------- on a GPU
+
+gpu = pytest.mark.skipif(not _has_gpu(), reason="needs a GPU")
+
+
+def _variants(path, kernel, consts_list, sets_list=None):
+    from irscope import loader
+    from irscope.bench import Variant
+    from irscope.settings import Settings
+    from irscope.spec import build_spec
+    from irscope.targets import local_gpu_target
+
+    ref = loader.select_kernels(path, [kernel])[0]
+    out = []
+    for i, consts in enumerate(consts_list):
+        spec = build_spec(ref, None, ["x_ptr=*fp32", "out_ptr=*fp32", "n=i32:16"], consts)
+        opts = (sets_list or [{}] * len(consts_list))[i]
+        out.append(Variant(f"v{i}", spec, Settings(local_gpu_target(), options=opts)))
+    return out
+
+
+@gpu
+@pytest.mark.gpu
+def test_faulting_variant_is_reported_and_others_measured():
+    from irscope import bench
+
+    vs = _variants(DATA / "faulty.py", "maybe_fault", [["BLOCK=1024", "FAULT=False"], ["BLOCK=1024", "FAULT=True"],
+                                                       ["BLOCK=1024", "FAULT=False"]])
+    lw = launch.Launch(launch.parse_args("x_ptr=randn(1048576, fp32), out_ptr=zeros(1048576, fp32), n=1048576"),
+                       (1024, 1, 1))
+    r = bench.run(vs, lw, max_seconds=3, min_rounds=20)
+    status = {v.name: v.status for v in r.variants}
+    assert status == {"v0": "ok", "v1": "faulted", "v2": "ok"}
+    assert r.variants[2].summary.n >= 20
+
+
+@gpu
+@pytest.mark.gpu
+def test_wrong_result_is_flagged_never_a_win():
+    from irscope import bench
+
+    vs = _variants(DATA / "faulty.py", "scaled_copy", [["BLOCK=1024", "SCALE=2"], ["BLOCK=1024", "SCALE=3"]])
+    lw = launch.Launch(launch.parse_args("x_ptr=randn(1048576, fp32), out_ptr=zeros(1048576, fp32), n=1048576"),
+                       (1024, 1, 1))
+    r = bench.run(vs, lw, max_seconds=3)
+    assert r.variants[1].status == "wrong result" and "out_ptr differs" in r.variants[1].reason
+    assert r.variants[1].versus_baseline is None
+
+
+@gpu
+@pytest.mark.gpu
+def test_aa_and_options_on_the_cli(cli, tmp_path):
+    import json
+
+    r = cli("bench", str(VECTOR_ADD), "--args", "x_ptr=randn(16777216, fp32), y_ptr=randn(16777216, fp32), "
+            "out_ptr=empty(16777216, fp32), n_elements=16777216", "--const", "BLOCK_SIZE=1024",
+            "--grid", "cdiv(n_elements, BLOCK_SIZE)", "--aa", "--try", "num_warps=8", "--bytes", "3*4*n_elements",
+            "--max-seconds", "5", "--json", "-o", str(tmp_path))
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    names = [v["name"] for v in doc["variants"]]
+    assert names == ["baseline", "baseline (A/A copy)", "num_warps=8"]
+    aa = doc["variants"][1]["versus_baseline"]
+    assert aa["verdict"] in ("no significant difference", "faster", "slower")
+    assert abs(aa["ratio"] - 1) < 0.02
+    assert doc["variants"][0]["gbps"] > 100
