@@ -1,0 +1,95 @@
+"""Precision of irscope's timing on a real GPU: A/A runs, and real A/B comparisons.
+
+    python benchmarks/bench_timing.py [--runs 20] [--size 4096]
+
+A/A: the example matmul timed against itself `--runs` times (each run a fresh `bench.run`, two
+identical variants, interleaved); the goal is |delta| <= 1 % in at least 19 of 20 runs. For
+reference, the spread of five plain `triton.testing.do_bench` calls on the same kernel is printed too.
+A/B: num_warps 4 vs 8 and num_stages 3 vs 4 on the same matmul, with verdicts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--max-seconds", type=float, default=4.0)
+    a = ap.parse_args()
+
+    import torch
+    import triton
+
+    from irscope import bench, launch, loader
+    from irscope.bench import Variant
+    from irscope.settings import Settings
+    from irscope.spec import build_spec
+    from irscope.targets import local_gpu_target
+
+    n = a.size
+    args_text = (f"a_ptr=randn({n}, {n}, fp16), b_ptr=randn({n}, {n}, fp16), c_ptr=empty({n}, {n}, fp16), "
+                 f"M={n}, N={n}, K={n}, stride_am={n}, stride_ak=1, stride_bk={n}, stride_bn=1, "
+                 f"stride_cm={n}, stride_cn=1")
+    values = launch.parse_args(args_text)
+    ref = loader.select_kernels(ROOT / "examples" / "matmul.py", ["matmul_kernel"])[0]
+    named = [f"{k}={launch.spec_element(v)}" for k, v in values.items()]
+    consts = ["BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", "GROUP_M=8"]
+    spec = build_spec(ref, None, named, consts)
+    grid = (triton.cdiv(n, 128) * triton.cdiv(n, 128), 1, 1)
+    lw = launch.Launch(values, grid)
+    target = local_gpu_target()
+    flops = f"2*{n}*{n}*{n}"
+
+    def variants(*option_sets):
+        return [Variant(name, spec, Settings(target, options=dict(opts))) for name, opts in option_sets]
+
+    print(f"{torch.cuda.get_device_name()}, triton {triton.__version__}, torch {torch.__version__}, "
+          f"matmul {n}x{n}x{n} fp16, 128x128x64 tiles")
+
+    # reference: plain do_bench spread on the same kernel
+    base = variants(("base", {"num_warps": 8}))
+    bench.compile_variants(base)
+    dev = bench.materialize(lw, "cuda")
+    go = bench._launcher(base[0], dev, grid)
+    plain = [triton.testing.do_bench(go, warmup=25, rep=100) for _ in range(5)]
+    cv = statistics.stdev(plain) / statistics.mean(plain) * 100
+    print(f"plain do_bench x5: {', '.join(f'{t:.4f}' for t in plain)} ms  (CV {cv:.2f}%)")
+
+    deltas = []
+    start = time.perf_counter()
+    for i in range(a.runs):
+        r = bench.run(variants(("A", {"num_warps": 8}), ("A'", {"num_warps": 8})), lw, flops=flops,
+                      max_seconds=a.max_seconds, precision=0.003, seed=i)
+        c = r.variants[1].versus_baseline
+        deltas.append(c.delta_percent)
+        print(f"A/A run {i + 1:2d}: delta {c.delta_percent:+.3f}%  CI [{(c.ci_low - 1) * 100:+.3f}, "
+              f"{(c.ci_high - 1) * 100:+.3f}]  {c.verdict}; {r.rounds} rounds, median "
+              f"{r.variants[0].summary.median * 1e3:.1f} us, {r.variants[0].tflops:.0f} TFLOP/s")
+    within = sum(abs(d) <= 1.0 for d in deltas)
+    print(f"A/A: |delta| <= 1% in {within} of {len(deltas)} runs; max |delta| {max(abs(d) for d in deltas):.3f}%; "
+          f"{time.perf_counter() - start:.0f} s")
+
+    for title, sets in [("num_warps 4 vs 8", [("num_warps=4", {"num_warps": 4}), ("num_warps=8", {"num_warps": 8})]),
+                        ("num_stages 3 vs 4", [("num_stages=3", {"num_warps": 8, "num_stages": 3}),
+                                               ("num_stages=4", {"num_warps": 8, "num_stages": 4})])]:
+        r = bench.run(variants(*sets), lw, flops=flops, max_seconds=a.max_seconds, precision=0.003)
+        b, v = r.variants
+        c = v.versus_baseline
+        print(f"A/B {title}: {b.summary.median * 1e3:.1f} us ({b.tflops:.0f} TFLOP/s) vs "
+              f"{v.summary.median * 1e3:.1f} us ({v.tflops:.0f} TFLOP/s): {c.delta_percent:+.2f}% "
+              f"[{(c.ci_low - 1) * 100:+.2f}, {(c.ci_high - 1) * 100:+.2f}] -> {v.name} {c.verdict}; "
+              f"{r.rounds} rounds")
+
+
+if __name__ == "__main__":
+    main()
