@@ -335,7 +335,10 @@ def diff_texts(stage: str, text_a: str | None, text_b: str | None, normalized: b
 def stage_text(side: Side, stage: str) -> str | None:
     if stage not in side.manifest["stages"] or stage in BINARY_STAGES:
         return None
-    return artifacts.read_stage(side.folder, side.manifest, stage)
+    try:
+        return artifacts.read_stage(side.folder, side.manifest, stage)
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput(f"{side.folder}: stage {stage} unreadable ({type(e).__name__}: {e}); dump it again") from None
 
 
 def diff_stage(a: Side, b: Side, stage: str, normalized: bool = True) -> StageDiff:
@@ -433,6 +436,8 @@ def _divergence(ra, rb, after_a, after_b, first_a, first_b, pairs) -> Divergence
                 return Divergence("pass", rec.stage, rec.name, ra[i].index if i is not None else None,
                                   rb[j].index if j is not None else None)
             continue
+        if not ra[i].changed and not rb[j].changed:
+            continue  # both IRs as before this pass, and those were equal (else we had returned)
         ta, tb = after_a[i], after_b[j]
         if ta is None or tb is None:
             continue

@@ -73,30 +73,37 @@ class Renamer:
 
 
 PATH = re.compile(r'"(?:/|[A-Za-z]:[\\/])(?:[^"\n]*[\\/])?([^"\\/\n]*)"')
-HASH = re.compile(r"\b[0-9a-fA-F]{32,}\b")
+HEX_RUN = re.compile(r"[0-9a-fA-F]{32,}")
 
 
-def _common(line: str) -> str:
-    """Absolute paths -> file name, hashes -> <hash>."""
-    if '"' in line and ('"/' in line or ':\\' in line or ':/' in line):
-        line = PATH.sub(r'"\1"', line)
-    if len(line) >= 32:
-        line = HASH.sub("<hash>", line)
-    return line
+def _hash(m: re.Match) -> str:
+    """A run of 32+ hex digits standing alone is a hash; one inside a word or a 0x literal is not."""
+    s, i, j = m.string, m.start(), m.end()
+    before = s[i - 1] if i else " "
+    after = s[j] if j < len(s) else " "
+    if before.isalnum() or before in "_$" or after.isalnum() or after in "_$":
+        return m.group(0)
+    return "<hash>"
+
+
+def _common(text: str) -> str:
+    """Absolute paths -> file name, hashes -> <hash>; on a whole text (never joins lines)."""
+    text = PATH.sub(r'"\1"', text)
+    return HEX_RUN.sub(_hash, text)
 
 
 def _nested(depth: int) -> str:
-    """A regex for a balanced (...) group, `depth` levels deep, strings allowed."""
-    string = r'"(?:[^"\\]|\\.)*"'
-    pat = r"\((?:[^()\"]|" + string + r")*\)"
+    """A regex for a balanced (...) group on one line, `depth` levels deep, strings allowed."""
+    string = r'"(?:[^"\\\n]|\\.)*"'
+    pat = r"\((?:[^()\"\n]|" + string + r")*\)"
     for _ in range(depth):
-        pat = r"\((?:[^()\"]|" + string + "|" + pat + r")*\)"
+        pat = r"\((?:[^()\"\n]|" + string + "|" + pat + r")*\)"
     return pat
 
 
 # ---------------------------------------------------------------- MLIR
 
-MLIR_LOC = re.compile(r"\s*\bloc" + _nested(4))
+MLIR_LOC = re.compile(r" loc" + _nested(4))   # MLIR prints " loc(...)"; the literal start keeps it fast
 MLIR_NAME = re.compile(r"%(?:\d+|[A-Za-z$._-][\w$.-]*)|\^[\w$.-]+")
 MLIR_FUNC = re.compile(r"^\s*(?:tt\.func|func\.func|llvm\.func|gpu\.func)\b")
 
@@ -104,18 +111,21 @@ MLIR_FUNC = re.compile(r"^\s*(?:tt\.func|func\.func|llvm\.func|gpu\.func)\b")
 def mlir(text: str) -> Normalized:
     out = Normalized()
     ren = Renamer()
+    names = ren.names   # the hot path of pass-by-pass comparisons: Renamer.get inlined
 
     def sub(m: re.Match) -> str:
         tok = m.group(0)
-        if tok[0] == "^":
-            return ren.get(tok, "^", lambda n: f"^bb{n}")
-        return ren.get(tok, "%", lambda n: f"%{n}")
+        name = names.get(tok)
+        if name is None:
+            if tok[0] == "^":
+                name = ren.get(tok, "^", lambda n: f"^bb{n}")
+            else:
+                name = ren.get(tok, "%", lambda n: f"%{n}")
+        return name
 
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(_common(MLIR_LOC.sub("", text)).splitlines(), 1):
         if line.startswith("#loc"):
             continue
-        if "loc(" in line:
-            line = MLIR_LOC.sub("", line)
         line = line.rstrip()
         if not line.strip():
             continue
@@ -123,7 +133,7 @@ def mlir(text: str) -> Normalized:
             ren.reset()
         if "%" in line or "^" in line:
             line = MLIR_NAME.sub(sub, line)
-        out.add(_common(line), i)
+        out.add(line, i)
     return out
 
 
@@ -147,7 +157,7 @@ def llir(text: str) -> Normalized:
             return meta.get(tok, "!", lambda n: f"!{n}")
         return local.get(tok, "%", lambda n: f"%{n}")
 
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(_common(text).splitlines(), 1):
         if LLIR_DBG_LINE.match(line):
             continue
         if "!dbg" in line:
@@ -163,7 +173,7 @@ def llir(text: str) -> Normalized:
             line = line[: len(label) + 1] + LLIR_LOCAL.sub(sub, line[len(label) + 1:])
         elif "%" in line or "!" in line:
             line = LLIR_LOCAL.sub(sub, line)
-        out.add(_common(line), i)
+        out.add(line, i)
     return out
 
 
@@ -223,7 +233,7 @@ def ptx(text: str) -> Normalized:
         kind = re.match(r"\$L__([A-Za-z_]+?)\d", tok).group(1)
         return ren.get(tok, "$" + kind, lambda n: f"$L__{kind}{n}")
 
-    lines = text.splitlines()
+    lines = _common(text).splitlines()
     i, n = 0, len(lines)
     while i < n:
         line = lines[i]
@@ -243,7 +253,7 @@ def ptx(text: str) -> Normalized:
             line = PTX_REG.sub(reg, line)
         if "$L__" in line:
             line = PTX_LABEL.sub(label, line)
-        out.add(_common(_squash(line)), i + 1)
+        out.add(_squash(line), i + 1)
         i += 1
     return out
 
@@ -266,7 +276,7 @@ def sass(text: str) -> Normalized:
             return ren.get(m.group(0), ".L", lambda n: f".L_x_{n}")
         return ren.get(m.group(0), cls, lambda n: f"{cls}{n}")
 
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(_common(text).splitlines(), 1):
         if not line.strip():
             continue
         if SASS_FUNC.match(line):
@@ -276,7 +286,7 @@ def sass(text: str) -> Normalized:
             if not line.strip():
                 continue
         line = SASS_NAME.sub(sub, line)
-        out.add(_common(_squash(line)), i)
+        out.add(_squash(line), i)
     return out
 
 
@@ -305,7 +315,7 @@ def amdgcn(text: str) -> Normalized:
         kind = kind.group(1) if kind else "L"
         return ren.get(tok, ".L" + kind, lambda n: f".L{kind}{n}")
 
-    lines = text.splitlines()
+    lines = _common(text).splitlines()
     i, n = 0, len(lines)
     while i < n:
         line = lines[i]
@@ -324,7 +334,7 @@ def amdgcn(text: str) -> Normalized:
         line = AMD_REG.sub(reg, line)
         if ".L" in line:
             line = AMD_LABEL.sub(label, line)
-        out.add(_common(_squash(line)), i + 1)
+        out.add(_squash(line), i + 1)
         i += 1
     return out
 
