@@ -222,8 +222,14 @@ def _diff_change(name: str, a: Any, b: Any) -> str:
     if name == "occupancy.occupancy":
         return f"{(b - a) * 100:+.0f} pts"
     d = b - a
-    text = f"{d:+d}" if isinstance(d, int) else f"{d:+.3g}"
-    return text + (f" ({d / a * 100:+.0f}%)" if a else "")
+    if name.endswith("_bytes") and isinstance(d, int):
+        text = ("+" if d >= 0 else "-") + _fmt_bytes(abs(d))
+    else:
+        text = f"{d:+d}" if isinstance(d, int) else f"{d:+.3g}"
+    if not a:
+        return text
+    pct = d / a * 100
+    return text + (f" ({pct:+.0f}%)" if abs(pct) >= 1 else f" ({pct:+.1f}%)")
 
 
 def _side_line(side) -> str:
