@@ -72,8 +72,13 @@ class SideRequest:
 
 
 def side_settings(base, shared_sets: list[str], req: SideRequest):
-    """The Settings of one side: base target/options, then --set, then the side's own flags."""
-    from .settings import Settings, parse_assignments, settable_options
+    """The Settings of one side: base target/options, then --set, then the side's own flags.
+
+    Anything else the base carries (env knobs, later fields) is kept as it is.
+    """
+    from dataclasses import replace
+
+    from .settings import parse_assignments, settable_options
     from .targets import resolve_target
 
     if req.target:
@@ -93,7 +98,7 @@ def side_settings(base, shared_sets: list[str], req: SideRequest):
     for values, source in ((shared, "--set"), (own, f"--{req.name}")):
         options.update(values)
         sources.update({k: source for k in values})
-    return Settings(tgt, reason, options, env=dict(base.env), sources=sources)
+    return replace(base, target=tgt, target_reason=reason, options=options, env=dict(base.env), sources=sources)
 
 
 def dump_side(spec, settings, req: SideRequest, out_dir: Path, with_passes: bool, use_cache: bool) -> Side:
