@@ -250,7 +250,7 @@ def diff_stats(a: Side, b: Side) -> StatsDiff:
     return StatsDiff([StatDelta(k, fa.get(k), fb.get(k)) for k in names if fa.get(k) != fb.get(k)])
 
 
-INPUT_KEYS = ("target", "signature", "triton_version")
+INPUT_KEYS = ("file", "target", "signature", "triton_version")
 
 
 def diff_inputs(a: Side, b: Side) -> list[StatDelta]:

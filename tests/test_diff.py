@@ -204,6 +204,7 @@ def test_renamed_and_moved_kernel_is_equal(dumps):
         assert code == 0, out
         doc = json.loads(out)
         assert doc["equal"] and doc["stats"] == {}
+        assert set(doc["inputs"]) == {"file"}         # .../a/kern.py vs .../b/kern.py: nothing else went in
         assert all(s["status"] == "equal" for s in doc["stages"].values())
         # the compilers' own texts do differ (names, line numbers): normalisation made them equal
         code, out, err = irscope("diff", dumps[a], dumps[b], "--raw", "--stage", "ttgir", "--json")
