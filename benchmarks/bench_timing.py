@@ -71,6 +71,9 @@ def main() -> None:
         r = bench.run(variants(("A", {"num_warps": 8}), ("A'", {"num_warps": 8})), lw, flops=flops,
                       max_seconds=a.max_seconds, precision=0.003, seed=i)
         c = r.variants[1].versus_baseline
+        if c is None:
+            print(f"A/A run {i + 1}: no comparison: " + "; ".join(f"{v.name} {v.status} {v.reason}" for v in r.variants))
+            continue
         deltas.append(c.delta_percent)
         print(f"A/A run {i + 1:2d}: delta {c.delta_percent:+.3f}%  CI [{(c.ci_low - 1) * 100:+.3f}, "
               f"{(c.ci_high - 1) * 100:+.3f}]  {c.verdict}; {r.rounds} rounds, median "
@@ -85,6 +88,9 @@ def main() -> None:
         r = bench.run(variants(*sets), lw, flops=flops, max_seconds=a.max_seconds, precision=0.003)
         b, v = r.variants
         c = v.versus_baseline
+        if c is None:
+            print(f"A/B {title}: no comparison: " + "; ".join(f"{x.name} {x.status} {x.reason}" for x in r.variants))
+            continue
         print(f"A/B {title}: {b.summary.median * 1e3:.1f} us ({b.tflops:.0f} TFLOP/s) vs "
               f"{v.summary.median * 1e3:.1f} us ({v.tflops:.0f} TFLOP/s): {c.delta_percent:+.2f}% "
               f"[{(c.ci_low - 1) * 100:+.2f}, {(c.ci_high - 1) * 100:+.2f}] -> {v.name} {c.verdict}; "

@@ -206,36 +206,63 @@ def _launcher(v: Variant, args: dict[str, Any], grid):
 
 
 def preflight(variants: list[Variant], launch: Launch, seed: int) -> None:
-    """Launch each variant once in a forked child; a fault there cannot poison the parent's context."""
+    """Launch each variant once in a child process; a fault there cannot poison this process's context.
+
+    The child (python -m irscope.bench JOB) re-loads the kernel file, compiles the same spec under
+    the same settings, makes the same seeded inputs, launches once and synchronizes. A subprocess,
+    not a fork: the parent may already hold a CUDA context (a script run for capture), and CUDA
+    cannot be used in a forked child then.
+    """
+    import pickle
+    import subprocess
+    import sys
+    import tempfile
+
     for v in variants:
         if v.status != "ok":
             continue
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # child
-            os.close(read)
-            code, message = 0, b""
-            try:
-                import torch
+        job = {"file": v.spec.file, "kernel": v.spec.kernel, "args": v.spec.args, "settings": v.settings,
+               "launch": launch, "seed": seed}
+        with tempfile.NamedTemporaryFile(suffix=".pkl", delete=False) as f:
+            pickle.dump(job, f)
+        try:
+            p = subprocess.run([sys.executable, "-m", "irscope.bench", f.name], capture_output=True, text=True,
+                               timeout=600)
+        except subprocess.TimeoutExpired:
+            v.status, v.reason = "faulted", "the preflight launch did not finish in 600 s"
+            continue
+        finally:
+            os.unlink(f.name)
+        if p.returncode != 0:
+            lines = [line for line in (p.stdout + p.stderr).splitlines() if line.strip()]
+            marked = [line[len("PREFLIGHT: "):] for line in lines if line.startswith("PREFLIGHT: ")]
+            v.status = "faulted"
+            v.reason = (marked or lines[-1:] or [f"exit status {p.returncode}"])[0][:300]
 
-                args = materialize(launch, "cuda", seed)
-                launch_once(v, args, launch.grid)
-                torch.cuda.synchronize()
-            except BaseException as e:  # noqa: BLE001 - the child reports anything
-                code, message = 1, f"{type(e).__name__}: {e}".encode()[:2000]
-            os.write(write, message)
-            os.close(write)
-            os._exit(code)
-        os.close(write)
-        message = b""
-        while chunk := os.read(read, 4096):
-            message += chunk
-        os.close(read)
-        _, status = os.waitpid(pid, 0)
-        if os.WIFSIGNALED(status):
-            v.status, v.reason = "faulted", f"the launch killed its process (signal {os.WTERMSIG(status)})"
-        elif os.WEXITSTATUS(status) != 0:
-            v.status, v.reason = "faulted", message.decode(errors="replace").strip().splitlines()[0][:300]
+
+def _preflight_child(job_path: str) -> int:
+    import pickle
+
+    import torch
+
+    from . import loader
+    from .spec import KernelSpec
+
+    with open(job_path, "rb") as f:
+        job = pickle.load(f)
+    try:
+        ref = loader.select_kernels(job["file"], [job["kernel"]])[0]
+        spec = KernelSpec(job["kernel"], job["file"], ref.fn, job["args"])
+        v = Variant("preflight", spec, job["settings"])
+        v.art = compiler.compile_spec(spec, v.settings)
+        args = materialize(job["launch"], "cuda", job["seed"])
+        launch_once(v, args, job["launch"].grid)
+        torch.cuda.synchronize()
+    except BaseException as e:  # noqa: BLE001 - report anything, in one line
+        print(f"PREFLIGHT: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}",
+              flush=True)
+        return 1
+    return 0
 
 
 def check_outputs(baseline: dict[str, Any], other: dict[str, Any], launch: Launch) -> str:
@@ -377,3 +404,9 @@ def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | 
     rounds, seconds = measure(variants, launch, seed=seed, precision=precision, max_seconds=max_seconds,
                               min_rounds=min_rounds)
     return report(variants, launch, rounds, seconds, precision, flops, nbytes)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_preflight_child(sys.argv[1]))
