@@ -206,38 +206,47 @@ def _launcher(v: Variant, args: dict[str, Any], grid):
 
 
 def preflight(variants: list[Variant], launch: Launch, seed: int) -> None:
-    """Launch each variant once in a child process; a fault there cannot poison this process's context.
+    """Launch every variant once in a child process; a fault there cannot poison this process's context.
 
-    The child (python -m irscope.bench JOB) re-loads the kernel file, compiles the same spec under
-    the same settings, makes the same seeded inputs, launches once and synchronizes. A subprocess,
-    not a fork: the parent may already hold a CUDA context (a script run for capture), and CUDA
-    cannot be used in a forked child then.
+    One child (python -m irscope.bench JOB) re-loads the kernel file, compiles each variant's spec
+    under its settings, makes the same seeded inputs, launches once and synchronizes, saying
+    'OK <i>' after each. If it dies or reports an error at variant i, that variant is marked and a
+    new child carries on from i+1. A subprocess, not a fork: the parent may already hold a CUDA
+    context (a script run for capture), and a forked child cannot use CUDA then.
     """
     import pickle
     import subprocess
     import sys
     import tempfile
 
-    for v in variants:
-        if v.status != "ok":
-            continue
-        job = {"file": v.spec.file, "kernel": v.spec.kernel, "args": v.spec.args, "settings": v.settings,
-               "launch": launch, "seed": seed}
+    todo = [v for v in variants if v.status == "ok"]
+    while todo:
+        job = {"launch": launch, "seed": seed,
+               "variants": [{"file": v.spec.file, "kernel": v.spec.kernel, "args": v.spec.args,
+                             "settings": v.settings} for v in todo]}
         with tempfile.NamedTemporaryFile(suffix=".pkl", delete=False) as f:
             pickle.dump(job, f)
         try:
             p = subprocess.run([sys.executable, "-m", "irscope.bench", f.name], capture_output=True, text=True,
-                               timeout=600)
-        except subprocess.TimeoutExpired:
-            v.status, v.reason = "faulted", "the preflight launch did not finish in 600 s"
-            continue
+                               timeout=600 + 60 * len(todo))
+            out, code = p.stdout, p.returncode
+        except subprocess.TimeoutExpired as e:
+            out, code = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), -1
         finally:
             os.unlink(f.name)
-        if p.returncode != 0:
-            lines = [line for line in (p.stdout + p.stderr).splitlines() if line.strip()]
-            marked = [line[len("PREFLIGHT: "):] for line in lines if line.startswith("PREFLIGHT: ")]
-            v.status = "faulted"
-            v.reason = (marked or lines[-1:] or [f"exit status {p.returncode}"])[0][:300]
+        done = sum(1 for line in out.splitlines() if line.startswith("OK "))
+        if code == 0 and done == len(todo):
+            return
+        bad = todo[done]
+        marked = [line[len("FAIL: "):] for line in out.splitlines() if line.startswith("FAIL: ")]
+        if marked:
+            bad.status, bad.reason = "faulted", marked[0][:300]
+        elif code == -1:
+            bad.status, bad.reason = "faulted", "the preflight launch did not finish in time"
+        else:
+            lines = [line for line in (out + (p.stderr or "")).splitlines() if line.strip()]
+            bad.status, bad.reason = "faulted", (lines[-1:] or [f"exit status {code}"])[0][:300]
+        todo = todo[done + 1:]
 
 
 def _preflight_child(job_path: str) -> int:
@@ -250,18 +259,20 @@ def _preflight_child(job_path: str) -> int:
 
     with open(job_path, "rb") as f:
         job = pickle.load(f)
-    try:
-        ref = loader.select_kernels(job["file"], [job["kernel"]])[0]
-        spec = KernelSpec(job["kernel"], job["file"], ref.fn, job["args"])
-        v = Variant("preflight", spec, job["settings"])
-        v.art = compiler.compile_spec(spec, v.settings)
-        args = materialize(job["launch"], "cuda", job["seed"])
-        launch_once(v, args, job["launch"].grid)
-        torch.cuda.synchronize()
-    except BaseException as e:  # noqa: BLE001 - report anything, in one line
-        print(f"PREFLIGHT: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}",
-              flush=True)
-        return 1
+    for i, item in enumerate(job["variants"]):
+        try:
+            ref = loader.select_kernels(item["file"], [item["kernel"]])[0]
+            spec = KernelSpec(item["kernel"], item["file"], ref.fn, item["args"])
+            v = Variant(f"preflight {i}", spec, item["settings"])
+            v.art = compiler.compile_spec(spec, v.settings)
+            args = materialize(job["launch"], "cuda", job["seed"])
+            launch_once(v, args, job["launch"].grid)
+            torch.cuda.synchronize()
+        except BaseException as e:  # noqa: BLE001 - report anything, in one line
+            text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            print(f"FAIL: {type(e).__name__}: {text}", flush=True)
+            return 1
+        print(f"OK {i}", flush=True)
     return 0
 
 
