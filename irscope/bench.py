@@ -77,6 +77,7 @@ class BenchReport:
     seconds: float
     precision_target: float
     variants: list[VariantReport]
+    samples: dict[str, list[float]] = field(default_factory=dict)   # per variant, ms, one per round
 
 
 def require_gpu() -> None:
@@ -402,7 +403,8 @@ def report(variants: list[Variant], launch: Launch, rounds: int, seconds: float,
                 if peaks and not flops:
                     row.peak_fraction = row.gbps / (peaks[3] * 1e3)
         rows.append(row)
-    return BenchReport(device, triton.__version__, rounds, seconds, precision, rows)
+    return BenchReport(device, triton.__version__, rounds, seconds, precision, rows,
+                       {v.name: list(v.samples_ms) for v in variants if v.samples_ms})
 
 
 def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,

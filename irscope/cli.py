@@ -291,9 +291,11 @@ def bench(file, kernels, signature, named_args, consts, target, sets, out_dir, n
 
 def _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args, grid, tries, aa):
     """Baseline + --try variants over one launch (from --args/--grid or a spec file's launch record)."""
+    import dataclasses
+
     from . import launch as launch_mod
     from .bench import Variant
-    from .settings import Settings, parse_assignments
+    from .settings import parse_assignments
     from .spec import read_spec_document
 
     record = None
@@ -336,9 +338,165 @@ def _bench_variants(file, kernels, signature, named_args, consts, target, sets, 
         extra = parse_assignments([x for x in t.split(",") if x.strip()], base.target, source="--try")
         options = dict(base.options, **extra)
         sources = dict(base.sources, **{k: "--try" for k in extra})
-        variants.append(Variant(", ".join(f"{k}={v}" for k, v in extra.items()),
-                                spec, Settings(base.target, base.target_reason, options, dict(base.env), sources)))
+        variants.append(Variant(", ".join(f"{k}={v}" for k, v in extra.items()), spec,
+                                dataclasses.replace(base, options=options, sources=sources)))
     return variants, launch_mod.Launch(values, launch_grid)
+
+
+@cli.group("recipes")
+def recipes_group():
+    """Recipes: TOML files that pin a target's options, env knobs, constexprs, loops and layouts.
+
+    \b
+    irscope recipes list
+    irscope recipes show h100 [--kernel matmul_kernel] [--variant deep-pipeline]
+    irscope recipes check recipes/*.toml        (exit 2 on any problem)
+    irscope dump k.py --recipe mi300x [--variant pingpong] -s SIG
+    """
+
+
+@recipes_group.command("list")
+def recipes_list():
+    """Every recipe found ($IRSCOPE_RECIPES, then irscope's recipes/): name, target, purpose."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from . import recipes, render
+
+    rows = recipes.summary_rows()
+    t = Table(box=None, pad_edge=False, header_style="bold")
+    for col in ("name", "target", "purpose"):
+        t.add_column(col)
+    for name, target, purpose, problem in rows:
+        t.add_row(name, escape(target), escape(purpose) if not problem else f"[red]invalid: {escape(problem)}[/red]")
+    render.console().print(t)
+    if not rows:
+        click.echo(f"no recipes in {', '.join(str(d) for d in recipes.recipe_dirs())}")
+
+
+@recipes_group.command("show")
+@click.argument("name", metavar="NAME|PATH")
+@click.option("--kernel", "-k", metavar="NAME", help="Show what applies to this kernel, with where each value comes from.")
+@click.option("--variant", metavar="NAME", help="With --kernel: include this variant.")
+def recipes_show(name, kernel, variant):
+    """A recipe: its target, purpose, defaults, kernel sections and variants (and the file)."""
+    from rich.markup import escape
+
+    from . import recipes, render
+
+    recipe = recipes.load(recipes.find(name))
+    con = render.console()
+    con.print(f"[bold]{recipe.name}[/bold]  {recipe.path}")
+    con.print(f"  target    {recipe.target_text} ({recipe.target.name}, {recipe.target.hardware.chip})"
+              + (f"; also fits {', '.join(t.name for t in recipe.targets[1:])}" if len(recipe.targets) > 1 else ""))
+    con.print(f"  purpose   {escape(recipe.purpose)}")
+    if kernel:
+        if variant:
+            recipe.variant(variant)
+        settings = recipes.apply(recipes.Settings(recipe.target, f"recipe {recipe.name}"), recipe, variant, kernel)
+        con.print(f"  for kernel {kernel}" + (f", variant {variant}" if variant else "") + ":")
+        for k, v in settings.options.items():
+            con.print(f"    {k} = {v}  [cyan]({escape(settings.sources[k])})[/cyan]")
+        for k, v in settings.env.items():
+            con.print(f"    env {k} = {v}  [cyan]({escape(settings.sources['env:' + k])})[/cyan]")
+        pins = settings.pins
+        for c in (pins.constexprs.values() if pins else []):
+            con.print(f"    constexpr {c.name} = {escape(c.text)}  [cyan]({escape(c.source)})[/cyan]")
+        for p in (pins.loops if pins else []):
+            con.print(f"    loop {escape(p.text())}  [cyan]({escape(p.source)})[/cyan]")
+        for p in (pins.layouts if pins else []):
+            con.print(f"    layout {escape(p.text())}  [cyan]({escape(p.source)})[/cyan]")
+        return
+    for title, layer in [("defaults", recipe.defaults)] + [(f"kernel {g}", lay) for g, lay in recipe.kernels]:
+        con.print(f"  [bold]{escape(title)}[/bold]")
+        for line in recipes.layer_lines(layer) or ["(nothing)"]:
+            con.print(f"    {escape(line)}")
+    for v in recipe.variants.values():
+        con.print(f"  [bold]variant {escape(v.name)}[/bold]  {escape(v.purpose)}")
+        for line in recipes.layer_lines(v.layer):
+            con.print(f"    {escape(line)}")
+        for g, lay in v.kernels:
+            for line in recipes.layer_lines(lay):
+                con.print(f"    kernel {escape(g)}: {escape(line)}")
+
+
+@recipes_group.command("check")
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path), metavar="FILE...")
+def recipes_check(files):
+    """Validate recipe files (default: every recipe found). Exit 2 with FILE:LINE for each problem."""
+    from . import recipes
+
+    paths = list(files) or recipes.all_paths()
+    bad = 0
+    for path in paths:
+        errors = recipes.check(path)
+        for e in errors:
+            click.echo(f"irscope: error: {e}", err=True)
+        if errors:
+            bad += 1
+        else:
+            click.echo(f"{path}: ok")
+    if bad:
+        sys.exit(2)
+
+
+@cli.command()
+@spec_options
+@click.option("--grid", "axes", multiple=True, required=True, metavar="KEY=V1,V2,...",
+              help="One axis of the sweep: an option (num_warps=4,8) or a constexpr (BLOCK_M=64,128). Repeatable.")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Compile processes (default: the cores).")
+@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds one config may compile.")
+@click.option("--sort", "sort_key", default="config", show_default=True,
+              help="config, registers, spills, shared, occupancy, mma or ld128.")
+@click.option("--time", "do_time", is_flag=True, help="Time the survivors on this machine's GPU.")
+@click.option("--args", "launch_args", metavar="ARGS", help="With --time: launch arguments (as for bench).")
+@click.option("--launch-grid", metavar="EXPR", help="With --time: the launch grid (as bench's --grid).")
+@click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
+@click.option("--json", "as_json", is_flag=True, help="Print one result per config as JSON.")
+def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, axes, jobs,
+          timeout, sort_key, do_time, launch_args, launch_grid, max_seconds, as_json):
+    """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
+    import os
+
+    from . import render, sweep as sweep_job
+
+    if do_time:
+        from .bench import require_gpu
+
+        require_gpu()
+    jobs_ = _jobs(file, kernels, signature, named_args, consts, target, sets)
+    if len(jobs_) != 1:
+        raise BadInput("sweep explores one kernel at a time: pick it with --kernel")
+    spec, base = jobs_[0]
+    configs = sweep_job.expand(spec, base, sweep_job.parse_axes(list(axes), spec, base))
+    if sort_key not in sweep_job.COLUMNS and sort_key != "config":
+        raise BadInput(f"--sort {sort_key!r}: sort by one of config, {', '.join(sweep_job.COLUMNS)}")
+    with render.sweep_progress(len(configs), enabled=not as_json) as advance:
+        sweep_job.compile_all(configs, out_dir, jobs or os.cpu_count() or 1, timeout, advance, not no_cache)
+    timed = None
+    if do_time:
+        timed = _time_sweep(file, kernels, signature, named_args, consts, target, sets, launch_args,
+                            launch_grid, sweep_job.survivors(configs), max_seconds)
+    ordered = sweep_job.sort_configs(configs, sort_key)
+    if as_json:
+        click.echo(render.sweep_json(ordered, timed))
+    else:
+        render.sweep_table(ordered, timed)
+    if not any(c.usable for c in configs):
+        sys.exit(1)
+
+
+def _time_sweep(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid, live,
+                max_seconds):
+    from . import bench as bench_job
+    from .bench import Variant
+
+    if not live:
+        raise BadInput("no config survived the static checks (all failed, spilled or did not fit): nothing to time")
+    _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
+                                launch_grid, (), False)
+    variants = [Variant(cfg.label, cfg.spec, cfg.settings) for cfg in live]
+    return bench_job.run(variants, launch, max_seconds=max_seconds)
 
 
 def main(argv: list[str] | None = None) -> None:

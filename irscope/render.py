@@ -583,3 +583,103 @@ def bench_json(result) -> str:
         row["summary"] = conv(v.summary) if v.summary else None
         row["versus_baseline"] = conv(v.versus_baseline) if v.versus_baseline else None
     return json.dumps(doc, indent=1, default=str)
+
+
+# ---------------------------------------------------------------- sweep
+
+
+class _NoProgress:
+    def __enter__(self):
+        return lambda cfg: None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def sweep_progress(total: int, enabled: bool = True):
+    """A rich progress bar on stderr while configs compile (only on a terminal)."""
+    if not enabled or not sys.stderr.isatty():
+        return _NoProgress()
+    from contextlib import contextmanager
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    @contextmanager
+    def bar():
+        with Progress(TextColumn("compiling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TextColumn("{task.description}"), console=console(stderr=True), transient=True) as p:
+            task = p.add_task("", total=total)
+            yield lambda cfg: p.update(task, advance=1, description=f"{cfg.label}: {cfg.status}")
+
+    return bar()
+
+
+def sweep_table(configs, timed=None, out=None) -> None:
+    from rich.table import Table
+
+    from .sweep import row
+
+    con = out or console()
+    times = {v.name: v for v in timed.variants} if timed else {}
+    t = Table(box=None, header_style="bold")
+    cols = ["#", "config", "status", "regs", "spills", "shared", "occupancy", "mma", "ld128"]
+    if timed:
+        cols += ["median", "vs first"]
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("config", "status") else "right")
+    for cfg in configs:
+        r = row(cfg)
+        status = cfg.status if cfg.usable else f"[red]{cfg.status}[/red]: {cfg.reason[:80]}"
+        if cfg.usable and cfg.spills:
+            status = f"{cfg.status} [yellow](spills)[/yellow]"
+        cells = [str(cfg.index), cfg.label, status,
+                 *("" if r[k] is None else (f"{r[k] * 100:.0f}%" if k == "occupancy" else
+                                            _fmt_bytes(r[k]) if k == "shared" else str(r[k]))
+                   for k in ("registers", "spills", "shared", "occupancy", "mma", "ld128"))]
+        if timed:
+            v = times.get(cfg.label)
+            if v and v.summary:
+                vs = v.versus_baseline
+                cells += [f"{v.summary.median * 1e3:.1f} us", f"{vs.delta_percent:+.2f}%" if vs else "first"]
+            else:
+                cells += ["", v.status if v else ""]
+        t.add_row(*cells)
+    con.print(t)
+    done = sum(c.usable for c in configs)
+    con.print(f"{done} of {len(configs)} configs compiled "
+              f"({sum(c.status == 'cached' for c in configs)} from cache); "
+              f"{sum(c.usable and c.spills for c in configs)} spill")
+    if timed:
+        winner = sweep_winner(timed)
+        if winner:
+            name, median, margin = winner
+            con.print(f"[bold]winner[/bold]: {name} at {median * 1e3:.1f} us{margin}")
+
+
+def sweep_winner(timed):
+    """(name, median ms, text on the margin over the runner-up) of the fastest correct variant."""
+    from . import timing
+
+    ok = [v for v in timed.variants if v.status == "ok" and v.summary]
+    if not ok:
+        return None
+    by_time = sorted(ok, key=lambda v: v.summary.median)
+    best = by_time[0]
+    margin = ""
+    if len(by_time) > 1:
+        runner = by_time[1]  # paired ratio runner-up / best, from the same interleaved rounds
+        c = timing.compare(timed.samples[best.name], timed.samples[runner.name])
+        margin = (f", {c.delta_percent:.2f}% ahead of {runner.name} (95% CI [{(c.ci_low - 1) * 100:+.2f}, "
+                  f"{(c.ci_high - 1) * 100:+.2f}]%: {'significant' if c.ci_low > 1 else 'not significant'})")
+    return best.name, best.summary.median, margin
+
+
+def sweep_json(configs, timed=None) -> str:
+    from .sweep import to_json
+
+    doc = {"configs": to_json(configs)}
+    if timed:
+        doc["timing"] = json.loads(bench_json(timed))
+        w = sweep_winner(timed)
+        doc["winner"] = {"config": w[0], "median_ms": w[1]} if w else None
+    return json.dumps(doc, indent=1, default=str)

@@ -1,0 +1,249 @@
+"""Sweep: compile a grid of settings in parallel, rank them statically, optionally time the survivors.
+
+The flow:
+  configs   the cartesian product of --grid axes; an axis is a backend option (anything --set
+            takes) or a constexpr parameter of the kernel
+  cache     each config's dump key is computed here (cheap: a bind, no compile); configs already in
+            irscope's cache are served from it, so an unchanged sweep re-runs near instantly
+  compile   the rest in worker processes, `jobs` at a time; one process per config, so a crash (a
+            signal), a hang (past `timeout`) or a compile error is that config's result and the
+            sweep goes on
+  rank      a table of static stats (registers, spills, shared memory, occupancy, MMA and
+            128-bit load counts); configs that spill or cannot fit are marked
+  time      (GPU) the survivors through bench.run: interleaved, CI, checked against the first
+            survivor's outputs; the winner is named with its margin
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import cache, compiler, dump
+from .errors import BadInput, CompileFailure, did_you_mean
+from .settings import Settings, convert, settable_options  # noqa: F401
+from .spec import ArgSpec, KernelSpec, parse_value
+
+
+@dataclass
+class Config:
+    index: int
+    label: str                       # "num_warps=4, num_stages=3, BLOCK_M=64"
+    values: dict[str, Any]
+    spec: KernelSpec
+    settings: Settings
+    status: str = "pending"          # ok | cached | compile failed | crashed | timed out | does not fit
+    reason: str = ""
+    folder: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def usable(self) -> bool:
+        return self.status in ("ok", "cached")
+
+    @property
+    def spills(self) -> bool:
+        return bool(self.stats.get("spills"))
+
+
+def parse_axes(items: list[str], spec: KernelSpec, base: Settings) -> list[tuple[str, list[Any]]]:
+    """['num_warps=4,8', 'BLOCK_M=64,128'] -> [(key, [typed values])]; options and constexprs only."""
+    options = settable_options(base.target)
+    constexprs = {p.name for p in spec.params if p.is_constexpr}
+    axes = []
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not raw.strip():
+            raise BadInput(f"--grid {item!r}: expected KEY=V1,V2,..., e.g. num_warps=4,8")
+        values = [v.strip() for v in raw.split(",") if v.strip()]
+        if key in options:
+            typed = [convert(key, v, options[key].type, "--grid") for v in values]
+        elif key in constexprs:
+            typed = [parse_value(v, f"--grid {key}") for v in values]
+        else:
+            raise BadInput(f"--grid {key}: neither an option of the {base.target.backend} backend nor a constexpr of "
+                           f"{spec.kernel}{did_you_mean(key, list(options) + sorted(constexprs))}; constexprs: "
+                           f"{', '.join(sorted(constexprs)) or 'none'}")
+        axes.append((key, typed))
+    return axes
+
+
+def expand(spec: KernelSpec, base: Settings, axes: list[tuple[str, list[Any]]]) -> list[Config]:
+    options = settable_options(base.target)
+    configs = []
+    keys = [k for k, _ in axes]
+    for i, combo in enumerate(itertools.product(*[vals for _, vals in axes])):
+        values = dict(zip(keys, combo))
+        args = dict(spec.args)
+        opts = dict(base.options)
+        sources = dict(base.sources)
+        for k, v in values.items():
+            if k in options:
+                opts[k] = v
+                sources[k] = "--grid"
+            else:
+                args[k] = ArgSpec("constexpr", value=v)
+        cfg_spec = KernelSpec(spec.kernel, spec.file, spec.fn, args)
+        # replace() keeps whatever else the base settings carry (env knobs, a recipe's pins)
+        settings = dataclasses.replace(base, options=opts, sources=sources)
+        label = ", ".join(f"{k}={cfg_spec.args[k].text() if k in cfg_spec.args and k not in options else v}"
+                          for k, v in values.items())
+        configs.append(Config(i, label, values, cfg_spec, settings))
+    return configs
+
+
+def _from_cache(cfg: Config, out_dir: Path) -> bool:
+    try:
+        bound = compiler.bind(cfg.spec, cfg.settings)
+    except BadInput as e:
+        cfg.status, cfg.reason = "compile failed", str(e)
+        return True
+    key = compiler.cache_key(cfg.spec, cfg.settings, bound[0], False)
+    entry = cache.lookup(key)
+    if entry is None:
+        return False
+    manifest = json.loads((entry / "manifest.json").read_text())
+    final = out_dir / manifest["kernel"] / f"{manifest['target'].replace(':', '')}-{key[:8]}"
+    cache.restore(entry, final)
+    cfg.status, cfg.folder, cfg.stats = "cached", str(final), manifest["stats"]
+    return True
+
+
+def compile_all(configs: list[Config], out_dir: Path, jobs: int, timeout: float,
+                progress: Callable[[Config], None] | None = None, use_cache: bool = True) -> None:
+    """Serve cached configs, compile the rest `jobs` at a time, one worker process per config."""
+    pending = []
+    for cfg in configs:
+        if use_cache and _from_cache(cfg, out_dir):
+            if progress:
+                progress(cfg)
+        else:
+            pending.append(cfg)
+    running: dict[int, tuple[Config, subprocess.Popen, str, float]] = {}
+    queue = list(pending)
+    while queue or running:
+        while queue and len(running) < max(1, jobs):
+            cfg = queue.pop(0)
+            job = {"file": cfg.spec.file, "kernel": cfg.spec.kernel, "args": cfg.spec.args,
+                   "settings": cfg.settings, "out_dir": str(out_dir), "use_cache": use_cache}
+            with tempfile.NamedTemporaryFile(suffix=".pkl", delete=False) as f:
+                pickle.dump(job, f)
+            proc = subprocess.Popen([sys.executable, "-m", "irscope.sweep", f.name], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            running[cfg.index] = (cfg, proc, f.name, time.perf_counter())
+        time.sleep(0.02)
+        for index, (cfg, proc, path, started) in list(running.items()):
+            elapsed = time.perf_counter() - started
+            if proc.poll() is None:
+                if elapsed > timeout:
+                    proc.kill()
+                    proc.communicate()
+                    cfg.status, cfg.reason = "timed out", f"no result after {timeout:.0f} s"
+                else:
+                    continue
+            else:
+                out, err = proc.communicate()
+                _read_worker(cfg, proc.returncode, out, err)
+            cfg.seconds = elapsed
+            os.unlink(path)
+            del running[index]
+            if progress:
+                progress(cfg)
+
+
+def _read_worker(cfg: Config, code: int, out: str, err: str) -> None:
+    lines = out.splitlines()
+    result = next((json.loads(line[len("RESULT "):]) for line in lines if line.startswith("RESULT ")), None)
+    if code < 0:
+        cfg.status, cfg.reason = "crashed", f"the compiler process died (signal {-code})"
+    elif result is None:
+        tail = [line for line in (out + err).splitlines() if line.strip()]
+        cfg.status, cfg.reason = "crashed", (tail[-1:] or [f"exit status {code}"])[0][:300]
+    elif result["status"] == "ok":
+        cfg.status, cfg.folder = "ok", result["folder"]
+        cfg.stats = json.loads((Path(result["folder"]) / "manifest.json").read_text())["stats"]
+    else:
+        cfg.status, cfg.reason = result["status"], result["reason"]
+
+
+def _worker(job_path: str) -> int:
+    from . import loader
+
+    with open(job_path, "rb") as f:
+        job = pickle.load(f)
+    try:
+        ref = loader.select_kernels(job["file"], [job["kernel"]])[0]
+        spec = KernelSpec(job["kernel"], job["file"], ref.fn, job["args"])
+        result = dump.dump(spec, job["settings"], Path(job["out_dir"]), use_cache=job["use_cache"])
+        doc = {"status": "ok", "folder": str(result.folder)}
+    except CompileFailure as e:
+        status = "does not fit" if e.stage == "resources" else "compile failed"
+        doc = {"status": status, "reason": f"stage {e.stage}: {e.reason}"[:500]}
+    except BadInput as e:
+        doc = {"status": "compile failed", "reason": str(e)[:500]}
+    print("RESULT " + json.dumps(doc), flush=True)
+    return 0
+
+
+# ---------------------------------------------------------------- ranking
+
+COLUMNS = {
+    "registers": lambda s: s.get("registers"),
+    "spills": lambda s: s.get("spills"),
+    "shared": lambda s: s.get("shared_bytes"),
+    "occupancy": lambda s: (s.get("occupancy") or {}).get("occupancy"),
+    "mma": lambda s: (s.get("ptx") or {}).get("wgmma", 0) + (s.get("ptx") or {}).get("mma.sync", 0)
+    + (s.get("ptx") or {}).get("tcgen05.mma", 0) + (s.get("amdgcn") or {}).get("mfma", 0),
+    "ld128": lambda s: (s.get("ptx") or {}).get("global_load", {}).get("128", 0)
+    + (s.get("amdgcn") or {}).get("global_load", {}).get("128", 0),
+}
+
+
+def row(cfg: Config) -> dict[str, Any]:
+    return {name: fn(cfg.stats) if cfg.stats else None for name, fn in COLUMNS.items()}
+
+
+def sort_configs(configs: list[Config], key: str) -> list[Config]:
+    if key not in COLUMNS and key != "config":
+        raise BadInput(f"--sort {key!r}: sort by one of config, {', '.join(COLUMNS)}")
+    if key == "config":
+        return sorted(configs, key=lambda c: c.index)
+    descending = key in ("occupancy", "mma", "ld128")
+
+    def k(c: Config):
+        v = row(c).get(key)
+        missing = v is None
+        return (missing, -(v or 0) if descending else (v or 0), c.index)
+
+    return sorted(configs, key=k)
+
+
+def survivors(configs: list[Config]) -> list[Config]:
+    """What --time measures: compiled, fits, does not spill."""
+    return [c for c in configs if c.usable and not c.spills]
+
+
+def to_json(configs: list[Config]) -> list[dict[str, Any]]:
+    return [{"index": c.index, "config": c.values and {k: _jsonable(v) for k, v in c.values.items()},
+             "label": c.label, "status": c.status, "reason": c.reason, "folder": c.folder,
+             "compile_seconds": round(c.seconds, 3), "stats": row(c), "spills": c.spills} for c in configs]
+
+
+def _jsonable(v: Any) -> Any:
+    return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
+
+
+if __name__ == "__main__":
+    sys.exit(_worker(sys.argv[1]))

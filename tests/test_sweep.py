@@ -1,0 +1,58 @@
+"""Sweep: a grid of configs compiled in worker processes, each isolated, cached, ranked."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import MATMUL, VECTOR_ADD
+
+SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
+
+
+def test_six_configs_with_stats_then_cache(cli, tmp_path):
+    args = ("sweep", str(MATMUL), "--kernel", "matmul_kernel", "--target", "h100", "--signature", SIG16,
+            "--grid", "num_warps=4,8", "--grid", "num_stages=2,3,4", "-o", str(tmp_path / "o"), "--json", "-j", "2")
+    r = cli(*args, env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert len(doc["configs"]) == 6
+    assert {c["status"] for c in doc["configs"]} == {"ok"}
+    by = {(c["config"]["num_warps"], c["config"]["num_stages"]): c for c in doc["configs"]}
+    assert by[(8, 2)]["stats"]["registers"] < by[(4, 2)]["stats"]["registers"], "more warps, fewer regs/thread"
+    assert by[(8, 4)]["stats"]["shared"] > by[(8, 2)]["stats"]["shared"], "more stages, more buffers"
+    for c in doc["configs"]:
+        folder = tmp_path / "o" / c["folder"]  # absolute already: the join keeps it
+        manifest = json.loads((folder / "manifest.json").read_text())
+        ttgir = (folder / manifest["stages"]["ttgir"]).read_text()
+        assert f'"ttg.num-warps" = {c["config"]["num_warps"]}' in ttgir
+    again = cli(*args, env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    assert again.code == 0
+    assert {c["status"] for c in json.loads(again.out)["configs"]} == {"cached"}
+
+
+def test_a_config_that_cannot_fit_is_reported_and_the_rest_complete(cli, tmp_path):
+    r = cli("sweep", str(MATMUL), "--kernel", "matmul_kernel", "--target", "h100", "--signature", SIG16,
+            "--grid", "BLOCK_N=128,256", "--grid", "BLOCK_M=256", "--grid", "num_stages=4", "--grid", "num_warps=8",
+            "-o", str(tmp_path), "--json")
+    assert r.code == 0, r.err
+    status = {c["config"]["BLOCK_N"]: c for c in json.loads(r.out)["configs"]}
+    assert status[128]["status"] == "ok"
+    assert status[256]["status"] == "does not fit" and "shared memory" in status[256]["reason"]
+
+
+def test_constexpr_axis_and_summary_table(cli, tmp_path):
+    r = cli("sweep", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--target", "mi300x",
+            "--grid", "BLOCK_SIZE=256,1024", "--sort", "ld128", "-o", str(tmp_path))
+    assert r.code == 0, r.err
+    assert "BLOCK_SIZE=256" in r.out and "BLOCK_SIZE=1024" in r.out and "2 of 2 configs compiled" in r.out
+
+
+def test_timeouts_and_bad_axes(cli, tmp_path):
+    r = cli("sweep", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--grid", "num_warps=4,8",
+            "--timeout", "0.001", "--no-cache", "-o", str(tmp_path), "--json",
+            env={"IRSCOPE_CACHE_DIR": str(tmp_path / "empty-cache")})
+    assert r.code == 1
+    assert {c["status"] for c in json.loads(r.out)["configs"]} == {"timed out"}
+    r = cli("sweep", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--grid", "num_wraps=4",
+            "-o", str(tmp_path))
+    assert r.code == 2 and "did you mean 'num_warps'" in r.err
