@@ -160,12 +160,20 @@ def _clone(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _restore(work: dict[str, Any], pristine: dict[str, Any]) -> None:
+def _restore(work: dict[str, Any], pristine: dict[str, Any], only: set[str] | None = None) -> None:
+    """Copy the pristine inputs back; `only` limits it to the tensors a kernel was seen to write."""
     import torch
 
     for k, v in work.items():
-        if isinstance(v, torch.Tensor):
+        if isinstance(v, torch.Tensor) and (only is None or k in only):
             v.copy_(pristine[k])
+
+
+def _written(after: dict[str, Any], pristine: dict[str, Any]) -> set[str]:
+    """Tensors a run changed. Restoring only these keeps large read-only inputs out of every round."""
+    import torch
+
+    return {k for k, v in after.items() if isinstance(v, torch.Tensor) and not torch.equal(v, pristine[k])}
 
 
 # ---------------------------------------------------------------- compile, preflight, check
@@ -320,12 +328,13 @@ def measure(variants: list[Variant], launch: Launch, *, seed: int = 0, warmup: i
         if why := check_outputs(outputs[base.name], outputs[v.name], launch):
             v.status, v.reason = "wrong result", why
     live = [v for v in live if v.status == "ok"]
+    written = set().union(*(_written(outputs[v.name], pristine) for v in live)) if live else set()
 
     flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
     go = {v.name: _launcher(v, work[v.name], launch.grid) for v in live}
     for v in live:
         for _ in range(warmup):
-            _restore(work[v.name], pristine)
+            _restore(work[v.name], pristine, written)
             go[v.name]()
     torch.cuda.synchronize()
 
@@ -335,7 +344,7 @@ def measure(variants: list[Variant], launch: Launch, *, seed: int = 0, warmup: i
         order = live[rounds % len(live):] + live[:rounds % len(live)]
         events = []
         for v in order:
-            _restore(work[v.name], pristine)
+            _restore(work[v.name], pristine, written)
             flush.zero_()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
