@@ -60,7 +60,7 @@ def main() -> None:
     base = variants(("base", {"num_warps": 8}))
     bench.compile_variants(base)
     dev = bench.materialize(lw, "cuda")
-    go = bench._launcher(base[0], dev, grid)
+    go = bench._launcher(base[0], dev, lw)
     plain = [triton.testing.do_bench(go, warmup=25, rep=100) for _ in range(5)]
     cv = statistics.stdev(plain) / statistics.mean(plain) * 100
     print(f"plain do_bench x5: {', '.join(f'{t:.4f}' for t in plain)} ms  (CV {cv:.2f}%)")

@@ -203,25 +203,42 @@ def _positional(v: Variant, args: dict[str, Any]) -> list[Any]:
     return values
 
 
-def launch_once(v: Variant, args: dict[str, Any], grid) -> None:
-    v.art.compiled[grid](*_positional(v, args))
+def grid_for(v: Variant, launch: Launch) -> tuple[int, int, int]:
+    """The launch grid of this variant: a grid expression sees the variant's own constexprs."""
+    if not launch.grid_expr:
+        return launch.grid
+    from .launch import parse_grid
+
+    env = dict(launch.args)
+    env.update({name: a.value for name, a in v.spec.args.items() if a.kind == "constexpr"})
+    return parse_grid(launch.grid_expr, env)
 
 
-def _launcher(v: Variant, args: dict[str, Any], grid):
+def launch_once(v: Variant, args: dict[str, Any], launch: Launch) -> None:
+    v.art.compiled[grid_for(v, launch)](*_positional(v, args))
+
+
+def _launcher(v: Variant, args: dict[str, Any], launch: Launch):
     """A ready-bound launch: the runner and its arguments resolved once, outside the timed loop."""
-    runner = v.art.compiled[grid]
+    runner = v.art.compiled[grid_for(v, launch)]
     values = _positional(v, args)
     return lambda: runner(*values)
 
 
-def preflight(variants: list[Variant], launch: Launch, seed: int) -> None:
-    """Launch every variant once in a child process; a fault there cannot poison this process's context.
+def _job_variants(variants: list[Variant]) -> list[dict[str, Any]]:
+    return [{"name": v.name, "file": v.spec.file, "kernel": v.spec.kernel, "args": v.spec.args,
+             "settings": v.settings} for v in variants]
 
-    One child (python -m irscope.bench JOB) re-loads the kernel file, compiles each variant's spec
-    under its settings, makes the same seeded inputs, launches once and synchronizes, saying
-    'OK <i>' after each. If it dies or reports an error at variant i, that variant is marked and a
-    new child carries on from i+1. A subprocess, not a fork: the parent may already hold a CUDA
-    context (a script run for capture), and a forked child cannot use CUDA then.
+
+def run_isolated(variants: list[Variant], launch: Launch, measure_kwargs: dict[str, Any]) -> str:
+    """Preflight and time all variants in one child process; returns the device name.
+
+    The child (python -m irscope.bench JOB) loads the kernel file, takes each variant's binary from
+    Triton's cache (the parent compiled it), launches each once on fresh inputs and synchronizes,
+    saying 'OK <i>' after each, then times them all (measure) and writes the samples back. If it
+    dies or reports an error at variant i, that variant is marked faulted and a new child carries
+    on without it. A subprocess, not a fork: the parent may hold a CUDA context already (a script
+    run for capture), and a forked child cannot use CUDA then. The parent never launches anything.
     """
     import pickle
     import subprocess
@@ -229,36 +246,45 @@ def preflight(variants: list[Variant], launch: Launch, seed: int) -> None:
     import tempfile
 
     todo = [v for v in variants if v.status == "ok"]
+    device = ""
     while todo:
-        job = {"launch": launch, "seed": seed,
-               "variants": [{"file": v.spec.file, "kernel": v.spec.kernel, "args": v.spec.args,
-                             "settings": v.settings} for v in todo]}
-        with tempfile.NamedTemporaryFile(suffix=".pkl", delete=False) as f:
-            pickle.dump(job, f)
-        try:
-            p = subprocess.run([sys.executable, "-m", "irscope.bench", f.name], capture_output=True, text=True,
-                               timeout=600 + 60 * len(todo))
-            out, code = p.stdout, p.returncode
-        except subprocess.TimeoutExpired as e:
-            out, code = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), -1
-        finally:
-            os.unlink(f.name)
+        with tempfile.TemporaryDirectory(prefix="irscope-bench-") as tmp:
+            job_path, result_path = os.path.join(tmp, "job.pkl"), os.path.join(tmp, "result.pkl")
+            with open(job_path, "wb") as f:
+                pickle.dump({"launch": launch, "variants": _job_variants(todo), "measure": measure_kwargs,
+                             "result": result_path}, f)
+            budget = 900 + 10 * len(todo) + measure_kwargs.get("max_seconds", 20)
+            try:
+                p = subprocess.run([sys.executable, "-m", "irscope.bench", job_path], capture_output=True,
+                                   text=True, timeout=budget)
+                out, err, code = p.stdout, p.stderr, p.returncode
+            except subprocess.TimeoutExpired as e:
+                out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+                err, code = "", None
+            if code == 0 and os.path.exists(result_path):
+                with open(result_path, "rb") as f:
+                    result = pickle.load(f)
+                device = result["device"]
+                for v in todo:
+                    v.status, v.reason, v.samples_ms = result["variants"][v.name]
+                return device
         done = sum(1 for line in out.splitlines() if line.startswith("OK "))
-        if code == 0 and done == len(todo):
-            return
-        bad = todo[done]
         marked = [line[len("FAIL: "):] for line in out.splitlines() if line.startswith("FAIL: ")]
-        if marked:
-            bad.status, bad.reason = "faulted", marked[0][:300]
-        elif code == -1:
-            bad.status, bad.reason = "faulted", "the preflight launch did not finish in time"
-        else:
-            lines = [line for line in (out + (p.stderr or "")).splitlines() if line.strip()]
-            bad.status, bad.reason = "faulted", (lines[-1:] or [f"exit status {code}"])[0][:300]
-        todo = todo[done + 1:]
+        tail = [line for line in (out + err).splitlines() if line.strip() and not line.startswith("OK ")]
+        why = (marked or tail[-1:] or [f"exit status {code}"])[0][:300]
+        if code is None:
+            why = "did not finish in time"
+        if done < len(todo):
+            todo[done].status, todo[done].reason = "faulted", why
+            todo = [v for v in todo if v.status == "ok"]  # the others preflight again in a new child
+            continue
+        for v in todo:  # every preflight passed, and then the timing process died
+            v.status, v.reason = "faulted", f"the timing process failed: {why}"
+        return device
+    return device
 
 
-def _preflight_child(job_path: str) -> int:
+def _child(job_path: str) -> int:
     import pickle
 
     import torch
@@ -268,20 +294,30 @@ def _preflight_child(job_path: str) -> int:
 
     with open(job_path, "rb") as f:
         job = pickle.load(f)
+    launch: Launch = job["launch"]
+    variants = []
+    pristine = None
     for i, item in enumerate(job["variants"]):
         try:
             ref = loader.select_kernels(item["file"], [item["kernel"]])[0]
             spec = KernelSpec(item["kernel"], item["file"], ref.fn, item["args"])
-            v = Variant(f"preflight {i}", spec, item["settings"])
-            v.art = compiler.compile_spec(spec, v.settings)
-            args = materialize(job["launch"], "cuda", job["seed"])
-            launch_once(v, args, job["launch"].grid)
+            v = Variant(item["name"], spec, item["settings"])
+            v.art = compiler.compile_spec(spec, v.settings, fresh=False)
+            if pristine is None:
+                pristine = materialize(launch, "cuda", job["measure"].get("seed", 0))
+            launch_once(v, _clone(pristine), launch)
             torch.cuda.synchronize()
         except BaseException as e:  # noqa: BLE001 - report anything, in one line
             text = str(e).strip().splitlines()[0] if str(e).strip() else ""
             print(f"FAIL: {type(e).__name__}: {text}", flush=True)
             return 1
+        variants.append(v)
         print(f"OK {i}", flush=True)
+    del pristine
+    measure(variants, launch, **job["measure"])
+    with open(job["result"], "wb") as f:
+        pickle.dump({"device": torch.cuda.get_device_name(),
+                     "variants": {v.name: (v.status, v.reason, v.samples_ms) for v in variants}}, f)
     return 0
 
 
@@ -320,7 +356,7 @@ def measure(variants: list[Variant], launch: Launch, *, seed: int = 0, warmup: i
     outputs = {}
     for v in live:
         _restore(work[v.name], pristine)
-        launch_once(v, work[v.name], launch.grid)
+        launch_once(v, work[v.name], launch)
         torch.cuda.synchronize()
         outputs[v.name] = _clone(work[v.name])
     base = live[0]
@@ -331,7 +367,7 @@ def measure(variants: list[Variant], launch: Launch, *, seed: int = 0, warmup: i
     written = set().union(*(_written(outputs[v.name], pristine) for v in live)) if live else set()
 
     flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
-    go = {v.name: _launcher(v, work[v.name], launch.grid) for v in live}
+    go = {v.name: _launcher(v, work[v.name], launch) for v in live}
     for v in live:
         for _ in range(warmup):
             _restore(work[v.name], pristine, written)
@@ -381,11 +417,9 @@ def device_peaks(name: str):
 
 
 def report(variants: list[Variant], launch: Launch, rounds: int, seconds: float, precision: float,
-           flops_expr: str | None, bytes_expr: str | None) -> BenchReport:
-    import torch
+           flops_expr: str | None, bytes_expr: str | None, device: str) -> BenchReport:
     import triton
 
-    device = torch.cuda.get_device_name()
     _, peaks = device_peaks(device)
     env = dict(launch.args)
     flops = evaluate(flops_expr, env, "--flops") if flops_expr else None
@@ -418,17 +452,28 @@ def report(variants: list[Variant], launch: Launch, rounds: int, seconds: float,
 
 def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,
         nbytes: str | None = None, precision: float = 0.005, max_seconds: float = 20.0,
-        min_rounds: int = 20, isolate: bool = True) -> BenchReport:
+        min_rounds: int = 20, isolate: bool = True, compiled: bool = False) -> BenchReport:
+    """compiled=True: the variants' binaries are already in Triton's cache (a sweep compiled them)."""
     require_gpu()
-    compile_variants(variants)
+    if not compiled:
+        compile_variants(variants)
+    kwargs = {"seed": seed, "precision": precision, "max_seconds": max_seconds, "min_rounds": min_rounds}
+    start = time.perf_counter()
     if isolate:
-        preflight(variants, launch, seed)
-    rounds, seconds = measure(variants, launch, seed=seed, precision=precision, max_seconds=max_seconds,
-                              min_rounds=min_rounds)
-    return report(variants, launch, rounds, seconds, precision, flops, nbytes)
+        device = run_isolated(variants, launch, kwargs)
+    else:
+        import torch
+
+        for v in variants:
+            if v.status == "ok" and v.art is None:
+                v.art = compiler.compile_spec(v.spec, v.settings, fresh=False)
+        measure(variants, launch, **kwargs)
+        device = torch.cuda.get_device_name()
+    rounds = max((len(v.samples_ms) for v in variants), default=0)
+    return report(variants, launch, rounds, time.perf_counter() - start, precision, flops, nbytes, device)
 
 
 if __name__ == "__main__":
     import sys
 
-    sys.exit(_preflight_child(sys.argv[1]))
+    sys.exit(_child(sys.argv[1]))

@@ -67,6 +67,7 @@ class TensorSpec:
 class Launch:
     args: dict[str, Any] = field(default_factory=dict)   # name -> TensorSpec | int | float | bool
     grid: tuple[int, int, int] = (1, 1, 1)
+    grid_expr: str | None = None      # evaluated per variant, over the args and that variant's constexprs
     flops: float | None = None
     bytes: float | None = None
 

@@ -1,0 +1,104 @@
+"""The 48-config bf16 matmul sweep at 8192^3 on the GPU machine, against an exhaustive autotuner-style loop.
+
+    python3 benchmarks/bench_sweep_h200.py [--jobs 16]
+
+1. `irscope sweep ... --time` over BLOCK_M 64,128 x BLOCK_N 64,128,256 x BLOCK_K 32,64 x num_warps 4,8 x
+   num_stages 3,4 (48 configs), with empty irscope and Triton caches: wall clock of the whole command.
+2. The exhaustive reference: a sequential loop that launches each config through Triton's JIT and
+   times it with triton.testing.do_bench (what Triton's autotuner does), with its own empty cache.
+3. The sweep's winner is timed with do_bench like the others, and compared with the loop's best.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+N = 8192
+SIG = ("*bf16, *bf16, *bf16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, "
+       "128, 128, 64, 8")
+ARGS = (f"a_ptr=randn({N}, {N}, bf16), b_ptr=randn({N}, {N}, bf16), c_ptr=empty({N}, {N}, bf16), M={N}, N={N}, "
+        f"K={N}, stride_am={N}, stride_ak=1, stride_bk={N}, stride_bn=1, stride_cm={N}, stride_cn=1")
+AXES = {"BLOCK_M": [64, 128], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64], "num_warps": [4, 8],
+        "num_stages": [3, 4]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=os.cpu_count())
+    ap.add_argument("--max-seconds", type=float, default=3.0)
+    a = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="irscope-sweep-h200-"))
+    env = dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp / "irscope-cache"), TRITON_CACHE_DIR=str(tmp / "triton-cache"))
+    cmd = [sys.executable, "-m", "irscope", "sweep", str(ROOT / "examples" / "matmul.py"), "--kernel",
+           "matmul_kernel", "--signature", SIG, "--jobs", str(a.jobs), "--time", "--args", ARGS,
+           "--launch-grid", "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)", "--max-seconds", str(a.max_seconds),
+           "-o", str(tmp / "out"), "--json"]
+    for key, values in AXES.items():
+        cmd += ["--grid", f"{key}={','.join(map(str, values))}"]
+    start = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    sweep_wall = time.perf_counter() - start
+    if p.returncode != 0:
+        print(p.stdout[-3000:], p.stderr[-3000:])
+        raise SystemExit(f"sweep failed with {p.returncode}")
+    doc = json.loads(p.stdout)
+    statuses = {}
+    for c in doc["configs"]:
+        statuses[c["status"]] = statuses.get(c["status"], 0) + 1
+    timed = [v for v in doc["timing"]["variants"] if v["summary"]]
+    winner = doc["winner"]["config"]
+    print(f"irscope sweep, 48 configs, --jobs {a.jobs}: {sweep_wall:.1f} s wall (compile + rank + time); "
+          f"statuses {statuses}; {len(timed)} timed in {doc['timing']['rounds']} rounds; winner: {winner} "
+          f"at {doc['winner']['median_ms'] * 1e3:.1f} us")
+
+    # exhaustive, autotuner-style: JIT launch + do_bench, one config after another, cold cache
+    os.environ["TRITON_CACHE_DIR"] = str(tmp / "triton-cache-exhaustive")
+    import torch
+    import triton
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    import matmul
+
+    a_ = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+    b_ = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+    c_ = torch.empty(N, N, device="cuda", dtype=torch.bfloat16)
+    results = {}
+    start = time.perf_counter()
+    import itertools
+
+    for combo in itertools.product(*AXES.values()):
+        cfg = dict(zip(AXES, combo))
+        grid = (triton.cdiv(N, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]),)
+
+        def go(cfg=cfg, grid=grid):
+            matmul.matmul_kernel[grid](a_, b_, c_, N, N, N, N, 1, N, 1, N, 1, BLOCK_M=cfg["BLOCK_M"],
+                                       BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"], GROUP_M=8,
+                                       num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+        try:
+            results[tuple(cfg.items())] = triton.testing.do_bench(go, warmup=25, rep=100)
+        except Exception as e:  # out of resources
+            results[tuple(cfg.items())] = float("inf")
+            print(f"  {cfg}: {type(e).__name__}")
+    loop_wall = time.perf_counter() - start
+    best_cfg, best = min(results.items(), key=lambda kv: kv[1])
+    label = lambda cfg: ", ".join(f"{k}={v}" for k, v in cfg)
+    flops = 2 * N ** 3
+    print(f"exhaustive loop (JIT + do_bench, sequential): {loop_wall:.1f} s; best {label(best_cfg)} at "
+          f"{best * 1e3:.1f} us ({flops / best / 1e9:.0f} TFLOP/s)")
+    # the sweep's winner, timed the same way
+    win_key = next(k for k in results if all(f"{n}={v}" in winner for n, v in k))
+    print(f"sweep winner under do_bench: {results[win_key] * 1e3:.1f} us, "
+          f"{(results[win_key] / best - 1) * 100:+.2f}% against the exhaustive best")
+
+
+if __name__ == "__main__":
+    main()
