@@ -118,9 +118,28 @@ def bind(fn, target, args: list, kwargs: dict[str, Any]):
 
     backend = make_backend(target)
     binder = create_function_from_signature(fn.signature, fn.params, backend)
+    call_args, call_kwargs = _option_named_params(fn, args, kwargs)
     with _no_torch_import():
-        bound_args, specialization, leftover = binder(*args, **kwargs)
+        bound_args, specialization, leftover = binder(*call_args, **call_kwargs)
     return fn._pack_args(backend, kwargs, bound_args, specialization, leftover)
+
+
+def _option_named_params(fn, args: list, kwargs: dict[str, Any]) -> tuple[list, dict[str, Any]]:
+    """A kernel parameter named like an option (the softmax tutorial's `num_stages: tl.constexpr`).
+
+    A launch passes such a value once, by keyword, and it sets both the parameter and the
+    option (the binder binds it, parse_options reads it). Given positionally here as well,
+    the binder would get it twice; so from the first such parameter on, the parameters go
+    by keyword (their own values), and the options still come from `kwargs`.
+    """
+    names = [p.name for p in fn.params]
+    clash = [names.index(k) for k in kwargs if k in names and names.index(k) < len(args)]
+    if not clash:
+        return list(args), dict(kwargs)
+    first = min(clash)
+    call_kwargs = dict(kwargs)
+    call_kwargs.update({names[i]: args[i] for i in range(first, len(args))})
+    return list(args[:first]), call_kwargs
 
 
 @contextlib.contextmanager
