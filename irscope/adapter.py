@@ -350,3 +350,283 @@ def environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+# ---------------------------------------------------------------- recipes and pins (recipes.py, pins.py)
+#
+# Compiling onward from edited IR (pins.py): triton.compile(path, target, options) on a
+# `.ttir`/`.ttgir` file parses it (IRSource) and runs only the stages after the file's
+# stage (3.5-3.9 alike). For a `.ttgir` file IRSource takes num_warps/num_ctas from the
+# module's ttg.num-warps/ttg.num-ctas, overriding the options passed; for `.ttir` the
+# options passed decide (checked on 3.6 and 3.9). A stage function's output module
+# prints (str) exactly as CompiledKernel.asm holds it, locations included.
+
+# Env knobs a recipe may set: the compile-behaviour knobs of triton.knobs' language group,
+# the target vendor's group, and TRITON_DISABLE_LINE_INFO; never paths, dumps, overrides
+# or the cache (those would change where irscope reads and writes, not the code).
+_RECIPE_KNOB_GROUPS = {"cuda": ("language", "nvidia"), "hip": ("language", "amd")}
+_RECIPE_KNOB_EXTRA = {"TRITON_DISABLE_LINE_INFO"}
+_RECIPE_KNOB_DENY = r"PATH|DUMP|OVERRIDE|MIR|LOG|LIBCUDA|LIBHIP|LIBDEVICE|MOCK|INTERPRET"
+
+
+def recipe_env_knobs(backend: str) -> dict[str, str]:
+    """Env var -> 'bool' | 'str' for the knobs a recipe may set for this backend ('cuda'/'hip').
+
+    Read from the installed triton.knobs (3.4+: env_bool, env_opt_bool, env_str,
+    env_opt_str descriptors with a .key), so a knob a version lacks is refused.
+    E.g. TRITON_HIP_USE_ASYNC_COPY is env_bool in 3.6 and env_opt_bool in 3.9.
+    """
+    import re
+
+    from triton import knobs
+
+    out: dict[str, str] = {}
+    groups = _RECIPE_KNOB_GROUPS.get(backend, ("language",)) + ("compilation",)
+    for group in groups:
+        obj = getattr(knobs, group, None)
+        if obj is None:
+            continue
+        for desc in vars(type(obj)).values():
+            key = getattr(desc, "key", None)
+            if not isinstance(key, str) or not isinstance(desc, knobs.env_base):
+                continue
+            if group == "compilation" and key not in _RECIPE_KNOB_EXTRA:
+                continue
+            if re.search(_RECIPE_KNOB_DENY, key):
+                continue
+            kind = type(desc).__name__
+            out[key] = "bool" if "bool" in kind else "int" if "int" in kind else "str"
+    return out
+
+
+def verify_ir(text: str, ext: str, target) -> str | None:
+    """Parse and verify an MLIR module (as triton.compile on a file would); the diagnostic, or None.
+
+    ir.parse_mlir_module(path, context) runs MLIR's verifier after parsing (3.5-3.9);
+    on failure it prints the diagnostic to the native stderr and raises RuntimeError.
+    """
+    import tempfile
+
+    from triton._C.libtriton import ir
+
+    from .capture_fd import capture_native_output
+
+    with tempfile.TemporaryDirectory(prefix="irscope-verify-") as d:
+        path = os.path.join(d, f"kernel.{ext}")
+        with open(path, "w") as f:
+            f.write(text)
+        context = ir.context()
+        ir.load_dialects(context)
+        make_backend(target).load_dialects(context)
+        with capture_native_output() as native:
+            try:
+                ir.parse_mlir_module(path, context)
+            except Exception as e:  # RuntimeError('Parse MLIR file failed.')
+                failed = str(e) or type(e).__name__
+            else:
+                failed = None
+    if failed is None:
+        return None
+    diags = [line.split("error:", 1)[1].strip() for line in native.text.splitlines() if "error:" in line]
+    return "; ".join(dict.fromkeys(diags)) or failed
+
+
+def ir_stage_names(fn) -> list[str]:
+    """The IR stages a kernel goes through that a pin can edit: no 'ttir' for Gluon kernels (3.5-3.9)."""
+    return ["ttgir"] if is_gluon(fn) else ["ttir", "ttgir"]
+
+
+# ---------------------------------------------------------------- capture (irscope dump SCRIPT)
+#
+# Running a user's script and recording every kernel Triton compiles while it runs
+# (irscope/capture.py). Everything below names Triton internals; each was checked
+# on 3.6 and 3.9, and the 3.5 API is the same where not said otherwise.
+#
+#   JITFunction.run(self, *args, grid, warmup, **kwargs)     every launch, .warmup and
+#                                                            autotune benchmark goes through it
+#   knobs.runtime.jit_cache_hook / jit_post_compile_hook     called by _do_compile with
+#       (key, repr, fn: JitFunctionInfo, compile: {signature, constants, configs: [attrs],
+#        specialization_data (JSON, holds the options), device, ...}, is_manual_warmup,
+#        already_compiled); a true return from jit_cache_hook skips the compile and the launch
+#   knobs.compilation.listener(src, metadata, metadata_group, times, cache_hit)
+#   Autotuner.run / .warmup, .configs, .best_config, .cache, .cache_results, .do_bench (a
+#       cached_property: the driver's benchmarker on first use), Config.all_kwargs()
+#   CompiledKernel.hash / .asm, JITFunction.fn (the Python function: __code__, __globals__)
+#   CompiledKernel.__getitem__(grid)                         launches of a kernel .warmup returned
+#   runtime.driver.driver._active / set_active               the active driver
+
+
+def autotuner_type():
+    from triton.runtime.autotuner import Autotuner
+
+    return Autotuner
+
+
+def compiled_kernel_type():
+    from triton.compiler.compiler import CompiledKernel
+
+    return CompiledKernel
+
+
+def driver_base_type():
+    from triton.backends.driver import DriverBase
+
+    return DriverBase
+
+
+@contextlib.contextmanager
+def active_driver(drv) -> Iterator[None]:
+    """Make `drv` Triton's active driver, and put back exactly what was there.
+
+    DriverConfig.reset_active() would build the default driver, which raises on a
+    machine without a GPU, so the private slot is restored instead (3.5-3.9).
+    """
+    from triton.runtime.driver import driver
+
+    saved = driver._active
+    driver.set_active(drv)
+    try:
+        yield
+    finally:
+        driver._active = saved
+
+
+@contextlib.contextmanager
+def patched(obj: Any, name: str, value: Any) -> Iterator[None]:
+    """Set obj.name for the duration; restore the attribute as it was (or remove it)."""
+    had = name in vars(obj) if isinstance(obj, type) else hasattr(obj, name)
+    old = vars(obj)[name] if isinstance(obj, type) and had else getattr(obj, name, None)
+    setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        if had:
+            setattr(obj, name, old)
+        else:
+            delattr(obj, name)
+
+
+@contextlib.contextmanager
+def jit_hooks(cache_hook: Callable, post_compile_hook: Callable, listener: Callable) -> Iterator[None]:
+    """Install the three compile hooks, chained after whatever the script's process had set.
+
+    `cache_hook(record) -> bool` gets hook_record(...) and may return True to skip the
+    compile (and so the launch). Also, while installed:
+    - Triton serializes the specialization for the hooks with json.dumps, which raises
+      on constexprs that are not JSON (a Gluon layout, a function): every launch of such
+      a kernel would fail once a hook is set (3.6 and 3.9). Those values are given to
+      the serializer as their repr; the hook still sees the real values in `constants`.
+    - the autotuner's on-disk timing cache is off (knobs.autotuning.cache), so every
+      config is benchmarked, and so compiled, as on a first run.
+    """
+    from triton import knobs
+    from triton.runtime import jit as jit_mod
+
+    prev_cache = knobs.runtime.jit_cache_hook
+    prev_post = knobs.runtime.jit_post_compile_hook
+    prev_listener = knobs.compilation.listener
+
+    def cache(**kwargs):
+        skip = bool(prev_cache(**kwargs)) if prev_cache else False
+        return bool(cache_hook(hook_record(kwargs))) or skip
+
+    def post(**kwargs):
+        if prev_post:
+            prev_post(**kwargs)
+        post_compile_hook(hook_record(kwargs))
+
+    def listen(**kwargs):
+        if prev_listener:
+            prev_listener(**kwargs)
+        listener(kwargs["src"], kwargs["metadata"], bool(kwargs.get("cache_hit")))
+
+    original = jit_mod.serialize_specialization_data
+
+    def tolerant(name, signature, constants, *rest):
+        try:
+            return original(name, signature, constants, *rest)
+        except TypeError:
+            safe = {k: v if _json_ok(v) else repr(v) for k, v in constants.items()}
+            try:
+                return original(name, signature, safe, *rest)
+            except TypeError:
+                import json
+
+                options = rest[1] if len(rest) > 1 else None
+                return json.dumps({"name": name, "options": getattr(options, "__dict__", {})}, default=repr)
+
+    knobs.runtime.jit_cache_hook = cache
+    knobs.runtime.jit_post_compile_hook = post
+    knobs.compilation.listener = listen
+    jit_mod.serialize_specialization_data = tolerant
+    old_autotune_cache = knobs.autotuning.cache
+    knobs.autotuning.cache = False
+    try:
+        yield
+    finally:
+        knobs.runtime.jit_cache_hook = prev_cache
+        knobs.runtime.jit_post_compile_hook = prev_post
+        knobs.compilation.listener = prev_listener
+        jit_mod.serialize_specialization_data = original
+        knobs.autotuning.cache = old_autotune_cache
+
+
+def _json_ok(value: Any) -> bool:
+    import json
+
+    if type(value).__name__ in ("dtype", "constexpr"):  # Triton's serializer converts these itself
+        return True
+    try:
+        json.dumps(value)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def hook_record(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The jit_cache_hook / jit_post_compile_hook arguments, as plain fields (3.5-3.9).
+
+    signature {param: type}, constants {path: value}, attrs {path: [[attr, value]]}
+    are exactly what the launch binder decided (JITFunction._pack_args); options is
+    the backend options' __dict__ (from specialization_data).
+    """
+    import json
+
+    c = kwargs["compile"]
+    try:
+        options = json.loads(c["specialization_data"]).get("options") or {}
+    except (TypeError, ValueError):
+        options = {}
+    return {
+        "jit": kwargs["fn"].jit_function,
+        "key": kwargs["key"],
+        "signature": dict(c["signature"]),
+        "constants": dict(c["constants"]),
+        "attrs": dict(c["configs"][0]) if c.get("configs") else {},
+        "options": options,
+        "device": c.get("device"),
+        "warmup": bool(kwargs.get("is_manual_warmup")),
+    }
+
+
+def compiled_kernel_for(jit, device, key):
+    """The CompiledKernel the JIT cached for (device, key), once _do_compile has stored it."""
+    try:
+        return jit.device_caches[device][0].get(key)
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return None
+
+
+def kernel_signature(jit):
+    """inspect.Signature of the kernel's Python function (JITFunction.signature, 3.5-3.9)."""
+    return jit.signature
+
+
+def autotune_config_kwargs(config) -> dict[str, Any]:
+    """What a Config adds to a launch: its kwargs and num_warps/num_stages/... (Config.all_kwargs)."""
+    return dict(config.all_kwargs())
+
+
+def autotuner_jit(tuner):
+    """The JITFunction an Autotuner finally launches (through any @heuristics between)."""
+    return unwrap_kernel(tuner)

@@ -1,0 +1,405 @@
+"""A stand-in GPU, so that a script written for one runs on a machine without it.
+
+Used by capture (irscope dump SCRIPT) when there is no GPU here, or when --target
+is not the local GPU. While `machine(target)` is entered:
+
+- Triton's active driver is a CaptureDriver: get_current_target() is the requested
+  target, so every kernel is bound (specialized) and compiled for it;
+  get_active_torch_device() is the CPU; launches go to a launcher that does nothing
+  (capture records them before that); the benchmarker and device interface that
+  triton.testing and @triton.autotune use answer at once with a placeholder time.
+- torch: tensors created for "cuda" (device="cuda", .cuda(), .to("cuda"), device=0)
+  are made on the CPU instead, by a TorchFunctionMode; torch.cuda answers as a GPU of
+  the target would (is_available, device count and capability, synchronize, events,
+  streams). CPU allocations are 64-byte aligned, so a pointer is 16-byte aligned
+  exactly when it would be on the GPU (where allocations are 256-byte aligned): views
+  at an odd offset are unaligned on both.
+
+Everything is put back on exit. Nothing here computes a result: kernels do not run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import tempfile
+from types import SimpleNamespace
+from typing import Any, Iterator
+
+from . import adapter
+from .targets import Target
+
+# Streaming multiprocessors / compute units of the chip each target names (vendors' data sheets).
+SM_COUNT = {"cuda:80": 108, "cuda:90": 132, "cuda:100": 148, "cuda:120": 170,
+            "hip:gfx90a": 110, "hip:gfx942": 304, "hip:gfx950": 256}
+# What torch.cuda.get_device_capability() reports on each (ROCm reports the gfx major/minor).
+CAPABILITY = {"hip:gfx90a": (9, 0), "hip:gfx942": (9, 4), "hip:gfx950": (9, 5)}
+PLACEHOLDER_MS = 100.0  # what a fake event says elapsed: large, so timing loops run each call once
+
+
+def capability(target: Target) -> tuple[int, int]:
+    if target.backend == "cuda":
+        return int(target.arch) // 10, int(target.arch) % 10
+    return CAPABILITY.get(target.name, (9, 4))
+
+
+def device_properties(target: Target) -> dict[str, Any]:
+    """What Triton's driver.utils.get_device_properties returns on the target's chip."""
+    hw = target.hardware
+    props = {
+        "max_shared_mem": hw.max_shared_per_block,
+        "max_num_regs": 65536 if target.backend == "cuda" else 512 * 64 * hw.simds_per_cu,
+        "multiprocessor_count": SM_COUNT.get(target.name, 100),
+        "warpSize": target.warp_size,
+        "sm_clock_rate": 1980000 if target.backend == "cuda" else 2100000,
+        "mem_clock_rate": 2619000 if target.backend == "cuda" else 1300000,
+        "mem_bus_width": 5120 if target.backend == "cuda" else 8192,
+    }
+    if target.backend == "hip":
+        props["arch"] = str(target.arch)
+        props["max_threads_per_sm"] = 2048
+    return props
+
+
+# ---------------------------------------------------------------- timing stand-ins
+
+
+class FakeEvent:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def record(self, *args, **kwargs):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def wait(self, *args, **kwargs):
+        pass
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, other) -> float:
+        return PLACEHOLDER_MS
+
+
+class FakeStream:
+    cuda_stream = 0
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def wait_stream(self, *args):
+        pass
+
+    def wait_event(self, *args):
+        pass
+
+    def record_event(self, event=None):
+        return event or FakeEvent()
+
+    def query(self):
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def placeholder_benchmark(kernel_call, quantiles=None, **kwargs):
+    """The autotuner's benchmarker: one call (so the config is bound and recorded), no timing."""
+    kernel_call()
+    if quantiles:
+        return [PLACEHOLDER_MS] * len(quantiles)
+    return PLACEHOLDER_MS
+
+
+class FakeDeviceInterface:
+    """What driver.get_device_interface() returns (torch.cuda on a real GPU): enough for
+    triton.testing.do_bench and scripts' own timing code."""
+
+    Event = FakeEvent
+    Stream = FakeStream
+
+    def __init__(self, target: Target):
+        self.target = target
+
+    def ExternalStream(self, *args, **kwargs):
+        return FakeStream()
+
+    def is_available(self) -> bool:
+        return True
+
+    def device_count(self) -> int:
+        return 1
+
+    def current_device(self) -> int:
+        return 0
+
+    def set_device(self, *args) -> None:
+        pass
+
+    def synchronize(self, *args, **kwargs) -> None:
+        pass
+
+    def current_stream(self, *args, **kwargs):
+        return FakeStream()
+
+    def default_stream(self, *args, **kwargs):
+        return FakeStream()
+
+    def stream(self, *args, **kwargs):
+        return contextlib.nullcontext()
+
+    def get_device_capability(self, *args) -> tuple[int, int]:
+        return capability(self.target)
+
+    def get_device_name(self, *args) -> str:
+        return self.target.hardware.chip
+
+    def get_device_properties(self, *args):
+        hw = self.target.hardware
+        major, minor = capability(self.target)
+        return SimpleNamespace(name=hw.chip, major=major, minor=minor,
+                               multi_processor_count=SM_COUNT.get(self.target.name, 100),
+                               total_memory=80 * 2**30, warp_size=self.target.warp_size,
+                               max_threads_per_multi_processor=2048, regs_per_multiprocessor=hw.regs_per_sm,
+                               shared_memory_per_block_optin=hw.max_shared_per_block,
+                               gcnArchName=str(self.target.arch) if self.target.backend == "hip" else "")
+
+    def empty_cache(self) -> None:
+        pass
+
+    def is_bf16_supported(self, *args, **kwargs) -> bool:
+        return True
+
+    def memory_allocated(self, *args) -> int:
+        return 0
+
+    max_memory_allocated = memory_allocated
+    memory_reserved = memory_allocated
+    max_memory_reserved = memory_allocated
+
+    def reset_peak_memory_stats(self, *args) -> None:
+        pass
+
+    def mem_get_info(self, *args) -> tuple[int, int]:
+        return 80 * 2**30, 80 * 2**30
+
+
+# ---------------------------------------------------------------- the driver
+
+
+def _cpp_type(ty: str) -> str:
+    if ty.startswith("*"):
+        return "void*"
+    return {"i1": "bool", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t", "u1": "bool",
+            "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t", "fp16": "double",
+            "bf16": "double", "fp32": "double", "fp64": "double"}.get(ty, "void*")
+
+
+class _Launcher:
+    """driver.launcher_cls: a launch that does nothing (capture has recorded it already)."""
+
+    def __init__(self, src=None, metadata=None):
+        self.metadata = metadata
+
+    def __call__(self, *args, **kwargs):
+        return None
+
+
+class _Utils:
+    def __init__(self, target: Target):
+        self.target = target
+
+    def get_device_properties(self, device=None) -> dict[str, Any]:
+        return device_properties(self.target)
+
+    def load_binary(self, name, kernel, shared, device):
+        """(module, function, n_regs, n_spills, n_max_threads), as Triton's loader returns them.
+
+        The register count is read from the binary (cuobjdump's resource report, or the
+        AMDGPU metadata), so code that sizes a launch from kernel.n_regs (the fused
+        softmax tutorial does) sees the value the GPU would report.
+        """
+        regs, spills = binary_registers(self.target, name, kernel)
+        return 1, 0, regs, spills, 1024
+
+    def unload_module(self, module) -> None:
+        pass
+
+    def set_printf_fifo_size(self, size) -> None:
+        pass
+
+
+def binary_registers(target: Target, name: str, binary: bytes) -> tuple[int, int]:
+    """Registers per thread and spill bytes of a compiled kernel; (32, 0) when unreadable."""
+    try:
+        if target.backend == "cuda":
+            with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+                f.write(binary)
+                path = f.name
+            try:
+                out = subprocess.run([adapter.cuobjdump_path(), "-res-usage", path], capture_output=True,
+                                     text=True, timeout=60).stdout
+            finally:
+                os.unlink(path)
+            m = re.search(r"REG:(\d+)", out)
+            local = re.search(r"LOCAL:(\d+)", out)
+            if m:
+                return int(m.group(1)), int(local.group(1)) if local else 0
+        else:
+            m = re.search(rb"\.vgpr_count(?:\xcc|\xcd\x00)?([\x00-\x7f])", binary)
+            spill = re.search(rb"\.vgpr_spill_count(?:\xcc)?([\x00-\x7f])", binary)
+            if m:
+                return m.group(1)[0], spill.group(1)[0] if spill else 0
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return 32, 0
+
+
+def make_driver(target: Target, device_id: int):
+    """A Triton driver for `target` that runs nothing (a DriverBase subclass, made on first use)."""
+    base = adapter.driver_base_type()
+
+    class CaptureDriver(base):
+        @classmethod
+        def is_active(cls):
+            return False  # never picked by Triton's own driver discovery
+
+        def __init__(self):
+            self.target = target
+            self.utils = _Utils(target)
+            self.launcher_cls = _Launcher
+            self.device_interface = FakeDeviceInterface(target)
+
+        def map_python_to_cpp_type(self, ty: str) -> str:
+            return _cpp_type(ty)
+
+        def get_current_target(self):
+            return target.to_triton()
+
+        def get_current_device(self):
+            return device_id
+
+        def set_current_device(self, device):
+            pass
+
+        def get_current_stream(self, device=None):
+            return 0
+
+        def get_device_capability(self, device=None):
+            return capability(target)
+
+        def get_active_torch_device(self):
+            import torch
+
+            return torch.device("cpu")
+
+        def get_device_interface(self):
+            return self.device_interface
+
+        def get_benchmarker(self):
+            return placeholder_benchmark
+
+        def get_empty_cache_for_benchmark(self):
+            import torch
+
+            return torch.empty(16, dtype=torch.int32)
+
+        def clear_cache(self, cache):
+            pass
+
+        def allocate_default_profile_scratch(self, size, alignment, stream):
+            import torch
+
+            return torch.zeros(size, dtype=torch.int8)
+
+        def __repr__(self):
+            return f"irscope CaptureDriver({target.name}, launches recorded, not run)"
+
+    return CaptureDriver()
+
+
+# ---------------------------------------------------------------- torch on the CPU
+
+
+def _is_gpu_device(d: Any) -> bool:
+    if isinstance(d, str):
+        return d.startswith(("cuda", "hip"))
+    if isinstance(d, int) and not isinstance(d, bool):
+        return True  # device=0 means cuda:0 to torch
+    return type(d).__name__ == "device" and getattr(d, "type", "") == "cuda"
+
+
+def _cpu_mode():
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    identity = {torch.Tensor.cuda, torch.Tensor.pin_memory}
+    moves = {torch.Tensor.to, torch.Tensor.new_empty, torch.Tensor.new_zeros, torch.Tensor.new_ones,
+             torch.Tensor.new_full, torch.Tensor.new_tensor}
+    is_cuda = torch.Tensor.is_cuda.__get__
+
+    class CpuForCuda(TorchFunctionMode):
+        """device="cuda" -> the CPU; .cuda() and pin_memory() -> the tensor itself; is_cuda -> True."""
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func in identity:
+                return args[0]
+            if func == is_cuda:
+                return True
+            if "device" in kwargs and _is_gpu_device(kwargs["device"]):
+                kwargs = dict(kwargs, device="cpu")
+            if kwargs.get("pin_memory"):
+                kwargs = dict(kwargs, pin_memory=False)
+            if func in moves:
+                args = tuple("cpu" if i > 0 and _is_gpu_device(a) and not isinstance(a, int) else a
+                             for i, a in enumerate(args))
+            return func(*args, **kwargs)
+
+    return CpuForCuda()
+
+
+@contextlib.contextmanager
+def _torch_on_cpu(target: Target) -> Iterator[None]:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        yield
+        return
+    import torch
+
+    iface = FakeDeviceInterface(target)
+    names = ["is_available", "device_count", "current_device", "set_device", "synchronize", "current_stream",
+             "default_stream", "stream", "get_device_capability", "get_device_name", "get_device_properties",
+             "empty_cache", "is_bf16_supported", "memory_allocated", "max_memory_allocated", "memory_reserved",
+             "max_memory_reserved", "reset_peak_memory_stats", "mem_get_info", "Event", "Stream", "ExternalStream"]
+    with contextlib.ExitStack() as stack:
+        for name in names:
+            stack.enter_context(adapter.patched(torch.cuda, name, getattr(iface, name)))
+        stack.enter_context(_cpu_mode())
+        yield
+
+
+_sessions = iter(range(1_000_000, 2_000_000))
+
+
+@contextlib.contextmanager
+def machine(target: Target) -> Iterator[Any]:
+    """Run a script as if a GPU of `target` were here; yields the driver."""
+    # A device id of its own per session: JITFunctions cache their binder (which holds
+    # the backend, hence the target) per device id, so a later session for another
+    # target in this process does not reuse this one's.
+    drv = make_driver(target, next(_sessions))
+    with adapter.active_driver(drv), _torch_on_cpu(target):
+        yield drv
