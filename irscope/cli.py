@@ -95,7 +95,10 @@ def _jobs_from_spec_file(path, kernels, signature, named_args, consts, target, s
     options.update(overrides)
     sources.update({k: "--set" for k in overrides})
     settings = Settings(tgt, reason, options, sources=sources)
-    ref = loader.select_kernels(doc["file"], [doc["kernel"]])[0]
+    from .capture import import_context
+
+    with import_context(doc, tgt):  # a captured script's module code may ask Triton's driver for a GPU
+        ref = loader.select_kernels(doc["file"], [doc["kernel"]])[0]
     named = [f"{k}={v}" for k, v in doc["args"].items()] + list(named_args)
     spec = build_spec(ref, signature, named, list(consts))
     return [(spec, settings)]
@@ -106,11 +109,37 @@ def _jobs_from_spec_file(path, kernels, signature, named_args, consts, target, s
 @click.option("--stage", type=click.Choice(STAGE_CHOICES), help="Print this stage to stdout instead of the summary.")
 @click.option("--passes", "with_passes", is_flag=True, help="Also record the IR after every MLIR pass.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead of the summary.")
+@click.option("--script-log", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
+              help="Capture: send the script's own output (stdout and stderr) to FILE.")
+@click.option("--compile-only", is_flag=True,
+              help="Capture: do not run kernels even on the local GPU; record launches and compile only.")
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- ARGS]")
 def dump(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, stage,
-         with_passes, as_json):
-    """Compile a kernel and lay out every stage, its resources and instruction mix."""
+         with_passes, as_json, script_log, compile_only, script_args):
+    """Compile a kernel and lay out every stage, its resources and instruction mix.
+
+    \b
+    With no --signature/--arg/--const, FILE is a script: it runs (as __main__, with
+    ARGS after --) and every kernel it compiles is captured and dumped; --kernel
+    filters by name (glob). Without a GPU, or for another --target, kernels are
+    compiled for the target and launches recorded, not run.
+    """
     from . import dump as dump_job, render
 
+    is_spec_file = Path(file).suffix == ".json" and Path(file).is_file()
+    if signature is None and not named_args and not consts and not is_spec_file:
+        from . import capture
+
+        code = capture.dump_command(file, list(script_args), list(kernels), target, list(sets), out_dir, no_cache,
+                                    stage, with_passes, as_json, script_log, compile_only)
+        if code:
+            sys.exit(code)
+        return
+    extra = [name for name, given in (("ARGS", script_args), ("--script-log", script_log),
+                                      ("--compile-only", compile_only)) if given]
+    if extra:
+        raise BadInput(f"{', '.join(extra)}: apply when FILE is a script run for capture "
+                       f"(no --signature/--arg/--const)")
     results = [dump_job.dump(spec, settings, out_dir, with_passes, not no_cache)
                for spec, settings in _jobs(file, kernels, signature, named_args, consts, target, sets)]
     if stage:
