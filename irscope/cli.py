@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -237,8 +238,13 @@ def passes(file, kernels, signature, named_args, consts, target, sets, out_dir, 
 @click.option("--context", "-U", "context", type=click.IntRange(0), default=3, show_default=True,
               help="Lines of context around each change.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
+@click.option("--time", "do_time", is_flag=True, help="Also time both sides on this machine's GPU (as bench does).")
+@click.option("--args", "launch_args", metavar="ARGS", help="With --time: launch arguments (as for bench).")
+@click.option("--grid", "launch_grid", metavar="EXPR", help="With --time: the launch grid (as for bench).")
+@click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
 def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, a_sets,
-         b_sets, a_target, b_target, stages, with_passes, raw, side_by_side, context, as_json):
+         b_sets, a_target, b_target, stages, with_passes, raw, side_by_side, context, as_json, do_time, launch_args,
+         launch_grid, max_seconds):
     """Compare two compiles of a kernel: stats, stages, passes. Exit 0 equal, 1 different, 2 trouble.
 
     \b
@@ -253,6 +259,12 @@ def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_
     """
     from . import diff as diff_mod, render
 
+    if do_time:
+        from .bench import require_gpu
+
+        require_gpu()
+        if dir_b is not None or file.is_dir():
+            raise BadInput("--time compiles and launches a kernel file; two dump folders cannot be timed")
     if dir_b is not None or file.is_dir():
         if dir_b is None:
             raise BadInput(f"{file}: a dump folder; give a second one to compare with (irscope diff DIR_A DIR_B)")
@@ -276,14 +288,43 @@ def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_
         spec, base = jobs[0]
         a, b = diff_mod.build_sides(spec, base, list(sets), reqs, out_dir, with_passes, not no_cache)
     result = diff_mod.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes)
+    timed = None
+    if do_time:
+        timed = _time_diff_sides(file, kernels, signature, named_args, consts, target, sets, launch_args,
+                                 launch_grid, spec, base, reqs, max_seconds)
     if as_json:
-        click.echo(render.diff_json(result, context))
+        doc = json.loads(render.diff_json(result, context))
+        if timed is not None:
+            doc["timing"] = json.loads(render.bench_json(timed))
+        click.echo(json.dumps(doc, indent=1))
     else:
         render.diff_summary(result)
         if result.selected:
             render.print_stage_diffs(result, side_by_side, context)
+        if timed is not None:
+            render.bench_summary(timed)
     if not result.equal:
         sys.exit(1)
+
+
+def _time_diff_sides(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid, spec, base,
+                     reqs, max_seconds):
+    """Time side a (the baseline) against side b on the local GPU, with the bench machinery."""
+    from . import bench as bench_job, diff as diff_mod
+    from .bench import Variant
+    from .targets import local_gpu_target
+
+    local = local_gpu_target()
+    variants = []
+    for req in reqs:
+        settings = diff_mod.side_settings(base, list(sets), req)
+        if local is None or settings.target != local:
+            raise BadInput(f"--time: side {req.name} compiles for {settings.target.name} but this machine's GPU is "
+                           f"{local.name if local else 'unknown'}; timing needs the local target")
+        variants.append(Variant(f"{req.name}: {req.label() or 'shared settings'}", spec, settings))
+    _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid,
+                                (), False)
+    return bench_job.run(variants, launch, max_seconds=max_seconds)
 
 
 @cli.command()
@@ -369,7 +410,7 @@ def _bench_variants(file, kernels, signature, named_args, consts, target, sets, 
         sources = dict(base.sources, **{k: "--try" for k in extra})
         variants.append(Variant(", ".join(f"{k}={v}" for k, v in extra.items()), spec,
                                 dataclasses.replace(base, options=options, sources=sources)))
-    return variants, launch_mod.Launch(values, launch_grid)
+    return variants, launch_mod.Launch(values, launch_grid, grid_expr=grid)
 
 
 @cli.group("recipes")
@@ -525,7 +566,7 @@ def _time_sweep(file, kernels, signature, named_args, consts, target, sets, laun
     _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
                                 launch_grid, (), False)
     variants = [Variant(cfg.label, cfg.spec, cfg.settings) for cfg in live]
-    return bench_job.run(variants, launch, max_seconds=max_seconds)
+    return bench_job.run(variants, launch, max_seconds=max_seconds, compiled=True)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -169,3 +169,30 @@ def test_aa_and_options_on_the_cli(cli, tmp_path):
     assert aa["verdict"] in ("no significant difference", "faster", "slower")
     assert abs(aa["ratio"] - 1) < 0.02
     assert doc["variants"][0]["gbps"] > 100
+
+
+@pytest.mark.skipif(_has_gpu(), reason="checks the message given without a GPU")
+def test_diff_time_without_gpu_says_so_in_one_line(cli, tmp_path):
+    r = cli("diff", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--a", "num_warps=4",
+            "--b", "num_warps=8", "--time", "-o", str(tmp_path / "o"))
+    assert r.code == 2
+    lines = [line for line in r.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "needs a GPU" in lines[0]
+    assert not (tmp_path / "o").exists()
+
+
+@gpu
+@pytest.mark.gpu
+def test_diff_time_on_the_gpu(cli, tmp_path):
+    import json
+
+    r = cli("diff", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--a", "num_warps=4",
+            "--b", "num_warps=8", "--time", "--args", "x_ptr=randn(16777216, fp32), y_ptr=randn(16777216, fp32), "
+            "out_ptr=empty(16777216, fp32), n_elements=16777216", "--grid", "cdiv(n_elements, BLOCK_SIZE)",
+            "--max-seconds", "3", "--json", "-o", str(tmp_path))
+    assert r.code == 1, r.err  # the code differs
+    doc = json.loads(r.out)
+    names = [v["name"] for v in doc["timing"]["variants"]]
+    assert names == ["a: num_warps=4", "b: num_warps=8"]
+    assert doc["timing"]["variants"][1]["versus_baseline"]["verdict"] in ("faster", "slower",
+                                                                          "no significant difference")
