@@ -72,6 +72,8 @@ class Artifacts:
     key: str = ""
     folder: Path | None = None           # set once written
     compiled: Any = None                 # Triton's CompiledKernel (in memory only; for launching on a GPU)
+    pins: list[dict[str, Any]] = field(default_factory=list)  # each pin/option set and its check (pins.check)
+    recipe: dict[str, Any] | None = None  # {"name", "path", "variant"} of the recipe applied
 
     def stage_files(self) -> dict[str, str]:
         return {name: stage_filename(self.kernel, name) for name in self.stages}
@@ -97,6 +99,8 @@ class Artifacts:
             "notes": self.notes,
             "passes": None if self.passes is None else [p.__dict__ for p in self.passes],
             "key": self.key,
+            "recipe": self.recipe,
+            "pins": self.pins,
         }
 
 

@@ -11,6 +11,9 @@ The pipeline, in order (each step one function below):
     check       what a real launch checks on load (shared memory vs the chip's limit)
     stats       resources and instruction mix (stats.py)
     passes      with --passes: split the MLIR dump into one record per pass (passes.py)
+    pins        with loop/layout pins: the compile stops after the stage a pin edits, the
+                IR is rewritten (pins.py) and compiled onward from that file; each pin
+                is then checked against the output (manifest["pins"])
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__, adapter, cache, passes as passes_mod, stats as stats_mod
+from . import __version__, adapter, cache, passes as passes_mod, pins as pins_mod, stats as stats_mod
 from .artifacts import Artifacts, TRITON_STAGE_NAMES
 from .capture_fd import capture_native_output
 from .errors import BadInput, CompileFailure
@@ -75,6 +78,8 @@ def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool) 
         "options": jsonable(options.__dict__),
         "env": adapter.cache_invalidating_env(),
         "knobs": settings.env,
+        "pins": settings.pins.canonical() if settings.pins else None,
+        "sources": settings.sources,
         "passes": with_passes,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
@@ -95,12 +100,20 @@ class _StageRecorder:
         self.workdir = workdir
         self.sass_proc: subprocess.Popen | None = None
         self.first_stage_at: float | None = None
+        # compiling in segments (pins): stop after this stage; keep each stage's text and the metadata
+        self.stop_after: str | None = None
+        self.capture_frontend = False
+        self.texts: dict[str, str | bytes] = {}
+        self.metadata: dict[str, Any] = {}
 
     def wrap(self, name: str, fn: Callable) -> Callable:
         def run(src, metadata):
             self.current = name
             if self.first_stage_at is None:
                 self.first_stage_at = time.perf_counter()
+            if self.capture_frontend:
+                self.capture_frontend = False
+                self.texts["source"] = str(src)
             if self.dump_position is not None:
                 self.dump_offsets[name] = self.dump_position()
             start = time.perf_counter()
@@ -110,6 +123,11 @@ class _StageRecorder:
             else:
                 out = fn(src, metadata)
             self.times[name] = (time.perf_counter() - start) * 1e3
+            if self.stop_after is not None:
+                self.texts[name] = out if isinstance(out, bytes) else str(out)
+                if name == self.stop_after:
+                    self.metadata.update(metadata)
+                    raise _StopAfterStage(name)
             return out
 
         return run
@@ -134,10 +152,39 @@ class _StageRecorder:
         return out
 
 
+class _StopAfterStage(Exception):
+    """Ends a compile right after the stage a pin edits (raised by the stage wrapper)."""
+
+
+def _compile_edited(src, settings: Settings, options, rec: _StageRecorder, plan) -> Any:
+    """Compile up to each stage a pin edits, rewrite that IR, compile onward from the edited file.
+
+    triton.compile on a .ttir/.ttgir file runs only the stages after the file's own
+    (adapter: recipes and pins), so the later passes see the edit. The stages before
+    it are kept from the earlier segment (rec.texts), with its metadata (rec.metadata).
+    """
+    rec.capture_frontend = True
+    for stage, rewrite in plan.edits:
+        rec.stop_after = stage
+        try:
+            adapter.compile(src, settings.target, options.__dict__)
+        except _StopAfterStage:
+            pass
+        else:
+            raise RuntimeError(f"Triton's pipeline for this kernel has no {stage} stage to pin")
+        rec.texts[stage] = rewrite(rec.texts[stage])
+        src = os.path.join(rec.workdir, f"{plan.spec.kernel}.{stage}")
+        with open(src, "w") as f:
+            f.write(rec.texts[stage])
+    rec.stop_after = None
+    return adapter.compile(src, settings.target, options.__dict__)
+
+
 def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False, bound=None) -> Artifacts:
     """Compile; `bound` is bind()'s result when the caller already has it."""
     options, signature, constexprs, attrs = bound or bind(spec, settings)
     src = adapter.make_source(spec.fn, signature, constexprs, attrs)
+    plan = pins_mod.plan(spec, settings)
     key = cache_key(spec, settings, options, with_passes)
     with tempfile.TemporaryDirectory(prefix="irscope-") as work:
         rec = _StageRecorder(work)
@@ -150,7 +197,12 @@ def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False
                 rec.dump_position = native.stderr_size
             try:
                 with adapter.environment(env), adapter.fresh_compile(), adapter.stage_hook(rec.wrap):
-                    kernel = adapter.compile(src, settings.target, options.__dict__)
+                    if plan.edits:
+                        kernel = _compile_edited(src, settings, options, rec, plan)
+                    else:
+                        kernel = adapter.compile(src, settings.target, options.__dict__)
+            except BadInput:  # a pin that does not fit this kernel (pins.py): nothing is written
+                raise
             except adapter.compile_error_types() as e:
                 failure = _frontend_failure(spec, e)
             except Exception as e:
@@ -161,20 +213,22 @@ def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False
             if rec.sass_proc:
                 rec.sass_proc.kill()
             failure.reason = _with_diagnostics(failure.reason, native.text)
+            if plan.edits:
+                failure.reason += f" (compiling onward from the pinned IR: {plan.describe()})"
             raise CompileFailure(failure.stage, failure.reason, spec.kernel)
         sass = rec.finish_sass()
         total_ms = (time.perf_counter() - start) * 1e3
         pass_text = native.stderr if with_passes else ""
 
     stages: dict[str, str | bytes] = {"source": adapter.kernel_source(spec.fn)}
-    for name, content in kernel.asm.items():
+    for name, content in {**rec.texts, **kernel.asm}.items():  # rec.texts: the stages before a pinned one
         stages[TRITON_STAGE_NAMES.get(name, name)] = content
     if sass is not None:
         stages["sass"] = sass
     times = {"frontend": ((rec.first_stage_at or start) - start) * 1e3}
     times.update(rec.times)
     times["total"] = total_ms
-    metadata = jsonable(_metadata_dict(kernel.metadata))
+    metadata = jsonable({**rec.metadata, **_metadata_dict(kernel.metadata)})
 
     art = Artifacts(
         kernel=spec.kernel,
@@ -199,6 +253,8 @@ def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False
     )
     art.stats = stats_mod.compute(art, settings.target)
     check_resources(art, settings)
+    art.pins = plan.check(art)
+    art.recipe = settings.pins.recipe if settings.pins else None
     if with_passes:
         art.passes, art.pass_texts = passes_mod.split(pass_text, rec.dump_offsets, stages)
     return art

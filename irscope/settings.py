@@ -26,10 +26,12 @@ class Settings:
     target_reason: str = "requested"
     options: dict[str, Any] = field(default_factory=dict)   # what the user set, typed
     env: dict[str, str] = field(default_factory=dict)       # Triton env knobs for this compile
-    sources: dict[str, str] = field(default_factory=dict)   # option -> where it came from
+    sources: dict[str, str] = field(default_factory=dict)   # option (env knob: "env:NAME") -> where it came from
+    pins: Any = None    # pins.Pins: loop/layout/constexpr pins and the recipe applied (recipes.apply), or None
 
     def canonical(self) -> dict[str, Any]:
-        return {"target": self.target.name, "options": _jsonable(self.options), "env": dict(sorted(self.env.items()))}
+        return {"target": self.target.name, "options": _jsonable(self.options), "env": dict(sorted(self.env.items())),
+                "pins": self.pins.canonical() if self.pins else None}
 
 
 def settable_options(target: Target) -> dict[str, Any]:
