@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -34,10 +35,48 @@ def spec_options(f):
                      show_default=True, help="Folder for the dump."),
         click.option("--no-cache", is_flag=True, help="Compile even if an identical dump is cached."),
         click.option("--debug", is_flag=True, help="Show tracebacks."),
+        click.option("--recipe", "-r", metavar="NAME|PATH",
+                     help="A recipe (recipes/NAME.toml or a path): target, options, env knobs, constexprs and pins; "
+                          "alone it selects the target. See irscope recipes list."),
+        click.option("--variant", metavar="NAME", help="A named variant of the --recipe (e.g. deep-pipeline)."),
+        click.option("--pin-layout", "pin_layouts", multiple=True, metavar="ALIAS=LAYOUT|ALIAS:FIELD=VALUE",
+                     help="Replace a TTGIR layout: 'blocked=#ttg.blocked<{...}>', or edit fields: "
+                          "'blocked:sizePerThread=[1]' (repeatable)."),
+        click.option("--pin-loop", "pin_loops", multiple=True, metavar="[FILE:]LINE:KEY=VALUE",
+                     help="Per-loop attributes of the loop at a source line: '33:num_stages=4', "
+                          "'examples/softmax.py:15:num_stages=1', '*:num_stages=2'; keys num_stages, "
+                          "loop_unroll_factor, warp_specialize, flatten, disallow_acc_multi_buffer (repeatable)."),
     ]
+    f = _steering_into_context(f)
     for d in reversed(decorators):
         f = d(f)
     return f
+
+
+_STEER_KEYS = ("recipe", "variant", "pin_layouts", "pin_loops")
+
+
+def _steering_into_context(f):
+    """Keep --recipe/--variant/--pin-* out of each command's signature: _jobs reads them from the context."""
+    @functools.wraps(f)
+    def run(*args, **kwargs):
+        from .recipes import Steering
+
+        steer = Steering(**{k: kwargs.pop(k, None) or (() if k.startswith("pin") else None) for k in _STEER_KEYS})
+        click.get_current_context().meta["irscope.steering"] = steer
+        return f(*args, **kwargs)
+
+    return run
+
+
+def _steering(steer=None):
+    """The --recipe/--variant/--pin-* of the running command (recipes.Steering; empty outside a command)."""
+    if steer is not None:
+        return steer
+    from .recipes import Steering
+
+    ctx = click.get_current_context(silent=True)
+    return (ctx.meta.get("irscope.steering") if ctx is not None else None) or Steering()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -46,13 +85,22 @@ def cli():
     """irscope: see and steer what the Triton compiler makes of a kernel."""
 
 
-def _jobs(file, kernels, signature, named_args, consts, target, sets):
-    """Resolve kernels, specs and settings (shared by dump and passes)."""
+def _jobs(file, kernels, signature, named_args, consts, target, sets, steer=None):
+    """Resolve kernels, specs and settings (shared by dump and passes).
+
+    With --recipe/--variant/--pin-* (`steer`, else the running command's) the settings
+    come from recipes.apply, one per kernel (recipes.jobs).
+    """
     from . import loader
     from .settings import Settings, parse_assignments
     from .spec import build_spec
     from .targets import resolve_target
 
+    steer = _steering(steer)
+    if steer:
+        from . import recipes
+
+        return recipes.jobs(file, kernels, signature, named_args, consts, target, sets, steer)
     if Path(file).suffix == ".json" and Path(file).is_file():
         return _jobs_from_spec_file(file, kernels, signature, named_args, consts, target, sets)
     tgt, reason = resolve_target(target)

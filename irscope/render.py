@@ -54,6 +54,8 @@ def summary(results: list, out=None) -> None:
         con.print(f"  triton     {m['triton_version']}")
         con.print(f"  signature  {m['signature']}")
         con.print("  options    " + _options_line(m))
+        for line in pin_lines(m):
+            con.print("  " + line)
         for note in m.get("notes") or []:
             con.print(f"  [yellow]note[/yellow]       {note}")
 
@@ -86,14 +88,42 @@ def _options_line(m: dict[str, Any]) -> str:
             v = m["options"][k]
             if v is None and k not in user:
                 continue
-            mark = f" [cyan]({sources.get(k, 'set')})[/cyan]" if k in user else ""
+            mark = f" [cyan]({_esc(sources.get(k, 'set'))})[/cyan]" if k in user else ""
             parts.append(f"{k}={v}{mark}")
     for k, v in user.items():
         if k not in SHOWN_OPTIONS:
-            parts.append(f"{k}={v} [cyan]({sources.get(k, 'set')})[/cyan]")
+            parts.append(f"{k}={v} [cyan]({_esc(sources.get(k, 'set'))})[/cyan]")
     for k, v in (m.get("env") or {}).items():
-        parts.append(f"{k}={v} [cyan](env)[/cyan]")
+        parts.append(f"{k}={v} [cyan]({_esc(sources.get('env:' + k, 'env'))})[/cyan]")
     return "  ".join(parts)
+
+
+def _esc(text: str) -> str:
+    """Rich markup escaped: a source like 'recipe h100 [variant x]' is text, not a style tag."""
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
+PIN_STATUS_STYLE = {"ok": "green", "no effect": "yellow", "changed": "yellow", "overridden": "yellow",
+                    "unchecked": "dim"}
+
+
+def pin_lines(m: dict[str, Any]) -> list[str]:
+    """The recipe applied and each pin with its check against the output (manifest["recipe"], ["pins"])."""
+    from rich.markup import escape
+
+    lines = []
+    r = m.get("recipe")
+    if r:
+        lines.append(f"recipe     {escape(r['name'])}" + (f", variant {escape(r['variant'])}" if r.get("variant") else "")
+                     + f"  [dim]({escape(r['path'])})[/dim]")
+    for i, p in enumerate(m.get("pins") or []):
+        style = PIN_STATUS_STYLE.get(p["status"], "")
+        what = f"{p['name']} = {p['value']}" if p["kind"] == "layout" else f"{p['name']}={p['value']}"
+        lines.append(f"{'pins' if i == 0 else '':<10} [{style}]{p['status']:<10}[/{style}] {p['kind']} "
+                     f"{escape(what)}  [cyan]({escape(p['source'])})[/cyan]  [dim]{escape(p['detail'])}[/dim]")
+    return lines
 
 
 def _widths(d: dict[str, int], unit: str = "b") -> str:
@@ -185,6 +215,9 @@ def as_json(results: list) -> str:
             "stats": m["stats"],
             "notes": m.get("notes") or [],
             "passes": m.get("passes"),
+            "option_sources": m.get("option_sources") or {},
+            "recipe": m.get("recipe"),
+            "pins": m.get("pins") or [],
         })
     return json.dumps({"kernels": kernels}, indent=1)
 

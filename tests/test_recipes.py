@@ -1,0 +1,293 @@
+"""Recipes: the shipped ones check and compile the examples; typos are refused with file:line; precedence."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, ROOT, VECTOR_ADD
+
+from test_pins import irscope
+
+from irscope import compiler, recipes
+from irscope.errors import BadInput
+from irscope.recipes import Steering
+from irscope.settings import Settings
+from irscope.targets import parse_target
+
+SHIPPED = ["a100", "h100", "h200", "b200", "mi300x", "mi355x"]
+TARGETS = {"a100": "cuda:80", "h100": "cuda:90", "h200": "cuda:90", "b200": "cuda:100", "mi300x": "hip:gfx942",
+           "mi355x": "hip:gfx950"}
+# runtime arguments only: the recipes give the constexprs
+EXAMPLE_SIGS = {
+    "matmul.py": "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1",
+    "softmax.py": "*fp32, *fp32, i32, i32, i32, i32",
+    "vector_add.py": "*fp32, *fp32, *fp32, i32:16",
+    "gluon_add.py": "*fp32, *fp32, *fp32, i32:16",
+}
+ADD4 = EXAMPLE_SIGS["vector_add.py"]
+
+
+def write(tmp_path: Path, text: str, name: str = "t.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def line_of(path: Path, needle: str) -> int:
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+# ------------------------------------------------------------------ shipped recipes
+
+
+def test_shipped_recipes_pass_check_and_are_listed():
+    assert recipes.available() == sorted(SHIPPED)
+    r = irscope("recipes", "check")
+    assert r.code == 0, r.err
+    assert r.out.count(": ok") == len(SHIPPED)
+    listing = irscope("recipes", "list")
+    for name in SHIPPED:
+        line = next(l for l in listing.out.splitlines() if l.startswith(name + " "))
+        assert TARGETS[name] in line and "invalid" not in line
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_recipe_compiles_the_examples_for_its_target(name):
+    recipe = recipes.load(recipes.find(name))
+    assert recipe.target.name == TARGETS[name]
+    assert recipe.variants and recipe.purpose
+    for example, sig in EXAMPLE_SIGS.items():
+        (spec, settings), = recipes.jobs(str(EXAMPLES / example), (), sig, (), (), None, (), Steering(name))
+        assert settings.target.name == TARGETS[name] and settings.target_reason == f"recipe {name}"
+        art = compiler.compile_spec(spec, settings)
+        statuses = {(p["kind"], p["name"]): p["status"] for p in art.pins}
+        assert "changed" not in statuses.values(), art.pins
+        assert art.recipe["name"] == name
+        if example == "gluon_add.py":  # the layout constexpr (warp size 32 or 64) is what the TTGIR holds
+            assert statuses[("constexpr", "layout")] == "ok"
+            assert f"threadsPerWarp = [{parse_target(name).warp_size}]" in art.stages["ttgir"]
+        if example == "matmul.py":
+            assert statuses[("option", "num_stages")] == "ok"
+
+
+def test_variants_resolve_for_every_shipped_recipe():
+    for name in SHIPPED:
+        recipe = recipes.load(recipes.find(name))
+        for variant in recipe.variants:
+            for kernel in ("matmul_kernel", "softmax_kernel", "add_kernel", "gluon_add_kernel"):
+                s = recipes.apply(Settings(recipe.target), recipe, variant, kernel)
+                assert all(src.startswith(f"recipe {name}") for src in s.sources.values())
+
+
+def test_deep_pipeline_variant_pins_the_matmul_loop():
+    (spec, settings), = recipes.jobs(str(EXAMPLES / "matmul.py"), (), EXAMPLE_SIGS["matmul.py"], (), (), None, (),
+                                     Steering("h100", "deep-pipeline"))
+    art = compiler.compile_spec(spec, settings)
+    assert "{tt.num_stages = 4 : i32}" in art.stages["ttir"]
+    loop = next(p for p in art.pins if p["kind"] == "loop")
+    assert loop["status"] == "ok" and loop["source"] == "recipe h100 [variant deep-pipeline, kernel matmul_kernel]"
+    assert "4x128x64xf16" in loop["detail"]
+
+
+# ------------------------------------------------------------------ refusing bad recipes
+
+
+def test_typo_and_wrong_type_are_refused_with_file_line_key_and_choices(tmp_path):
+    path = write(tmp_path, """
+        [recipe]
+        target = "h100"
+        purpose = "test"
+
+        [options]
+        num_warp = 8
+
+        [kernel.add_kernel]
+        options = { num_stages = "3" }
+
+        [variant.x.env]
+        TRITON_HIP_USE_ASYNC_COPY = true
+
+        [variant.y]
+        purpos = "typo"
+        """)
+    errors = recipes.check(path)
+    assert errors[0].startswith(f"{path}:{line_of(path, 'num_warp =')}: [options] num_warp: ")
+    assert "did you mean 'num_warps'" in errors[0] and "valid: " in errors[0] and "maxnreg" in errors[0]
+    assert errors[1].startswith(f"{path}:{line_of(path, 'num_stages')}: [kernel.add_kernel.options] num_stages: ")
+    assert "expected an integer, got a string '3'" in errors[1]
+    assert errors[2].startswith(f"{path}:{line_of(path, 'TRITON_HIP')}: [variant.x.env] TRITON_HIP_USE_ASYNC_COPY")
+    assert "not a compile knob" in errors[2] and "for cuda" in errors[2]
+    assert errors[3].startswith(f"{path}:{line_of(path, 'purpos =')}: [variant.y] purpos: unknown key")
+    assert "did you mean 'purpose'" in errors[3]
+
+    r = irscope("recipes", "check", str(path), str(ROOT / "recipes" / "h100.toml"))
+    assert r.code == 2
+    assert r.err.count("irscope: error:") == 4 and "h100.toml: ok" in r.out
+
+    out = tmp_path / "out"
+    r = irscope("dump", str(VECTOR_ADD), "--recipe", str(path), "-s", ADD4, "-o", str(out))
+    assert r.code == 2 and f"{path}:{line_of(path, 'num_warp =')}: [options] num_warp" in r.err
+    assert "(and 3 more; irscope recipes check" in r.err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("body, needle, words", [
+    ("[optons]\nnum_warps = 4\n", "[optons]", ["unknown key", "did you mean 'options'", "valid here: recipe, options"]),
+    ("[options]\nwaves_per_eu = 2\n", "waves_per_eu", ["not an option of Triton", "cuda backend"]),
+    ("[options]\nnum_warps = true\n", "num_warps", ["expected an integer, got a boolean"]),
+    ("[constexprs]\nlayout = \"gl.Blocked([4])\"\n", "layout", ["not a Gluon layout class"]),
+    ("[constexprs]\nlayout = { Bogus = {} }\n", "layout", ["not a Gluon layout class"]),
+    ("[loops.33]\nnum_stage = 2\n", "num_stage", ["did you mean 'num_stages'"]),
+    ("[loops.x33]\nnum_stages = 2\n", "[loops.x33]", ["expected a line number"]),
+    ("[layouts.blocked]\nsizePerThred = [1]\n", "sizePerThred", ["not a field of a TTGIR layout"]),
+    ("[layouts]\nblocked = \"blocked<{}>\"\n", "blocked =", ["not a layout attribute"]),
+])
+def test_bad_recipe_entries(tmp_path, body, needle, words):
+    path = write(tmp_path, "[recipe]\ntarget = \"h100\"\npurpose = \"t\"\n\n" + body)
+    errors = recipes.check(path)
+    assert errors, body
+    assert errors[0].startswith(f"{path}:{line_of(path, needle)}:"), errors
+    for w in words:
+        assert w in errors[0]
+
+
+def test_recipe_errors_for_target_and_toml(tmp_path):
+    assert "did you mean 'h100'" in recipes.check(write(tmp_path, "[recipe]\ntarget = \"h10\"\npurpose = \"t\"\n"))[0]
+    assert "missing" in recipes.check(write(tmp_path, "[options]\nnum_warps = 4\n"))[0]
+    bad = recipes.check(write(tmp_path, "[recipe]\ntarget = \"h100\"\npurpose = \"t\"\nx = = 1\n"))
+    assert bad[0].startswith(f"{tmp_path / 't.toml'}:4: not valid TOML")
+    with pytest.raises(BadInput, match="--recipe h10: no such recipe \\(did you mean 'h100'"):
+        recipes.find("h10")
+    with pytest.raises(BadInput, match="has no variant 'deep' \\(did you mean 'deep-pipeline'"):
+        recipes.resolve(Steering("h100", "deep"))
+    with pytest.raises(BadInput, match="--variant x: give the recipe"):
+        recipes.resolve(Steering(None, "x"))
+
+
+# ------------------------------------------------------------------ applying: target, precedence, sources
+
+PRECEDENCE = """
+    [recipe]
+    target = "h100"
+    purpose = "precedence"
+
+    [options]
+    num_warps = 2
+    maxnreg = 96
+    enable_fp_fusion = false
+
+    [constexprs]
+    BLOCK_SIZE = 256
+
+    [kernel."add_*"]
+    options = { num_warps = 4, maxnreg = 128 }
+    constexprs = { BLOCK_SIZE = 512 }
+
+    [variant.v]
+    purpose = "variant"
+    options = { num_warps = 8 }
+    [variant.v.kernel.add_kernel]
+    constexprs = { BLOCK_SIZE = 1024 }
+    layouts.blocked = { sizePerThread = [2] }
+    """
+
+
+def test_precedence_defaults_kernel_variant_set(tmp_path):
+    path = write(tmp_path, PRECEDENCE)
+    recipe = recipes.load(path)
+    base = Settings(parse_target("h100"))
+
+    s = recipes.apply(base, recipe, None, "other_kernel")
+    assert s.options == {"num_warps": 2, "maxnreg": 96, "enable_fp_fusion": False}
+    assert set(s.sources.values()) == {"recipe t"}
+
+    s = recipes.apply(base, recipe, None, "add_kernel")
+    assert s.options["num_warps"] == 4 and s.sources["num_warps"] == "recipe t [kernel add_*]"
+    assert s.sources["enable_fp_fusion"] == "recipe t" and s.pins.constexprs["BLOCK_SIZE"].text == "512"
+
+    s = recipes.apply(base, recipe, "v", "add_kernel", sets=["maxnreg=160"])
+    assert s.options == {"num_warps": 8, "maxnreg": 160, "enable_fp_fusion": False}
+    assert s.sources == {"num_warps": "recipe t [variant v]", "maxnreg": "--set", "enable_fp_fusion": "recipe t"}
+    assert s.pins.constexprs["BLOCK_SIZE"].source == "recipe t [variant v, kernel add_kernel]"
+    assert s.pins.constexprs["BLOCK_SIZE"].text == "1024"
+
+    # the whole path: a dump shows where each value came from, and checks it in the output
+    r = irscope("dump", str(VECTOR_ADD), "--recipe", str(path), "--variant", "v", "--set", "num_warps=4",
+                "-s", ADD4, "-o", str(tmp_path / "out"), "--pin-layout", "blocked:sizePerThread=[1]", "--json")
+    assert r.code == 0, r.err
+    k = json.loads(r.out)["kernels"][0]
+    assert k["target"] == "cuda:90" and k["options"]["num_warps"] == 4
+    assert k["option_sources"]["num_warps"] == "--set" and k["option_sources"]["maxnreg"] == "recipe t [kernel add_*]"
+    assert k["recipe"] == {"name": "t", "path": str(path), "variant": "v", "target": "cuda:90"}
+    pins = {(p["kind"], p["name"]): p for p in k["pins"]}
+    assert pins[("constexpr", "BLOCK_SIZE")]["value"] == "1024" and k["signature"].endswith(", 1024")
+    assert pins[("option", "maxnreg")]["status"] == "ok"
+    # the variant's layout edit, then the command line's on top: the command line wins
+    lay = [p for p in k["pins"] if p["kind"] == "layout"]
+    assert [p["source"] for p in lay] == ["recipe t [variant v, kernel add_kernel]", "--pin-layout"]
+    assert "sizePerThread = [1]" in Path(k["stages"]["ttgir"]).read_text()
+
+    summary = irscope("dump", str(VECTOR_ADD), "--recipe", str(path), "--variant", "v", "--set", "num_warps=4",
+                      "-s", ADD4, "-o", str(tmp_path / "out"))
+    assert "num_warps=4 (--set)" in summary.out and "maxnreg=128 (recipe t [kernel add_*])" in summary.out
+    assert "recipe     t, variant v" in summary.out and "pins" in summary.out
+
+
+def test_recipe_selects_the_target_and_refuses_another(tmp_path):
+    r = irscope("dump", str(VECTOR_ADD), "--recipe", "mi300x", "-s", ADD4, "-o", str(tmp_path), "--json")
+    assert r.code == 0, r.err
+    k = json.loads(r.out)["kernels"][0]
+    assert k["target"] == "hip:gfx942" and "amdgcn" in k["stages"]
+    manifest = json.loads((Path(k["folder"]) / "manifest.json").read_text())
+    assert manifest["target_reason"] == "recipe mi300x"
+    r = irscope("dump", str(VECTOR_ADD), "--recipe", "mi300x", "--target", "h100", "-s", ADD4, "-o", str(tmp_path))
+    assert r.code == 2 and "does not fit recipe mi300x, which is for hip:gfx942" in r.err
+    # h100's recipe fits an h200 (same sm_90)
+    s = recipes.jobs(str(VECTOR_ADD), (), ADD4, (), (), "h200", (), Steering("h100"))[0][1]
+    assert s.target.name == "cuda:90" and s.target_reason == "requested"
+
+
+def test_command_line_constexprs_win_and_are_reported(tmp_path):
+    (spec, settings), = recipes.jobs(str(VECTOR_ADD), (), ADD4 + ", 4096", (), (), None, (), Steering("h100"))
+    assert spec.args["BLOCK_SIZE"].value == 4096
+    assert settings.pins.overridden == {"BLOCK_SIZE": "4096"}
+    art = compiler.compile_spec(spec, settings)
+    rec = next(p for p in art.pins if p["kind"] == "constexpr")
+    assert rec["status"] == "overridden" and "4096" in rec["detail"]
+
+
+def test_kernel_section_constexpr_must_be_a_parameter(tmp_path):
+    path = write(tmp_path, """
+        [recipe]
+        target = "h100"
+        purpose = "t"
+        [kernel.add_kernel.constexprs]
+        BLOK_SIZE = 8
+        """)
+    with pytest.raises(BadInput, match="constexpr 'BLOK_SIZE' is not a parameter of add_kernel .did you mean 'BLOCK_SIZE'"):
+        recipes.jobs(str(VECTOR_ADD), (), ADD4, (), (), None, (), Steering(str(path)))
+
+
+def test_key_lines_follow_headers_dotted_keys_and_inline_tables():
+    text = textwrap.dedent("""
+        [recipe]
+        target = "h100"
+        [kernel."matmul*".options]
+        num_warps = 4
+        [variant.v]
+        options.num_stages = 3
+        env = { A = 1, B = 2 }
+        s = '''
+        x = 1
+        '''
+        """)
+    lines = recipes.KeyLines(text)
+    assert lines.line(("recipe", "target")) == 3
+    assert lines.line(("kernel", "matmul*", "options", "num_warps")) == 5
+    assert lines.line(("variant", "v", "options", "num_stages")) == 7
+    assert lines.line(("variant", "v", "env", "B")) == 8
+    assert lines.line(("variant", "v", "nothing")) == 6
