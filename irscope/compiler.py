@@ -167,7 +167,8 @@ def _compile_edited(src, settings: Settings, options, rec: _StageRecorder, plan)
     for stage, rewrite in plan.edits:
         rec.stop_after = stage
         try:
-            adapter.compile(src, settings.target, options.__dict__)
+            with adapter.fresh_compile():  # a cache hit (fresh=False) would skip the stage to edit
+                adapter.compile(src, settings.target, options.__dict__)
         except _StopAfterStage:
             pass
         else:
