@@ -201,6 +201,16 @@ def dump(file, kernels, signature, named_args, consts, target, sets, out_dir, no
         click.echo(render.as_json(results))
     else:
         render.summary(results)
+    if stage or as_json:  # the summary shows pin checks; other views get the warnings on stderr
+        _warn_pins_without_effect(results)
+
+
+def _warn_pins_without_effect(results) -> None:
+    for r in results:
+        for p in r.manifest.get("pins") or []:
+            if p["status"] in ("no effect", "changed", "overridden"):
+                click.echo(f"irscope: warning: {r.manifest['kernel']}: {p['kind']} {p['name']}={p['value']} "
+                           f"({p['source']}): {p['status']}: {p['detail']}", err=True)
 
 
 @cli.command()

@@ -241,3 +241,12 @@ def test_loop_locations_resolve_through_names_and_callsites():
     assert "    } {tt.num_stages = 3 : i32} loc(#loc7)" in out
     assert "      } {tt.loop_unroll_factor = 2 : i32} loc(#loc9)" in out
     assert [d["loops"] for d in done] == [[("/k.py", 12)], [("/helper.py", 5)]]
+
+
+def test_pins_without_effect_warn_on_stderr_outside_the_summary(tmp_path):
+    r = irscope("dump", str(VECTOR_ADD), "-s", ADD, "--set", "num_stages=2", "--stage", "ttir", "-o", str(tmp_path))
+    assert r.code == 0 and "tt.func" in r.out
+    assert r.err == ("irscope: warning: add_kernel: option num_stages=2 (--set): no effect: "
+                     "the kernel has no scf.for loop to pipeline\n")
+    summary = irscope("dump", str(VECTOR_ADD), "-s", ADD, "--set", "num_stages=2", "-o", str(tmp_path))
+    assert "no effect  option num_stages=2  (--set)" in summary.out and summary.err == ""
