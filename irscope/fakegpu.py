@@ -377,7 +377,11 @@ def _torch_on_cpu(target: Target) -> Iterator[None]:
     if importlib.util.find_spec("torch") is None:
         yield
         return
-    import torch
+    import warnings
+
+    with warnings.catch_warnings():  # irscope's import, not the script's: keep torch's own noise
+        warnings.simplefilter("ignore")  # (e.g. "Failed to initialize NumPy") off the script's output
+        import torch
 
     iface = FakeDeviceInterface(target)
     names = ["is_available", "device_count", "current_device", "set_device", "synchronize", "current_stream",
