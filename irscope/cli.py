@@ -38,7 +38,9 @@ def spec_options(f):
         click.option("--recipe", "-r", metavar="NAME|PATH",
                      help="A recipe (recipes/NAME.toml or a path): target, options, env knobs, constexprs and pins; "
                           "alone it selects the target. See irscope recipes list."),
-        click.option("--variant", metavar="NAME", help="A named variant of the --recipe (e.g. deep-pipeline)."),
+        click.option("--variant", "variant", multiple=True, metavar="NAME",
+                     help="A named variant of the --recipe (e.g. deep-pipeline); repeat it to get one compile "
+                          "(dump) or one timed variant (bench) per variant."),
         click.option("--pin-layout", "pin_layouts", multiple=True, metavar="ALIAS=LAYOUT|ALIAS:FIELD=VALUE",
                      help="Replace a TTGIR layout: 'blocked=#ttg.blocked<{...}>', or edit fields: "
                           "'blocked:sizePerThread=[1]' (repeatable)."),
@@ -62,8 +64,11 @@ def _steering_into_context(f):
     def run(*args, **kwargs):
         from .recipes import Steering
 
+        variants = tuple(kwargs.pop("variant", None) or ())
+        kwargs["variant"] = variants[0] if variants else None
         steer = Steering(**{k: kwargs.pop(k, None) or (() if k.startswith("pin") else None) for k in _STEER_KEYS})
         click.get_current_context().meta["irscope.steering"] = steer
+        click.get_current_context().meta["irscope.variants"] = variants
         return f(*args, **kwargs)
 
     return run
@@ -96,10 +101,18 @@ def _jobs(file, kernels, signature, named_args, consts, target, sets, steer=None
     from .spec import build_spec
     from .targets import resolve_target
 
+    explicit = steer is not None
     steer = _steering(steer)
     if steer:
+        import dataclasses
+
         from . import recipes
 
+        ctx = click.get_current_context(silent=True)
+        variants = () if explicit or ctx is None else ctx.meta.get("irscope.variants", ())
+        if len(variants) > 1:  # one job per recipe variant, in the order given
+            return [job for v in variants for job in recipes.jobs(
+                file, kernels, signature, named_args, consts, target, sets, dataclasses.replace(steer, variant=v))]
         return recipes.jobs(file, kernels, signature, named_args, consts, target, sets, steer)
     if Path(file).suffix == ".json" and Path(file).is_file():
         return _jobs_from_spec_file(file, kernels, signature, named_args, consts, target, sets)
@@ -296,13 +309,15 @@ def passes(file, kernels, signature, named_args, consts, target, sets, out_dir, 
 @click.option("--context", "-U", "context", type=click.IntRange(0), default=3, show_default=True,
               help="Lines of context around each change.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
+@click.option("--a-variant", metavar="NAME", help="Side a: this variant of the --recipe.")
+@click.option("--b-variant", metavar="NAME", help="Side b: this variant of the --recipe.")
 @click.option("--time", "do_time", is_flag=True, help="Also time both sides on this machine's GPU (as bench does).")
 @click.option("--args", "launch_args", metavar="ARGS", help="With --time: launch arguments (as for bench).")
 @click.option("--grid", "launch_grid", metavar="EXPR", help="With --time: the launch grid (as for bench).")
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
 def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, a_sets,
-         b_sets, a_target, b_target, stages, with_passes, raw, side_by_side, context, as_json, do_time, launch_args,
-         launch_grid, max_seconds):
+         b_sets, a_target, b_target, stages, with_passes, raw, side_by_side, context, as_json, a_variant, b_variant,
+         do_time, launch_args, launch_grid, max_seconds):
     """Compare two compiles of a kernel: stats, stages, passes. Exit 0 equal, 1 different, 2 trouble.
 
     \b
@@ -338,18 +353,28 @@ def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_
         diff_mod.check_same_kernel(a, b)
     else:
         reqs = (diff_mod.SideRequest("a", a_target, list(a_sets)), diff_mod.SideRequest("b", b_target, list(b_sets)))
-        diff_mod.check_requests(reqs)
-        jobs = _jobs(file, kernels, signature, named_args, consts, target, ())
-        if len(jobs) > 1:
-            raise BadInput(f"diff compares one kernel; choose one with --kernel "
-                           f"({', '.join(spec.kernel for spec, _ in jobs)})")
-        spec, base = jobs[0]
-        a, b = diff_mod.build_sides(spec, base, list(sets), reqs, out_dir, with_passes, not no_cache)
+        if a_variant or b_variant:
+            side_jobs = _variant_sides(file, kernels, signature, named_args, consts, target, sets, reqs,
+                                       (a_variant, b_variant))
+            a, b = (diff_mod.dump_side(sp, st, req, out_dir, with_passes, not no_cache)
+                    for (sp, st), req in zip(side_jobs, reqs))
+            for side, variant in zip((a, b), (a_variant, b_variant)):
+                own = "" if side.label == "shared settings" else side.label
+                side.label = ", ".join(x for x in (f"variant {variant}" if variant else "", own) if x)
+        else:
+            diff_mod.check_requests(reqs)
+            jobs = _jobs(file, kernels, signature, named_args, consts, target, ())
+            if len(jobs) > 1:
+                raise BadInput(f"diff compares one kernel; choose one with --kernel "
+                               f"({', '.join(spec.kernel for spec, _ in jobs)})")
+            spec, base = jobs[0]
+            side_jobs = [(spec, diff_mod.side_settings(base, list(sets), req)) for req in reqs]
+            a, b = diff_mod.build_sides(spec, base, list(sets), reqs, out_dir, with_passes, not no_cache)
     result = diff_mod.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes)
     timed = None
     if do_time:
         timed = _time_diff_sides(file, kernels, signature, named_args, consts, target, sets, launch_args,
-                                 launch_grid, spec, base, reqs, max_seconds)
+                                 launch_grid, side_jobs, (a.label, b.label), max_seconds)
     if as_json:
         doc = json.loads(render.diff_json(result, context))
         if timed is not None:
@@ -365,21 +390,41 @@ def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_
         sys.exit(1)
 
 
-def _time_diff_sides(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid, spec, base,
-                     reqs, max_seconds):
+def _variant_sides(file, kernels, signature, named_args, consts, target, sets, reqs, variants):
+    """diff --a-variant/--b-variant: each side is the recipe's variant, then that side's --a/--b flags."""
+    import dataclasses
+
+    from . import diff as diff_mod
+
+    steer = _steering()
+    if not steer.recipe:
+        raise BadInput("--a-variant/--b-variant name variants of a recipe: give it with --recipe")
+    out = []
+    for req, variant in zip(reqs, variants):
+        jobs = _jobs(file, kernels, signature, named_args, consts, target, sets,
+                     steer=dataclasses.replace(steer, variant=variant or steer.variant))
+        if len(jobs) > 1:
+            raise BadInput(f"diff compares one kernel; choose one with --kernel "
+                           f"({', '.join(spec.kernel for spec, _ in jobs)})")
+        spec, settings = jobs[0]
+        out.append((spec, diff_mod.side_settings(settings, [], req)))
+    return out
+
+
+def _time_diff_sides(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid, side_jobs,
+                     labels, max_seconds):
     """Time side a (the baseline) against side b on the local GPU, with the bench machinery."""
-    from . import bench as bench_job, diff as diff_mod
+    from . import bench as bench_job
     from .bench import Variant
     from .targets import local_gpu_target
 
     local = local_gpu_target()
     variants = []
-    for req in reqs:
-        settings = diff_mod.side_settings(base, list(sets), req)
+    for name, (spec, settings), label in zip("ab", side_jobs, labels):
         if local is None or settings.target != local:
-            raise BadInput(f"--time: side {req.name} compiles for {settings.target.name} but this machine's GPU is "
+            raise BadInput(f"--time: side {name} compiles for {settings.target.name} but this machine's GPU is "
                            f"{local.name if local else 'unknown'}; timing needs the local target")
-        variants.append(Variant(f"{req.name}: {req.label() or 'shared settings'}", spec, settings))
+        variants.append(Variant(f"{name}: {label or 'shared settings'}", spec, settings))
     _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid,
                                 (), False)
     return bench_job.run(variants, launch, max_seconds=max_seconds)
@@ -448,7 +493,7 @@ def _bench_variants(file, kernels, signature, named_args, consts, target, sets, 
         consts = tuple(consts) + tuple(f"{k}={v}" for k, v in values.items() if k in constexpr)
         kernels = (ref.name,)
     jobs = _jobs(file, kernels, signature, named_args, consts, target, sets)
-    if len(jobs) != 1:
+    if len({spec.kernel for spec, _ in jobs}) != 1:
         raise BadInput("bench times one kernel at a time: pick it with --kernel")
     spec, base = jobs[0]
     env = dict(values)
@@ -460,6 +505,9 @@ def _bench_variants(file, kernels, signature, named_args, consts, target, sets, 
     else:
         raise BadInput("bench needs --grid (e.g. --grid \"cdiv(n, BLOCK)\")")
     variants = [Variant("baseline", spec, base)]
+    if len(jobs) > 1:  # --recipe R --variant V1 --variant V2: one variant each, the first is the baseline
+        names = click.get_current_context().meta.get("irscope.variants", ())
+        variants = [Variant(f"variant {name}", sp, st) for name, (sp, st) in zip(names, jobs)]
     if aa:
         variants.append(Variant("baseline (A/A copy)", spec, base))
     for t in tries:
@@ -580,9 +628,12 @@ def recipes_check(files):
 @click.option("--args", "launch_args", metavar="ARGS", help="With --time: launch arguments (as for bench).")
 @click.option("--launch-grid", metavar="EXPR", help="With --time: the launch grid (as bench's --grid).")
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
+@click.option("--write-recipe", type=click.Path(path_type=Path), metavar="PATH",
+              help="Write the winner (and --top N best) as variants of a recipe that `recipes check` accepts.")
+@click.option("--top", type=click.IntRange(1), default=1, show_default=True, help="With --write-recipe: how many.")
 @click.option("--json", "as_json", is_flag=True, help="Print one result per config as JSON.")
 def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, axes, jobs,
-          timeout, sort_key, do_time, launch_args, launch_grid, max_seconds, as_json):
+          timeout, sort_key, do_time, launch_args, launch_grid, max_seconds, write_recipe, top, as_json):
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
     import os
 
@@ -606,12 +657,37 @@ def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, n
         timed = _time_sweep(file, kernels, signature, named_args, consts, target, sets, launch_args,
                             launch_grid, sweep_job.survivors(configs), max_seconds)
     ordered = sweep_job.sort_configs(configs, sort_key)
+    if write_recipe is not None:
+        _write_sweep_recipe(write_recipe, spec, base, configs, ordered, timed, sort_key, top)
     if as_json:
         click.echo(render.sweep_json(ordered, timed))
     else:
         render.sweep_table(ordered, timed)
+        if write_recipe is not None:
+            click.echo(f"wrote {write_recipe} (check it: irscope recipes check {write_recipe})")
     if not any(c.usable for c in configs):
         sys.exit(1)
+
+
+def _write_sweep_recipe(path, spec, base, configs, ordered, timed, sort_key, top):
+    """--write-recipe: timed winners first when timed, else the static order asked for with --sort."""
+    from . import sweep as sweep_job
+
+    by_label = {c.label: c for c in configs}
+    timings = None
+    if timed is not None:
+        ok = sorted((v for v in timed.variants if v.status == "ok" and v.summary), key=lambda v: v.summary.median)
+        ranked = [by_label[v.name] for v in ok if v.name in by_label]
+        timings = {v.name: v.summary.median for v in ok}
+        how = f"timed on {timed.device}"
+    else:
+        ranked = [c for c in ordered if c.usable and not c.spills]
+        how = f"ranked by {sort_key} (static, not timed)"
+    if not ranked:
+        raise BadInput("--write-recipe: no config compiled without spilling; nothing to write")
+    shared = {k: v for k, v in base.options.items() if k not in ranked[0].values}
+    text = sweep_job.recipe_text(spec.kernel, base.target.name, ranked[:top], how, shared, timings)
+    sweep_job.write_recipe(Path(path), text)
 
 
 def _time_sweep(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid, live,

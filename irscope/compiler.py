@@ -18,6 +18,7 @@ The pipeline, in order (each step one function below):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -181,8 +182,13 @@ def _compile_edited(src, settings: Settings, options, rec: _StageRecorder, plan)
     return adapter.compile(src, settings.target, options.__dict__)
 
 
-def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False, bound=None) -> Artifacts:
-    """Compile; `bound` is bind()'s result when the caller already has it."""
+def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False, bound=None,
+                 fresh: bool = True) -> Artifacts:
+    """Compile; `bound` is bind()'s result when the caller already has it.
+
+    fresh=False lets Triton's own cache serve the binary (for launching a kernel that was just
+    dumped: no ptxas report, no SASS, no per-stage times then).
+    """
     options, signature, constexprs, attrs = bound or bind(spec, settings)
     src = adapter.make_source(spec.fn, signature, constexprs, attrs)
     plan = pins_mod.plan(spec, settings)
@@ -197,7 +203,8 @@ def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False
             if with_passes:
                 rec.dump_position = native.stderr_size
             try:
-                with adapter.environment(env), adapter.fresh_compile(), adapter.stage_hook(rec.wrap):
+                bypass = adapter.fresh_compile() if fresh else contextlib.nullcontext()
+                with adapter.environment(env), bypass, adapter.stage_hook(rec.wrap):
                     if plan.edits:
                         kernel = _compile_edited(src, settings, options, rec, plan)
                     else:

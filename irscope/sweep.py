@@ -247,3 +247,73 @@ def _jsonable(v: Any) -> Any:
 
 if __name__ == "__main__":
     sys.exit(_worker(sys.argv[1]))
+
+
+# ---------------------------------------------------------------- the winner, as a recipe
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    text = str(v)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def recipe_text(kernel: str, target: str, ranked: list[Config], how: str, base_options: dict[str, Any],
+                timings: dict[str, float] | None = None) -> str:
+    """A recipe whose variants are the ranked configs (best first), as `irscope recipes check` accepts."""
+    options_keys = set()
+    lines = [f"# Written by irscope sweep: {len(ranked)} best configs of {kernel} on {target}, {how}.",
+             "# Each variant holds the swept values; the [kernel] section the settings shared by all.",
+             "[recipe]", f"target = {_toml_value(target)}",
+             f"purpose = {_toml_value(f'sweep winners for {kernel} ({how})')}", ""]
+    shared = {k: v for k, v in base_options.items() if v is not None}
+    if shared:
+        lines += [f"[kernel.{_toml_value(kernel)}]",
+                  "options = { " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in shared.items()) + " }", ""]
+    for rank, cfg in enumerate(ranked, 1):
+        name = "sweep-best" if rank == 1 else f"sweep-{rank}"
+        note = cfg.label + (f"; {timings[cfg.label] * 1e3:.1f} us" if timings and cfg.label in timings else "")
+        lines += [f"[variant.{name}]", f"purpose = {_toml_value(f'#{rank}: {note}')}",
+                  f"[variant.{name}.kernel.{_toml_value(kernel)}]"]
+        opts = {k: v for k, v in cfg.values.items() if k in cfg.settings.options}
+        consts = {k: cfg.spec.args[k].text() for k in cfg.values if k not in opts}
+        if opts:
+            options_keys.update(opts)
+            lines.append("options = { " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in opts.items()) + " }")
+        if consts:
+            lines.append("constexprs = { " + ", ".join(f"{k} = {_constexpr_toml(v)}" for k, v in consts.items())
+                         + " }")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _constexpr_toml(text: str) -> str:
+    """A constexpr's spec text as a TOML value: numbers and booleans as such, anything else as text."""
+    import ast
+
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return _toml_value(text)
+    return _toml_value(value) if isinstance(value, (bool, int, float)) else _toml_value(text)
+
+
+def write_recipe(path: Path, text: str) -> None:
+    """Write atomically, and only a recipe `recipes check` accepts."""
+    from . import recipes
+
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    try:
+        problems = recipes.check(tmp)
+        if problems:
+            raise BadInput(f"--write-recipe: the recipe irscope wrote does not pass its own check: {problems[0]}")
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()

@@ -56,3 +56,28 @@ def test_timeouts_and_bad_axes(cli, tmp_path):
     r = cli("sweep", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--grid", "num_wraps=4",
             "-o", str(tmp_path))
     assert r.code == 2 and "did you mean 'num_warps'" in r.err
+
+
+def test_write_recipe_passes_check_and_replays(cli, tmp_path):
+    recipe = tmp_path / "mine.toml"
+    r = cli("sweep", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--target", "h100",
+            "--grid", "num_warps=2,8", "--grid", "BLOCK_SIZE=256,2048", "--sort", "registers",
+            "--write-recipe", str(recipe), "--top", "2", "-o", str(tmp_path / "o"))
+    assert r.code == 0, r.err
+    assert "[variant.sweep-best]" in recipe.read_text() and "[variant.sweep-2]" in recipe.read_text()
+    assert cli("recipes", "check", str(recipe)).code == 0
+    r = cli("dump", str(VECTOR_ADD), "--recipe", str(recipe), "--variant", "sweep-best", "--signature",
+            "*fp32, *fp32, *fp32, i32:16", "-o", str(tmp_path / "replay"), "--json")
+    assert r.code == 0, r.err
+    k = json.loads(r.out)["kernels"][0]
+    assert k["target"] == "cuda:90"
+
+
+def test_recipe_variants_on_diff(cli, tmp_path):
+    sig = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1"
+    r = cli("diff", str(MATMUL), "--kernel", "matmul_kernel", "--recipe", "h100", "--a-variant", "baseline",
+            "--b-variant", "deep-pipeline", "--signature", sig, "-o", str(tmp_path), "--json")
+    assert r.code == 1, r.err
+    doc = json.loads(r.out)
+    assert doc["a"]["label"] == "variant baseline" and doc["b"]["label"] == "variant deep-pipeline"
+    assert doc["stats"]["shared_bytes"]["b"] > doc["stats"]["shared_bytes"]["a"], "a deeper pipeline buffers more"
