@@ -67,7 +67,11 @@ def bind(spec: KernelSpec, settings: Settings):
 
 
 def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool) -> str:
-    """Everything that decides the output: kernel code, spec, effective options, target, env knobs."""
+    """Everything that decides the output: kernel code, spec, effective options, target, env knobs, pins.
+
+    Where an option came from (--set, a recipe, a capture) is not in the key: the same options
+    from another source share the entry, and dump.dump restamps the sources on a hit.
+    """
     payload = {
         "irscope": __version__,
         "irscope_code": cache.code_fingerprint(),
@@ -80,7 +84,6 @@ def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool) 
         "env": adapter.cache_invalidating_env(),
         "knobs": settings.env,
         "pins": settings.pins.canonical() if settings.pins else None,
-        "sources": settings.sources,
         "passes": with_passes,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()

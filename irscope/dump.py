@@ -33,6 +33,7 @@ def dump(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool 
         cache.restore(entry, final)
         # the reason the target was chosen belongs to this run, not to the cached one
         manifest["target_reason"] = settings.target_reason
+        manifest["option_sources"] = dict(settings.sources)
         manifest["notes"] = list(spec.notes)
         return DumpResult(final, manifest, cached=True)
     art = compiler.compile_spec(spec, settings, with_passes=with_passes, bound=bound)
