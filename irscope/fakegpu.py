@@ -9,11 +9,14 @@ is not the local GPU. While `machine(target)` is entered:
   (capture records them before that); the benchmarker and device interface that
   triton.testing and @triton.autotune use answer at once with a placeholder time.
 - torch: tensors created for "cuda" (device="cuda", .cuda(), .to("cuda"), device=0)
-  are made on the CPU instead, by a TorchFunctionMode; torch.cuda answers as a GPU of
-  the target would (is_available, device count and capability, synchronize, events,
-  streams). CPU allocations are 64-byte aligned, so a pointer is 16-byte aligned
-  exactly when it would be on the GPU (where allocations are 256-byte aligned): views
-  at an odd offset are unaligned on both.
+  are made on the CPU instead, by a TorchFunctionMode, and say they are on cuda:0
+  (.device, .is_cuda), as does get_active_torch_device(): code that branches on
+  `x.device.type == "cuda"` (libraries sizing a grid by the SM count do) takes its GPU
+  path. torch.cuda answers as a GPU of the target would (is_available, device count,
+  capability and properties, synchronize, events, streams, device contexts). CPU
+  allocations are 64-byte aligned, so a pointer is 16-byte aligned exactly when it
+  would be on the GPU (where allocations are 256-byte aligned): views at an odd offset
+  are unaligned on both.
 
 Everything is put back on exit. Nothing here computes a result: kernels do not run.
 """
@@ -165,6 +168,18 @@ class FakeDeviceInterface:
     def get_device_name(self, *args) -> str:
         return self.target.hardware.chip
 
+    class device:  # torch.cuda.device(...) / device_of(...): a context that selects nothing
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    device_of = device
+
     def get_device_properties(self, *args):
         hw = self.target.hardware
         major, minor = capability(self.target)
@@ -302,7 +317,7 @@ def make_driver(target: Target, device_id: int):
         def get_active_torch_device(self):
             import torch
 
-            return torch.device("cpu")
+            return torch.device("cuda", 0)  # tensors made for it live on the CPU (_cpu_mode)
 
         def get_device_interface(self):
             return self.device_interface
@@ -348,9 +363,13 @@ def _cpu_mode():
     moves = {torch.Tensor.to, torch.Tensor.new_empty, torch.Tensor.new_zeros, torch.Tensor.new_ones,
              torch.Tensor.new_full, torch.Tensor.new_tensor}
     is_cuda = torch.Tensor.is_cuda.__get__
+    device_of = torch.Tensor.device.__get__
+    get_device = torch.Tensor.get_device
+    cuda0 = torch.device("cuda", 0)
 
     class CpuForCuda(TorchFunctionMode):
-        """device="cuda" -> the CPU; .cuda() and pin_memory() -> the tensor itself; is_cuda -> True."""
+        """device="cuda" -> the CPU; .cuda() and pin_memory() -> the tensor itself;
+        .device -> cuda:0, .is_cuda -> True, .get_device() -> 0."""
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
@@ -358,6 +377,10 @@ def _cpu_mode():
                 return args[0]
             if func == is_cuda:
                 return True
+            if func == device_of:
+                return cuda0
+            if func == get_device:
+                return 0
             if "device" in kwargs and _is_gpu_device(kwargs["device"]):
                 kwargs = dict(kwargs, device="cpu")
             if kwargs.get("pin_memory"):
@@ -368,6 +391,36 @@ def _cpu_mode():
             return func(*args, **kwargs)
 
     return CpuForCuda()
+
+
+@contextlib.contextmanager
+def _backward_in(mode) -> Iterator[None]:
+    """Run autograd.Function.backward methods under `mode` too.
+
+    The autograd engine runs a backward pass with the torch-function modes of the
+    .backward() call, and that call reaches the engine from inside the mode's own
+    handler, where the mode is popped: a custom Function's backward (where libraries
+    allocate and launch kernels) would see real CPU devices. PyNode calls the
+    backward object's `apply` attribute, so wrapping it there puts the mode back.
+    """
+    import torch
+
+    cls = getattr(torch.autograd.function, "BackwardCFunction", None)
+    if cls is None or not hasattr(cls, "apply"):
+        yield
+        return
+    original = cls.apply
+
+    def apply(self, *args):
+        from torch.overrides import _get_current_function_mode_stack
+
+        if any(m is mode for m in _get_current_function_mode_stack()):
+            return original(self, *args)
+        with mode:
+            return original(self, *args)
+
+    with adapter.patched(cls, "apply", apply):
+        yield
 
 
 @contextlib.contextmanager
@@ -387,11 +440,14 @@ def _torch_on_cpu(target: Target) -> Iterator[None]:
     names = ["is_available", "device_count", "current_device", "set_device", "synchronize", "current_stream",
              "default_stream", "stream", "get_device_capability", "get_device_name", "get_device_properties",
              "empty_cache", "is_bf16_supported", "memory_allocated", "max_memory_allocated", "memory_reserved",
-             "max_memory_reserved", "reset_peak_memory_stats", "mem_get_info", "Event", "Stream", "ExternalStream"]
+             "max_memory_reserved", "reset_peak_memory_stats", "mem_get_info", "Event", "Stream", "ExternalStream",
+             "device", "device_of"]
     with contextlib.ExitStack() as stack:
         for name in names:
             stack.enter_context(adapter.patched(torch.cuda, name, getattr(iface, name)))
-        stack.enter_context(_cpu_mode())
+        mode = _cpu_mode()
+        stack.enter_context(_backward_in(mode))
+        stack.enter_context(mode)
         yield
 
 

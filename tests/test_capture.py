@@ -1,8 +1,9 @@
 """Capture: `irscope dump SCRIPT` runs an unmodified script and dumps every kernel it compiles.
 
-On this CPU-only machine captures are compile-only: the script runs on irscope's stand-in
-GPU (CPU tensors, launches recorded, not run). The GPU tests at the end (skipped without
-CUDA) check that a real run captures the same kernels, down to the PTX.
+The CPU tests capture compile-only (--compile-only, so they mean the same on a GPU machine):
+the script runs on irscope's stand-in GPU (CPU tensors, launches recorded, not run). The GPU
+tests at the end (skipped without CUDA) check that a real run captures the same kernels,
+down to the PTX.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def _irscope_lines(err: str) -> list[str]:
 def captured(request, tmp_path_factory):
     """One compile-only capture of the tutorial-style script per target (shared by the tests below)."""
     out = tmp_path_factory.mktemp("capture") / "out"
-    r = run_cli("dump", str(SCRIPT), "--target", request.param, "-o", str(out), "--json", "--", "--n", "4096")
+    r = run_cli("dump", str(SCRIPT), "--target", request.param, "--compile-only", "-o", str(out), "--json",
+                "--", "--n", "4096")
     assert r.code == 0, r.err
     return request.param, r, json.loads(r.out), out
 
@@ -48,7 +50,7 @@ def test_script_runs_and_stops_in_one_line(captured):
     stops = [line for line in _irscope_lines(r.err) if line.startswith("irscope:")]
     assert len(stops) == 1 and stops[0].startswith("irscope: the script stopped: capture_tutorial.py:")
     assert "AssertionError" in stops[0] and "4 kernels captured" in stops[0]
-    assert "capture_tutorial: n=4096 on cpu" in r.err  # -- ARGS reached the script; its output kept off stdout
+    assert "capture_tutorial: n=4096 on cuda:0" in r.err  # -- ARGS reached the script; its output kept off stdout
     assert doc["capture"]["mode"] == "compile-only" and doc["capture"]["target"] == target
     assert doc["capture"]["args"] == ["--n", "4096"]
 
@@ -132,20 +134,21 @@ def test_replay_of_a_capture_equals_it_and_takes_set(captured, tmp_path):
 
 def test_kernel_glob_and_script_log(tmp_path):
     log = tmp_path / "script.log"
-    r = run_cli("dump", str(SCRIPT), "-t", "cuda:90", "--kernel", "scale*", "--script-log", str(log),
-                "-o", str(tmp_path / "out"))
+    r = run_cli("dump", str(SCRIPT), "-t", "cuda:90", "--compile-only", "--kernel", "scale*", "--script-log",
+                str(log), "-o", str(tmp_path / "out"))
     assert r.code == 0, r.err
     assert "capture_tutorial: n=4096" not in r.out + r.err
-    assert "capture_tutorial: n=4096 on cpu" in log.read_text()
+    assert "capture_tutorial: n=4096 on cuda:0" in log.read_text()
     assert "2 kernels from" in r.out and "capture 2/2  scale_kernel" in r.out and "axpy_kernel" not in r.out
     assert sorted(p.name for p in (tmp_path / "out" / "captures").iterdir()) == ["scale_kernel-1.json",
                                                                                "scale_kernel-2.json"]
 
 
 def test_script_output_stays_visible(tmp_path):
-    r = run_cli("dump", str(SCRIPT), "-t", "cuda:90", "--kernel", "axpy_kernel", "-o", str(tmp_path / "out"))
+    r = run_cli("dump", str(SCRIPT), "-t", "cuda:90", "--compile-only", "--kernel", "axpy_kernel",
+                "-o", str(tmp_path / "out"))
     assert r.code == 0, r.err
-    assert r.out.index("capture_tutorial: n=4096 on cpu") < r.out.index("capture 1/2  axpy_kernel")
+    assert r.out.index("capture_tutorial: n=4096 on cuda:0") < r.out.index("capture 1/2  axpy_kernel")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -153,7 +156,8 @@ def test_script_output_stays_visible(tmp_path):
     (["dump", str(RAISES)], "capture_raises.py: the script raised capture_raises.py:13: RuntimeError: no input data "
                             "before it launched a Triton kernel"),
     (["dump", str(VECTOR_ADD)], "ran to the end without launching a Triton kernel"),
-    (["dump", str(SCRIPT), "--kernel", "nothing*"], "no kernel the script launched matches --kernel nothing*"),
+    (["dump", str(SCRIPT), "--compile-only", "--kernel", "nothing*"],
+     "no kernel the script launched matches --kernel nothing*"),
     (["dump", str(SCRIPT), "--set", "num_wraps=8"], "did you mean 'num_warps'"),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args, message):
@@ -189,14 +193,30 @@ def test_stand_in_gpu_maps_cuda_to_cpu_and_is_put_back():
 
     run_before = adapter.jit_function_type().run
     available = torch.cuda.is_available
+    class Twice(torch.autograd.Function):  # libraries allocate (and launch) in backward too
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            assert g.device.type == "cuda"
+            return torch.full_like(g, 2.0) * torch.ones(g.shape, device=g.device)
+
     with fakegpu.machine(parse_target("hip:gfx942")) as drv:
         assert triton.runtime.driver.active is drv
         assert triton.runtime.driver.active.get_current_target().arch == "gfx942"
-        x = torch.ones(4, device="cuda")
-        assert x.device.type == "cpu" and x.is_cuda and x.cuda() is x
-        assert torch.zeros(2, device=torch.device("cuda", 0)).device.type == "cpu"
+        assert drv.get_active_torch_device() == torch.device("cuda", 0)
+        x = torch.ones(4, device="cuda", requires_grad=True)
+        assert x.untyped_storage().device.type == "cpu"  # lives on the CPU, says it is on the GPU
+        assert x.device == torch.device("cuda", 0) and x.is_cuda and x.cuda() is x
+        assert torch.zeros(2, device=x.device).untyped_storage().device.type == "cpu"
         assert torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 4)
-        torch.cuda.synchronize()
+        assert torch.cuda.get_device_properties(x.device).multi_processor_count == 304
+        with torch.cuda.device(x.device):
+            torch.cuda.synchronize()
+        Twice.apply(x).sum().backward()
+        assert x.grad.tolist() == [2.0] * 4
     assert torch.cuda.is_available is available and not torch.ones(1).is_cuda
     assert triton.runtime.driver._active is None or triton.runtime.driver._active is not drv
     run = capture.run_script(SCRIPT, ["--n", "512"], parse_target("cuda:90"), "requested", "compile-only", [],
