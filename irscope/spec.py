@@ -9,8 +9,10 @@ to Triton's own binder (adapter.bind). So the specialization — tt.divisibility
 constexprs, do_not_specialize — is decided by the same code as a real launch.
 
 Element grammar (positional or after NAME=):
-  *DTYPE[:ALIGN]   pointer; ALIGN = byte alignment of the address (default 16,
-                   what every torch allocation has); e.g. *fp16:16, *fp32:4
+  *DTYPE[:ALIGN][:large]
+                   pointer; ALIGN = byte alignment of the address (default 16,
+                   what every torch allocation has); e.g. *fp16:16, *fp32:4;
+                   :large = the allocation exceeds 2 GiB (on AMD: no buffer ops)
   iN / uN [:16|:1] integer; :16 = divisible by 16, :1 = equal to 1; e.g. i32, i64:16
   fp32             float scalar (Python floats launch as fp32)
   i1 / u1          bool
@@ -40,10 +42,11 @@ class ArgSpec:
     type: str = ""       # "*fp16", "i32", "fp32", ...
     align: int = 0       # pointer byte alignment / int hint (16, 1 or 0 = none)
     value: Any = None    # constexpr value
+    large: bool = False  # pointer into an allocation over 2 GiB (AMD: no 32-bit buffer-op offsets)
 
     def text(self) -> str:
         if self.kind == "pointer":
-            return f"{self.type}:{self.align}"
+            return f"{self.type}:{self.align}" + (":large" if self.large else "")
         if self.kind == "int":
             return f"{self.type}:{self.align}" if self.align else self.type
         if self.kind == "constexpr":
@@ -52,14 +55,23 @@ class ArgSpec:
 
 
 class _Pointer:
-    """A launch argument Triton's specializer reads as a pointer: data_ptr() and dtype."""
+    """A launch argument Triton's specializer reads as a pointer: data_ptr(), dtype, ptr_range().
 
-    def __init__(self, dtype, address: int):
+    ptr_range() is the size of the allocation behind it: AMD's backend gives pointers into
+    allocations of at most 2 GiB tt.pointer_range = 32 (buffer loads); torch tensors answer it
+    from their storage, and so does this stand-in (small, unless the element says :large).
+    """
+
+    def __init__(self, dtype, address: int, large: bool = False):
         self.dtype = dtype
         self._address = address
+        self._range = 2**40 if large else 2**20
 
     def data_ptr(self) -> int:
         return self._address
+
+    def ptr_range(self) -> int:
+        return self._range
 
 
 def _value_text(value: Any) -> str:
@@ -98,6 +110,9 @@ def parse_element(text: str, where: str) -> ArgSpec:
     if not t:
         raise BadInput(f"signature {where}: empty element")
     if t.startswith("*"):
+        large = t.endswith(":large")
+        if large:
+            t = t[: -len(":large")]
         body, _, align = t[1:].partition(":")
         dtype = body.strip()
         if dtype.startswith("k"):  # Triton's const-pointer spelling *kfp16
@@ -111,7 +126,7 @@ def parse_element(text: str, where: str) -> ArgSpec:
         a = _int(align, where, t) if align else 16
         if a <= 0 or a & (a - 1):
             raise BadInput(f"signature {where}: pointer alignment in {t!r} must be a power of two (1, 2, 4, 8, 16)")
-        return ArgSpec("pointer", "*" + dtype, min(a, 16))
+        return ArgSpec("pointer", "*" + dtype, min(a, 16), large=large)
     head, _, hint = t.partition(":")
     head = head.strip()
     if head in INT_TYPES:
@@ -148,6 +163,8 @@ def parse_value(text: str, where: str) -> Any:
     value = getattr(tl, name, None)
     if isinstance(value, tl.dtype):
         return value
+    if (short := adapter.pointer_dtype(name)) is not None:  # tl.fp16, as manifests print dtypes
+        return short
     try:
         tree = ast.parse(t, mode="eval")
     except SyntaxError:
@@ -277,7 +294,7 @@ class KernelSpec:
 
 def _stand_in(a: ArgSpec) -> Any:
     if a.kind == "pointer":
-        return _Pointer(adapter.pointer_dtype(a.type[1:]), 0 if a.align >= 16 else a.align)
+        return _Pointer(adapter.pointer_dtype(a.type[1:]), 0 if a.align >= 16 else a.align, a.large)
     if a.kind == "int":
         bits = INT_TYPES[a.type]
         base = {8: 0, 16: 0, 32: 0, 64: 2**32}[bits] if a.type.startswith("i") else (2**63 if bits == 64 else 0)
