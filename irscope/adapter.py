@@ -205,6 +205,13 @@ def pointer_dtype_names() -> list[str]:
     return sorted(n for n in names if n and "*" not in n)
 
 
+def amd_buffer_ops_enabled() -> bool:
+    """AMD's backend gives small allocations tt.pointer_range=32 only with buffer ops on (the default)."""
+    from triton import knobs
+
+    return bool(getattr(getattr(knobs, "amd", None), "use_buffer_ops", False))
+
+
 def cache_invalidating_env() -> dict[str, str]:
     """Env knobs Triton folds into its cache key (e.g. TRITON_HIP_USE_BLOCK_PINGPONG)."""
     from triton._C.libtriton import get_cache_invalidating_env_vars

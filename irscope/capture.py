@@ -560,7 +560,10 @@ def _spec_for(cap: Capture, run: ScriptRun, overrides: dict[str, Any]):
         elif isinstance(ty, str) and ty.startswith("*"):
             div = _divisible(cap.attrs.get(path))
             align = 16 if div else min(aligns.get(p.name) or 16, 16)
-            named.append(f"{p.name}={ty}:{align}")
+            # AMD marks pointers into allocations under 2 GiB for buffer ops; one without is ':large'
+            ranged = any(list(kv)[:1] == ["tt.pointer_range"] for kv in (cap.attrs.get(path) or []))
+            large = run.target.backend == "hip" and adapter.amd_buffer_ops_enabled() and not ranged
+            named.append(f"{p.name}={ty}:{align}" + (":large" if large else ""))
         elif isinstance(ty, str) and ty[:1] in "iu" and ty[1:].isdigit() and ty not in ("i1", "u1"):
             named.append(f"{p.name}={ty}:16" if _divisible(cap.attrs.get(path)) else f"{p.name}={ty}")
         elif ty in ("i1", "u1", "fp16", "bf16", "fp32", "fp64"):
