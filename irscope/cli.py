@@ -62,7 +62,7 @@ def _steering_into_context(f):
     """Keep --recipe/--variant/--pin-* out of each command's signature: _jobs reads them from the context."""
     @functools.wraps(f)
     def run(*args, **kwargs):
-        from .recipes import Steering
+        from .settings import Steering
 
         variants = tuple(kwargs.pop("variant", None) or ())
         kwargs["variant"] = variants[0] if variants else None
@@ -78,7 +78,7 @@ def _steering(steer=None):
     """The --recipe/--variant/--pin-* of the running command (recipes.Steering; empty outside a command)."""
     if steer is not None:
         return steer
-    from .recipes import Steering
+    from .settings import Steering
 
     ctx = click.get_current_context(silent=True)
     return (ctx.meta.get("irscope.steering") if ctx is not None else None) or Steering()

@@ -33,7 +33,7 @@ from typing import Any
 from . import pins as pins_mod
 from .errors import BadInput, did_you_mean
 from .pins import ConstPin, LayoutPin, LoopPin, Pins
-from .settings import Settings, parse_assignments, settable_options
+from .settings import Settings, Steering, parse_assignments, settable_options  # noqa: F401
 from .targets import Target, parse_target
 
 try:
@@ -531,19 +531,6 @@ def _layout_call(table: dict, where: str) -> str:
 
 
 # ------------------------------------------------------------------ applying a recipe
-
-
-@dataclass
-class Steering:
-    """What the command line asked beyond the spec: --recipe/--variant/--pin-layout/--pin-loop."""
-
-    recipe: str | None = None
-    variant: str | None = None
-    pin_layouts: tuple[str, ...] = ()
-    pin_loops: tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.recipe or self.variant or self.pin_layouts or self.pin_loops)
 
 
 def resolve(steer: Steering) -> Recipe | None:

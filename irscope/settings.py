@@ -34,6 +34,22 @@ class Settings:
                 "pins": self.pins.canonical() if self.pins else None}
 
 
+@dataclass
+class Steering:
+    """What the command line asked beyond the spec: --recipe/--variant/--pin-layout/--pin-loop.
+
+    Lives here, not in recipes.py, so that a plain dump never imports the recipe machinery.
+    """
+
+    recipe: str | None = None
+    variant: str | None = None
+    pin_layouts: tuple[str, ...] = ()
+    pin_loops: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.recipe or self.variant or self.pin_layouts or self.pin_loops)
+
+
 def settable_options(target: Target) -> dict[str, Any]:
     return {k: f for k, f in adapter.options_fields(target).items() if k not in DERIVED_FIELDS}
 
