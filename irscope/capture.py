@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import adapter
+from . import adapter, loader
 from .errors import BadInput, CompileFailure
 from .settings import DERIVED_FIELDS, Settings, jsonable, parse_assignments, settable_options
-from .targets import Target, local_gpu_target, parse_target
+from .targets import Target, local_gpu_target, resolve_target
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn")
 
@@ -394,27 +394,9 @@ def alignment(address: int) -> int:
 def choose_mode(target_text: str | None, compile_only: bool) -> tuple[Target, str, str]:
     """(target, why it was chosen, mode): a real run only on the local GPU's own target."""
     local = local_gpu_target()
-    if target_text:
-        tgt, reason = parse_target(target_text), "requested"
-    elif local is not None:
-        tgt, reason = local, "local GPU"
-    else:
-        tgt, reason = Target("cuda", 90, 32), "default (no GPU here)"
+    tgt, reason = resolve_target(target_text)
     real = local is not None and local == tgt and not compile_only
     return tgt, reason, "gpu" if real else "compile-only"
-
-
-def check_script(path: Path) -> Path:
-    if not path.exists():
-        raise BadInput(f"{path}: no such file")
-    if path.is_dir():
-        raise BadInput(f"{path}: is a folder, expected a Python script")
-    source = path.read_text(encoding="utf-8", errors="replace")
-    try:
-        compile(source, str(path), "exec")
-    except SyntaxError as e:
-        raise BadInput(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
-    return path
 
 
 @contextlib.contextmanager
@@ -460,7 +442,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
     """
     from . import fakegpu
 
-    script = check_script(Path(script))
+    script = loader.check_python_file(Path(script), "a Python script")
     rec = Recorder(target, mode == "compile-only", kernel_globs)
     use_stand_in = mode == "compile-only" if stand_in is None else stand_in
     stopped: str | None = None

@@ -25,7 +25,6 @@ import os
 import subprocess
 import tempfile
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 from . import __version__, adapter, cache, passes as passes_mod, pins as pins_mod, stats as stats_mod

@@ -28,17 +28,22 @@ class KernelRef:
     autotuned: bool     # reached through @triton.autotune / @triton.heuristics
 
 
-def load_module(path: str | Path) -> ModuleType:
-    file = Path(path)
+def check_python_file(file: Path, what: str = "a Python file with Triton kernels") -> Path:
+    """One-line errors for a file that is missing, a folder, or not valid Python (before running it)."""
     if not file.exists():
-        raise BadInput(f"{path}: no such file")
+        raise BadInput(f"{file}: no such file")
     if file.is_dir():
-        raise BadInput(f"{path}: is a folder, expected a Python file with Triton kernels")
+        raise BadInput(f"{file}: is a folder, expected {what}")
     source = file.read_text(encoding="utf-8", errors="replace")
     try:
         compile(source, str(file), "exec")
     except SyntaxError as e:
         raise BadInput(f"{file}:{e.lineno}: syntax error: {e.msg}") from None
+    return file
+
+
+def load_module(path: str | Path) -> ModuleType:
+    file = check_python_file(Path(path))
     name = f"{file.stem}"
     spec = importlib.util.spec_from_file_location(name, file)
     module = importlib.util.module_from_spec(spec)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import MATMUL, MATMUL_SIG, VECTOR_ADD, compile_example
+from conftest import MATMUL, VECTOR_ADD, compile_example
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
