@@ -632,7 +632,25 @@ def apply_layout_pins(ttgir: str, pins: list[LayoutPin], warp_size: int) -> tupl
         if text != aliases[alias]:
             out = re.sub(r"^#" + re.escape(alias) + r" = .*$", lambda _m: f"#{alias} = {text}", out, count=1,
                          flags=re.M)
+    if out != ttgir:
+        out = drop_layout_hints(out)
     return out, done
+
+
+CONTIGUITY_HINT = re.compile(r" \{contiguity = \d+ : i32\}|contiguity = \d+ : i32, |, contiguity = \d+ : i32")
+
+
+def drop_layout_hints(ttgir: str) -> str:
+    """Remove the `contiguity` hints the TTGIR passes derived from the layouts before the pin.
+
+    Loads and async copies carry them (ttg.async_copy_global_to_local in 3.6+, amdg.buffer_load in
+    3.9) and the lowering trusts them: a layout pinned to fewer elements per thread would still be
+    lowered to the old vector width, reading elements the new layout does not give the thread (seen
+    on gfx942 with 3.9: buffer_load_dwordx4 under sizePerThread = [1]). Without the hint the lowering
+    recomputes contiguity from the IR, which gives the same code where nothing was pinned (checked:
+    the matmul's cp.async sizes and counts on sm80, 3.6 and 3.9).
+    """
+    return CONTIGUITY_HINT.sub("", ttgir)
 
 
 def _squash(text: str) -> str:

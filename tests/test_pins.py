@@ -91,6 +91,8 @@ def test_layout_pin_on_amd_compiles_to_amdgcn():
     assert "threadsPerWarp = [64]" in art.stages["ttgir"] and "sizePerThread = [1]" in art.stages["ttgir"]
     assert "amdgcn" in art.stages and "hsaco" in art.stages
     assert art.stats["amdgcn"]["global_load"] != base.stats["amdgcn"]["global_load"]
+    assert set(art.stats["amdgcn"]["global_load"]) == {"32"}, "one element per thread: scalar loads"
+    assert "contiguity" not in art.stages["ttgir"], "hints derived from the old layout are dropped"
     assert art.pins[0]["status"] == "ok"
 
 
