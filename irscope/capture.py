@@ -133,6 +133,19 @@ class Recorder:
         self._launch: contextvars.ContextVar[_Launch | None] = contextvars.ContextVar("irscope_launch", default=None)
         self._tuning: contextvars.ContextVar[_Tuning | None] = contextvars.ContextVar("irscope_tuning", default=None)
         self._tuners: dict[int, tuple[Any, dict[str, Any]]] = {}
+        self.internal_error: BaseException | None = None
+
+    def _guarded(self, hook):
+        """A hook whose own failure is irscope's (remembered), not the script's."""
+        def run(*args, **kwargs):
+            try:
+                return hook(*args, **kwargs)
+            except Exception as e:
+                if self.internal_error is None:
+                    self.internal_error = e
+                raise
+
+        return run
 
     def wanted(self, name: str) -> bool:
         return not self.globs or any(fnmatch.fnmatchcase(name, g) for g in self.globs)
@@ -277,7 +290,8 @@ class Recorder:
         tuner_cls = adapter.autotuner_type()
         kernel_cls = adapter.compiled_kernel_type()
         with contextlib.ExitStack() as stack:
-            stack.enter_context(adapter.jit_hooks(self.on_compile, self.on_compiled, self.on_listen))
+            stack.enter_context(adapter.jit_hooks(self._guarded(self.on_compile), self._guarded(self.on_compiled),
+                                                  self._guarded(self.on_listen)))
             stack.enter_context(adapter.patched(jit_cls, "run", self.wrap_jit_run(jit_cls.run)))
             stack.enter_context(adapter.patched(tuner_cls, "run", self.wrap_autotuner(tuner_cls.run, True)))
             stack.enter_context(adapter.patched(tuner_cls, "warmup", self.wrap_autotuner(tuner_cls.warmup, False)))
@@ -447,8 +461,9 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
     use_stand_in = mode == "compile-only" if stand_in is None else stand_in
     stopped: str | None = None
     raised = False
-    saved_argv, saved_path = list(sys.argv), list(sys.path)
-    folder = str(script.resolve().parent)
+    saved_argv, saved_path, saved_cwd = list(sys.argv), list(sys.path), os.getcwd()
+    script = script.resolve()  # a script that changes directory must not move it, or the output
+    folder = str(script.parent)
     with contextlib.ExitStack() as stack:
         if use_stand_in:
             stack.enter_context(fakegpu.machine(target))
@@ -469,6 +484,9 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
         finally:
             sys.argv[:] = saved_argv
             sys.path[:] = saved_path
+            os.chdir(saved_cwd)
+    if rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
+        raise rec.internal_error
     run = ScriptRun(script, list(args), target, target_reason, mode, rec.captures, rec.launches, stopped,
                     rec.filtered_out, script_log)
     if not run.captures:
@@ -574,10 +592,11 @@ def _spec_for(cap: Capture, run: ScriptRun, overrides: dict[str, Any]):
     sources.update({k: "--set" for k in overrides})
     settings = Settings(run.target, run.target_reason, options, sources=sources)
 
-    # the check that makes a capture trustworthy: the spec binds as the launch did
-    if not overrides:
-        _, signature, constexprs, attrs = compiler.bind(spec, settings)
-        cap.notes.extend(_binding_differences(cap, signature, constexprs, attrs))
+    # the check that makes a capture trustworthy: the spec binds as the launch did (under the
+    # launch's own options; --set changes what is compiled afterwards, not what was launched)
+    as_launched = Settings(run.target, run.target_reason, dict(captured), sources=dict(sources))
+    _, signature, constexprs, attrs = compiler.bind(spec, as_launched)
+    cap.notes.extend(_binding_differences(cap, signature, constexprs, attrs))
     return spec, settings
 
 
@@ -679,9 +698,12 @@ def write_specs(run: ScriptRun, out_dir: Path) -> None:
     for cap in run.captures:
         if cap.spec is None:
             continue
-        counts[cap.spec.kernel] = counts.get(cap.spec.kernel, 0) + 1
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{cap.spec.kernel}-{counts[cap.spec.kernel]}.json"
+        n = counts.get(cap.spec.kernel, 0) + 1
+        while (folder / f"{cap.spec.kernel}-{n}.json").exists():  # an earlier capture's: never overwritten
+            n += 1
+        counts[cap.spec.kernel] = n
+        path = folder / f"{cap.spec.kernel}-{n}.json"
         doc = spec_document(cap.spec, run.target.name, jsonable(cap.launch_options),
                             launch=jsonable(spec_record(cap, run)))
         doc["args"] = dict(cap.elements)  # the elements build_spec read (they read back the same)
@@ -739,7 +761,8 @@ def dump_command(file: Path, script_args: list[str], kernel_globs: list[str], ta
     from . import render
 
     tgt, reason, mode = choose_mode(target, compile_only)
-    parse_assignments(list(sets), tgt)  # a bad --set is bad input before anything runs
+    out_dir = Path(out_dir).resolve()  # the script may change directory
+    _check_before_running(tgt, sets, out_dir, stage, script_log)
     run = run_script(Path(file), list(script_args), tgt, reason, mode, list(kernel_globs), script_log,
                      quiet=bool(stage or as_json))
     if run.stopped:
@@ -765,8 +788,31 @@ def dump_command(file: Path, script_args: list[str], kernel_globs: list[str], ta
         if cap.failure:
             click.echo(f"irscope: error: capture {cap.index} ({cap.label}): {cap.failure}", err=True)
     if not results:
-        return 1 if any(c.failure for c in run.captures) else 2
+        if not any(c.failure for c in run.captures):
+            problems = [c.problem for c in run.captures if getattr(c, "problem", None)]
+            raise BadInput(f"{file}: none of the {len(run.captures)} captured kernels can be dumped"
+                           + (f": {problems[0]}" if problems else ""))
+        return 1
     return 1 if any(c.failure for c in run.captures) else 0
+
+
+def _check_before_running(tgt: Target, sets: list[str], out_dir: Path, stage: str | None,
+                          script_log: Path | None) -> None:
+    """What can be refused before the script runs is refused then: nothing written, one line."""
+    options = parse_assignments(list(sets), tgt)
+    try:
+        adapter.make_backend(tgt).parse_options(dict(options))
+    except (ValueError, AssertionError, TypeError) as e:
+        raise BadInput(f"--set: rejected by Triton's {tgt.backend} backend: {str(e) or type(e).__name__}") from None
+    vendor_stages = {"cuda": ("ptx", "cubin", "sass"), "hip": ("amdgcn", "hsaco")}
+    other = "hip" if tgt.backend == "cuda" else "cuda"
+    if stage in vendor_stages[other]:
+        raise BadInput(f"--stage {stage}: {tgt.name} has no {stage} stage (its last stages: "
+                       f"{', '.join(vendor_stages[tgt.backend])})")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BadInput(f"-o {out_dir}: is a file, not a folder")
+    if script_log is not None and not Path(script_log).resolve().parent.is_dir():
+        raise BadInput(f"--script-log {script_log}: its folder does not exist")
 
 
 def _capture_dict(cap: Capture) -> dict[str, Any]:

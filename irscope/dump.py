@@ -32,9 +32,11 @@ def dump(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool 
         final = out_dir / manifest["kernel"] / f"{manifest['target'].replace(':', '')}-{key[:8]}"
         cache.restore(entry, final)
         # the reason the target was chosen belongs to this run, not to the cached one
+        manifest["file"] = str(spec.file)  # the same code may live in another file than the cached run's
         manifest["target_reason"] = settings.target_reason
         manifest["option_sources"] = dict(settings.sources)
         manifest["notes"] = list(spec.notes)
+        (final / artifacts.MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))
         return DumpResult(final, manifest, cached=True)
     art = compiler.compile_spec(spec, settings, with_passes=with_passes, bound=bound)
     folder = artifacts.write(art, out_dir)

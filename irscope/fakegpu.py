@@ -255,6 +255,15 @@ class _Utils:
         pass
 
 
+def _msgpack_uint(blob: bytes, key: bytes) -> int | None:
+    """The unsigned integer after `key` in the hsaco's msgpack metadata (fixint, uint8/16/32)."""
+    m = re.search(re.escape(key) + rb"(?:\xcc(.)|\xcd(..)|\xce(....)|([\x00-\x7f]))", blob, re.S)
+    if m is None:
+        return None
+    raw = next(g for g in m.groups() if g is not None)
+    return int.from_bytes(raw, "big")
+
+
 def binary_registers(target: Target, name: str, binary: bytes) -> tuple[int, int]:
     """Registers per thread and spill bytes of a compiled kernel; (32, 0) when unreadable."""
     try:
@@ -272,10 +281,9 @@ def binary_registers(target: Target, name: str, binary: bytes) -> tuple[int, int
             if m:
                 return int(m.group(1)), int(local.group(1)) if local else 0
         else:
-            m = re.search(rb"\.vgpr_count(?:\xcc|\xcd\x00)?([\x00-\x7f])", binary)
-            spill = re.search(rb"\.vgpr_spill_count(?:\xcc)?([\x00-\x7f])", binary)
-            if m:
-                return m.group(1)[0], spill.group(1)[0] if spill else 0
+            regs = _msgpack_uint(binary, b".vgpr_count")
+            if regs is not None:
+                return regs, _msgpack_uint(binary, b".vgpr_spill_count") or 0
     except (OSError, subprocess.SubprocessError):
         pass
     return 32, 0

@@ -294,3 +294,32 @@ def test_examples_capture_on_a_gpu_without_stopping(script, tmp_path):
     assert doc["capture"]["stopped"] is None and doc["kernels"]
     for k in doc["kernels"]:
         assert all(k["capture"]["matches_launch"].values()), k["name"]
+
+
+def test_a_script_that_changes_directory_does_not_move_the_output(tmp_path):
+    r = run_cli("dump", str(DATA / "capture_chdir.py"), "--target", "h100", "--compile-only", "-o", "out",
+                "--json", cwd=tmp_path)
+    assert r.code == 0, r.err
+    spec = tmp_path / "out" / "captures" / "double_kernel-1.json"
+    assert spec.exists()
+    assert Path(json.loads(spec.read_text())["file"]).exists()
+    # a second capture into the same folder keeps the first one's spec file
+    r = run_cli("dump", str(DATA / "capture_chdir.py"), "--target", "mi300x", "--compile-only", "-o", "out",
+                "--json", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert json.loads(spec.read_text())["target"] == "cuda:90"
+    assert json.loads((spec.parent / "double_kernel-2.json").read_text())["target"] == "hip:gfx942"
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--set", "num_warps=3"], "rejected by Triton's cuda backend"),
+    (["--stage", "amdgcn"], "cuda:90 has no amdgcn stage"),
+    (["--script-log", "/nonexistent-folder/x.log"], "its folder does not exist"),
+])
+def test_bad_flags_are_refused_before_the_script_runs(tmp_path, flags, message):
+    r = run_cli("dump", str(DATA / "capture_chdir.py"), "--target", "h100", "--compile-only", "-o",
+                str(tmp_path / "out"), *flags)
+    assert r.code == 2, r.err
+    lines = _irscope_lines(r.err)
+    assert len(lines) == 1 and message in lines[0]
+    assert not (tmp_path / "out").exists()
