@@ -145,8 +145,8 @@ def loop_attr_value(name: str, value: Any, where: str) -> Any:
         raise BadInput(f"{where}: {name} takes true or false, not {value!r}")
     if typ is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise BadInput(f"{where}: {name} takes an integer, not {value!r}")
-    if typ is int and value < 1:
-        raise BadInput(f"{where}: {name} must be 1 or more, not {value}")
+    if typ is int and not 1 <= value < 2**31:
+        raise BadInput(f"{where}: {name} must be from 1 to {2**31 - 1} (an i32 attribute), not {value}")
     return value
 
 
@@ -592,6 +592,27 @@ def check_layout_rules(alias: str, old: Layout, new: Layout, ttgir: str, warp_si
     if order is not None and sorted(order) != list(range(len(order))):
         raise BadInput(f"order {order} must be a permutation of 0..{len(order) - 1} "
                        f"(each dimension once, fastest-varying first)")
+    _check_mma_rules(new)
+
+
+def _check_mma_rules(new: Layout) -> None:
+    """NVIDIA MMA layouts: what the hardware instruction fixes (Triton only asserts these in debug builds).
+
+    v2 (mma.sync, sm80+): instrShape [16, 8]. v3 (wgmma, sm90): the 4 warps of a warpgroup stack
+    along M, so warpsPerCTA[0] is a multiple of 4, and instrShape's M is 16.
+    """
+    if new.kind != "nvidia_mma":
+        return
+    major = new.value("versionMajor")
+    shape, wpc = new.value("instrShape"), new.value("warpsPerCTA")
+    if major == 2 and isinstance(shape, list) and shape != [16, 8]:
+        raise BadInput(f"an mma.sync layout (versionMajor = 2) has instrShape [16, 8], not {shape}")
+    if major == 3:
+        if isinstance(wpc, list) and wpc and wpc[0] % 4:
+            raise BadInput(f"a wgmma layout (versionMajor = 3) stacks the 4 warps of a warpgroup along M: "
+                           f"warpsPerCTA[0] must be a multiple of 4, not {wpc}")
+        if isinstance(shape, list) and shape and shape[0] != 16:
+            raise BadInput(f"a wgmma layout (versionMajor = 3) has instrShape M = 16, not {shape}")
 
 
 def apply_layout_pins(ttgir: str, pins: list[LayoutPin], warp_size: int) -> tuple[str, list[dict]]:
@@ -785,7 +806,7 @@ def _check_option(name, value, source, art, ttir, ttgir, gluon, pins) -> dict:
 def _check_env(name, value, source, art, ttgir) -> dict:
     on = str(value).lower() in ("1", "true", "on", "yes")
     if name == "TRITON_HIP_USE_ASYNC_COPY":
-        n = len(re.findall(r"ttg\.async_copy_global_to_local|amdgpu\.buffer_load_to_local", ttgir))
+        n = len(re.findall(r"ttg\.async_copy_global_to_local|amdg(?:pu)?\.buffer_load_to_local", ttgir))
         if on:
             return _rec("env", name, value, source, "ok" if n else "no effect",
                         f"{n} async copies to LDS in TTGIR" if n else "no async copy to LDS in TTGIR")
@@ -837,7 +858,18 @@ def _check_loop(pin: LoopPin, plan_: Plan, ttir: str, ttgir: str, gluon: bool, s
         want = value if LOOP_ATTRS[name][1] is int else (True if value else None)
         got = [lp.attr_value(attr) for lp in loops]
         where = ", ".join(f"{os.path.basename(f)}:{ln}" for f, ln in (lp.lines[0] for lp in loops if lp.lines))
-        if all(g == want for g in got):
+        if all(g == want for g in got) and name == "loop_unroll_factor":
+            # Triton unrolls inside make_ttir, before the TTIR irscope edits: the attribute is there,
+            # the unrolling is not. Say so rather than "ok".
+            out.append(_rec("loop", label, value, pin.source, "no effect",
+                            f"scf.for at {where} carries {attr} = {value}, but Triton unrolls in the TTIR "
+                            f"stage, before the pinned TTIR; use tl.range(..., loop_unroll_factor={value})"))
+        elif all(g == want for g in got) and name == "warp_specialize" and value \
+                and not re.search(r"ttg\.warp_specialize\b", ttgir):
+            out.append(_rec("loop", label, value, pin.source, "no effect",
+                            f"scf.for at {where} carries {attr}, but the TTGIR has no ttg.warp_specialize op "
+                            f"(this target or Triton version does not warp-specialize this loop)"))
+        elif all(g == want for g in got):
             text = f"{attr} = {value}" if LOOP_ATTRS[name][1] is int else (attr if value else f"no {attr}")
             detail = f"scf.for at {where}: {text} in TTIR"
             if name == "num_stages":

@@ -672,6 +672,7 @@ def jobs(file, kernels, signature, named_args, consts, target, sets, steer: Stee
     recipe = resolve(steer)
     base_options: dict[str, Any] = {}
     base_sources: dict[str, str] = {}
+    doc = None
     if Path(file).suffix == ".json" and Path(file).is_file():  # a spec file (capture or manifest) + a recipe
         doc = read_spec_document(file)
         if kernels and doc["kernel"] not in kernels:
@@ -681,7 +682,6 @@ def jobs(file, kernels, signature, named_args, consts, target, sets, steer: Stee
         base_options = dict(doc.get("options") or {})
         base_sources = {k: Path(file).name for k in base_options}
         file, kernels = doc["file"], [doc["kernel"]]
-        named_args = [f"{k}={v}" for k, v in doc["args"].items()] + list(named_args)
     tgt, reason = target_for(recipe, target)
     valid = settable_options(tgt)
     unknown = [k for k in base_options if k not in valid]
@@ -689,13 +689,23 @@ def jobs(file, kernels, signature, named_args, consts, target, sets, steer: Stee
         raise BadInput(f"option {unknown[0]!r} (from {base_sources[unknown[0]]}) is not an option of Triton's "
                        f"{tgt.backend} backend here")
     base = Settings(tgt, reason, base_options, sources=base_sources)
-    refs = loader.select_kernels(file, list(kernels) or None)
+    if doc is not None:
+        from .capture import import_context
+
+        with import_context(doc, tgt):  # a captured script's module code may ask Triton's driver for a GPU
+            refs = loader.select_kernels(file, list(kernels) or None)
+    else:
+        refs = loader.select_kernels(file, list(kernels) or None)
     out = []
     for ref in refs:
         params = [p.name for p in ref.fn.params]
         settings = apply(base, recipe, steer.variant, ref.name, sets=sets, pin_layouts=steer.pin_layouts,
                          pin_loops=steer.pin_loops, params=params)
-        sig, named, cons = spec_inputs(ref, signature, list(named_args), list(consts), settings)
+        given = list(named_args)
+        if doc is not None:  # the spec file's elements rank below the recipe's constexprs
+            from_recipe = set(settings.pins.constexprs) if settings.pins else set()
+            given = [f"{k}={v}" for k, v in doc["args"].items() if k not in from_recipe] + given
+        sig, named, cons = spec_inputs(ref, signature, given, list(consts), settings)
         if sig is None and not named and not cons:
             missing = [p.name for p in ref.fn.params if not p.has_default]
             if missing:

@@ -182,7 +182,7 @@ TTGIR_OPS = {
     "local_alloc": r"ttg\.local_alloc",
     "local_load": r"ttg\.local_load",
     "local_store": r"ttg\.local_store",
-    "async_copy": r"ttg\.async_copy_global_to_local",
+    "async_copy": r"ttg\.async_copy_global_to_local|amdg(?:pu)?\.buffer_load_to_local",
     "tma_load": r"ttng\.async_tma_copy_global_to_local|tt\.descriptor_load",
     "dot": r"tt\.dot\b|ttng\.warp_group_dot|ttng\.tc_gen5_mma|tt\.dot_scaled",
     "barrier": r"gpu\.barrier|ttng\.barrier_expect|ttng\.wait_barrier",
