@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import BadInput, did_you_mean
+from .settings import parse_bool
 
 # per-loop attributes: pin name -> (TTIR attribute, type)
 LOOP_ATTRS: dict[str, tuple[str, type]] = {
@@ -134,8 +135,8 @@ def loop_attr_value(name: str, value: Any, where: str) -> Any:
     typ = LOOP_ATTRS[name][1]
     if isinstance(value, str):
         low = value.strip().lower()
-        if typ is bool and low in ("true", "1", "yes", "on", "false", "0", "no", "off"):
-            return low in ("true", "1", "yes", "on")
+        if typ is bool and parse_bool(low) is not None:
+            return parse_bool(low)
         if typ is int:
             try:
                 value = int(low, 0)

@@ -33,7 +33,7 @@ from typing import Any
 from . import pins as pins_mod
 from .errors import BadInput, did_you_mean
 from .pins import ConstPin, LayoutPin, LoopPin, Pins
-from .settings import Settings, Steering, parse_assignments, settable_options  # noqa: F401
+from .settings import Settings, Steering, parse_assignments, parse_bool, settable_options  # noqa: F401
 from .targets import Target, parse_target
 
 try:
@@ -475,8 +475,8 @@ def _env_text(value: Any, kind: str) -> str | None:
             return "1" if value else "0"
         if isinstance(value, int) and value in (0, 1):
             return str(value)
-        if isinstance(value, str) and value.strip().lower() in ("0", "1", "true", "false", "on", "off", "yes", "no"):
-            return "1" if value.strip().lower() in ("1", "true", "on", "yes") else "0"
+        if isinstance(value, str) and parse_bool(value) is not None:
+            return "1" if parse_bool(value) else "0"
         return None
     if kind == "int":
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else None

@@ -72,6 +72,16 @@ def parse_assignments(items: list[str], target: Target, source: str = "--set") -
     return out
 
 
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+
+
+def parse_bool(text: str) -> bool | None:
+    """true/false, 1/0, yes/no, on/off (any case); None for anything else."""
+    low = text.strip().lower()
+    return True if low in TRUE_WORDS else False if low in FALSE_WORDS else None
+
+
 def convert(key: str, raw: str, typ: Any, source: str = "--set") -> Any:
     """Convert text to the option field's declared type (int, bool, str, Optional, tuple)."""
     origin = typing.get_origin(typ)
@@ -87,12 +97,10 @@ def convert(key: str, raw: str, typ: Any, source: str = "--set") -> Any:
                 errors.append(str(e))
         raise BadInput(errors[0])
     if typ is bool:
-        low = raw.lower()
-        if low in ("1", "true", "yes", "on"):
-            return True
-        if low in ("0", "false", "no", "off"):
-            return False
-        raise BadInput(f"{source} {key}={raw}: expected a boolean (true/false)")
+        value = parse_bool(raw)
+        if value is None:
+            raise BadInput(f"{source} {key}={raw}: expected a boolean (true/false)")
+        return value
     if typ is int:
         try:
             return int(raw, 0)
