@@ -39,6 +39,7 @@ from typing import Any, Callable
 
 from .errors import BadInput, did_you_mean
 from .settings import parse_bool
+from .spec import split_top
 
 # per-loop attributes: pin name -> (TTIR attribute, type)
 LOOP_ATTRS: dict[str, tuple[str, type]] = {
@@ -283,22 +284,8 @@ def _balanced(text: str) -> bool:
 
 
 def _split_top(text: str, seps: str = ",") -> list[str]:
-    """Split at separators outside brackets and quotes; empty items dropped."""
-    parts, depth, quote, cur = [], 0, False, []
-    for ch in text:
-        if ch == '"':
-            quote = not quote
-        elif not quote and ch in "([{<":
-            depth += 1
-        elif not quote and ch in ")]}>":
-            depth -= 1
-        elif not quote and depth == 0 and ch in seps:
-            parts.append("".join(cur))
-            cur = []
-            continue
-        cur.append(ch)
-    parts.append("".join(cur))
-    return [p.strip() for p in parts if p.strip()]
+    """Split MLIR attribute text at separators outside brackets (incl. <>) and quotes; empty items dropped."""
+    return [p.strip() for p in split_top(text, seps, "([{<", ")]}>") if p.strip()]
 
 
 @dataclass

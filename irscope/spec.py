@@ -240,17 +240,25 @@ def _int(text: str, where: str, whole: str) -> int:
 
 def split_signature(text: str) -> list[str]:
     """Comma-separated elements; commas inside quotes or brackets do not split."""
+    return split_top(text)
+
+
+def split_top(text: str, seps: str = ",", opening: str = "([{", closing: str = ")]}") -> list[str]:
+    """Split at `seps` outside quotes and brackets; parts as written (an empty text gives none).
+
+    Also splits MLIR attribute text (pins.py), with '<' and '>' as brackets too.
+    """
     parts, depth, quote, cur = [], 0, "", []
     for ch in text:
         if quote:
             quote = "" if ch == quote else quote
         elif ch in "'\"":
             quote = ch
-        elif ch in "([{":
+        elif ch in opening:
             depth += 1
-        elif ch in ")]}":
+        elif ch in closing:
             depth -= 1
-        elif ch == "," and depth == 0:
+        elif ch in seps and depth == 0:
             parts.append("".join(cur))
             cur = []
             continue
