@@ -103,7 +103,7 @@ def _jobs(file, kernels, signature, named_args, consts, target, sets, steer=None
 
     explicit = steer is not None
     steer = _steering(steer)
-    if steer:
+    if steer or (Path(file).suffix == ".json" and Path(file).is_file()):
         import dataclasses
 
         from . import recipes
@@ -114,8 +114,6 @@ def _jobs(file, kernels, signature, named_args, consts, target, sets, steer=None
             return [job for v in variants for job in recipes.jobs(
                 file, kernels, signature, named_args, consts, target, sets, dataclasses.replace(steer, variant=v))]
         return recipes.jobs(file, kernels, signature, named_args, consts, target, sets, steer)
-    if Path(file).suffix == ".json" and Path(file).is_file():
-        return _jobs_from_spec_file(file, kernels, signature, named_args, consts, target, sets)
     tgt, reason = resolve_target(target)
     options = parse_assignments(list(sets), tgt)
     settings = Settings(tgt, reason, options, sources={k: "--set" for k in options})
@@ -126,44 +124,6 @@ def _jobs(file, kernels, signature, named_args, consts, target, sets, steer=None
             raise BadInput(f"{refs[0].name}: give a specialization: --signature with one element per parameter "
                            f"({', '.join(p.name for p in refs[0].fn.params)}) or --arg/--const NAME=...")
     return [(build_spec(ref, signature, list(named_args), list(consts)), settings) for ref in refs]
-
-
-def _jobs_from_spec_file(path, kernels, signature, named_args, consts, target, sets):
-    """Replay a spec file (a capture, or a dump's manifest.json); flags override what it holds."""
-    from . import loader
-    from .settings import Settings, parse_assignments
-    from .spec import build_spec, read_spec_document
-    from .targets import parse_target, resolve_target
-
-    doc = read_spec_document(path)
-    if kernels and doc["kernel"] not in kernels:
-        raise BadInput(f"{path}: holds kernel {doc['kernel']!r}, not {', '.join(kernels)}")
-    if target:
-        tgt, reason = resolve_target(target)
-    elif doc.get("target"):
-        tgt, reason = parse_target(doc["target"]), f"from {Path(path).name}"
-    else:
-        tgt, reason = resolve_target(None)
-    recorded = {k: v for k, v in (doc.get("options") or {}).items()}
-    from .settings import settable_options
-
-    valid = settable_options(tgt)
-    unknown = [k for k in recorded if k not in valid]
-    if unknown:
-        raise BadInput(f"{path}: option {unknown[0]!r} is not an option of Triton's {tgt.backend} backend here")
-    options = dict(recorded)
-    sources = {k: Path(path).name for k in recorded}
-    overrides = parse_assignments(list(sets), tgt)
-    options.update(overrides)
-    sources.update({k: "--set" for k in overrides})
-    settings = Settings(tgt, reason, options, sources=sources)
-    from .capture import import_context
-
-    with import_context(doc, tgt):  # a captured script's module code may ask Triton's driver for a GPU
-        ref = loader.select_kernels(doc["file"], [doc["kernel"]])[0]
-    named = [f"{k}={v}" for k, v in doc["args"].items()] + list(named_args)
-    spec = build_spec(ref, signature, named, list(consts))
-    return [(spec, settings)]
 
 
 @cli.command()

@@ -665,24 +665,29 @@ def _kernel_lines(fn) -> tuple[int, int] | None:
 
 
 def jobs(file, kernels, signature, named_args, consts, target, sets, steer: Steering) -> list:
-    """cli._jobs with a recipe and/or pins: [(KernelSpec, Settings)] per kernel."""
+    """cli._jobs with a recipe and/or pins, or for a spec file: [(KernelSpec, Settings)] per kernel.
+
+    A spec file (a capture, or a dump's manifest.json) gives the kernel, its arguments, the options
+    it was compiled with and its target; a recipe and the command line rank above what it holds.
+    """
     from . import loader
     from .spec import build_spec, read_spec_document
 
     recipe = resolve(steer)
     base_options: dict[str, Any] = {}
     base_sources: dict[str, str] = {}
-    doc = None
-    if Path(file).suffix == ".json" and Path(file).is_file():  # a spec file (capture or manifest) + a recipe
+    doc, doc_path = None, file
+    if Path(file).suffix == ".json" and Path(file).is_file():  # a spec file (capture or manifest)
         doc = read_spec_document(file)
         if kernels and doc["kernel"] not in kernels:
             raise BadInput(f"{file}: holds kernel {doc['kernel']!r}, not {', '.join(kernels)}")
-        if not target and recipe is None and doc.get("target"):
-            target = doc["target"]
         base_options = dict(doc.get("options") or {})
         base_sources = {k: Path(file).name for k in base_options}
         file, kernels = doc["file"], [doc["kernel"]]
-    tgt, reason = target_for(recipe, target)
+    if doc is not None and not target and recipe is None and doc.get("target"):
+        tgt, reason = parse_target(doc["target"]), f"from {Path(doc_path).name}"
+    else:
+        tgt, reason = target_for(recipe, target)
     valid = settable_options(tgt)
     unknown = [k for k in base_options if k not in valid]
     if unknown:
