@@ -65,7 +65,7 @@ def bind(spec: KernelSpec, settings: Settings):
     return options, signature, constexprs, attrs
 
 
-def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool) -> str:
+def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool, with_sass: bool = True) -> str:
     """Everything that decides the output: kernel code, spec, effective options, target, env knobs, pins.
 
     Where an option came from (--set, a recipe, a capture) is not in the key: the same options
@@ -84,6 +84,7 @@ def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool) 
         "knobs": settings.env,
         "pins": settings.pins.canonical() if settings.pins else None,
         "passes": with_passes,
+        "sass": with_sass,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -94,7 +95,8 @@ def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool) 
 class _StageRecorder:
     """Wraps each Triton stage function: timing, current stage, ptxas log, early SASS."""
 
-    def __init__(self, workdir: str):
+    def __init__(self, workdir: str, with_sass: bool = True):
+        self.with_sass = with_sass
         self.current: str | None = None
         self.times: dict[str, float] = {}
         self.ptxas_log = ""
@@ -122,7 +124,8 @@ class _StageRecorder:
             start = time.perf_counter()
             if name == "cubin":
                 out, self.ptxas_log = adapter.run_with_ptxas_log(fn, src, metadata)
-                self._start_sass(out)
+                if self.with_sass:
+                    self._start_sass(out)
             else:
                 out = fn(src, metadata)
             self.times[name] = (time.perf_counter() - start) * 1e3
@@ -185,18 +188,20 @@ def _compile_edited(src, settings: Settings, options, rec: _StageRecorder, plan)
 
 
 def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False, bound=None,
-                 fresh: bool = True) -> Artifacts:
+                 fresh: bool = True, with_sass: bool = True) -> Artifacts:
     """Compile; `bound` is bind()'s result when the caller already has it.
 
     fresh=False lets Triton's own cache serve the binary (for launching a kernel that was just
-    dumped: no ptxas report, no SASS, no per-stage times then).
+    dumped: no ptxas report, no SASS, no per-stage times then). with_sass=False skips the
+    nvdisasm run (about 0.3-0.5 s a kernel, whatever its size): a sweep ranks on ptxas' report
+    and the PTX, and a dump of the winner disassembles it.
     """
     options, signature, constexprs, attrs = bound or bind(spec, settings)
     src = adapter.make_source(spec.fn, signature, constexprs, attrs)
     plan = pins_mod.plan(spec, settings)
-    key = cache_key(spec, settings, options, with_passes)
+    key = cache_key(spec, settings, options, with_passes, with_sass)
     with tempfile.TemporaryDirectory(prefix="irscope-") as work:
-        rec = _StageRecorder(work)
+        rec = _StageRecorder(work, with_sass)
         env = dict(settings.env)
         if with_passes:
             env.update(adapter.pass_dump_env())
@@ -268,6 +273,21 @@ def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False
     if with_passes:
         art.passes, art.pass_texts = passes_mod.split(pass_text, rec.dump_offsets, stages)
     return art
+
+
+def load_binary(spec: KernelSpec, settings: Settings):
+    """The compiled kernel alone, from Triton's cache when a dump put it there (for launching).
+
+    The same bind, source, options and environment as compile_spec, without its records (stage
+    times, SASS, stats). A kernel with IR pins goes through compile_spec: its binary comes
+    from the edited IR, which only that path rebuilds.
+    """
+    if pins_mod.plan(spec, settings).edits:
+        return compile_spec(spec, settings, fresh=False, with_sass=False).compiled
+    options, signature, constexprs, attrs = bind(spec, settings)
+    src = adapter.make_source(spec.fn, signature, constexprs, attrs)
+    with capture_native_output(), adapter.environment(dict(settings.env)):
+        return adapter.compile(src, settings.target, options.__dict__)
 
 
 def _metadata_dict(metadata) -> dict[str, Any]:

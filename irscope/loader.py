@@ -8,6 +8,7 @@ would see its neighbours. The `if __name__ == "__main__"` block does not run.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import sys
 import traceback
@@ -52,7 +53,9 @@ def load_module(path: str | Path) -> ModuleType:
         sys.path.insert(0, folder)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        # what the file prints while it loads goes to stderr: stdout carries irscope's output (--json)
+        with contextlib.redirect_stdout(sys.stderr):
+            spec.loader.exec_module(module)
     except Exception as e:
         sys.modules.pop(name, None)
         line = _user_line(e, file)
