@@ -34,6 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--max-seconds", type=float, default=3.0)
+    ap.add_argument("--sweep-only", action="store_true", help="skip the exhaustive reference loop (~30 s)")
     a = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="irscope-sweep-h200-"))
@@ -44,7 +45,7 @@ def main() -> None:
            "-o", str(tmp / "out"), "--json"]
     for key, values in AXES.items():
         cmd += ["--grid", f"{key}={','.join(map(str, values))}"]
-    start = time.perf_counter()
+    start, epoch = time.perf_counter(), time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     sweep_wall = time.perf_counter() - start
     if p.returncode != 0:
@@ -56,10 +57,28 @@ def main() -> None:
         statuses[c["status"]] = statuses.get(c["status"], 0) + 1
     timed = [v for v in doc["timing"]["variants"] if v["summary"]]
     winner = doc["winner"]["config"]
+    dropped = sum(1 for v in doc["timing"]["variants"] if v.get("dropped"))
+    phases = doc["timing"].get("phases", {})
     print(f"irscope sweep, 48 configs, --jobs {a.jobs}: {sweep_wall:.1f} s wall (compile + rank + time); "
-          f"statuses {statuses}; {len(timed)} timed in {doc['timing']['rounds']} rounds; winner: {winner} "
-          f"at {doc['winner']['median_ms'] * 1e3:.1f} us")
+          f"statuses {statuses}; {len(timed)} timed in {doc['timing']['rounds']} rounds ({dropped} dropped early); "
+          f"winner: {winner} at {doc['winner']['median_ms'] * 1e3:.1f} us")
+    print(f"  phases: parallel compile {doc.get('compile_seconds', 0):.2f} s wall; timing process: torch + CUDA up "
+          f"{phases.get('start', 0):.2f} s after it started (during the compile), loads + preflights "
+          f"{phases.get('preflight', 0):.2f} s (the first {phases.get('first_preflight', 0):.2f} s), checks + "
+          f"warm-up + rounds {phases.get('measure', 0):.2f} s; bench part after the compile "
+          f"{doc['timing']['seconds']:.2f} s")
+    marks = {"compile ends": doc.get("compile_end"), **{k[3:]: v for k, v in phases.items() if k.startswith("at_")}}
+    print("  timeline (s from the command's start): " + ", ".join(
+        f"{name} {at - epoch:.2f}" for name, at in sorted(marks.items(), key=lambda kv: kv[1] or 0) if at)
+        + f", command exits {sweep_wall:.2f}")
+    print(f"  in the timing process (s from its start): C helpers built {phases.get('prepared_utils', -1):.2f}, "
+          f"torch + CUDA up {phases.get('start', 0):.2f}")
+    per = sorted(c["compile_seconds"] for c in doc["configs"])
+    print(f"  one config in a worker: min {per[0]:.2f} s, median {per[len(per) // 2]:.2f} s, max {per[-1]:.2f} s; "
+          f"sum {sum(per):.1f} s over {a.jobs} workers")
 
+    if a.sweep_only:
+        return
     # exhaustive, autotuner-style: JIT launch + do_bench, one config after another, cold cache
     os.environ["TRITON_CACHE_DIR"] = str(tmp / "triton-cache-exhaustive")
     import torch

@@ -1,10 +1,12 @@
 """Precision of irscope's timing on a real GPU: A/A runs, and real A/B comparisons.
 
-    python benchmarks/bench_timing.py [--runs 20] [--size 4096]
+    python benchmarks/bench_timing.py [--runs 20] [--size 4096] [--short-runs 20]
 
 A/A: the example matmul timed against itself `--runs` times (each run a fresh `bench.run`, two
 identical variants, interleaved); the goal is |delta| <= 1 % in at least 19 of 20 runs. For
 reference, the spread of five plain `triton.testing.do_bench` calls on the same kernel is printed too.
+Short A/A: the same with a 4096-element vector add (a few microseconds), which bench times inside
+CUDA graphs.
 A/B: num_warps 4 vs 8 and num_stages 3 vs 4 on the same matmul, with verdicts.
 """
 
@@ -25,12 +27,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--max-seconds", type=float, default=4.0)
+    ap.add_argument("--short-runs", type=int, default=20, help="A/A runs of a few-microsecond kernel (CUDA graphs)")
     a = ap.parse_args()
 
     import torch
     import triton
 
-    from irscope import bench, launch, loader
+    from irscope import bench, inputs, launch, loader, timing_process
     from irscope.bench import Variant
     from irscope.settings import Settings
     from irscope.spec import build_spec
@@ -59,8 +62,8 @@ def main() -> None:
     # reference: plain do_bench spread on the same kernel
     base = variants(("base", {"num_warps": 8}))
     bench.compile_variants(base)
-    dev = bench.materialize(lw, "cuda")
-    go = bench._launcher(base[0], dev, lw)
+    dev = inputs.materialize(lw, "cuda")
+    go = timing_process.launcher(base[0], dev, lw)
     plain = [triton.testing.do_bench(go, warmup=25, rep=100) for _ in range(5)]
     cv = statistics.stdev(plain) / statistics.mean(plain) * 100
     print(f"plain do_bench x5: {', '.join(f'{t:.4f}' for t in plain)} ms  (CV {cv:.2f}%)")
@@ -81,6 +84,30 @@ def main() -> None:
     within = sum(abs(d) <= 1.0 for d in deltas)
     print(f"A/A: |delta| <= 1% in {within} of {len(deltas)} runs; max |delta| {max(abs(d) for d in deltas):.3f}%; "
           f"{time.perf_counter() - start:.0f} s")
+
+    # a kernel of a few microseconds: timed inside CUDA graphs (graph="auto" picks them), A/A again
+    add = loader.select_kernels(ROOT / "examples" / "vector_add.py", ["add_kernel"])[0]
+    small = launch.parse_args("x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), out_ptr=empty(4096, fp32), "
+                              "n_elements=4096")
+    add_spec = build_spec(add, None, [f"{k}={launch.spec_element(v)}" for k, v in small.items()], ["BLOCK_SIZE=1024"])
+    small_deltas, start = [], time.perf_counter()
+    for i in range(a.short_runs):
+        r = bench.run([Variant(name, add_spec, Settings(target)) for name in ("A", "A'")], launch.Launch(small, (4, 1, 1)),
+                      max_seconds=2.0, precision=0.003, seed=i)
+        c = r.variants[1].versus_baseline
+        if c is None:
+            print(f"short A/A run {i + 1}: no comparison: "
+                  + "; ".join(f"{v.name} {v.status} {v.reason}" for v in r.variants))
+            continue
+        small_deltas.append(c.delta_percent)
+        s0 = r.variants[0].summary
+        print(f"short A/A run {i + 1:2d}: delta {c.delta_percent:+.3f}%  CI [{(c.ci_low - 1) * 100:+.3f}, "
+              f"{(c.ci_high - 1) * 100:+.3f}]  {c.verdict}; {r.rounds} rounds, median {s0.median * 1e3:.2f} us, "
+              f"IQR {s0.iqr * 1e3:.2f} us; {r.method}")
+    if small_deltas:
+        print(f"short A/A (vector add, 4096 fp32): |delta| <= 1% in {sum(abs(d) <= 1.0 for d in small_deltas)} of "
+              f"{len(small_deltas)} runs; max |delta| {max(abs(d) for d in small_deltas):.3f}%; "
+              f"{time.perf_counter() - start:.0f} s")
 
     for title, sets in [("num_warps 4 vs 8", [("num_warps=4", {"num_warps": 4}), ("num_warps=8", {"num_warps": 8})]),
                         ("num_stages 3 vs 4", [("num_stages=3", {"num_warps": 8, "num_stages": 3}),

@@ -359,6 +359,39 @@ def environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def prebuild_driver_utils() -> None:
+    """Build (or load from Triton's cache) the driver's C helper module, without importing torch.
+
+    Triton compiles it with the host C compiler on first use of the driver, a second or so with
+    a cold cache; the timing process does it in a thread while torch imports. Any failure is
+    left for the real first use to report.
+    """
+    try:
+        from triton.backends.nvidia.driver import CudaUtils
+
+        CudaUtils()
+    except Exception:  # noqa: BLE001 - no libcuda (an AMD machine), no compiler: reported later
+        try:
+            from triton.backends.amd.driver import HIPUtils
+
+            HIPUtils()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def prebuild_launcher(kernel) -> None:
+    """Build the C launcher a kernel's first launch would build (Triton 3.6 compiles one per
+    signature and caches it; 3.9 has one generic launcher), without importing torch."""
+    try:
+        if kernel.metadata.target.backend == "cuda":
+            from triton.backends.nvidia.driver import CudaLauncher as Launcher
+        else:
+            from triton.backends.amd.driver import HIPLauncher as Launcher
+        Launcher(kernel.src, kernel.metadata)
+    except Exception:  # noqa: BLE001 - the first launch builds it, or says why not
+        pass
+
+
 # ---------------------------------------------------------------- recipes and pins (recipes.py, pins.py)
 #
 # Compiling onward from edited IR (pins.py): triton.compile(path, target, options) on a

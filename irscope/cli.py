@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -292,12 +293,11 @@ def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_
     """
     from . import diff as diff_mod, render
 
+    session = None
     if do_time:
-        from .bench import require_gpu
-
-        require_gpu()
         if dir_b is not None or file.is_dir():
             raise BadInput("--time compiles and launches a kernel file; two dump folders cannot be timed")
+        session = _timing_session()
     if dir_b is not None or file.is_dir():
         if dir_b is None:
             raise BadInput(f"{file}: a dump folder; give a second one to compare with (irscope diff DIR_A DIR_B)")
@@ -334,7 +334,7 @@ def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_
     timed = None
     if do_time:
         timed = _time_diff_sides(file, kernels, signature, named_args, consts, target, sets, launch_args,
-                                 launch_grid, side_jobs, (a.label, b.label), max_seconds)
+                                 launch_grid, side_jobs, (a.label, b.label), max_seconds, session)
     if as_json:
         doc = json.loads(render.diff_json(result, context))
         if timed is not None:
@@ -371,8 +371,18 @@ def _variant_sides(file, kernels, signature, named_args, consts, target, sets, r
     return out
 
 
+def _timing_session():
+    """Start the timing process now, so torch and the CUDA context come up while irscope compiles."""
+    from .bench import TimingSession, require_gpu
+
+    session = TimingSession()  # first: every moment counts on its way to a CUDA context
+    click.get_current_context().call_on_close(session.close)
+    require_gpu()
+    return session
+
+
 def _time_diff_sides(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid, side_jobs,
-                     labels, max_seconds):
+                     labels, max_seconds, session):
     """Time side a (the baseline) against side b on the local GPU, with the bench machinery."""
     from . import bench as bench_job
     from .bench import Variant
@@ -387,7 +397,7 @@ def _time_diff_sides(file, kernels, signature, named_args, consts, target, sets,
         variants.append(Variant(f"{name}: {label or 'shared settings'}", spec, settings))
     _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid,
                                 (), False)
-    return bench_job.run(variants, launch, max_seconds=max_seconds)
+    return bench_job.run(variants, launch, max_seconds=max_seconds, session=session)
 
 
 @cli.command()
@@ -404,18 +414,19 @@ def _time_diff_sides(file, kernels, signature, named_args, consts, target, sets,
               help="Stop once every ratio's 95% CI half-width is within this fraction.")
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="Time budget for the rounds.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
-@click.option("--no-isolate", is_flag=True, help="Skip the forked preflight launch of each variant.")
+@click.option("--graph", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
+              help="Time inside CUDA graphs (no launch overhead or jitter); auto: for kernels under 100 us.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
 def bench(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, launch_args, grid,
-          tries, aa, flops, nbytes, precision, max_seconds, seed, no_isolate, as_json):
+          tries, aa, flops, nbytes, precision, max_seconds, seed, graph, as_json):
     """Time variants of a kernel on this machine's GPU: interleaved, L2-flushed, with confidence intervals."""
     from . import bench as bench_job, render
 
-    bench_job.require_gpu()
+    session = _timing_session()
     variants, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
                                        grid, tries, aa)
     result = bench_job.run(variants, launch, seed=seed, flops=flops, nbytes=nbytes, precision=precision,
-                           max_seconds=max_seconds, isolate=not no_isolate)
+                           max_seconds=max_seconds, graph=graph, session=session)
     if as_json:
         click.echo(render.bench_json(result))
     else:
@@ -576,6 +587,9 @@ def recipes_check(files):
         sys.exit(2)
 
 
+SWEEP_PRUNE_MARGIN = 0.01  # --time: stop timing a config once it is, with 95 % confidence, 1 % behind the leader
+
+
 @cli.command()
 @spec_options
 @click.option("--grid", "axes", multiple=True, required=True, metavar="KEY=V1,V2,...",
@@ -588,21 +602,20 @@ def recipes_check(files):
 @click.option("--args", "launch_args", metavar="ARGS", help="With --time: launch arguments (as for bench).")
 @click.option("--launch-grid", metavar="EXPR", help="With --time: the launch grid (as bench's --grid).")
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
+@click.option("--sass", "with_sass", is_flag=True,
+              help="Disassemble every config's cubin too (nvdisasm: 0.3-0.5 s a config; the ranking does not need it).")
 @click.option("--write-recipe", type=click.Path(path_type=Path), metavar="PATH",
               help="Write the winner (and --top N best) as variants of a recipe that `recipes check` accepts.")
 @click.option("--top", type=click.IntRange(1), default=1, show_default=True, help="With --write-recipe: how many.")
 @click.option("--json", "as_json", is_flag=True, help="Print one result per config as JSON.")
 def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, axes, jobs,
-          timeout, sort_key, do_time, launch_args, launch_grid, max_seconds, write_recipe, top, as_json):
+          timeout, sort_key, do_time, launch_args, launch_grid, max_seconds, with_sass, write_recipe, top, as_json):
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
     import os
 
-    from . import render, sweep as sweep_job
+    from . import bench as bench_job, render, sweep as sweep_job
 
-    if do_time:
-        from .bench import require_gpu
-
-        require_gpu()
+    session = _timing_session() if do_time else None
     jobs_ = _jobs(file, kernels, signature, named_args, consts, target, sets)
     if len(jobs_) != 1:
         raise BadInput("sweep explores one kernel at a time: pick it with --kernel")
@@ -610,17 +623,41 @@ def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, n
     configs = sweep_job.expand(spec, base, sweep_job.parse_axes(list(axes), spec, base))
     if sort_key not in sweep_job.COLUMNS and sort_key != "config":
         raise BadInput(f"--sort {sort_key!r}: sort by one of config, {', '.join(sweep_job.COLUMNS)}")
+    variants: dict[int, bench_job.Variant] = {}
+    if session is not None:
+        if not launch_args and Path(file).suffix != ".json":
+            raise BadInput("--time needs launch arguments: --args \"a=randn(M, K, bf16), ...\" and --launch-grid")
+        if launch_args and not launch_grid:
+            raise BadInput("--time needs the launch grid: --launch-grid \"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)\"")
+        _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
+                                    launch_grid, (), False)
+        # one warm-up round: each config has run once already (its preflight)
+        session.start(launch, max_seconds=max_seconds, prune=SWEEP_PRUNE_MARGIN, warmup=1)
+
+    compile_start = time.perf_counter()
     with render.sweep_progress(len(configs), enabled=not as_json) as advance:
-        sweep_job.compile_all(configs, out_dir, jobs or os.cpu_count() or 1, timeout, advance, not no_cache)
+        def done(cfg):
+            advance(cfg)
+            if session is not None and sweep_job.survivors([cfg]):  # timed as soon as it compiled
+                variants[cfg.index] = bench_job.Variant(cfg.label, cfg.spec, cfg.settings)
+                session.add(variants[cfg.index])
+
+        sweep_job.compile_all(configs, out_dir, jobs or os.cpu_count() or 1, timeout, done, not no_cache, with_sass,
+                              for_launch=session is not None)
+    compile_seconds = time.perf_counter() - compile_start
+    compile_end = time.time()
     timed = None
-    if do_time:
-        timed = _time_sweep(file, kernels, signature, named_args, consts, target, sets, launch_args,
-                            launch_grid, sweep_job.survivors(configs), max_seconds)
+    if session is not None:
+        if not variants:
+            raise BadInput("no config survived the static checks (all failed, spilled or did not fit): "
+                           "nothing to time")
+        timed = bench_job.run([variants[i] for i in sorted(variants)], launch, max_seconds=max_seconds,
+                              session=session, compiled=True)
     ordered = sweep_job.sort_configs(configs, sort_key)
     if write_recipe is not None:
         _write_sweep_recipe(write_recipe, spec, base, configs, ordered, timed, sort_key, top)
     if as_json:
-        click.echo(render.sweep_json(ordered, timed))
+        click.echo(render.sweep_json(ordered, timed, compile_seconds, compile_end))
     else:
         render.sweep_table(ordered, timed)
         if write_recipe is not None:
@@ -636,7 +673,9 @@ def _write_sweep_recipe(path, spec, base, configs, ordered, timed, sort_key, top
     by_label = {c.label: c for c in configs}
     timings = None
     if timed is not None:
-        ok = sorted((v for v in timed.variants if v.status == "ok" and v.summary), key=lambda v: v.summary.median)
+        # the configs timed to the end first, then those dropped early as clearly slower
+        ok = sorted((v for v in timed.variants if v.status == "ok" and v.summary),
+                    key=lambda v: (bool(v.dropped), v.summary.median))
         ranked = [by_label[v.name] for v in ok if v.name in by_label]
         timings = {v.name: v.summary.median for v in ok}
         how = f"timed on {timed.device}"
@@ -648,19 +687,6 @@ def _write_sweep_recipe(path, spec, base, configs, ordered, timed, sort_key, top
     shared = {k: v for k, v in base.options.items() if k not in ranked[0].values}
     text = sweep_job.recipe_text(spec.kernel, base.target.name, ranked[:top], how, shared, timings)
     sweep_job.write_recipe(Path(path), text)
-
-
-def _time_sweep(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid, live,
-                max_seconds):
-    from . import bench as bench_job
-    from .bench import Variant
-
-    if not live:
-        raise BadInput("no config survived the static checks (all failed, spilled or did not fit): nothing to time")
-    _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
-                                launch_grid, (), False)
-    variants = [Variant(cfg.label, cfg.spec, cfg.settings) for cfg in live]
-    return bench_job.run(variants, launch, max_seconds=max_seconds, compiled=True)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -569,7 +569,13 @@ def bench_summary(result, out=None) -> None:
 
     con = out or console()
     con.print(f"[bold]{result.device}[/bold]  triton {result.triton_version}  {result.rounds} interleaved rounds "
-              f"in {result.seconds:.1f} s (target: ratio CI within ±{result.precision_target * 100:.2g}%)")
+              f"in {result.seconds:.1f} s (target: ratio CI within ±{result.precision_target * 100:.2g}%)"
+              + (f"; {result.method}" if result.method else ""))
+    if result.phases:
+        p = result.phases
+        con.print(f"[dim]timing process: torch and CUDA up in {p.get('start', 0):.1f} s (while irscope compiled), "
+                  f"binaries loaded and preflighted in {p.get('preflight', 0):.1f} s, rounds {p.get('measure', 0):.1f} s"
+                  "[/dim]")
     t = Table(box=None, header_style="bold")
     for col in ("variant", "median", "IQR", "95% CI", "vs baseline", "verdict", "throughput"):
         t.add_column(col, justify="right" if col in ("median", "IQR") else "left")
@@ -582,6 +588,8 @@ def bench_summary(result, out=None) -> None:
         ratio = (f"{vs.delta_percent:+.2f}% [{(vs.ci_low - 1) * 100:+.2f}, {(vs.ci_high - 1) * 100:+.2f}]"
                  if vs else "baseline")
         verdict = vs.verdict if vs else ""
+        if v.dropped:
+            verdict = f"{verdict}; {v.dropped}" if verdict else v.dropped
         if v.status != "ok":
             verdict = f"[red]{v.status}[/red]: {v.reason}"
         thr = []
@@ -656,8 +664,9 @@ def sweep_table(configs, timed=None, out=None) -> None:
     times = {v.name: v for v in timed.variants} if timed else {}
     t = Table(box=None, header_style="bold")
     cols = ["#", "config", "status", "regs", "spills", "shared", "occupancy", "mma", "ld128"]
+    winner = sweep_winner(timed) if timed else None
     if timed:
-        cols += ["median", "vs first"]
+        cols += ["median", "vs winner"]
     for c in cols:
         t.add_column(c, justify="left" if c in ("config", "status") else "right")
     for cfg in configs:
@@ -672,8 +681,9 @@ def sweep_table(configs, timed=None, out=None) -> None:
         if timed:
             v = times.get(cfg.label)
             if v and v.summary:
-                vs = v.versus_baseline
-                cells += [f"{v.summary.median * 1e3:.1f} us", f"{vs.delta_percent:+.2f}%" if vs else "first"]
+                vs = _versus(timed, winner[0], v.name) if winner else None
+                cells += [f"{v.summary.median * 1e3:.1f} us" + (" [dim](dropped)[/dim]" if v.dropped else ""),
+                          f"{vs.delta_percent:+.2f}%" if vs else "winner"]
             else:
                 cells += ["", v.status if v else ""]
         t.add_row(*cells)
@@ -683,34 +693,51 @@ def sweep_table(configs, timed=None, out=None) -> None:
               f"({sum(c.status == 'cached' for c in configs)} from cache); "
               f"{sum(c.usable and c.spills for c in configs)} spill")
     if timed:
-        winner = sweep_winner(timed)
+        dropped = sum(1 for v in timed.variants if v.dropped)
+        con.print(f"timed {sum(1 for v in timed.variants if v.summary)} configs in {timed.rounds} interleaved rounds "
+                  f"({timed.seconds:.1f} s); {dropped} dropped early as clearly slower than the leader"
+                  + (f"; {timed.method}" if timed.method else ""))
         if winner:
             name, median, margin = winner
             con.print(f"[bold]winner[/bold]: {name} at {median * 1e3:.1f} us{margin}")
 
 
-def sweep_winner(timed):
-    """(name, median ms, text on the margin over the runner-up) of the fastest correct variant."""
+def _versus(timed, reference: str, name: str):
+    """`name` against `reference` from the rounds both ran (a dropped config stopped early)."""
     from . import timing
 
-    ok = [v for v in timed.variants if v.status == "ok" and v.summary]
-    if not ok:
+    a, b = timed.samples[reference], timed.samples[name]
+    n = min(len(a), len(b))
+    return timing.compare(a[:n], b[:n])
+
+
+def sweep_winner(timed):
+    """(name, median ms, text on the margin over the runner-up) of the fastest correct variant timed to the end."""
+    finalists = [v for v in timed.variants if v.status == "ok" and v.summary and not v.dropped]
+    if not finalists:
         return None
-    by_time = sorted(ok, key=lambda v: v.summary.median)
+    by_time = sorted(finalists, key=lambda v: v.summary.median)
     best = by_time[0]
     margin = ""
     if len(by_time) > 1:
         runner = by_time[1]  # paired ratio runner-up / best, from the same interleaved rounds
-        c = timing.compare(timed.samples[best.name], timed.samples[runner.name])
+        c = _versus(timed, best.name, runner.name)
         margin = (f", {c.delta_percent:.2f}% ahead of {runner.name} (95% CI [{(c.ci_low - 1) * 100:+.2f}, "
                   f"{(c.ci_high - 1) * 100:+.2f}]%: {'significant' if c.ci_low > 1 else 'not significant'})")
+    else:
+        others = [v for v in timed.variants if v.dropped]
+        if others:
+            margin = " (every other config was dropped as clearly slower; see their rows)"
     return best.name, best.summary.median, margin
 
 
-def sweep_json(configs, timed=None) -> str:
+def sweep_json(configs, timed=None, compile_seconds: float | None = None, compile_end: float | None = None) -> str:
     from .sweep import to_json
 
     doc = {"configs": to_json(configs)}
+    if compile_seconds is not None:
+        doc["compile_seconds"] = round(compile_seconds, 3)  # the parallel compile phase, wall clock
+        doc["compile_end"] = compile_end                     # when it ended (epoch seconds)
     if timed:
         doc["timing"] = json.loads(bench_json(timed))
         w = sweep_winner(timed)

@@ -5,17 +5,22 @@ The flow:
             takes) or a constexpr parameter of the kernel
   cache     each config's dump key is computed here (cheap: a bind, no compile); configs already in
             irscope's cache are served from it, so an unchanged sweep re-runs near instantly
-  compile   the rest in worker processes, `jobs` at a time; one process per config, so a crash (a
-            signal), a hang (past `timeout`) or a compile error is that config's result and the
-            sweep goes on
+  compile   the rest in `jobs` worker processes, reused from config to config (Python and Triton
+            start once per worker, not per config); a crash (a signal), a hang (past `timeout`) or
+            a compile error is that config's result, its worker is replaced, the sweep goes on.
+            No SASS unless asked (nvdisasm costs 0.3-0.5 s a config and ranks nothing)
   rank      a table of static stats (registers, spills, shared memory, occupancy, MMA and
             128-bit load counts); configs that spill or cannot fit are marked
-  time      (GPU) the survivors through bench.run: interleaved, CI, checked against the first
-            survivor's outputs; the winner is named with its margin
+  time      (GPU) the survivors through bench.run: each is handed to the timing process as soon
+            as it compiles (torch comes up meanwhile); interleaved, CI, checked against the first
+            survivor's outputs, clearly slower configs dropped early; the winner is named with its
+            margin
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -29,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import cache, compiler, dump
+from . import dump
 from .errors import BadInput, CompileFailure, did_you_mean
 from .settings import Settings, convert, settable_options  # noqa: F401
 from .spec import ArgSpec, KernelSpec, parse_value
@@ -104,96 +109,187 @@ def expand(spec: KernelSpec, base: Settings, axes: list[tuple[str, list[Any]]]) 
     return configs
 
 
-def _from_cache(cfg: Config, out_dir: Path) -> bool:
+def _from_cache(cfg: Config, out_dir: Path, with_sass: bool) -> bool:
     try:
-        bound = compiler.bind(cfg.spec, cfg.settings)
+        hit = dump.cached(cfg.spec, cfg.settings, out_dir, with_sass=with_sass)
     except BadInput as e:
         cfg.status, cfg.reason = "compile failed", str(e)
         return True
-    key = compiler.cache_key(cfg.spec, cfg.settings, bound[0], False)
-    entry = cache.lookup(key)
-    if entry is None:
+    if hit is None:
         return False
-    manifest = json.loads((entry / "manifest.json").read_text())
-    final = out_dir / manifest["kernel"] / f"{manifest['target'].replace(':', '')}-{key[:8]}"
-    cache.restore(entry, final)
-    cfg.status, cfg.folder, cfg.stats = "cached", str(final), manifest["stats"]
+    cfg.status, cfg.folder, cfg.stats = "cached", str(hit.folder), hit.manifest["stats"]
     return True
 
 
+WORKER_NICENESS = 5
+
+
+class _Worker:
+    """One compile process, kept for config after config (python -m irscope.sweep).
+
+    Starting Python and importing Triton costs more than compiling a small config, so a
+    worker is reused; it is replaced when it dies (the config it held is reported crashed)
+    or is killed for running past the timeout (that config timed out).
+    """
+
+    def __init__(self) -> None:
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([sys.executable, "-m", "irscope.sweep"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr)
+        with contextlib.suppress(OSError):  # below the timing process, which waits on nothing but the CPU
+            os.setpriority(os.PRIO_PROCESS, self.proc.pid, WORKER_NICENESS)
+        self.ready = False
+        self.cfg: Config | None = None
+        self.started = 0.0
+        self.pending = b""
+
+    def give(self, cfg: Config, job: dict[str, Any]) -> None:
+        self.cfg, self.started = cfg, time.perf_counter()
+        self.proc.stdin.write(base64.b64encode(pickle.dumps(job)) + b"\n")
+        self.proc.stdin.flush()
+
+    def read_lines(self) -> list[str] | None:
+        """The complete lines that arrived (raw reads: a buffered readline could hide one from select);
+        None once the worker has closed its output (it died)."""
+        data = os.read(self.proc.stdout.fileno(), 65536)
+        if not data:
+            return None
+        lines = (self.pending + data).split(b"\n")
+        self.pending = lines.pop()
+        return [line.decode(errors="replace") for line in lines]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.stderr.seek(0)
+        self.tail = [line for line in self.stderr.read().splitlines() if line.strip()]
+        self.stderr.close()
+
+
 def compile_all(configs: list[Config], out_dir: Path, jobs: int, timeout: float,
-                progress: Callable[[Config], None] | None = None, use_cache: bool = True) -> None:
-    """Serve cached configs, compile the rest `jobs` at a time, one worker process per config."""
-    pending = []
+                done: Callable[[Config], None] | None = None, use_cache: bool = True,
+                with_sass: bool = False, for_launch: bool = False) -> None:
+    """Serve cached configs, compile the rest in `jobs` reused worker processes; `done` sees each result.
+
+    for_launch: the configs will be launched (--time); the first worker to get a config also
+    builds the launcher a first launch would build, so the timing process finds it in the cache.
+    """
+    import selectors
+
+    queue = []
     for cfg in configs:
-        if use_cache and _from_cache(cfg, out_dir):
-            if progress:
-                progress(cfg)
+        if use_cache and _from_cache(cfg, out_dir, with_sass):
+            if done:
+                done(cfg)
         else:
-            pending.append(cfg)
-    running: dict[int, tuple[Config, subprocess.Popen, str, float]] = {}
-    queue = list(pending)
-    while queue or running:
-        while queue and len(running) < max(1, jobs):
-            cfg = queue.pop(0)
-            job = {"file": cfg.spec.file, "kernel": cfg.spec.kernel, "args": cfg.spec.args,
-                   "settings": cfg.settings, "out_dir": str(out_dir), "use_cache": use_cache}
-            with tempfile.NamedTemporaryFile(suffix=".pkl", delete=False) as f:
-                pickle.dump(job, f)
-            proc = subprocess.Popen([sys.executable, "-m", "irscope.sweep", f.name], stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
-            running[cfg.index] = (cfg, proc, f.name, time.perf_counter())
-        time.sleep(0.02)
-        for index, (cfg, proc, path, started) in list(running.items()):
-            elapsed = time.perf_counter() - started
-            if proc.poll() is None:
-                if elapsed > timeout:
-                    proc.kill()
-                    proc.communicate()
-                    cfg.status, cfg.reason = "timed out", f"no result after {timeout:.0f} s"
-                else:
+            queue.append(cfg)
+    sel = selectors.DefaultSelector()
+    workers: list[_Worker] = []
+
+    def hire() -> None:
+        w = _Worker()
+        workers.append(w)
+        sel.register(w.proc.stdout, selectors.EVENT_READ, w)
+
+    def fire(w: _Worker) -> None:
+        sel.unregister(w.proc.stdout)
+        workers.remove(w)
+        w.stop()
+
+    def finish(cfg: Config, w: _Worker) -> None:
+        cfg.seconds = time.perf_counter() - w.started
+        w.cfg = None
+        if done:
+            done(cfg)
+
+    for _ in range(min(max(1, jobs), len(queue))):
+        hire()
+    launcher_asked = False
+    try:
+        while queue or any(w.cfg for w in workers):
+            for w in workers:
+                if w.ready and w.cfg is None and queue:
+                    cfg = queue.pop(0)
+                    w.give(cfg, {"file": cfg.spec.file, "kernel": cfg.spec.kernel, "args": cfg.spec.args,
+                                 "settings": cfg.settings, "out_dir": str(out_dir), "use_cache": use_cache,
+                                 "with_sass": with_sass, "launcher": for_launch and not launcher_asked})
+                    launcher_asked = True
+            for key, _ in sel.select(timeout=0.05):
+                w = key.data
+                lines = w.read_lines()
+                if lines is None:  # the worker died
+                    cfg = w.cfg
+                    fire(w)
+                    if cfg is not None:
+                        code = w.proc.returncode
+                        cfg.status, cfg.reason = "crashed", (
+                            f"the compiler process died (signal {-code})" if code < 0
+                            else (w.tail[-1:] or [f"exit status {code}"])[0][:300])
+                        finish(cfg, w)
+                    if queue:
+                        hire()
                     continue
-            else:
-                out, err = proc.communicate()
-                _read_worker(cfg, proc.returncode, out, err)
-            cfg.seconds = elapsed
-            os.unlink(path)
-            del running[index]
-            if progress:
-                progress(cfg)
+                for line in lines:  # anything else is the kernel file's own printing
+                    if line.startswith("READY"):
+                        w.ready = True
+                    elif line.startswith("RESULT ") and w.cfg is not None:
+                        cfg = w.cfg
+                        _read_result(cfg, json.loads(line[len("RESULT "):]))
+                        finish(cfg, w)
+            for w in list(workers):
+                if w.cfg is not None and time.perf_counter() - w.started > timeout:
+                    cfg = w.cfg
+                    fire(w)
+                    cfg.status, cfg.reason = "timed out", f"no result after {timeout:g} s"
+                    finish(cfg, w)
+                    if queue:
+                        hire()
+    finally:
+        for w in list(workers):
+            fire(w)
 
 
-def _read_worker(cfg: Config, code: int, out: str, err: str) -> None:
-    lines = out.splitlines()
-    result = next((json.loads(line[len("RESULT "):]) for line in lines if line.startswith("RESULT ")), None)
-    if code < 0:
-        cfg.status, cfg.reason = "crashed", f"the compiler process died (signal {-code})"
-    elif result is None:
-        tail = [line for line in (out + err).splitlines() if line.strip()]
-        cfg.status, cfg.reason = "crashed", (tail[-1:] or [f"exit status {code}"])[0][:300]
-    elif result["status"] == "ok":
+def _read_result(cfg: Config, result: dict[str, Any]) -> None:
+    if result["status"] == "ok":
         cfg.status, cfg.folder = "ok", result["folder"]
         cfg.stats = json.loads((Path(result["folder"]) / "manifest.json").read_text())["stats"]
     else:
         cfg.status, cfg.reason = result["status"], result["reason"]
 
 
-def _worker(job_path: str) -> int:
+def _serve() -> int:
+    """A worker: say READY once Triton is imported, then compile one job per stdin line."""
+    import triton.compiler  # noqa: F401 - what every compile needs, loaded before the first job
+
     from . import loader
 
-    with open(job_path, "rb") as f:
-        job = pickle.load(f)
-    try:
-        ref = loader.select_kernels(job["file"], [job["kernel"]])[0]
-        spec = KernelSpec(job["kernel"], job["file"], ref.fn, job["args"])
-        result = dump.dump(spec, job["settings"], Path(job["out_dir"]), use_cache=job["use_cache"])
-        doc = {"status": "ok", "folder": str(result.folder)}
-    except CompileFailure as e:
-        status = "does not fit" if e.stage == "resources" else "compile failed"
-        doc = {"status": status, "reason": f"stage {e.stage}: {e.reason}"[:500]}
-    except BadInput as e:
-        doc = {"status": "compile failed", "reason": str(e)[:500]}
-    print("RESULT " + json.dumps(doc), flush=True)
+    kernels: dict[tuple[str, str], Any] = {}
+    print("READY", flush=True)
+    for line in sys.stdin:
+        job = pickle.loads(base64.b64decode(line))
+        try:
+            key = (job["file"], job["kernel"])
+            if key not in kernels:  # the kernel file is run once per worker, not once per config
+                kernels[key] = loader.select_kernels(job["file"], [job["kernel"]])[0].fn
+            spec = KernelSpec(job["kernel"], job["file"], kernels[key], job["args"])
+            result = dump.dump(spec, job["settings"], Path(job["out_dir"]), use_cache=job["use_cache"],
+                               with_sass=job["with_sass"])
+            doc = {"status": "ok", "folder": str(result.folder)}
+            if job["launcher"]:
+                from . import adapter, compiler
+
+                sys.stdout.write("\nRESULT " + json.dumps(doc) + "\n")  # the result first, then the launcher
+                sys.stdout.flush()
+                adapter.prebuild_launcher(compiler.load_binary(spec, job["settings"]))
+                continue
+        except CompileFailure as e:
+            status = "does not fit" if e.stage == "resources" else "compile failed"
+            doc = {"status": status, "reason": f"stage {e.stage}: {e.reason}"[:500]}
+        except BadInput as e:
+            doc = {"status": "compile failed", "reason": str(e)[:500]}
+        sys.stdout.write("\nRESULT " + json.dumps(doc) + "\n")  # on a line of its own, whatever the kernel printed
+        sys.stdout.flush()
     return 0
 
 
@@ -243,10 +339,6 @@ def to_json(configs: list[Config]) -> list[dict[str, Any]]:
 
 def _jsonable(v: Any) -> Any:
     return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
-
-
-if __name__ == "__main__":
-    sys.exit(_worker(sys.argv[1]))
 
 
 # ---------------------------------------------------------------- the winner, as a recipe
@@ -317,3 +409,7 @@ def write_recipe(path: Path, text: str) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+if __name__ == "__main__":
+    sys.exit(_serve())

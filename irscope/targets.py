@@ -117,6 +117,28 @@ def local_gpu_target() -> Target | None:
     return _local_nvidia() or _local_amd()
 
 
+def local_gpu_present() -> bool:
+    """Whether any GPU is visible here, known to irscope's tables or not (no torch import)."""
+    import ctypes
+    import glob
+
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int()
+        if cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0:
+            return True
+    except OSError:
+        pass
+    for props in glob.glob("/sys/class/kfd/kfd/topology/nodes/*/properties"):
+        try:
+            text = open(props).read()
+        except OSError:
+            continue
+        if any(line.startswith("gfx_target_version") and line.split()[1] != "0" for line in text.splitlines()):
+            return True
+    return False
+
+
 def _local_nvidia() -> Target | None:
     import ctypes
 

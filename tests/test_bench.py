@@ -48,6 +48,50 @@ def test_verdicts():
     assert not timing.precise_enough([1.0] * 5, [1.0] * 5, 0.01), "too few rounds is never precise"
 
 
+def test_a_sweep_drops_only_the_variants_clearly_behind_the_leader():
+    from irscope.timing_process import PRUNE_AFTER, Variant, _prune
+
+    rng = random.Random(3)
+    rounds = PRUNE_AFTER + 2
+    drift = [1 + 0.02 * i for i in range(rounds)]  # drift hits every variant alike in a round
+    speeds = {"leader": 1.0, "close": 1.004, "slow": 1.2, "bit-slower": 1.05}
+    live = [Variant(name, None, None, samples_ms=[speed * d * (1 + rng.gauss(0, 0.002)) for d in drift])
+            for name, speed in speeds.items()]
+    kept = _prune(live, 0.01, rounds)
+    assert [v.name for v in kept] == ["leader", "close"]
+    slow = next(v for v in live if v.name == "slow")
+    assert slow.dropped.startswith(f"dropped after {rounds} rounds: +") and "against leader" in slow.dropped
+    assert not kept[1].dropped, "within the margin of the leader: timed on"
+
+    from irscope.timing_process import PRUNE_EARLY
+
+    early = PRUNE_EARLY[0]
+    live = [Variant(name, None, None, samples_ms=[speed * d for d in drift[:early]])
+            for name, speed in {"leader": 1.0, "3x": 3.0, "bit-slower": 1.05}.items()]
+    kept = _prune(live, PRUNE_EARLY[1], early)  # what measure asks for before PRUNE_AFTER rounds
+    assert [v.name for v in kept] == ["leader", "bit-slower"], "two rounds only drop the far slower"
+
+
+@pytest.mark.skipif("_has_gpu()", reason="the timing process starts fine where there is a GPU")
+def test_timing_process_that_cannot_start_says_why():
+    """The protocol without a GPU: torch here has no CUDA, the child says so, the parent reports it in one line."""
+    from irscope import loader
+    from irscope.timing_process import TimingSession, Variant
+    from irscope.errors import IrscopeError
+    from irscope.settings import Settings
+    from irscope.spec import build_spec
+    from irscope.targets import parse_target
+
+    ref = loader.select_kernels(DATA / "faulty.py", ["scaled_copy"])[0]
+    spec = build_spec(ref, None, ["x_ptr=*fp32", "out_ptr=*fp32", "n=i32:16"], ["BLOCK=1024", "SCALE=2"])
+    with TimingSession() as session:
+        session.start(launch.Launch(launch.parse_args("x_ptr=randn(4096, fp32), out_ptr=zeros(4096, fp32), n=4096"),
+                                    (4, 1, 1)))
+        session.add(Variant("v", spec, Settings(parse_target("h100"))))
+        with pytest.raises(IrscopeError, match="timing process could not start: .*(CUDA|cuda|NVIDIA|driver)"):
+            session.finish(session.sent, budget=60)
+
+
 def test_launch_arguments_and_grid():
     args = launch.parse_args("a=randn(4096, 2048, fp16), b=randn(2048, 1024, bf16).T, M=4096, K=size(a, 1), "
                              "sa=stride(a, 0), n=numel(a) // 2, off=randn(100, fp32)[3:]")
@@ -75,7 +119,7 @@ def test_launch_parsing_refuses_what_is_not_data(text, message):
 
 def test_outputs_are_compared_by_dtype_tolerance():
     torch = pytest.importorskip("torch")
-    from irscope.bench import check_outputs
+    from irscope.inputs import check_outputs
 
     spec = launch.Launch({"out": launch.TensorSpec("zeros", (64,), "fp16"), "n": 64})
     base = {"out": torch.ones(64, dtype=torch.float16), "n": 64}
@@ -196,3 +240,50 @@ def test_diff_time_on_the_gpu(cli, tmp_path):
     assert names == ["a: num_warps=4", "b: num_warps=8"]
     assert doc["timing"]["variants"][1]["versus_baseline"]["verdict"] in ("faster", "slower",
                                                                           "no significant difference")
+
+
+@gpu
+@pytest.mark.gpu
+def test_short_kernels_are_timed_in_cuda_graphs(cli, tmp_path):
+    """4096 floats: a few microseconds, where the launch path would dominate; auto picks graphs, off does not."""
+    import json
+
+    args = ("bench", str(VECTOR_ADD), "--args", "x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), "
+            "out_ptr=empty(4096, fp32), n_elements=4096", "--const", "BLOCK_SIZE=1024", "--grid",
+            "cdiv(n_elements, BLOCK_SIZE)", "--aa", "--max-seconds", "3", "--json", "-o", str(tmp_path))
+    docs = {}
+    for mode in ("auto", "off"):
+        r = cli(*args, "--graph", mode)
+        assert r.code == 0, r.err
+        docs[mode] = json.loads(r.out)
+    from irscope.timing_process import GRAPH_RUNS
+
+    assert docs["auto"]["method"].startswith("CUDA graph") and docs["off"]["method"].startswith("CUDA events")
+    graph = docs["auto"]
+    assert 0.0005 < graph["variants"][0]["summary"]["median"] < 0.05, ("a 4096-element add takes microseconds",
+                                                                       graph["variants"][0])
+    assert len(graph["samples"]["baseline"]) == graph["rounds"] * GRAPH_RUNS, "each replay gives GRAPH_RUNS samples"
+    assert abs(graph["variants"][1]["versus_baseline"]["ratio"] - 1) < 0.05, graph["variants"][1]
+
+
+@gpu
+@pytest.mark.gpu
+def test_sweep_time_names_a_winner_and_drops_the_clearly_slower(cli, tmp_path):
+    import json
+
+    from conftest import MATMUL
+
+    sig = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
+    n = 4096
+    r = cli("sweep", str(MATMUL), "--kernel", "matmul_kernel", "--signature", sig, "--grid", "BLOCK_M=32,128",
+            "--grid", "BLOCK_N=32,128", "--time", "--args",
+            f"a_ptr=randn({n}, {n}, fp16), b_ptr=randn({n}, {n}, fp16), c_ptr=empty({n}, {n}, fp16), M={n}, N={n}, "
+            f"K={n}, stride_am={n}, stride_ak=1, stride_bk={n}, stride_bn=1, stride_cm={n}, stride_cn=1",
+            "--launch-grid", "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)", "--max-seconds", "5", "--json", "-o", str(tmp_path))
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    rows = {v["name"]: v for v in doc["timing"]["variants"]}
+    assert doc["winner"]["config"] == "BLOCK_M=128, BLOCK_N=128"
+    assert rows["BLOCK_M=32, BLOCK_N=32"]["dropped"].startswith("dropped after"), "several times slower: dropped"
+    assert not rows[doc["winner"]["config"]]["dropped"]
+    assert all(v["status"] == "ok" for v in rows.values())

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from conftest import MATMUL, VECTOR_ADD
+from pathlib import Path
+
+from conftest import DATA, MATMUL, VECTOR_ADD
 
 SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
 
@@ -81,3 +83,14 @@ def test_recipe_variants_on_diff(cli, tmp_path):
     doc = json.loads(r.out)
     assert doc["a"]["label"] == "variant baseline" and doc["b"]["label"] == "variant deep-pipeline"
     assert doc["stats"]["shared_bytes"]["b"] > doc["stats"]["shared_bytes"]["a"], "a deeper pipeline buffers more"
+
+
+def test_a_crashing_compile_is_reported_and_its_worker_replaced(cli, tmp_path):
+    """One worker process compiles config after config; the one killed mid-compile is 'crashed', the rest finish."""
+    r = cli("sweep", str(DATA / "crashes_compiler.py"), "--signature", "*fp32, *fp32, i32:16, 256", "--target", "h100",
+            "--grid", "BLOCK=256,512,1024,2048", "-j", "1", "--no-cache", "-o", str(tmp_path), "--json")
+    assert r.code == 0, r.err
+    status = {c["config"]["BLOCK"]: c for c in json.loads(r.out)["configs"]}
+    assert status[512]["status"] == "crashed" and "signal 9" in status[512]["reason"]
+    assert {status[b]["status"] for b in (256, 1024, 2048)} == {"ok"}
+    assert json.loads((Path(status[2048]["folder"]) / "manifest.json").read_text())["args"]["BLOCK"] == "2048"
