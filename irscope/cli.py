@@ -524,7 +524,9 @@ def recipes_list():
 @recipes_group.command("show")
 @click.argument("name", metavar="NAME|PATH")
 @click.option("--kernel", "-k", metavar="NAME", help="Show what applies to this kernel, with where each value comes from.")
-@click.option("--variant", metavar="NAME", help="With --kernel: include this variant.")
+@click.option("--variant", metavar="NAME",
+              help="Show the recipe as this variant applies it: its defaults and kernel sections on top "
+                   "(with --kernel: for that kernel).")
 def recipes_show(name, kernel, variant):
     """A recipe: its target, purpose, defaults, kernel sections and variants (and the file)."""
     from rich.markup import escape
@@ -532,27 +534,42 @@ def recipes_show(name, kernel, variant):
     from . import recipes, render
 
     recipe = recipes.load(recipes.find(name))
+    v = recipe.variant(variant) if variant else None
     con = render.console()
     con.print(f"[bold]{recipe.name}[/bold]  {recipe.path}")
     con.print(f"  target    {recipe.target_text} ({recipe.target.name}, {recipe.target.hardware.chip})"
               + (f"; also fits {', '.join(t.name for t in recipe.targets[1:])}" if len(recipe.targets) > 1 else ""))
     con.print(f"  purpose   {escape(recipe.purpose)}")
-    if kernel:
-        if variant:
-            recipe.variant(variant)
+    if v:
+        con.print(f"  variant   {escape(v.name)}  {escape(v.purpose)}")
+    if kernel or v:
+        # kernel None: the default tables with the variant's on top, each value with where it comes from
         settings = recipes.apply(recipes.Settings(recipe.target, f"recipe {recipe.name}"), recipe, variant, kernel)
-        con.print(f"  for kernel {kernel}" + (f", variant {variant}" if variant else "") + ":")
-        for k, v in settings.options.items():
-            con.print(f"    {k} = {v}  [cyan]({escape(settings.sources[k])})[/cyan]")
-        for k, v in settings.env.items():
-            con.print(f"    env {k} = {v}  [cyan]({escape(settings.sources['env:' + k])})[/cyan]")
+        if kernel:
+            con.print(f"  for kernel {kernel}" + (f", variant {variant}" if variant else "") + ":")
+        else:
+            con.print(f"  [bold]defaults, with variant {escape(variant)}[/bold]")
+        for k, val in settings.options.items():
+            con.print(f"    {k} = {val}  [cyan]({escape(settings.sources[k])})[/cyan]")
+        for k, val in settings.env.items():
+            con.print(f"    env {k} = {val}  [cyan]({escape(settings.sources['env:' + k])})[/cyan]")
         pins = settings.pins
         for c in (pins.constexprs.values() if pins else []):
             con.print(f"    constexpr {c.name} = {escape(c.text)}  [cyan]({escape(c.source)})[/cyan]")
-        for p in (pins.loops if pins else []):
-            con.print(f"    loop {escape(p.text())}  [cyan]({escape(p.source)})[/cyan]")
-        for p in (pins.layouts if pins else []):
-            con.print(f"    layout {escape(p.text())}  [cyan]({escape(p.source)})[/cyan]")
+        for kind, listed in (("loop", pins.loops if pins else []), ("layout", pins.layouts if pins else [])):
+            for i, p in enumerate(listed):
+                by = recipes.overridden_by(p, listed[i + 1:])
+                con.print(f"    {kind} {escape(p.text())}  [cyan]({escape(p.source)})[/cyan]"
+                          + (f"  [yellow]overridden by {escape(by)}[/yellow]" if by else ""))
+        if kernel:
+            return
+        # the variant's defaults rank above the recipe's kernel sections, its own kernel sections above both
+        sections = [(f"kernel {g}", lay, v.layer) for g, lay in recipe.kernels]
+        sections += [(f"variant {v.name}, kernel {g}", lay, None) for g, lay in v.kernels]
+        for title, layer, over in sections:
+            con.print(f"  [bold]{escape(title)}[/bold]")
+            for line in recipes.layer_lines(layer, over) or ["(nothing)"]:
+                con.print(f"    {escape(line)}")
         return
     for title, layer in [("defaults", recipe.defaults)] + [(f"kernel {g}", lay) for g, lay in recipe.kernels]:
         con.print(f"  [bold]{escape(title)}[/bold]")

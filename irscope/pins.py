@@ -22,10 +22,14 @@ rewritten here, written to a file and compiled onward with triton.compile(file);
 the stages are merged. After the compile, `Plan.check(art)` confirms every pin
 (and every option set by a recipe or --set) in the output and returns the records
 kept in manifest["pins"]: {kind, name, value, source, status, detail}, where
-status is "ok", "no effect", "changed", "overridden" or "unchecked".
+status is "ok", "no effect", "changed", "overridden" (a later pin of the same
+key, or the command line, wins), "not applicable" (a recipe default that does
+not fit this kernel) or "unchecked".
 
 Errors in pins are BadInput (exit 2, nothing written): a malformed pin, a loop
-line with no loop, an alias the TTGIR lacks, an illegal layout.
+line with no loop, an alias the TTGIR lacks, an illegal layout. A recipe's
+default-table pin (optional=True) that finds no loop, alias or field is skipped
+instead: the defaults apply to every kernel, and not every kernel has them.
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ class LoopPin:
     line: int | None            # None: every loop ('*')
     attrs: tuple[tuple[str, Any], ...]
     source: str
+    optional: bool = False      # a recipe default: skipped, not refused, where no loop is at the line
 
     @property
     def where(self) -> str:
@@ -86,6 +91,7 @@ class LayoutPin:
     value: str | None           # full replacement, '#ttg.blocked<{...}>'
     fields: tuple[tuple[str, str], ...]   # field -> MLIR text of its new value
     source: str
+    optional: bool = False      # a recipe default: skipped, not refused, where the alias or a field is missing
 
     def text(self) -> str:
         if self.value is not None:
@@ -520,6 +526,9 @@ def rewrite_loops(ttir: str, pins: list[LoopPin], kernel: str, kernel_file: str)
             where = f"{os.path.basename(pin.file or kernel_file)}:{pin.line}"
             have = (f"its loops are at line{'s' if len(starts) > 1 else ''} {', '.join(map(str, starts))}"
                     if starts else "it has no scf.for loop")
+            if pin.optional:
+                done.append({"pin": pin, "loops": [], "skipped": f"no loop of {kernel} starts at {where}; {have}"})
+                continue
             raise BadInput(f"{pin.source} {pin.text()}: no loop of {kernel} starts at {where}; {have}")
         for lp in hit:
             for name, value in pin.attrs:
@@ -609,33 +618,28 @@ def apply_layout_pins(ttgir: str, pins: list[LayoutPin], warp_size: int) -> tupl
     current = dict(aliases)
     done = []
     for pin in pins:
-        if pin.alias not in aliases:
-            raise BadInput(f"{pin.source} {pin.text()}: the TTGIR has no layout #{pin.alias}"
-                           f"{did_you_mean(pin.alias, aliases)}; its layouts: "
-                           f"{', '.join('#' + a for a in aliases) or 'none'}")
+        misfit = _layout_misfit(pin, current)
+        if misfit and pin.optional:
+            done.append({"pin": pin, "alias": pin.alias, "skipped": misfit})
+            continue
+        if misfit:
+            raise BadInput(f"{pin.source} {pin.text()}: {misfit}")
         old = parse_layout(current[pin.alias])
         if pin.value is not None:
             new = parse_layout(pin.value)
             if new is None:
                 raise BadInput(f"{pin.source} {pin.text()}: not a layout attribute")
         else:
-            if old is None or not old.fields:
-                raise BadInput(f"{pin.source} {pin.text()}: #{pin.alias} = {current[pin.alias]} has no fields to "
-                               f"edit; replace it whole with {pin.alias}=#...")
             new = Layout(old.dialect, old.kind, dict(old.fields), old.braced)
-            for k, v in pin.fields:
-                if k not in new.fields:
-                    raise BadInput(f"{pin.source} {pin.text()}: #{pin.alias} ({old.kind}) has no field {k!r}"
-                                   f"{did_you_mean(k, new.fields)}; its fields: {', '.join(new.fields)}")
-                new.fields[k] = v
+            new.fields.update(pin.fields)
         if old is not None:
             try:
                 check_layout_rules(pin.alias, old, new, ttgir, warp_size)
             except BadInput as e:
                 raise BadInput(f"{pin.source} {pin.text()}: illegal layout: {e}") from None
         text = new.text() if pin.value is None else pin.value
-        current[pin.alias] = text
-        done.append({"pin": pin, "alias": pin.alias, "before": aliases[pin.alias], "after": text})
+        before, current[pin.alias] = current[pin.alias], text
+        done.append({"pin": pin, "alias": pin.alias, "before": before, "after": text})
     out = ttgir
     for alias, text in current.items():
         if text != aliases[alias]:
@@ -644,6 +648,23 @@ def apply_layout_pins(ttgir: str, pins: list[LayoutPin], warp_size: int) -> tupl
     if out != ttgir:
         out = drop_layout_hints(out)
     return out, done
+
+
+def _layout_misfit(pin: LayoutPin, current: dict[str, str]) -> str | None:
+    """Why the pin does not fit this kernel's TTGIR (no such alias, or no such field), else None."""
+    if pin.alias not in current:
+        return (f"the TTGIR has no layout #{pin.alias}{did_you_mean(pin.alias, current)}; its layouts: "
+                f"{', '.join('#' + a for a in current) or 'none'}")
+    if pin.value is not None:
+        return None
+    old = parse_layout(current[pin.alias])
+    if old is None or not old.fields:
+        return f"#{pin.alias} = {current[pin.alias]} has no fields to edit; replace it whole with {pin.alias}=#..."
+    for k, _ in pin.fields:
+        if k not in old.fields:
+            return (f"#{pin.alias} ({old.kind}) has no field {k!r}{did_you_mean(k, old.fields)}; "
+                    f"its fields: {', '.join(old.fields)}")
+    return None
 
 
 CONTIGUITY_HINT = re.compile(r" \{contiguity = \d+ : i32\}|contiguity = \d+ : i32, |, contiguity = \d+ : i32")
@@ -708,8 +729,9 @@ def plan(spec, settings) -> Plan:
             out, p.layout_done = apply_layout_pins(text, pins.layouts, settings.target.warp_size)
             error = adapter.verify_ir(out, "ttgir", settings.target)
             if error:
-                what = "; ".join(d["pin"].text() for d in p.layout_done)
-                srcs = ", ".join(dict.fromkeys(d["pin"].source for d in p.layout_done))
+                applied = [d for d in p.layout_done if "skipped" not in d]
+                what = "; ".join(d["pin"].text() for d in applied)
+                srcs = ", ".join(dict.fromkeys(d["pin"].source for d in applied))
                 raise BadInput(f"{srcs} {what}: illegal layout, rejected by the MLIR parser/verifier: {error}")
             return out
 
@@ -832,14 +854,30 @@ def _check_constexpr(name, c: ConstPin, pins: Pins, art, ttgir) -> dict:
 
 def _check_loop(pin: LoopPin, plan_: Plan, ttir: str, ttgir: str, gluon: bool, spec) -> list[dict]:
     out = []
+    i, done = next(((i, d) for i, d in enumerate(plan_.loop_done) if d["pin"] is pin), (None, None))
     for name, value in pin.attrs:
         label = f"{pin.where}:{name}"
         if gluon:
             out.append(_rec("loop", label, value, pin.source, "no effect",
                             "Gluon kernels have no TTIR and skip the pipeliner; per-loop attributes change nothing"))
             continue
+        if done and "skipped" in done:
+            out.append(_rec("loop", label, value, pin.source, "not applicable", done["skipped"]))
+            continue
         attr = LOOP_ATTRS[name][0]
         loops = [lp for lp in find_loops(ttir) if loop_matches(pin, lp, spec.file)]
+        # a later pin that sets the same attribute on the same loop wins there (recipe < variant < --pin-loop)
+        winners = {}
+        for d in plan_.loop_done[i + 1:] if done else []:
+            for at, v in d["pin"].attrs:
+                if at == name:
+                    winners.update({where: (d["pin"], v) for where in d["loops"]})
+        if loops and all(lp.lines[:1] and lp.lines[0] in winners for lp in loops):
+            by = dict.fromkeys(f"{w.source} gives {w.where}:{name}={_py_text(v)}"
+                               for w, v in (winners[lp.lines[0]] for lp in loops))
+            out.append(_rec("loop", label, value, pin.source, "overridden", "; ".join(by) + ", which wins"))
+            continue
+        loops = [lp for lp in loops if not (lp.lines[:1] and lp.lines[0] in winners)]
         if not loops:
             out.append(_rec("loop", label, value, pin.source, "no effect", "no loop matches in TTIR"))
             continue
@@ -877,11 +915,22 @@ def _multibuffers(ttgir: str) -> list[str]:
 
 
 def _check_layout(pin: LayoutPin, plan_: Plan, ttgir: str) -> dict:
-    done = next((d for d in plan_.layout_done if d["pin"] is pin), None)
+    i, done = next(((i, d) for i, d in enumerate(plan_.layout_done) if d["pin"] is pin), (None, None))
     if done is None:
         return _rec("layout", f"#{pin.alias}", pin.text(), pin.source, "no effect", "not applied")
+    if "skipped" in done:
+        return _rec("layout", f"#{pin.alias}", pin.text(), pin.source, "not applicable", done["skipped"])
+    # later pins of the alias: one that sets a field this pin sets (a whole layout sets every field) wins
+    later = [d for d in plan_.layout_done[i + 1:] if d["alias"] == pin.alias and "skipped" not in d]
+    mine = {k for k, _ in pin.fields}
+    winners = [d["pin"] for d in later if pin.value is not None or d["pin"].value is not None
+               or mine & {k for k, _ in d["pin"].fields}]
+    if winners:
+        return _rec("layout", f"#{pin.alias}", done["after"], pin.source, "overridden",
+                    "; ".join(f"{w.source} gives {w.text()}" for w in winners) + ", which wins")
     after = done["after"]
-    hit = [a for a, v in layout_aliases(ttgir).items() if _squash(v) == _squash(after)]
+    final = later[-1]["after"] if later else after   # later edits of other fields build on this one
+    hit = [a for a, v in layout_aliases(ttgir).items() if _squash(v) == _squash(final)]
     if _squash(done["before"]) == _squash(after):
         return _rec("layout", f"#{pin.alias}", after, pin.source, "no effect",
                     f"#{pin.alias} already was {after}")

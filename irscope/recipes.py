@@ -93,12 +93,14 @@ class Recipe:
     def accepts(self, target: Target) -> bool:
         return any(t.name == target.name for t in self.targets)
 
-    def layers(self, kernel: str, variant: str | None) -> list[Layer]:
-        """The layers that apply to `kernel`, lowest precedence first."""
-        out = [self.defaults] + [layer for glob, layer in self.kernels if fnmatch.fnmatchcase(kernel, glob)]
+    def layers(self, kernel: str | None, variant: str | None) -> list[Layer]:
+        """The layers that apply to `kernel`, lowest precedence first (kernel None: the default tables only)."""
+        out = [self.defaults] + [layer for glob, layer in self.kernels
+                                 if kernel is not None and fnmatch.fnmatchcase(kernel, glob)]
         if variant is not None:
             v = self.variant(variant)
-            out += [v.layer] + [layer for glob, layer in v.kernels if fnmatch.fnmatchcase(kernel, glob)]
+            out += [v.layer] + [layer for glob, layer in v.kernels
+                                if kernel is not None and fnmatch.fnmatchcase(kernel, glob)]
         return out
 
     def variant(self, name: str) -> Variant:
@@ -408,7 +410,8 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
         try:
             name = pins_mod._alias_name(alias, "layouts", alias)
             if isinstance(v, str):
-                layer.layouts.append(LayoutPin(name, pins_mod.layout_value(v, "value"), (), source))
+                layer.layouts.append(LayoutPin(name, pins_mod.layout_value(v, "value"), (), source,
+                                               optional=not kernel_specific))
             elif isinstance(v, dict) and v:
                 fields_ = []
                 for f, fv in v.items():
@@ -416,7 +419,7 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
                         fields_.append(pins_mod.layout_field(f, fv, "field"))
                     except BadInput as e:
                         c.error(kk + (f,), str(e).removeprefix("field: "))
-                layer.layouts.append(LayoutPin(name, None, tuple(fields_), source))
+                layer.layouts.append(LayoutPin(name, None, tuple(fields_), source, optional=not kernel_specific))
             else:
                 c.error(kk, "expected a layout string (\"#ttg.blocked<{...}>\") or a table of fields "
                             "(sizePerThread = [1], ...)")
@@ -439,7 +442,7 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
                 attrs.append((a, pins_mod.loop_attr_value(a, av, "attr")))
             except BadInput as e:
                 c.error(kk + (a,), str(e).removeprefix("attr: "))
-        layer.loops.append(LoopPin(file, line, tuple(attrs), source))
+        layer.loops.append(LoopPin(file, line, tuple(attrs), source, optional=not kernel_specific))
     return layer
 
 
@@ -560,13 +563,15 @@ def target_for(recipe: Recipe | None, requested: str | None) -> tuple[Target, st
     return tgt, reason
 
 
-def apply(settings: Settings, recipe: Recipe | None, variant: str | None, kernel: str, *,
+def apply(settings: Settings, recipe: Recipe | None, variant: str | None, kernel: str | None, *,
           sets: list[str] | tuple[str, ...] = (), pin_layouts: list[str] | tuple[str, ...] = (),
           pin_loops: list[str] | tuple[str, ...] = (), params: list[str] | None = None) -> Settings:
     """Settings for one kernel: `settings` < recipe defaults < kernel sections < variant < --set / --pin-*.
 
     `params` (the kernel's parameter names) lets a recipe's constexprs be checked:
-    a default for a parameter the kernel lacks is skipped, a kernel section's is an error.
+    a default for a parameter the kernel lacks is skipped, a kernel section's is an error
+    (loop and layout pins are checked the same way when compiling: pins.py, `optional`).
+    kernel None: the default tables (and the variant's) alone, as `recipes show --variant` lists them.
     """
     tgt = settings.target
     out = Settings(tgt, settings.target_reason, dict(settings.options), dict(settings.env), dict(settings.sources))
@@ -739,11 +744,35 @@ def summary_rows() -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def layer_lines(layer: Layer) -> list[str]:
+def layer_lines(layer: Layer, over: Layer | None = None) -> list[str]:
+    """One line per value; with `over` (a layer that ranks above it, e.g. a variant's defaults above the
+    recipe's kernel sections), each value `over` sets again is marked overridden, as a compile reports it."""
+    o = over or Layer("")
+
+    def mark(hit: bool) -> str:
+        return f"  (overridden by {o.source})" if hit else ""
+
     out = []
-    out += [f"{k} = {v}" for k, v in layer.options.items()]
-    out += [f"env {k} = {v}" for k, v in layer.env.items()]
-    out += [f"constexpr {k} = {v}" for k, v in layer.constexprs.items()]
-    out += [f"loop {p.text()}" for p in layer.loops]
-    out += [f"layout {p.text()}" for p in layer.layouts]
+    out += [f"{k} = {v}" + mark(k in o.options) for k, v in layer.options.items()]
+    out += [f"env {k} = {v}" + mark(k in o.env) for k, v in layer.env.items()]
+    out += [f"constexpr {k} = {v}" + mark(k in o.constexprs) for k, v in layer.constexprs.items()]
+    out += [f"loop {p.text()}" + mark(overridden_by(p, o.loops) is not None) for p in layer.loops]
+    out += [f"layout {p.text()}" + mark(overridden_by(p, o.layouts) is not None) for p in layer.layouts]
     return out
+
+
+def overridden_by(pin: LoopPin | LayoutPin, later: list) -> str | None:
+    """The source of the last of the `later` pins that sets again what `pin` sets, else None.
+
+    A loop pin is overridden when each of its attributes is set again at its line (or at '*'); a
+    layout pin when a later one of its alias sets one of its fields (a whole layout sets every field).
+    """
+    if isinstance(pin, LoopPin):
+        keys = {(p.where, a) for p in later for a, _ in p.attrs}
+        if not all({(pin.where, a), ("*", a)} & keys for a, _ in pin.attrs):
+            return None
+        return next(p.source for p in reversed(later) if {a for a, _ in p.attrs} & {a for a, _ in pin.attrs}
+                    and p.where in (pin.where, "*"))
+    mine = {k for k, _ in pin.fields}
+    return next((q.source for q in reversed(later) if q.alias == pin.alias and (
+        pin.value is not None or q.value is not None or mine & {k for k, _ in q.fields})), None)

@@ -106,7 +106,7 @@ def _esc(text: str) -> str:
 
 
 PIN_STATUS_STYLE = {"ok": "green", "no effect": "yellow", "changed": "yellow", "overridden": "yellow",
-                    "unchecked": "dim"}
+                    "not applicable": "dim", "unchecked": "dim"}
 
 
 def pin_lines(m: dict[str, Any]) -> list[str]:
@@ -118,10 +118,11 @@ def pin_lines(m: dict[str, Any]) -> list[str]:
     if r:
         lines.append(f"recipe     {escape(r['name'])}" + (f", variant {escape(r['variant'])}" if r.get("variant") else "")
                      + f"  [dim]({escape(r['path'])})[/dim]")
+    width = max([10] + [len(p["status"]) for p in m.get("pins") or []])
     for i, p in enumerate(m.get("pins") or []):
-        style = PIN_STATUS_STYLE.get(p["status"], "")
+        style = PIN_STATUS_STYLE.get(p["status"], "default")
         what = f"{p['name']} = {p['value']}" if p["kind"] == "layout" else f"{p['name']}={p['value']}"
-        lines.append(f"{'pins' if i == 0 else '':<10} [{style}]{p['status']:<10}[/{style}] {p['kind']} "
+        lines.append(f"{'pins' if i == 0 else '':<10} [{style}]{p['status']:<{width}}[/{style}] {p['kind']} "
                      f"{escape(what)}  [cyan]({escape(p['source'])})[/cyan]  [dim]{escape(p['detail'])}[/dim]")
     return lines
 

@@ -291,3 +291,78 @@ def test_key_lines_follow_headers_dotted_keys_and_inline_tables():
     assert lines.line(("variant", "v", "options", "num_stages")) == 7
     assert lines.line(("variant", "v", "env", "B")) == 8
     assert lines.line(("variant", "v", "nothing")) == 6
+
+
+# ------------------------------------------------------------------ recipes show --variant, pins that do not fit
+
+FIT = """
+    [recipe]
+    target = "h100"
+    purpose = "fit"
+
+    [constexprs]
+    BLOCK_SIZE = 256
+    [loops.33]
+    num_stages = 3
+    [layouts.blocked1]
+    sizePerThread = [1, 8]
+
+    [kernel."add_*"]
+    options = { num_warps = 4 }
+
+    [variant.v]
+    purpose = "deeper"
+    options = { num_warps = 8 }
+    loops.33 = { num_stages = 4 }
+    [variant.v.kernel.add_kernel]
+    constexprs = { BLOCK_SIZE = 1024 }
+    """
+
+
+def test_show_variant_without_kernel_applies_the_variant(tmp_path):
+    path = write(tmp_path, FIT)
+    plain = irscope("recipes", "show", str(path))
+    r = irscope("recipes", "show", str(path), "--variant", "v")
+    assert r.code == 0, r.err
+    assert r.out != plain.out
+    assert "variant   v  deeper" in r.out and "defaults, with variant v" in r.out
+    assert "num_warps = 8  (recipe t [variant v])" in r.out
+    assert "loop 33:num_stages=3  (recipe t)  overridden by recipe t [variant v]" in r.out
+    assert "num_warps = 4  (overridden by recipe t [variant v])" in r.out      # the kernel section's
+    assert "variant v, kernel add_kernel" in r.out and "constexpr BLOCK_SIZE = 1024" in r.out
+    bad = irscope("recipes", "show", str(path), "--variant", "w")
+    assert bad.code == 2 and "has no variant 'w'" in bad.err
+
+
+def test_default_pins_that_do_not_fit_a_kernel_are_not_applicable(tmp_path):
+    path = write(tmp_path, FIT)
+    (spec, settings), = recipes.jobs(str(VECTOR_ADD), (), ADD4, (), (), None, (), Steering(str(path)))
+    art = compiler.compile_spec(spec, settings)
+    recs = {p["kind"]: p for p in art.pins if p["kind"] in ("loop", "layout")}
+    assert recs["loop"]["status"] == "not applicable" and "no loop of add_kernel" in recs["loop"]["detail"]
+    assert recs["layout"]["status"] == "not applicable" and "no layout #blocked1" in recs["layout"]["detail"]
+    r = irscope("dump", str(VECTOR_ADD), "--recipe", str(path), "-s", ADD4, "-o", str(tmp_path / "out"))
+    assert r.code == 0, r.err
+    assert "not applicable loop 33:num_stages=3  (recipe t)" in r.out
+    # the same pins in a kernel section are still refused
+    section = write(tmp_path, FIT.replace('[kernel."add_*"]', '[kernel."add_*"]\n    loops.33 = { num_stages = 3 }'),
+                    "k.toml")
+    (spec, settings), = recipes.jobs(str(VECTOR_ADD), (), ADD4, (), (), None, (), Steering(str(section)))
+    with pytest.raises(BadInput, match=r"recipe k \[kernel add_\*\] 33:num_stages=3: no loop of add_kernel"):
+        compiler.compile_spec(spec, settings)
+
+
+def test_a_pin_set_again_later_is_overridden_not_changed(tmp_path):
+    path = write(tmp_path, FIT)
+    sig = EXAMPLE_SIGS["matmul.py"] + ", 128, 128, 64, 8"
+    r = irscope("dump", str(EXAMPLES / "matmul.py"), "-k", "matmul_kernel", "--recipe", str(path), "--variant", "v",
+                "-s", sig, "--pin-loop", "33:num_stages=2", "--pin-layout", "blocked1:sizePerThread=[1, 4]",
+                "-o", str(tmp_path / "out"), "--json")
+    assert r.code == 0, r.err
+    pins = [(p["kind"], p["source"], p["status"], p["detail"]) for p in json.loads(r.out)["kernels"][0]["pins"]
+            if p["kind"] in ("loop", "layout")]
+    assert [p[:3] for p in pins] == [("loop", "recipe t", "overridden"), ("loop", "recipe t [variant v]", "overridden"),
+                                     ("loop", "--pin-loop", "ok"), ("layout", "recipe t", "overridden"),
+                                     ("layout", "--pin-layout", "ok")]
+    assert pins[0][3] == pins[1][3] == "--pin-loop gives 33:num_stages=2, which wins"
+    assert pins[3][3] == "--pin-layout gives blocked1:sizePerThread=[1, 4], which wins"
