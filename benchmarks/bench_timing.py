@@ -89,11 +89,12 @@ def main() -> None:
     add = loader.select_kernels(ROOT / "examples" / "vector_add.py", ["add_kernel"])[0]
     small = launch.parse_args("x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), out_ptr=empty(4096, fp32), "
                               "n_elements=4096")
-    add_spec = build_spec(add, None, [f"{k}={launch.spec_element(v)}" for k, v in small.items()], ["BLOCK_SIZE=1024"])
+    add_named = [f"{k}={launch.spec_element(v)}" for k, v in small.items()]
+    add_spec = build_spec(add, None, add_named, ["BLOCK_SIZE=1024"])
     small_deltas, start = [], time.perf_counter()
     for i in range(a.short_runs):
-        r = bench.run([Variant(name, add_spec, Settings(target)) for name in ("A", "A'")], launch.Launch(small, (4, 1, 1)),
-                      max_seconds=2.0, precision=0.003, seed=i)
+        pair = [Variant(name, add_spec, Settings(target)) for name in ("A", "A'")]
+        r = bench.run(pair, launch.Launch(small, (4, 1, 1)), max_seconds=2.0, precision=0.003, seed=i)
         c = r.variants[1].versus_baseline
         if c is None:
             print(f"short A/A run {i + 1}: no comparison: "

@@ -68,6 +68,7 @@ class BenchReport:
     method: str = ""
     samples: dict[str, list[float]] = field(default_factory=dict)   # per variant, ms, in round order
     phases: dict[str, float] = field(default_factory=dict)          # the timing process's seconds, by phase
+    reference: str = ""         # the variant every versus_baseline is against
 
 
 def require_gpu() -> None:
@@ -104,6 +105,15 @@ def compile_variants(variants: list[Variant]) -> None:
 # ---------------------------------------------------------------- report
 
 
+def _unique_names(variants: list[Variant]) -> None:
+    """Results are keyed by name: the same --try twice becomes 'X' and 'X #2'."""
+    seen: dict[str, int] = {}
+    for v in variants:
+        seen[v.name] = seen.get(v.name, 0) + 1
+        if seen[v.name] > 1:
+            v.name = f"{v.name} #{seen[v.name]}"
+
+
 def device_peaks(name: str):
     for key, peaks in PEAKS.items():
         if key in name.upper().replace(" ", ""):
@@ -112,7 +122,8 @@ def device_peaks(name: str):
 
 
 def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any], seconds: float, precision: float,
-           flops_expr: str | None, bytes_expr: str | None, device: str) -> BenchReport:
+           flops_expr: str | None, bytes_expr: str | None, device: str, against_leader: bool = False) -> BenchReport:
+    """The per-variant rows; ratios against the baseline (the first variant), or for a sweep the leader."""
     import triton
 
     _, peaks = device_peaks(device)
@@ -122,6 +133,9 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
     dtype = next((a.dtype for a in launch.args.values() if isinstance(a, TensorSpec)), "fp32")
     rows = []
     base = next((v for v in variants if v.status == "ok" and v.samples_ms), None)
+    if against_leader:  # a sweep: ratios against the fastest config timed to the end, not config #0
+        finalists = [v for v in variants if v.status == "ok" and v.samples_ms and not v.dropped]
+        base = min(finalists, key=lambda v: timing.median(v.samples_ms), default=base)
     for v in variants:
         summary = timing.summarize(v.samples_ms) if v.samples_ms else None
         vs = None
@@ -144,7 +158,7 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
         rows.append(row)
     return BenchReport(device, triton.__version__, measurement.get("rounds", 0), seconds, precision, rows,
                        measurement.get("method", ""), {v.name: list(v.samples_ms) for v in variants if v.samples_ms},
-                       measurement.get("phases", {}))
+                       measurement.get("phases", {}), base.name if base else "")
 
 
 def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,
@@ -158,6 +172,7 @@ def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | 
     (a sweep, as each config finished). Without a session, one is started here.
     """
     require_gpu()
+    _unique_names(variants)
     own = session is None
     session = session or TimingSession()
     try:
@@ -182,4 +197,5 @@ def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | 
     for v in variants:
         if v.name in result.get("variants", {}) and v.status == "ok":
             v.status, v.reason, v.samples_ms, v.dropped = result["variants"][v.name]
-    return report(variants, launch, result, time.perf_counter() - start, precision, flops, nbytes, device)
+    return report(variants, launch, result, time.perf_counter() - start, precision, flops, nbytes, device,
+                  against_leader=session.measure_kwargs.get("prune") is not None)

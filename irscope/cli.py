@@ -619,6 +619,8 @@ SWEEP_PRUNE_MARGIN = 0.01  # --time: stop timing a config once it is, with 95 % 
 @click.option("--args", "launch_args", metavar="ARGS", help="With --time: launch arguments (as for bench).")
 @click.option("--launch-grid", metavar="EXPR", help="With --time: the launch grid (as bench's --grid).")
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
+@click.option("--graph", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
+              help="With --time: time inside CUDA graphs (auto: for kernels under 100 us).")
 @click.option("--sass", "with_sass", is_flag=True,
               help="Disassemble every config's cubin too (nvdisasm: 0.3-0.5 s a config; the ranking does not need it).")
 @click.option("--write-recipe", type=click.Path(path_type=Path), metavar="PATH",
@@ -626,7 +628,8 @@ SWEEP_PRUNE_MARGIN = 0.01  # --time: stop timing a config once it is, with 95 % 
 @click.option("--top", type=click.IntRange(1), default=1, show_default=True, help="With --write-recipe: how many.")
 @click.option("--json", "as_json", is_flag=True, help="Print one result per config as JSON.")
 def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, axes, jobs,
-          timeout, sort_key, do_time, launch_args, launch_grid, max_seconds, with_sass, write_recipe, top, as_json):
+          timeout, sort_key, do_time, launch_args, launch_grid, max_seconds, graph, with_sass, write_recipe, top,
+          as_json):
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
     import os
 
@@ -649,7 +652,7 @@ def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, n
         _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
                                     launch_grid, (), False)
         # one warm-up round: each config has run once already (its preflight)
-        session.start(launch, max_seconds=max_seconds, prune=SWEEP_PRUNE_MARGIN, warmup=1)
+        session.start(launch, max_seconds=max_seconds, prune=SWEEP_PRUNE_MARGIN, warmup=1, graph=graph)
 
     compile_start = time.perf_counter()
     with render.sweep_progress(len(configs), enabled=not as_json) as advance:

@@ -682,7 +682,7 @@ def sweep_table(configs, timed=None, out=None) -> None:
         if timed:
             v = times.get(cfg.label)
             if v and v.summary:
-                vs = _versus(timed, winner[0], v.name) if winner else None
+                vs = _versus(timed, winner[0], v.name) if winner and v.name != winner[0] else None
                 cells += [f"{v.summary.median * 1e3:.1f} us" + (" [dim](dropped)[/dim]" if v.dropped else ""),
                           f"{vs.delta_percent:+.2f}%" if vs else "winner"]
             else:

@@ -73,6 +73,10 @@ def parse_axes(items: list[str], spec: KernelSpec, base: Settings) -> list[tuple
         if not sep or not raw.strip():
             raise BadInput(f"--grid {item!r}: expected KEY=V1,V2,..., e.g. num_warps=4,8")
         values = [v.strip() for v in raw.split(",") if v.strip()]
+        if len(set(values)) != len(values):
+            twice = next(v for v in values if values.count(v) > 1)
+            raise BadInput(f"--grid {key}: {twice} is listed twice; give each value once, "
+                           f"e.g. {key}={','.join(dict.fromkeys(values))}")
         if key in options:
             typed = [convert(key, v, options[key].type, "--grid") for v in values]
         elif key in constexprs:
@@ -132,9 +136,11 @@ class _Worker:
     or is killed for running past the timeout (that config timed out).
     """
 
+    COMMAND = ("-m", "irscope.sweep")
+
     def __init__(self) -> None:
         self.stderr = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen([sys.executable, "-m", "irscope.sweep"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, *self.COMMAND], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr)
         with contextlib.suppress(OSError):  # below the timing process, which waits on nothing but the CPU
             os.setpriority(os.PRIO_PROCESS, self.proc.pid, WORKER_NICENESS)
@@ -206,14 +212,22 @@ def compile_all(configs: list[Config], out_dir: Path, jobs: int, timeout: float,
     for _ in range(min(max(1, jobs), len(queue))):
         hire()
     launcher_asked = False
+    ever_ready = False       # a worker that never gets ready fails the sweep only if none ever did
+    failed_starts = 0        # deaths before READY in a row
     try:
         while queue or any(w.cfg for w in workers):
-            for w in workers:
+            for w in list(workers):
                 if w.ready and w.cfg is None and queue:
                     cfg = queue.pop(0)
-                    w.give(cfg, {"file": cfg.spec.file, "kernel": cfg.spec.kernel, "args": cfg.spec.args,
-                                 "settings": cfg.settings, "out_dir": str(out_dir), "use_cache": use_cache,
-                                 "with_sass": with_sass, "launcher": for_launch and not launcher_asked})
+                    job = {"file": cfg.spec.file, "kernel": cfg.spec.kernel, "args": cfg.spec.args,
+                           "settings": cfg.settings, "out_dir": str(out_dir), "use_cache": use_cache,
+                           "with_sass": with_sass, "launcher": for_launch and not launcher_asked}
+                    try:
+                        w.give(cfg, job)
+                    except OSError:  # it died while idle: the config goes back, the death is read below
+                        queue.insert(0, cfg)
+                        w.cfg = None
+                        continue
                     launcher_asked = True
             for key, _ in sel.select(timeout=0.05):
                 w = key.data
@@ -227,12 +241,22 @@ def compile_all(configs: list[Config], out_dir: Path, jobs: int, timeout: float,
                             f"the compiler process died (signal {-code})" if code < 0
                             else (w.tail[-1:] or [f"exit status {code}"])[0][:300])
                         finish(cfg, w)
-                    if queue:
+                    failed_starts = 0 if w.ready else failed_starts + 1
+                    if failed_starts >= 3 and not any(x.ready for x in workers):
+                        # no worker can start (a broken environment): say why, once per config
+                        why = (w.tail[-1:] or [f"exit status {w.proc.returncode}"])[0][:300]
+                        word = "could not start" if not ever_ready else "stopped starting"
+                        while queue:
+                            cfg = queue.pop(0)
+                            cfg.status, cfg.reason = "crashed", f"the compile worker {word}: {why}"
+                            if done:
+                                done(cfg)
+                    if queue and len(workers) < max(1, jobs):
                         hire()
                     continue
                 for line in lines:  # anything else is the kernel file's own printing
                     if line.startswith("READY"):
-                        w.ready = True
+                        w.ready = ever_ready = True
                     elif line.startswith("RESULT ") and w.cfg is not None:
                         cfg = w.cfg
                         _read_result(cfg, json.loads(line[len("RESULT "):]))
@@ -276,13 +300,6 @@ def _serve() -> int:
             result = dump.dump(spec, job["settings"], Path(job["out_dir"]), use_cache=job["use_cache"],
                                with_sass=job["with_sass"])
             doc = {"status": "ok", "folder": str(result.folder)}
-            if job["launcher"]:
-                from . import adapter, compiler
-
-                sys.stdout.write("\nRESULT " + json.dumps(doc) + "\n")  # the result first, then the launcher
-                sys.stdout.flush()
-                adapter.prebuild_launcher(compiler.load_binary(spec, job["settings"]))
-                continue
         except CompileFailure as e:
             status = "does not fit" if e.stage == "resources" else "compile failed"
             doc = {"status": status, "reason": f"stage {e.stage}: {e.reason}"[:500]}
@@ -290,7 +307,19 @@ def _serve() -> int:
             doc = {"status": "compile failed", "reason": str(e)[:500]}
         sys.stdout.write("\nRESULT " + json.dumps(doc) + "\n")  # on a line of its own, whatever the kernel printed
         sys.stdout.flush()
+        if job["launcher"] and doc["status"] == "ok":  # after the result: the parent goes on meanwhile
+            _prebuild_launcher(spec, job["settings"])
     return 0
+
+
+def _prebuild_launcher(spec: KernelSpec, settings: Settings) -> None:
+    """Build the C launcher the timing process would build at the first launch (Triton 3.6); best effort."""
+    from . import adapter, compiler
+
+    try:
+        adapter.prebuild_launcher(compiler.load_binary(spec, settings))
+    except Exception:  # noqa: BLE001 - the first launch builds it then, or reports why not
+        pass
 
 
 # ---------------------------------------------------------------- ranking

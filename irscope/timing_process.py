@@ -85,7 +85,7 @@ class TimingSession:
     """The process that holds the GPU, started before anything is compiled.
 
     Importing torch and creating a CUDA context take seconds (4.6 s on the H200 machine), so the
-    child (python -m irscope.bench) starts first and the parent compiles meanwhile; each variant
+    child (python -m irscope.timing_process) starts first and the parent compiles meanwhile; each variant
     is sent as soon as it compiles, and the child loads its binary from Triton's cache and
     launches it once (the preflight) while the parent compiles the next. finish() asks for the
     measurement. If the child dies or reports an error while preflighting variant i (an illegal
@@ -94,6 +94,7 @@ class TimingSession:
     script run for capture), and a forked child cannot use CUDA then. The parent never launches.
     """
 
+    STARTUP_SECONDS = 300.0     # torch + a CUDA context (seconds normally; a cold machine takes longer)
     PREFLIGHT_SECONDS = 300.0   # one variant's load + first launch; past it, the variant is reported hung
 
     def __init__(self) -> None:
@@ -115,6 +116,7 @@ class TimingSession:
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.outbox: queue.Queue[str | None] = queue.Queue()
         self.ok = 0                         # preflights passed in the current child
+        self.up = False                     # it said UP: torch and the CUDA context are ready
         self.sent = []
 
         def drain(stream, sink):            # never let a full pipe block the child
@@ -173,17 +175,23 @@ class TimingSession:
             result, failure, culprit = None, None, None
             waited = time.perf_counter()
             while True:
-                preflighting = self.ok < len(self.sent)
-                limit = self.PREFLIGHT_SECONDS if preflighting else budget
+                if not self.up:
+                    limit, what = self.STARTUP_SECONDS, "start torch and a CUDA context"
+                elif self.ok < len(self.sent):
+                    limit, what = self.PREFLIGHT_SECONDS, "launch it once"
+                else:
+                    limit, what = budget, "measure"
                 try:
                     line = self.lines.get(timeout=max(0.1, limit - (time.perf_counter() - waited)))
                 except queue.Empty:
-                    failure = f"did not finish in {limit:.0f} s"
+                    failure = f"did not {what} in {limit:.0f} s"
                     break
                 if line is None:
                     break
                 waited = time.perf_counter()
-                if line.startswith("OK "):
+                if line == "UP":
+                    self.up = True
+                elif line.startswith("OK "):
                     self.ok += 1
                 elif line.startswith("FAIL "):
                     culprit, _, failure = line[len("FAIL "):].partition(": ")
@@ -193,16 +201,20 @@ class TimingSession:
             self.outbox.put(None)
             if self.proc.poll() is None:
                 self.proc.kill()
-            self.proc.wait()
+            code = self.proc.wait()
             if result is not None:
                 return result["device"], result
-            why = failure or self._stderr_tail() or f"exit status {self.proc.returncode}"
-            if culprit == "-1":  # no variant to blame: torch, the GPU or the inputs
+            died = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+            why = failure or self._stderr_tail() or died
+            if culprit == "-1" or not self.up:  # no variant to blame: torch, the GPU, the inputs, the machine
                 raise IrscopeError(f"the timing process could not start: {why}")
+            if culprit == "measure":  # not a launch that faulted, but the measuring itself
+                raise IrscopeError(f"the timing process failed while measuring: {why}")
             if self.ok < len(self.sent):
                 culprit = self.sent[self.ok]
                 culprit.status, culprit.reason = "faulted", why[:300]
                 again = [v for v in self.sent if v.status == "ok"]
+                self.stderr.close()
                 self._spawn()
                 for v in again:
                     self.add(v)
@@ -227,7 +239,8 @@ class Runner:
     scratch copy restored from it, which also tells which tensors the variant writes and what it
     wrote (kept for the correctness check). For timing, every variant gets its own copy of the
     tensors any variant wrote, restored before each run; tensors nobody wrote are shared, so a
-    48-config sweep of an 8192^3 matmul holds 48 copies of C, not of A, B and C.
+    48-config sweep of an 8192^3 matmul holds 48 copies of C (twice, until the outputs are
+    checked), not of A, B and C.
     """
 
     def __init__(self, launch: Launch, seed: int = 0):
@@ -258,6 +271,7 @@ class Runner:
         for v in live[1:]:
             if why := inputs.check_outputs(base, self.output(v.name), self.launch):
                 v.status, v.reason = "wrong result", why
+        self.outputs.clear()  # checked: their memory goes to the working copies
         return [v for v in live if v.status == "ok"]
 
     def work(self, live: list[Variant]) -> tuple[dict[str, dict[str, Any]], set[str]]:
@@ -319,6 +333,7 @@ def _child() -> int:
     except BaseException as e:  # noqa: BLE001 - one line, whatever it was
         print(f"FAIL -1: {_one_line(e)}", flush=True)
         return 1
+    print("UP", flush=True)
     # seconds: torch + CUDA up; all loads + first launches; the first alone (the launcher builds then)
     phases = {"start": time.perf_counter() - born, "preflight": 0.0, "first_preflight": 0.0,
               "at_born": time.time() - (time.perf_counter() - born), "at_ready": time.time()}  # wall clock
@@ -350,7 +365,11 @@ def _child() -> int:
         elif msg["op"] == "measure":
             live = [runner.variants[name] for name in msg["order"]]
             phases["at_measure"] = time.time()
-            result = measure(runner, live, **measure_kwargs)
+            try:
+                result = measure(runner, live, **measure_kwargs)
+            except BaseException as e:  # noqa: BLE001 - e.g. out of memory for the copies: said, not blamed on a kernel
+                print(f"FAIL measure: {_one_line(e)}", flush=True)
+                return 1
             result["phases"] = dict(phases, measure=result["seconds"], at_result=time.time(),
                                     **{f"prepared_{k}": v for k, v in prepared.items()})
             result["device"] = torch.cuda.get_device_name()
@@ -419,20 +438,25 @@ def measure(runner: Runner, live: list[Variant], *, warmup: int = 2, min_rounds:
     fastest = min(timing.median(t) for t in warm.values())
     use_graph = graph == "on" or (graph == "auto" and fastest < GRAPH_BELOW_MS)
 
+    method = "CUDA events around each launch"
     if use_graph:
-        graphs, graph_events = {}, {}
-        for v in live:
-            evs = [_events(external=True) for _ in range(GRAPH_RUNS)]
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                for pair in evs:
-                    run_one(v, go[v.name], pair)
-            graphs[v.name], graph_events[v.name] = g, evs
-            g.replay()  # the first replay uploads the graph: not a sample
-        torch.cuda.synchronize()
-        method = f"CUDA graph: {GRAPH_RUNS} runs a replay, events inside the graph"
-    else:
-        method = "CUDA events around each launch"
+        try:
+            graphs, graph_events = {}, {}
+            for v in live:
+                evs = [_events(external=True) for _ in range(GRAPH_RUNS)]
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    for pair in evs:
+                        run_one(v, go[v.name], pair)
+                graphs[v.name], graph_events[v.name] = g, evs
+                g.replay()  # the first replay uploads the graph: not a sample
+            torch.cuda.synchronize()
+            method = (f"CUDA graphs: {GRAPH_RUNS} runs a replay, events inside the graph, "
+                      "the median of each replay one sample")
+        except Exception as e:  # noqa: BLE001 - e.g. timing events in graphs unsupported (older ROCm, torch)
+            use_graph = False
+            torch.cuda.synchronize()
+            method += f" (CUDA graph capture failed: {str(e).strip().splitlines()[0][:120] if str(e).strip() else e!r})"
 
     start_time = time.perf_counter()
     rounds = 0
@@ -449,7 +473,9 @@ def measure(runner: Runner, live: list[Variant], *, warmup: int = 2, min_rounds:
                 pending.append((v, [events]))
         torch.cuda.synchronize()
         for v, pairs in pending:
-            v.samples_ms.extend(s.elapsed_time(e) for s, e in pairs)
+            # one sample per variant and round: the runs of one replay share its conditions, so
+            # counting them as independent samples would narrow every interval about threefold
+            v.samples_ms.append(timing.median([s.elapsed_time(e) for s, e in pairs]))
         rounds += 1
         if prune is not None and rounds >= PRUNE_EARLY[0] and len(live) > 1:
             live = _prune(live, prune if rounds >= PRUNE_AFTER else max(prune, PRUNE_EARLY[1]), rounds)

@@ -58,6 +58,9 @@ def test_timeouts_and_bad_axes(cli, tmp_path):
     r = cli("sweep", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--grid", "num_wraps=4",
             "-o", str(tmp_path))
     assert r.code == 2 and "did you mean 'num_warps'" in r.err
+    r = cli("sweep", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--grid", "num_warps=4,8,4",
+            "-o", str(tmp_path))
+    assert r.code == 2 and "4 is listed twice" in r.err, r.err
 
 
 def test_write_recipe_passes_check_and_replays(cli, tmp_path):
@@ -94,3 +97,23 @@ def test_a_crashing_compile_is_reported_and_its_worker_replaced(cli, tmp_path):
     assert status[512]["status"] == "crashed" and "signal 9" in status[512]["reason"]
     assert {status[b]["status"] for b in (256, 1024, 2048)} == {"ok"}
     assert json.loads((Path(status[2048]["folder"]) / "manifest.json").read_text())["args"]["BLOCK"] == "2048"
+
+
+def test_workers_that_cannot_start_are_reported_not_retried_forever(tmp_path, monkeypatch):
+    """A worker that dies before it is ready fails every config once, with its reason, instead of respawning."""
+    from irscope import loader, sweep
+    from irscope.settings import Settings
+    from irscope.spec import build_spec
+    from irscope.targets import parse_target
+
+    ref = loader.select_kernels(VECTOR_ADD, ["add_kernel"])[0]
+    spec = build_spec(ref, "*fp32, *fp32, *fp32, i32:16, 1024", [], [])
+    base = Settings(parse_target("h100"))
+    configs = sweep.expand(spec, base, sweep.parse_axes(["num_warps=2,4,8"], spec, base))
+    dies = "import sys; sys.stderr.write('no worker today\\n'); sys.exit(3)"
+    monkeypatch.setattr(sweep._Worker, "COMMAND", ("-c", dies))
+    seen = []
+    sweep.compile_all(configs, tmp_path / "o", jobs=2, timeout=30, done=seen.append, use_cache=False)
+    assert sorted(c.index for c in seen) == [0, 1, 2]
+    assert {c.status for c in configs} == {"crashed"}
+    assert all("could not start: no worker today" in c.reason for c in configs), configs[0].reason
