@@ -35,6 +35,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--max-seconds", type=float, default=3.0)
     ap.add_argument("--sweep-only", action="store_true", help="skip the exhaustive reference loop (~30 s)")
+    ap.add_argument("--duty", type=float, default=0.5, help="irscope sweep --duty")
     a = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="irscope-sweep-h200-"))
@@ -42,6 +43,7 @@ def main() -> None:
     cmd = [sys.executable, "-m", "irscope", "sweep", str(ROOT / "examples" / "matmul.py"), "--kernel",
            "matmul_kernel", "--signature", SIG, "--jobs", str(a.jobs), "--time", "--args", ARGS,
            "--launch-grid", "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)", "--max-seconds", str(a.max_seconds),
+           "--duty", str(a.duty),
            "-o", str(tmp / "out"), "--json"]
     for key, values in AXES.items():
         cmd += ["--grid", f"{key}={','.join(map(str, values))}"]
@@ -117,6 +119,16 @@ def main() -> None:
     win_key = next(k for k in results if all(f"{n}={v}" in winner for n, v in k))
     print(f"sweep winner under do_bench: {results[win_key] * 1e3:.1f} us, "
           f"{(results[win_key] / best - 1) * 100:+.2f}% against the exhaustive best")
+    rows = {v["name"]: v for v in doc["timing"]["variants"]}
+    best_row = rows.get(label(best_cfg))
+    if best_row and best_row["summary"]:
+        print(f"the exhaustive best in the sweep's rounds: {best_row['summary']['median'] * 1e3:.1f} us, "
+              f"{best_row.get('dropped') or 'timed to the end'}")
+    ranked = sorted(results.items(), key=lambda kv: kv[1])[:5]
+    print("do_bench top 5: " + "; ".join(f"{label(k)} {t * 1e3:.1f} us" for k, t in ranked))
+    finalists = sorted((v for v in doc["timing"]["variants"] if v["summary"] and not v.get("dropped")),
+                       key=lambda v: v["summary"]["median"])
+    print("sweep finalists: " + "; ".join(f"{v['name']} {v['summary']['median'] * 1e3:.1f} us" for v in finalists))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--max-seconds", type=float, default=4.0)
     ap.add_argument("--short-runs", type=int, default=20, help="A/A runs of a few-microsecond kernel (CUDA graphs)")
+    ap.add_argument("--short-graph", default="auto", help="bench's graph mode for them: auto (graphs) or off")
+    ap.add_argument("--skip-matmul", action="store_true", help="only the short A/A runs")
     a = ap.parse_args()
 
     import torch
@@ -64,13 +66,14 @@ def main() -> None:
     bench.compile_variants(base)
     dev = inputs.materialize(lw, "cuda")
     go = timing_process.launcher(base[0], dev, lw)
-    plain = [triton.testing.do_bench(go, warmup=25, rep=100) for _ in range(5)]
-    cv = statistics.stdev(plain) / statistics.mean(plain) * 100
-    print(f"plain do_bench x5: {', '.join(f'{t:.4f}' for t in plain)} ms  (CV {cv:.2f}%)")
+    if not a.skip_matmul:
+        plain = [triton.testing.do_bench(go, warmup=25, rep=100) for _ in range(5)]
+        cv = statistics.stdev(plain) / statistics.mean(plain) * 100
+        print(f"plain do_bench x5: {', '.join(f'{t:.4f}' for t in plain)} ms  (CV {cv:.2f}%)")
 
     deltas = []
     start = time.perf_counter()
-    for i in range(a.runs):
+    for i in range(0 if a.skip_matmul else a.runs):
         r = bench.run(variants(("A", {"num_warps": 8}), ("A'", {"num_warps": 8})), lw, flops=flops,
                       max_seconds=a.max_seconds, precision=0.003, seed=i)
         c = r.variants[1].versus_baseline
@@ -82,8 +85,9 @@ def main() -> None:
               f"{(c.ci_high - 1) * 100:+.3f}]  {c.verdict}; {r.rounds} rounds, median "
               f"{r.variants[0].summary.median * 1e3:.1f} us, {r.variants[0].tflops:.0f} TFLOP/s")
     within = sum(abs(d) <= 1.0 for d in deltas)
-    print(f"A/A: |delta| <= 1% in {within} of {len(deltas)} runs; max |delta| {max(abs(d) for d in deltas):.3f}%; "
-          f"{time.perf_counter() - start:.0f} s")
+    if deltas:
+        print(f"A/A: |delta| <= 1% in {within} of {len(deltas)} runs; max |delta| "
+              f"{max(abs(d) for d in deltas):.3f}%; {time.perf_counter() - start:.0f} s")
 
     # a kernel of a few microseconds: timed inside CUDA graphs (graph="auto" picks them), A/A again
     add = loader.select_kernels(ROOT / "examples" / "vector_add.py", ["add_kernel"])[0]
@@ -94,7 +98,8 @@ def main() -> None:
     small_deltas, start = [], time.perf_counter()
     for i in range(a.short_runs):
         pair = [Variant(name, add_spec, Settings(target)) for name in ("A", "A'")]
-        r = bench.run(pair, launch.Launch(small, (4, 1, 1)), max_seconds=2.0, precision=0.003, seed=i)
+        r = bench.run(pair, launch.Launch(small, (4, 1, 1)), max_seconds=2.0, precision=0.003, seed=i,
+                      graph=a.short_graph)
         c = r.variants[1].versus_baseline
         if c is None:
             print(f"short A/A run {i + 1}: no comparison: "
@@ -110,7 +115,7 @@ def main() -> None:
               f"{len(small_deltas)} runs; max |delta| {max(abs(d) for d in small_deltas):.3f}%; "
               f"{time.perf_counter() - start:.0f} s")
 
-    for title, sets in [("num_warps 4 vs 8", [("num_warps=4", {"num_warps": 4}), ("num_warps=8", {"num_warps": 8})]),
+    for title, sets in [] if a.skip_matmul else [("num_warps 4 vs 8", [("num_warps=4", {"num_warps": 4}), ("num_warps=8", {"num_warps": 8})]),
                         ("num_stages 3 vs 4", [("num_stages=3", {"num_warps": 8, "num_stages": 3}),
                                                ("num_stages=4", {"num_warps": 8, "num_stages": 4})])]:
         r = bench.run(variants(*sets), lw, flops=flops, max_seconds=a.max_seconds, precision=0.003)

@@ -163,7 +163,7 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
 
 def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,
         nbytes: str | None = None, precision: float = 0.005, max_seconds: float = 20.0, min_rounds: int = 20,
-        graph: str = "auto", prune: float | None = None, session: TimingSession | None = None,
+        graph: str = "auto", prune: float | None = None, duty: float = 0.5, session: TimingSession | None = None,
         compiled: bool = False) -> BenchReport:
     """Time the variants; the first is the baseline.
 
@@ -178,7 +178,7 @@ def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | 
     try:
         if session.launch is None:
             session.start(launch, seed=seed, precision=precision, max_seconds=max_seconds, min_rounds=min_rounds,
-                          graph=graph, prune=prune)
+                          graph=graph, prune=prune, duty=duty)
         if not compiled:
             launcher_built = False
             for v in variants:

@@ -400,6 +400,12 @@ def _time_diff_sides(file, kernels, signature, named_args, consts, target, sets,
     return bench_job.run(variants, launch, max_seconds=max_seconds, session=session)
 
 
+DUTY_OPTION = click.option(
+    "--duty", type=click.FloatRange(0.05, 1.0), default=0.5, show_default=True,
+    help="Fraction of the timing rounds the GPU is busy; the rest idle, so large kernels are timed below the "
+         "power limit, as a launch in a burst runs (1.0: back to back, the sustained regime).")
+
+
 @cli.command()
 @spec_options
 @click.option("--args", "launch_args", metavar="ARGS",
@@ -416,9 +422,10 @@ def _time_diff_sides(file, kernels, signature, named_args, consts, target, sets,
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--graph", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
               help="Time inside CUDA graphs (no launch overhead or jitter); auto: for kernels under 100 us.")
+@DUTY_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
 def bench(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, launch_args, grid,
-          tries, aa, flops, nbytes, precision, max_seconds, seed, graph, as_json):
+          tries, aa, flops, nbytes, precision, max_seconds, seed, graph, duty, as_json):
     """Time variants of a kernel on this machine's GPU: interleaved, L2-flushed, with confidence intervals."""
     from . import bench as bench_job, render
 
@@ -426,7 +433,7 @@ def bench(file, kernels, signature, named_args, consts, target, sets, out_dir, n
     variants, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
                                        grid, tries, aa)
     result = bench_job.run(variants, launch, seed=seed, flops=flops, nbytes=nbytes, precision=precision,
-                           max_seconds=max_seconds, graph=graph, session=session)
+                           max_seconds=max_seconds, graph=graph, duty=duty, session=session)
     if as_json:
         click.echo(render.bench_json(result))
     else:
@@ -621,6 +628,7 @@ SWEEP_PRUNE_MARGIN = 0.01  # --time: stop timing a config once it is, with 95 % 
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
 @click.option("--graph", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
               help="With --time: time inside CUDA graphs (auto: for kernels under 100 us).")
+@DUTY_OPTION
 @click.option("--sass", "with_sass", is_flag=True,
               help="Disassemble every config's cubin too (nvdisasm: 0.3-0.5 s a config; the ranking does not need it).")
 @click.option("--write-recipe", type=click.Path(path_type=Path), metavar="PATH",
@@ -628,8 +636,8 @@ SWEEP_PRUNE_MARGIN = 0.01  # --time: stop timing a config once it is, with 95 % 
 @click.option("--top", type=click.IntRange(1), default=1, show_default=True, help="With --write-recipe: how many.")
 @click.option("--json", "as_json", is_flag=True, help="Print one result per config as JSON.")
 def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, axes, jobs,
-          timeout, sort_key, do_time, launch_args, launch_grid, max_seconds, graph, with_sass, write_recipe, top,
-          as_json):
+          timeout, sort_key, do_time, launch_args, launch_grid, max_seconds, graph, duty, with_sass, write_recipe,
+          top, as_json):
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
     import os
 
@@ -652,7 +660,7 @@ def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, n
         _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
                                     launch_grid, (), False)
         # one warm-up round: each config has run once already (its preflight)
-        session.start(launch, max_seconds=max_seconds, prune=SWEEP_PRUNE_MARGIN, warmup=1, graph=graph)
+        session.start(launch, max_seconds=max_seconds, prune=SWEEP_PRUNE_MARGIN, warmup=1, graph=graph, duty=duty)
 
     compile_start = time.perf_counter()
     with render.sweep_progress(len(configs), enabled=not as_json) as advance:

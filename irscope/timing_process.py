@@ -237,10 +237,8 @@ class Runner:
 
     Inputs are made once from the seed (the pristine copy). A preflight runs a variant on a
     scratch copy restored from it, which also tells which tensors the variant writes and what it
-    wrote (kept for the correctness check). For timing, every variant gets its own copy of the
-    tensors any variant wrote, restored before each run; tensors nobody wrote are shared, so a
-    48-config sweep of an 8192^3 matmul holds 48 copies of C (twice, until the outputs are
-    checked), not of A, B and C.
+    wrote (kept for the correctness check, then freed). For timing, all variants run on that
+    same scratch copy, the tensors any variant wrote restored before each run.
     """
 
     def __init__(self, launch: Launch, seed: int = 0):
@@ -274,16 +272,17 @@ class Runner:
         self.outputs.clear()  # checked: their memory goes to the working copies
         return [v for v in live if v.status == "ok"]
 
-    def work(self, live: list[Variant]) -> tuple[dict[str, dict[str, Any]], set[str]]:
-        import torch
+    def work(self, live: list[Variant]) -> tuple[dict[str, Any], set[str]]:
+        """The buffers every variant runs on, and the tensors restored before each run.
 
+        One set for all variants, at the same addresses: runs are sequential on one stream and
+        each is preceded by the restore, so no variant sees another's writes, and no variant is
+        timed on memory placed differently from the others' (for a kernel of a few microseconds,
+        separate copies showed up as A/A offsets of a few percent).
+        """
         written = set().union(*(self.written[v.name] for v in live))
-        inputs.restore(self.scratch, self.pristine)  # the shared, read-only tensors
-        work = {}
-        for v in live:
-            own = inputs.clone({k: t for k, t in self.pristine.items() if k in written})
-            work[v.name] = {k: own.get(k, t) if isinstance(t, torch.Tensor) else t for k, t in self.scratch.items()}
-        return work, written
+        inputs.restore(self.scratch, self.pristine)
+        return self.scratch, written
 
 
 def _child() -> int:
@@ -386,6 +385,7 @@ def _one_line(e: BaseException) -> str:
 
 # ---------------------------------------------------------------- timing
 
+DUTY = 0.5               # the fraction of the rounds' wall time the GPU is kept busy (_rest)
 GRAPH_BELOW_MS = 0.1     # auto: kernels shorter than this are timed inside CUDA graphs
 GRAPH_RUNS = 10          # runs captured in one graph (each with its restore, flush and events)
 PRUNE_AFTER = 4          # rounds before a sweep drops a variant by the confidence interval of its ratio
@@ -394,11 +394,12 @@ PRUNE_EARLY = (2, 0.25)  # ... and before that: after 2 rounds, one 25 % behind 
 
 def measure(runner: Runner, live: list[Variant], *, warmup: int = 2, min_rounds: int = 20, max_rounds: int = 2000,
             max_seconds: float = 20.0, precision: float = 0.005, graph: str = "auto",
-            prune: float | None = None) -> dict[str, Any]:
+            prune: float | None = None, duty: float = DUTY) -> dict[str, Any]:
     """Fill each live variant's samples_ms: warm-up, then interleaved rounds until precise enough.
 
     Each run is preceded by a restore of the written tensors and an L2 flush (a 256 MiB memset)
-    and bracketed by CUDA events. With graph="on" (or "auto" and a kernel under GRAPH_BELOW_MS),
+    and bracketed by CUDA events; each round is followed by idle time so that the GPU is busy
+    `duty` of the time (_rest). With graph="on" (or "auto" and a kernel under GRAPH_BELOW_MS),
     each variant's GRAPH_RUNS runs (restore, flush, events and all) are captured in one CUDA
     graph that is replayed once a round: no CPU launch path and no launch jitter in what the
     events see, which dominate a kernel of a few microseconds. With `prune` (sweeps), after
@@ -417,7 +418,7 @@ def measure(runner: Runner, live: list[Variant], *, warmup: int = 2, min_rounds:
     pristine = runner.pristine
 
     def run_one(v: Variant, go, events=None):
-        inputs.restore(work[v.name], pristine, written)
+        inputs.restore(work, pristine, written)
         flush.zero_()
         if events:
             events[0].record()
@@ -425,20 +426,21 @@ def measure(runner: Runner, live: list[Variant], *, warmup: int = 2, min_rounds:
         if events:
             events[1].record()
 
-    go = {v.name: launcher(v, work[v.name], runner.launch) for v in live}
+    go = {v.name: launcher(v, work, runner.launch) for v in live}
     warm: dict[str, list[float]] = {v.name: [] for v in live}
     for _ in range(max(1, warmup)):
-        pending = []
+        pending, round_start = [], time.perf_counter()
         for v in live:
             pending.append((v, _events()))
             run_one(v, go[v.name], pending[-1][1])
         torch.cuda.synchronize()
+        _rest(time.perf_counter() - round_start, duty)
         for v, (start, end) in pending:
             warm[v.name].append(start.elapsed_time(end))
     fastest = min(timing.median(t) for t in warm.values())
     use_graph = graph == "on" or (graph == "auto" and fastest < GRAPH_BELOW_MS)
 
-    method = "CUDA events around each launch"
+    method = f"CUDA events around each launch, rounds at {duty:.0%} duty"
     if use_graph:
         try:
             graphs, graph_events = {}, {}
@@ -452,7 +454,7 @@ def measure(runner: Runner, live: list[Variant], *, warmup: int = 2, min_rounds:
                 g.replay()  # the first replay uploads the graph: not a sample
             torch.cuda.synchronize()
             method = (f"CUDA graphs: {GRAPH_RUNS} runs a replay, events inside the graph, "
-                      "the median of each replay one sample")
+                      f"the median of each replay one sample, rounds at {duty:.0%} duty")
         except Exception as e:  # noqa: BLE001 - e.g. timing events in graphs unsupported (older ROCm, torch)
             use_graph = False
             torch.cuda.synchronize()
@@ -461,6 +463,7 @@ def measure(runner: Runner, live: list[Variant], *, warmup: int = 2, min_rounds:
     start_time = time.perf_counter()
     rounds = 0
     while rounds < max_rounds:
+        round_start = time.perf_counter()
         order = live[rounds % len(live):] + live[:rounds % len(live)]
         pending = []
         for v in order:
@@ -472,6 +475,7 @@ def measure(runner: Runner, live: list[Variant], *, warmup: int = 2, min_rounds:
                 run_one(v, go[v.name], events)
                 pending.append((v, [events]))
         torch.cuda.synchronize()
+        _rest(time.perf_counter() - round_start, duty)
         for v, pairs in pending:
             # one sample per variant and round: the runs of one replay share its conditions, so
             # counting them as independent samples would narrow every interval about threefold
@@ -486,6 +490,19 @@ def measure(runner: Runner, live: list[Variant], *, warmup: int = 2, min_rounds:
         elif time.perf_counter() - start_time > max_seconds:
             break
     return {"rounds": rounds, "seconds": time.perf_counter() - start_time, "method": method}
+
+
+def _rest(busy_seconds: float, duty: float) -> None:
+    """Leave the GPU idle so that it is busy `duty` of the time (by default 50 %: as long as the round).
+
+    Back-to-back rounds of large kernels hold a GPU at its power limit, where clocks drop and
+    the differences between variants shrink: on the H200, 44 bf16 8192^3 GEMMs timed back to back
+    all came within ~1 % of each other, while Triton's do_bench (short bursts, what an autotuner
+    sees) found them 8 % apart. Idle time between rounds keeps the average power down, so each
+    run sees the clocks a launch in a burst would see.
+    """
+    if duty < 1:
+        time.sleep(busy_seconds * (1 - duty) / duty)
 
 
 def _events(external: bool = False):
