@@ -13,10 +13,11 @@ The method, in order:
   4. check     each variant's outputs against the baseline's (tolerance by dtype); a variant that
                computes something else is flagged and never reported as a win
   5. time      warm-up, then rounds: in each round every variant runs, in rotated order, each run
-               preceded by an L2 flush (a 256 MiB write) and bracketed by CUDA events, inside a CUDA
-               graph for kernels of a few microseconds (measure); rounds continue until the confidence
-               interval of every ratio to the baseline is within the requested precision, or the time
-               budget is spent; a sweep drops variants that are clearly slower than its leader
+               preceded by an L2 flush (a 256 MiB write) and bracketed by CUDA events (or, asked for,
+               inside CUDA graphs), the GPU then left idle as long (50 % duty: below the power
+               limit); rounds continue until the confidence interval of every ratio to the baseline
+               is within the requested precision, or the time budget is spent; a sweep drops
+               variants that are clearly slower than its leader
   6. report    per variant: median, IQR, 95 % CI; against the baseline: the paired ratio with its CI
                and a verdict (timing.py); optional TFLOP/s, GB/s and fraction of the device's peak
 """
@@ -163,7 +164,7 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
 
 def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,
         nbytes: str | None = None, precision: float = 0.005, max_seconds: float = 20.0, min_rounds: int = 20,
-        graph: str = "auto", prune: float | None = None, duty: float = 0.5, session: TimingSession | None = None,
+        graph: str = "off", prune: float | None = None, duty: float = 0.5, session: TimingSession | None = None,
         compiled: bool = False) -> BenchReport:
     """Time the variants; the first is the baseline.
 

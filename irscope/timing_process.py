@@ -393,7 +393,7 @@ PRUNE_EARLY = (2, 0.25)  # ... and before that: after 2 rounds, one 25 % behind 
 
 
 def measure(runner: Runner, live: list[Variant], *, warmup: int = 2, min_rounds: int = 20, max_rounds: int = 2000,
-            max_seconds: float = 20.0, precision: float = 0.005, graph: str = "auto",
+            max_seconds: float = 20.0, precision: float = 0.005, graph: str = "off",
             prune: float | None = None, duty: float = DUTY) -> dict[str, Any]:
     """Fill each live variant's samples_ms: warm-up, then interleaved rounds until precise enough.
 
@@ -402,7 +402,9 @@ def measure(runner: Runner, live: list[Variant], *, warmup: int = 2, min_rounds:
     `duty` of the time (_rest). With graph="on" (or "auto" and a kernel under GRAPH_BELOW_MS),
     each variant's GRAPH_RUNS runs (restore, flush, events and all) are captured in one CUDA
     graph that is replayed once a round: no CPU launch path and no launch jitter in what the
-    events see, which dominate a kernel of a few microseconds. With `prune` (sweeps), after
+    events see. Events are the default: the launch is queued behind the flush, so the CPU's
+    launch path stays out of them anyway, and on the H200 graphs showed A/A offsets of 1-3 %
+    on a 4 us kernel that events did not (docs/benchmarks.md). With `prune` (sweeps), after
     PRUNE_AFTER rounds a variant is dropped once the CI of its paired ratio to the current
     leader lies wholly above 1 + prune (before that, from PRUNE_EARLY rounds, once each of its
     paired ratios is 25 % above: several times slower configs stop costing rounds at once); the
