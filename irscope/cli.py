@@ -421,8 +421,8 @@ DUTY_OPTION = click.option(
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="Time budget for the rounds.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--graph", type=click.Choice(["off", "on", "auto"]), default="off", show_default=True,
-              help="Time inside CUDA graphs (auto: kernels under 100 us). Off by default: on the H200 they showed "
-                   "A/A offsets up to 3 % on a 4 us kernel (docs/benchmarks.md); events around queued launches did not.")
+              help="Time inside CUDA graphs (auto: kernels under 100 us). Off by default: on the H200 they "
+                   "showed A/A offsets up to 3 % on a 4 us kernel (docs/benchmarks.md); events did not.")
 @DUTY_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
 def bench(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, launch_args, grid,

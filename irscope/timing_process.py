@@ -5,8 +5,8 @@
     _child         the process (python -m irscope.timing_process): torch and a CUDA context,
                    the inputs, a preflight launch of each variant, then measure
     Runner         inputs, preflights and outputs of the variants, in that process
-    measure        warm-up, then interleaved rounds (CUDA events, or CUDA graphs for short
-                   kernels), a sweep's early drops, until the ratios are precise enough
+    measure        warm-up, then interleaved rounds (CUDA events, or on request CUDA graphs) at
+                   a duty cycle, a sweep's early drops, until the ratios are precise enough
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ class Variant:
     reason: str = ""
     samples_ms: list[float] = field(default_factory=list)
     dropped: str = ""           # a sweep stopped timing it: clearly slower than the leader (why)
-
 
 
 def _positional(v: Variant, args: dict[str, Any]) -> list[Any]:
@@ -84,9 +83,9 @@ def _decode(line: str) -> Any:
 class TimingSession:
     """The process that holds the GPU, started before anything is compiled.
 
-    Importing torch and creating a CUDA context take seconds (4.6 s on the H200 machine), so the
-    child (python -m irscope.timing_process) starts first and the parent compiles meanwhile; each variant
-    is sent as soon as it compiles, and the child loads its binary from Triton's cache and
+    Importing torch and creating a CUDA context take seconds (4-6 s on the H200 machine), so the
+    child (python -m irscope.timing_process) starts first and the parent compiles meanwhile; each
+    variant is sent as soon as it compiles, and the child loads its binary from Triton's cache and
     launches it once (the preflight) while the parent compiles the next. finish() asks for the
     measurement. If the child dies or reports an error while preflighting variant i (an illegal
     address poisons a CUDA context), that variant is marked faulted and a new child carries on
@@ -100,7 +99,6 @@ class TimingSession:
     def __init__(self) -> None:
         self.launch: Launch | None = None
         self.measure_kwargs: dict[str, Any] = {}
-        self.sent: list[Variant] = []       # what the current child was given, in order
         self._spawn()
 
     def _spawn(self) -> None:
@@ -117,7 +115,7 @@ class TimingSession:
         self.outbox: queue.Queue[str | None] = queue.Queue()
         self.ok = 0                         # preflights passed in the current child
         self.up = False                     # it said UP: torch and the CUDA context are ready
-        self.sent = []
+        self.sent: list[Variant] = []       # what the current child was given, in order
 
         def drain(stream, sink):            # never let a full pipe block the child
             for line in stream:
@@ -275,10 +273,9 @@ class Runner:
     def work(self, live: list[Variant]) -> tuple[dict[str, Any], set[str]]:
         """The buffers every variant runs on, and the tensors restored before each run.
 
-        One set for all variants, at the same addresses: runs are sequential on one stream and
-        each is preceded by the restore, so no variant sees another's writes, and no variant is
-        timed on memory placed differently from the others' (for a kernel of a few microseconds,
-        separate copies showed up as A/A offsets of a few percent).
+        One set for all variants: runs are sequential on one stream and each is preceded by the
+        restore, so no variant sees another's writes; and every variant works on the same
+        addresses, one difference fewer between them (and no copy per variant to hold).
         """
         written = set().union(*(self.written[v.name] for v in live))
         inputs.restore(self.scratch, self.pristine)
@@ -333,7 +330,7 @@ def _child() -> int:
         print(f"FAIL -1: {_one_line(e)}", flush=True)
         return 1
     print("UP", flush=True)
-    # seconds: torch + CUDA up; all loads + first launches; the first alone (the launcher builds then)
+    # seconds: torch + CUDA up; all loads + first launches; the first alone (Triton's driver comes up then)
     phases = {"start": time.perf_counter() - born, "preflight": 0.0, "first_preflight": 0.0,
               "at_born": time.time() - (time.perf_counter() - born), "at_ready": time.time()}  # wall clock
     runner: Runner | None = None
@@ -366,7 +363,7 @@ def _child() -> int:
             phases["at_measure"] = time.time()
             try:
                 result = measure(runner, live, **measure_kwargs)
-            except BaseException as e:  # noqa: BLE001 - e.g. out of memory for the copies: said, not blamed on a kernel
+            except BaseException as e:  # noqa: BLE001 - e.g. out of memory: said, not blamed on a kernel
                 print(f"FAIL measure: {_one_line(e)}", flush=True)
                 return 1
             result["phases"] = dict(phases, measure=result["seconds"], at_result=time.time(),
@@ -498,10 +495,10 @@ def _rest(busy_seconds: float, duty: float) -> None:
     """Leave the GPU idle so that it is busy `duty` of the time (by default 50 %: as long as the round).
 
     Back-to-back rounds of large kernels hold a GPU at its power limit, where clocks drop and
-    the differences between variants shrink: on the H200, 44 bf16 8192^3 GEMMs timed back to back
-    all came within ~1 % of each other, while Triton's do_bench (short bursts, what an autotuner
-    sees) found them 8 % apart. Idle time between rounds keeps the average power down, so each
-    run sees the clocks a launch in a burst would see.
+    the differences between variants shrink: on the H200, the leading bf16 8192^3 GEMM configs
+    of a sweep timed back to back came within ~1 % of each other, while Triton's do_bench
+    (short bursts, what an autotuner sees) put them up to 8 % apart. Idle time between rounds
+    keeps the average power down, closer to the clocks a launch in a burst sees.
     """
     if duty < 1:
         time.sleep(busy_seconds * (1 - duty) / duty)
