@@ -77,6 +77,7 @@ def make_backend(target):
     """One backend object per target per process (Triton's own make_backend builds a new one)."""
     from triton.compiler import make_backend as _make
 
+    quiet_replaced_warnings()  # before the first parse_options, which may warn
     return _make(target.to_triton())
 
 
@@ -203,6 +204,32 @@ def pointer_dtype_names() -> list[str]:
     names = {_dtype_short_name(v) for v in vars(tl).values() if isinstance(v, tl.dtype)
              and not isinstance(v, tl.pointer_type)}
     return sorted(n for n in names if n and "*" not in n)
+
+
+def default_option_notes(user_options: dict[str, Any]) -> list[str]:
+    """Defaults a version decides that the user should know about, said once per dump.
+
+    Triton 3.9 enables FP fusion by default while TRITON_DEFAULT_FP_FUSION is unset and warns
+    (once per process, with its source line) that 3.10 will disable it; irscope says it as a
+    note in the summary instead, so every dump of such a kernel says it, cached or not.
+    """
+    from triton import knobs
+
+    language = getattr(knobs, "language", None)
+    if language is None or not hasattr(language, "fp_fusion_enabled"):  # 3.5 - 3.8: no such default
+        return []
+    if ("enable_fp_fusion" in user_options or os.environ.get("TRITON_DEFAULT_FP_FUSION") is not None
+            or language.force_disable_fp_fusion):
+        return []
+    return ["enable_fp_fusion: on by this Triton's default (TRITON_DEFAULT_FP_FUSION unset); Triton 3.10 turns "
+            "it off by default: pin it (--set enable_fp_fusion=...) to keep this code"]
+
+
+def quiet_replaced_warnings() -> None:
+    """Triton's warnings that default_option_notes reports in their place."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message="TRITON_DEFAULT_FP_FUSION is unset")
 
 
 def amd_buffer_ops_enabled() -> bool:

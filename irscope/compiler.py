@@ -62,6 +62,7 @@ def bind(spec: KernelSpec, settings: Settings):
         raise BadInput(f"{spec.kernel}: options rejected by Triton's {settings.target.backend} backend: "
                        f"{str(e) or type(e).__name__}") from e
     check_binding(spec, signature, constexprs, attrs)
+    spec.notes.extend(adapter.default_option_notes(settings.options))
     return options, signature, constexprs, attrs
 
 

@@ -130,3 +130,20 @@ def test_replay_manifest_with_new_options(cli, tmp_path):
     r = cli("dump", str(manifest), "--set", "num_warps=8", "-o", str(tmp_path / "b"), "--stage", "ttgir")
     assert r.code == 0, r.err
     assert '"ttg.num-warps" = 8' in r.out
+
+
+def test_a_version_default_that_is_about_to_change_is_a_note_not_a_warning(cli, tmp_path):
+    """Triton 3.9 fuses FP by default and warns once a process that 3.10 will not; irscope says it in each dump."""
+    import os
+
+    from triton import knobs
+
+    has_default = hasattr(getattr(knobs, "language", None), "fp_fusion_enabled")  # 3.9 on
+    expected = has_default and "TRITON_DEFAULT_FP_FUSION" not in os.environ
+    for sets, expect_note in ((), expected), (("--set", "enable_fp_fusion=false"), False):
+        r = cli("dump", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", *sets,
+                "-o", str(tmp_path), "--json")
+        assert r.code == 0, r.err
+        notes = json.loads(r.out)["kernels"][0]["notes"]
+        assert any("TRITON_DEFAULT_FP_FUSION unset" in n for n in notes) == expect_note, notes
+        assert "UserWarning" not in r.err and "TRITON_DEFAULT_FP_FUSION" not in r.err, r.err
