@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 import sys
-import time
 from pathlib import Path
 
 import click
@@ -612,9 +611,6 @@ def recipes_check(files):
         sys.exit(2)
 
 
-SWEEP_PRUNE_MARGIN = 0.01  # --time: stop timing a config once it is, with 95 % confidence, 1 % behind the leader
-
-
 @cli.command()
 @spec_options
 @click.option("--grid", "axes", multiple=True, required=True, metavar="KEY=V1,V2,...",
@@ -642,7 +638,7 @@ def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, n
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
     import os
 
-    from . import bench as bench_job, render, sweep as sweep_job
+    from . import render, sweep as sweep_job
 
     session = _timing_session() if do_time else None
     jobs_ = _jobs(file, kernels, signature, named_args, consts, target, sets)
@@ -652,7 +648,7 @@ def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, n
     configs = sweep_job.expand(spec, base, sweep_job.parse_axes(list(axes), spec, base))
     if sort_key not in sweep_job.COLUMNS and sort_key != "config":
         raise BadInput(f"--sort {sort_key!r}: sort by one of config, {', '.join(sweep_job.COLUMNS)}")
-    variants: dict[int, bench_job.Variant] = {}
+    launch = None
     if session is not None:
         if not launch_args and Path(file).suffix != ".json":
             raise BadInput("--time needs launch arguments: --args \"a=randn(M, K, bf16), ...\" and --launch-grid")
@@ -660,33 +656,16 @@ def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, n
             raise BadInput("--time needs the launch grid: --launch-grid \"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)\"")
         _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
                                     launch_grid, (), False)
-        # one warm-up round: each config has run once already (its preflight)
-        session.start(launch, max_seconds=max_seconds, prune=SWEEP_PRUNE_MARGIN, warmup=1, graph=graph, duty=duty)
-
-    compile_start = time.perf_counter()
     with render.sweep_progress(len(configs), enabled=not as_json) as advance:
-        def done(cfg):
-            advance(cfg)
-            if session is not None and sweep_job.survivors([cfg]):  # timed as soon as it compiled
-                variants[cfg.index] = bench_job.Variant(cfg.label, cfg.spec, cfg.settings)
-                session.add(variants[cfg.index])
-
-        sweep_job.compile_all(configs, out_dir, jobs or os.cpu_count() or 1, timeout, done, not no_cache, with_sass,
-                              for_launch=session is not None)
-    compile_seconds = time.perf_counter() - compile_start
-    compile_end = time.time()
-    timed = None
-    if session is not None:
-        if not variants:
-            raise BadInput("no config survived the static checks (all failed, spilled or did not fit): "
-                           "nothing to time")
-        timed = bench_job.run([variants[i] for i in sorted(variants)], launch, max_seconds=max_seconds,
-                              session=session, compiled=True)
+        result = sweep_job.compile_and_time(configs, out_dir, jobs or os.cpu_count() or 1, timeout, advance,
+                                            use_cache=not no_cache, with_sass=with_sass, session=session,
+                                            launch=launch, max_seconds=max_seconds, graph=graph, duty=duty)
+    timed = result.timed
     ordered = sweep_job.sort_configs(configs, sort_key)
     if write_recipe is not None:
         _write_sweep_recipe(write_recipe, spec, base, configs, ordered, timed, sort_key, top)
     if as_json:
-        click.echo(render.sweep_json(ordered, timed, compile_seconds, compile_end))
+        click.echo(render.sweep_json(ordered, timed, result.compile_seconds, result.compile_end))
     else:
         render.sweep_table(ordered, timed)
         if write_recipe is not None:

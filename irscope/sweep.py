@@ -322,6 +322,49 @@ def _prebuild_launcher(spec: KernelSpec, settings: Settings) -> None:
         pass
 
 
+# ---------------------------------------------------------------- compile, then time what compiled
+
+PRUNE_MARGIN = 0.01  # --time: stop timing a config once it is, with 95 % confidence, 1 % behind the leader
+
+
+@dataclass
+class SweepRun:
+    compile_seconds: float          # the parallel compile phase, wall clock
+    compile_end: float              # when it ended (epoch seconds), to line it up with the timing process
+    timed: Any = None               # bench.BenchReport with --time
+
+
+def compile_and_time(configs: list[Config], out_dir: Path, jobs: int, timeout: float,
+                     progress: Callable[[Config], None], *, use_cache: bool, with_sass: bool,
+                     session=None, launch=None, max_seconds: float = 20.0, graph: str = "off",
+                     duty: float = 0.5) -> SweepRun:
+    """Compile every config; with a timing session (started by the caller as early as it could),
+    each config that compiles, fits and does not spill is handed to it at once, then all are timed."""
+    from . import bench
+
+    variants: dict[int, bench.Variant] = {}
+    if session is not None:
+        # one warm-up round: each config has run once already (its preflight)
+        session.start(launch, max_seconds=max_seconds, prune=PRUNE_MARGIN, warmup=1, graph=graph, duty=duty)
+
+    def done(cfg: Config) -> None:
+        progress(cfg)
+        if session is not None and survivors([cfg]):
+            variants[cfg.index] = bench.Variant(cfg.label, cfg.spec, cfg.settings)
+            session.add(variants[cfg.index])
+
+    start = time.perf_counter()
+    compile_all(configs, out_dir, jobs, timeout, done, use_cache, with_sass, for_launch=session is not None)
+    run = SweepRun(time.perf_counter() - start, time.time())
+    if session is not None:
+        if not variants:
+            raise BadInput("no config survived the static checks (all failed, spilled or did not fit): "
+                           "nothing to time")
+        run.timed = bench.run([variants[i] for i in sorted(variants)], launch, max_seconds=max_seconds,
+                              session=session, compiled=True)
+    return run
+
+
 # ---------------------------------------------------------------- ranking
 
 COLUMNS = {

@@ -117,3 +117,39 @@ def test_workers_that_cannot_start_are_reported_not_retried_forever(tmp_path, mo
     assert sorted(c.index for c in seen) == [0, 1, 2]
     assert {c.status for c in configs} == {"crashed"}
     assert all("could not start: no worker today" in c.reason for c in configs), configs[0].reason
+
+
+def test_configs_are_handed_to_the_timing_process_as_they_compile(tmp_path, monkeypatch):
+    """--time's orchestration on the CPU: a stand-in session sees each survivor once, the timing gets them in order."""
+    from irscope import bench, loader, sweep
+    from irscope.settings import Settings
+    from irscope.spec import build_spec
+    from irscope.targets import parse_target
+
+    class Session:
+        def __init__(self):
+            self.started, self.added = None, []
+
+        def start(self, launch, **kwargs):
+            self.started = kwargs
+
+        def add(self, v):
+            assert self.started is not None, "the launch goes first"
+            self.added.append(v.name)
+
+    timed = {}
+    monkeypatch.setattr(bench, "run",
+                        lambda variants, launch, **kw: timed.setdefault("names", [v.name for v in variants]))
+    ref = loader.select_kernels(MATMUL, ["matmul_kernel"])[0]
+    spec = build_spec(ref, SIG16, [], [])
+    base = Settings(parse_target("h100"))
+    # BLOCK_N=256 with BLOCK_M=256 and 4 stages does not fit in shared memory: compiled, never handed over
+    configs = sweep.expand(spec, base, sweep.parse_axes(["BLOCK_N=128,256", "BLOCK_M=256", "num_stages=4",
+                                                         "num_warps=8"], spec, base))
+    session = Session()
+    run = sweep.compile_and_time(configs, tmp_path, 2, 300, lambda cfg: None, use_cache=False, with_sass=False,
+                                 session=session, launch=object(), max_seconds=3)
+    assert session.started["prune"] == sweep.PRUNE_MARGIN and session.started["warmup"] == 1
+    assert session.added == ["BLOCK_N=128, BLOCK_M=256, num_stages=4, num_warps=8"]
+    assert timed["names"] == session.added and run.timed == session.added
+    assert run.compile_seconds > 0
