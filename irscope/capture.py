@@ -33,6 +33,7 @@ import json
 import os
 import runpy
 import sys
+import threading
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +97,7 @@ class ScriptRun:
     stopped: str | None = None         # why the script ended early, one line
     filtered_out: list[str] = field(default_factory=list)   # kernels --kernel left out
     script_log: Path | None = None
+    threads_left: list[str] = field(default_factory=list)   # threads it started, still running at its end
 
 
 # ---------------------------------------------------------------- recording
@@ -119,7 +121,12 @@ class _Tuning:
 
 
 class Recorder:
-    """The hooks and wrappers that see every compile and launch while the script runs."""
+    """The hooks and wrappers that see every compile and launch while the script runs.
+
+    Launches may come from any thread (the hooks and wrappers are process-wide; the
+    launch context is a ContextVar, so per thread): `_lock` keeps two threads compiling
+    the same kernel from making two captures of it, and the counts exact.
+    """
 
     def __init__(self, target: Target, compile_only: bool, kernel_globs: list[str]):
         self.target = target
@@ -134,6 +141,7 @@ class Recorder:
         self._tuning: contextvars.ContextVar[_Tuning | None] = contextvars.ContextVar("irscope_tuning", default=None)
         self._tuners: dict[int, tuple[Any, dict[str, Any]]] = {}
         self.internal_error: BaseException | None = None
+        self._lock = threading.Lock()
 
     def _guarded(self, hook):
         """A hook whose own failure is irscope's (remembered), not the script's."""
@@ -163,14 +171,15 @@ class Recorder:
             return skip
         ctx = self._launch.get()
         ident = (id(jit), r["key"])
-        cap = self.by_key.get(ident)
-        if cap is None:
-            cap = Capture(len(self.captures) + 1, name, jit, r["key"], r["signature"], r["constants"], r["attrs"],
-                          r["options"], warmup=r["warmup"])
-            self.captures.append(cap)
-            self.by_key[ident] = cap
-            if ctx is not None and ctx.jit is jit:
-                cap.launch = _launch_record(ctx, jit)
+        with self._lock:
+            cap = self.by_key.get(ident)
+            if cap is None:
+                cap = Capture(len(self.captures) + 1, name, jit, r["key"], r["signature"], r["constants"], r["attrs"],
+                              r["options"], warmup=r["warmup"])
+                self.captures.append(cap)
+                self.by_key[ident] = cap
+                if ctx is not None and ctx.jit is jit:
+                    cap.launch = _launch_record(ctx, jit)
         if ctx is not None and ctx.jit is jit:
             ctx.capture = cap
             if ctx.tuning is not None and adapter.autotuner_jit(ctx.tuning.tuner) is jit:
@@ -217,12 +226,13 @@ class Recorder:
                 if cap is None and ret is not None and getattr(ret, "hash", None) in rec.by_hash:
                     cap = rec.by_hash[ret.hash]  # served from the JIT's in-memory cache
                 if not warmup:
-                    rec.launches += 1
-                    if cap is not None:
-                        cap.launches += 1
-                        if not cap.launch.get("grid"):
-                            cap.launch = _launch_record(ctx, jit)
-                            cap.warmup = False
+                    with rec._lock:
+                        rec.launches += 1
+                        if cap is not None:
+                            cap.launches += 1
+                            if not cap.launch.get("grid"):
+                                cap.launch = _launch_record(ctx, jit)
+                                cap.warmup = False
 
         return run
 
@@ -237,11 +247,12 @@ class Recorder:
                 return runner
 
             def launch(*args, **kwargs):
-                rec.launches += 1
-                cap.launches += 1
-                if not cap.launch.get("grid"):
-                    names = [p.name for p in adapter.kernel_params(cap.jit)]
-                    cap.launch = _describe(dict(zip(names, args)), cap.jit, _grid3(grid))
+                with rec._lock:
+                    rec.launches += 1
+                    cap.launches += 1
+                    if not cap.launch.get("grid"):
+                        names = [p.name for p in adapter.kernel_params(cap.jit)]
+                        cap.launch = _describe(dict(zip(names, args)), cap.jit, _grid3(grid))
                 return runner(*args, **kwargs)
 
             return launch
@@ -464,6 +475,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
     saved_argv, saved_path, saved_cwd = list(sys.argv), list(sys.path), os.getcwd()
     script = script.resolve()  # a script that changes directory must not move it, or the output
     folder = str(script.parent)
+    threads_before = set(threading.enumerate())
     with contextlib.ExitStack() as stack:
         if use_stand_in:
             stack.enter_context(fakegpu.machine(target))
@@ -485,19 +497,33 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
             sys.argv[:] = saved_argv
             sys.path[:] = saved_path
             os.chdir(saved_cwd)
+            threads_left = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
     if rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
         raise rec.internal_error
     run = ScriptRun(script, list(args), target, target_reason, mode, rec.captures, rec.launches, stopped,
-                    rec.filtered_out, script_log)
+                    rec.filtered_out, script_log, threads_left)
     if not run.captures:
         if kernel_globs and rec.filtered_out:
             raise BadInput(f"{script}: no kernel the script launched matches --kernel {' '.join(kernel_globs)}; "
                            f"it launched: {', '.join(rec.filtered_out)}")
         if raised:
             raise BadInput(f"{script}: the script {_stop_phrase(stopped)} before it launched a Triton kernel")
+        if threads_left:
+            raise BadInput(f"{script}: ran to the end without launching a Triton kernel, but "
+                           f"{_threads_note(threads_left)}")
         raise BadInput(f"{script}: ran to the end without launching a Triton kernel; to compile its kernels without "
                        f"running it, give a specialization (--signature, or --arg/--const)")
     return run
+
+
+def _threads_note(names: list[str]) -> str:
+    """Threads the script started that outlived it: irscope's hooks are gone once the script
+    returns (Python would still wait for them; irscope does not, as an idle executor's
+    workers would never end), so a kernel they launch later is not captured. Said, not dropped."""
+    n = len(names)
+    return (f"{n} thread{'s' if n != 1 else ''} it started {'were' if n != 1 else 'was'} still running when it ended "
+            f"({', '.join(names)}): kernels launched from {'them' if n != 1 else 'it'} after that are not captured "
+            f"(join threads, and shut executors down, before the script ends)")
 
 
 def _stop_phrase(stopped: str | None) -> str:
@@ -770,6 +796,8 @@ def dump_command(file: Path, script_args: list[str], kernel_globs: list[str], ta
                if run.mode == "compile-only" else "the captures up to there are kept")
         click.echo(f"irscope: the script stopped: {run.stopped} ({why}); "
                    f"{len(run.captures)} kernel{'s' if len(run.captures) != 1 else ''} captured", err=True)
+    if run.threads_left:
+        click.echo(f"irscope: warning: {_threads_note(run.threads_left)}", err=True)
     prepare(run, list(sets))
     write_specs(run, out_dir)
     dump_all(run, out_dir, with_passes, not no_cache)
@@ -852,6 +880,7 @@ def as_json_doc(run: ScriptRun, kernels_json: str) -> str:
         "target_reason": run.target_reason,
         "launches": run.launches,
         "stopped": run.stopped,
+        "threads_left": run.threads_left,
         "script_log": str(run.script_log) if run.script_log else None,
         "specs": [str(c.spec_path) for c in run.captures if c.spec_path],
         "captures": [_capture_dict(c) for c in run.captures],

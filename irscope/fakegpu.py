@@ -12,7 +12,9 @@ is not the local GPU. While `machine(target)` is entered:
   are made on the CPU instead, by a TorchFunctionMode, and say they are on cuda:0
   (.device, .is_cuda), as does get_active_torch_device(): code that branches on
   `x.device.type == "cuda"` (libraries sizing a grid by the SM count do) takes its GPU
-  path. torch.cuda answers as a GPU of the target would (is_available, device count,
+  path. So are tensors made with no device= under torch.set_default_device("cuda") or
+  `with torch.device("cuda")`, and all of this holds in threads the script starts.
+  torch.cuda answers as a GPU of the target would (is_available, device count,
   capability and properties, synchronize, events, streams, device contexts). CPU
   allocations are 64-byte aligned, so a pointer is 16-byte aligned exactly when it
   would be on the GPU (where allocations are 256-byte aligned): views at an odd offset
@@ -363,6 +365,30 @@ def _is_gpu_device(d: Any) -> bool:
     return type(d).__name__ == "device" and getattr(d, "type", "") == "cuda"
 
 
+def _default_device_probe() -> tuple[Any, Any]:
+    """(the constructors torch's default device applies to, a function that returns that
+    device for this thread, None when unset).
+
+    torch.set_default_device / `with torch.device(...)` push a DeviceContext mode to the
+    bottom of the thread's mode stack, under the stand-in's: it fills in device= after
+    CpuForCuda has looked, so CpuForCuda must fill in the CPU first. Read from the mode
+    stack, as torch.get_default_device() does (private since torch 2.0: empty if gone).
+    """
+    try:
+        from torch.overrides import _get_current_function_mode_stack
+        from torch.utils._device import DeviceContext, _device_constructors
+    except ImportError:
+        return frozenset(), lambda: None
+
+    def default_device() -> Any:
+        for mode in _get_current_function_mode_stack():
+            if isinstance(mode, DeviceContext):
+                return mode.device
+        return None
+
+    return _device_constructors(), default_device
+
+
 def _cpu_mode():
     import torch
     from torch.overrides import TorchFunctionMode
@@ -374,10 +400,13 @@ def _cpu_mode():
     device_of = torch.Tensor.device.__get__
     get_device = torch.Tensor.get_device
     cuda0 = torch.device("cuda", 0)
+    constructors, default_device = _default_device_probe()
 
     class CpuForCuda(TorchFunctionMode):
         """device="cuda" -> the CPU; .cuda() and pin_memory() -> the tensor itself;
-        .device -> cuda:0, .is_cuda -> True, .get_device() -> 0."""
+        .device -> cuda:0, .is_cuda -> True, .get_device() -> 0. A constructor given no
+        device while the default device is a GPU one (torch.set_default_device("cuda"),
+        `with torch.device("cuda")`) is given the CPU too."""
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
@@ -390,6 +419,8 @@ def _cpu_mode():
             if func == get_device:
                 return 0
             if "device" in kwargs and _is_gpu_device(kwargs["device"]):
+                kwargs = dict(kwargs, device="cpu")
+            elif kwargs.get("device") is None and func in constructors and _is_gpu_device(default_device()):
                 kwargs = dict(kwargs, device="cpu")
             if kwargs.get("pin_memory"):
                 kwargs = dict(kwargs, pin_memory=False)
@@ -432,6 +463,45 @@ def _backward_in(mode) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _default_device_kept(torch: Any) -> Iterator[None]:
+    """Put torch's default device back as it was: a script's set_default_device("cuda")
+    would otherwise outlive the session and send irscope's own tensors to the real CUDA."""
+    holder = getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None)
+    before = getattr(holder, "device_context", None)
+    try:
+        yield
+    finally:
+        if holder is not None and getattr(holder, "device_context", None) is not before:
+            with contextlib.suppress(Exception):
+                torch.set_default_device(before.device if before is not None else None)
+
+
+@contextlib.contextmanager
+def _in_new_threads(mode) -> Iterator[None]:
+    """Threads started while the stand-in is up run on it too.
+
+    torch's mode stack is per thread and a new thread starts with an empty one: its
+    device="cuda" would reach the real (absent) CUDA, and tensors handed to it would say
+    they are on the CPU. Thread._bootstrap_inner runs first thing in the new thread for
+    every Thread, subclasses and ThreadPoolExecutor workers included (private, present in
+    3.8-3.14; without it threads are left as they are).
+    """
+    import threading
+
+    original = getattr(threading.Thread, "_bootstrap_inner", None)
+    if original is None:
+        yield
+        return
+
+    def bootstrap_inner(self) -> None:
+        with mode:
+            original(self)
+
+    with adapter.patched(threading.Thread, "_bootstrap_inner", bootstrap_inner):
+        yield
+
+
+@contextlib.contextmanager
 def _torch_on_cpu(target: Target) -> Iterator[None]:
     import importlib.util
 
@@ -454,7 +524,9 @@ def _torch_on_cpu(target: Target) -> Iterator[None]:
         for name in names:
             stack.enter_context(adapter.patched(torch.cuda, name, getattr(iface, name)))
         mode = _cpu_mode()
+        stack.enter_context(_default_device_kept(torch))
         stack.enter_context(_backward_in(mode))
+        stack.enter_context(_in_new_threads(mode))
         stack.enter_context(mode)
         yield
 

@@ -323,3 +323,50 @@ def test_bad_flags_are_refused_before_the_script_runs(tmp_path, flags, message):
     lines = _irscope_lines(r.err)
     assert len(lines) == 1 and message in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_tensors_made_under_set_default_device_cuda_are_the_stand_ins(tmp_path):
+    """torch.set_default_device("cuda") / `with torch.device("cuda")`: tensors with no device= live on the CPU
+    (before: they went to the real, absent CUDA and the script stopped before its first launch)."""
+    r = run_cli("dump", str(DATA / "capture_default_device.py"), "-t", "cuda:90", "--compile-only", "-o",
+                str(tmp_path / "out"), "--json")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["capture"]["stopped"] is None and "capture_default_device: ok" in r.err
+    assert [(c["kernel"], c["launches"]) for c in doc["capture"]["captures"]] == [("double_kernel", 1),
+                                                                                  ("negate_kernel", 1)]
+    assert [k["signature"] for k in doc["kernels"]] == ["*fp32:16, i32, 256", "*fp16:16, i32:16, 256"]
+
+
+def test_default_device_the_script_sets_is_put_back():
+    from irscope import fakegpu
+    from irscope.targets import parse_target
+
+    with fakegpu.machine(parse_target("cuda:90")):
+        torch.set_default_device("cuda")
+        assert torch.empty(2).untyped_storage().device.type == "cpu" and torch.get_default_device().type == "cuda"
+    assert torch.get_default_device() == torch.device("cpu") and not torch.empty(2).is_cuda
+
+
+def test_launches_from_other_threads_are_captured(tmp_path):
+    """threading.Thread and ThreadPoolExecutor workers run on the stand-in GPU too (before: their
+    device="cuda" reached the real CUDA); concurrent launches of one kernel are one capture."""
+    r = run_cli("dump", str(DATA / "capture_threads.py"), "-t", "cuda:90", "--compile-only", "-o",
+                str(tmp_path / "out"), "--json")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["capture"]["stopped"] is None and "capture_threads: ok" in r.err
+    assert [(c["kernel"], c["launches"]) for c in doc["capture"]["captures"]] == [("double_kernel", 1),
+                                                                                  ("triple_kernel", 4)]
+    assert doc["capture"]["launches"] == 5 and doc["capture"]["threads_left"] == []
+    assert not [line for line in _irscope_lines(r.err) if line.startswith("irscope:")]
+
+
+def test_a_thread_still_running_when_the_script_ends_is_said(tmp_path):
+    r = run_cli("dump", str(DATA / "capture_threads.py"), "-t", "cuda:90", "--compile-only", "-o",
+                str(tmp_path / "out"), "--json", "--", "--leave-running")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["capture"]["threads_left"] == ["idle-worker"]
+    said = [line for line in _irscope_lines(r.err) if line.startswith("irscope:")]
+    assert len(said) == 1 and "1 thread it started was still running when it ended (idle-worker)" in said[0], r.err
+    assert "not captured" in said[0]
