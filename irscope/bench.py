@@ -141,8 +141,7 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
         summary = timing.summarize(v.samples_ms) if v.samples_ms else None
         vs = None
         if summary and base is not None and v is not base:
-            n = min(len(base.samples_ms), len(v.samples_ms))  # a dropped variant: the rounds both ran
-            vs = timing.compare(base.samples_ms[:n], v.samples_ms[:n])
+            vs = timing.compare_shared_rounds(base.samples_ms, v.samples_ms)
         row = VariantReport(v.name, dict(v.settings.options), v.status, v.reason, summary, vs, dropped=v.dropped)
         if summary:
             secs = summary.median / 1e3

@@ -707,9 +707,7 @@ def _versus(timed, reference: str, name: str):
     """`name` against `reference` from the rounds both ran (a dropped config stopped early)."""
     from . import timing
 
-    a, b = timed.samples[reference], timed.samples[name]
-    n = min(len(a), len(b))
-    return timing.compare(a[:n], b[:n])
+    return timing.compare_shared_rounds(timed.samples[reference], timed.samples[name])
 
 
 def sweep_winner(timed):

@@ -119,35 +119,50 @@ def local_gpu_target() -> Target | None:
 
 def local_gpu_present() -> bool:
     """Whether any GPU is visible here, known to irscope's tables or not (no torch import)."""
-    import ctypes
-    import glob
-
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-        count = ctypes.c_int()
-        if cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0:
-            return True
-    except OSError:
-        pass
-    for props in glob.glob("/sys/class/kfd/kfd/topology/nodes/*/properties"):
-        try:
-            text = open(props).read()
-        except OSError:
-            continue
-        if any(line.startswith("gfx_target_version") and line.split()[1] != "0" for line in text.splitlines()):
-            return True
-    return False
+    return _libcuda_devices() > 0 or any(True for _ in _kfd_gfx_versions())
 
 
-def _local_nvidia() -> Target | None:
+def _libcuda():
+    """libcuda, initialised, or None (no driver, or cuInit failed)."""
     import ctypes
 
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
     except OSError:
         return None
+    return cuda if cuda.cuInit(0) == 0 else None
+
+
+def _libcuda_devices() -> int:
+    import ctypes
+
+    cuda, count = _libcuda(), ctypes.c_int()
+    return count.value if cuda is not None and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 else 0
+
+
+def _kfd_gfx_versions():
+    """gfx_target_version of each GPU node in the KFD topology (CPU nodes say 0), in node order."""
+    import glob
+
+    for props in sorted(glob.glob("/sys/class/kfd/kfd/topology/nodes/*/properties")):
+        try:
+            text = open(props).read()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("gfx_target_version"):
+                version = int(line.split()[1])
+                if version:
+                    yield version
+                break
+
+
+def _local_nvidia() -> Target | None:
+    import ctypes
+
+    cuda = _libcuda()
     dev, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
-    if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(dev), 0) != 0:
+    if cuda is None or cuda.cuDeviceGet(ctypes.byref(dev), 0) != 0:
         return None
     # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75, _MINOR = 76
     if cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, dev) != 0:
@@ -159,22 +174,11 @@ def _local_nvidia() -> Target | None:
 
 
 def _local_amd() -> Target | None:
-    import glob
-
-    for props in sorted(glob.glob("/sys/class/kfd/kfd/topology/nodes/*/properties")):
-        try:
-            text = open(props).read()
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if line.startswith("gfx_target_version"):
-                version = int(line.split()[1])
-                if version == 0:
-                    break  # a CPU node
-                major, minor, step = version // 10000, (version // 100) % 100, version % 100
-                name = f"gfx{major}{minor}{step:x}"
-                if f"hip:{name}" in HARDWARE:
-                    return Target("hip", name, 64)
+    for version in _kfd_gfx_versions():
+        major, minor, step = version // 10000, (version // 100) % 100, version % 100
+        name = f"gfx{major}{minor}{step:x}"
+        if f"hip:{name}" in HARDWARE:
+            return Target("hip", name, 64)
     return None
 
 

@@ -102,6 +102,13 @@ def compare(a_ms: list[float], b_ms: list[float], confidence: float = 0.95) -> C
     return Comparison(median(ratios), lo, hi, verdict(lo, hi))
 
 
+def compare_shared_rounds(a_ms: list[float], b_ms: list[float], confidence: float = 0.95) -> Comparison:
+    """compare() over the rounds both variants ran: a sweep stops timing a dropped variant early,
+    and round i of each is the same round, so the common prefix is what pairs."""
+    n = min(len(a_ms), len(b_ms))
+    return compare(a_ms[:n], b_ms[:n], confidence)
+
+
 def verdict(ci_low: float, ci_high: float) -> str:
     """B's verdict against A from the CI of t_B/t_A: only a CI that excludes 1 is a difference."""
     if ci_high < 1:

@@ -41,6 +41,14 @@ def test_identical_variants_are_no_significant_difference():
     assert c.verdict == "no significant difference" and c.ci_low < 1 < c.ci_high
 
 
+def test_a_variant_dropped_early_is_compared_over_the_rounds_both_ran():
+    a = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 9.0, 9.0]   # the later rounds are the leader's alone
+    b = [1.1] * 6
+    c = timing.compare_shared_rounds(a, b)
+    assert abs(c.ratio - 1.1) < 1e-9 and c.verdict == "slower"
+    assert timing.compare_shared_rounds(b, a).verdict == "faster"
+
+
 def test_verdicts():
     assert timing.verdict(0.95, 0.99) == "faster"
     assert timing.verdict(1.01, 1.03) == "slower"
