@@ -41,10 +41,10 @@ CONFIGS = [("cuda:90", "128, 128, 64"), ("cuda:80", "256, 128, 64"), ("cuda:90",
 
 def compile_sass(out: Path) -> tuple[list[Path], list[Path]]:
     """Dump folders of every configuration with num_warps=4 and with num_warps=8."""
-    from irscope import dump, loader
-    from irscope.settings import Settings
-    from irscope.spec import build_spec
-    from irscope.targets import parse_target
+    from irscope.core import dump, loader
+    from irscope.core.settings import Settings
+    from irscope.core.spec import build_spec
+    from irscope.core.targets import parse_target
 
     ref = loader.select_kernels(ROOT / "examples" / "matmul.py", ["matmul_kernel"])[0]
     folders: dict[int, list[Path]] = {4: [], 8: []}
@@ -82,8 +82,9 @@ def main() -> None:
     os.environ.setdefault("IRSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="irscope-bench-cache-"))
     import triton
 
-    from irscope import diff as diff_mod, render
-    from irscope.normalize import normalize
+    from irscope.compare import diff as diff_mod
+    from irscope.compare.normalize import normalize
+    from irscope.views import render
 
     work = Path(tempfile.mkdtemp(prefix="irscope-bench-diff-"))
     start = time.perf_counter()

@@ -45,10 +45,10 @@ def main() -> None:
     import triton
     from triton import knobs
 
-    from irscope import adapter, compiler, dump, loader
-    from irscope.settings import Settings
-    from irscope.spec import build_spec
-    from irscope.targets import parse_target
+    from irscope.core import adapter, compiler, dump, loader
+    from irscope.core.settings import Settings
+    from irscope.core.spec import build_spec
+    from irscope.core.targets import parse_target
 
     def bare(spec, settings, with_sass: bool):
         options, signature, constexprs, attrs = compiler.bind(spec, settings)

@@ -35,11 +35,13 @@ def main() -> None:
     import torch
     import triton
 
-    from irscope import bench, inputs, launch, loader, timing_process
-    from irscope.bench import Variant
-    from irscope.settings import Settings
-    from irscope.spec import build_spec
-    from irscope.targets import local_gpu_target
+    from irscope.core import loader
+    from irscope.core.settings import Settings
+    from irscope.core.spec import build_spec
+    from irscope.core.targets import local_gpu_target
+    from irscope.timing import bench, inputs, launch
+    from irscope.timing import gpu_process as timing_process
+    from irscope.timing.bench import Variant
 
     n = a.size
     args_text = (f"a_ptr=randn({n}, {n}, fp16), b_ptr=randn({n}, {n}, fp16), c_ptr=empty({n}, {n}, fp16), "

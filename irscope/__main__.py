@@ -1,3 +1,3 @@
-from .cli import main
+from irscope.cli import main
 
 main()

@@ -9,13 +9,16 @@ from pathlib import Path
 
 import click
 
-from .errors import BadInput, IrscopeError
+from irscope.errors import BadInput, IrscopeError
 
 STAGE_CHOICES = ["source", "frontend", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "glir"]
 
 
 def spec_options(f):
-    """The options every command that compiles a kernel shares."""
+    """The options every command that compiles a kernel shares, handed to it as one jobs.Request.
+
+    The command receives `request` (jobs.Request) and `variants` (the --variant names, in order).
+    """
     decorators = [
         click.argument("file", type=click.Path(path_type=Path, dir_okay=True)),
         click.option("--kernel", "-k", "kernels", multiple=True, metavar="NAME",
@@ -38,7 +41,7 @@ def spec_options(f):
         click.option("--recipe", "-r", metavar="NAME|PATH",
                      help="A recipe (recipes/NAME.toml or a path): target, options, env knobs, constexprs and pins; "
                           "alone it selects the target. See irscope recipes list."),
-        click.option("--variant", "variant", multiple=True, metavar="NAME",
+        click.option("--variant", "variants", multiple=True, metavar="NAME",
                      help="A named variant of the --recipe (e.g. deep-pipeline); repeat it to get one compile "
                           "(dump) or one timed variant (bench) per variant."),
         click.option("--pin-layout", "pin_layouts", multiple=True, metavar="ALIAS=LAYOUT|ALIAS:FIELD=VALUE",
@@ -49,81 +52,36 @@ def spec_options(f):
                           "'examples/softmax.py:15:num_stages=1', '*:num_stages=2'; keys num_stages, "
                           "loop_unroll_factor, warp_specialize, flatten, disallow_acc_multi_buffer (repeatable)."),
     ]
-    f = _steering_into_context(f)
+    f = _into_request(f)
     for d in reversed(decorators):
         f = d(f)
     return f
 
 
-_STEER_KEYS = ("recipe", "variant", "pin_layouts", "pin_loops")
+_REQUEST_KEYS = ("file", "kernels", "signature", "named_args", "consts", "target", "sets", "recipe", "variants",
+                 "pin_layouts", "pin_loops")
 
 
-def _steering_into_context(f):
-    """Keep --recipe/--variant/--pin-* out of each command's signature: _jobs reads them from the context."""
+def _into_request(f):
+    """Gather the shared options into one jobs.Request (the first --variant in it; all in `variants`)."""
     @functools.wraps(f)
-    def run(*args, **kwargs):
-        from .settings import Steering
+    def run(**kwargs):
+        from irscope.jobs import Request
 
-        variants = tuple(kwargs.pop("variant", None) or ())
-        kwargs["variant"] = variants[0] if variants else None
-        steer = Steering(**{k: kwargs.pop(k, None) or (() if k.startswith("pin") else None) for k in _STEER_KEYS})
-        click.get_current_context().meta["irscope.steering"] = steer
-        click.get_current_context().meta["irscope.variants"] = variants
-        return f(*args, **kwargs)
+        given = {k: kwargs.pop(k) for k in _REQUEST_KEYS}
+        variants = tuple(given.pop("variants") or ())
+        sets = tuple(given.pop("sets") or ())
+        request = Request(**{k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in given.items()},
+                          variant=variants[0] if variants else None).with_sets(sets, "--set")
+        return f(request=request, variants=variants, **kwargs)
 
     return run
-
-
-def _steering(steer=None):
-    """The --recipe/--variant/--pin-* of the running command (recipes.Steering; empty outside a command)."""
-    if steer is not None:
-        return steer
-    from .settings import Steering
-
-    ctx = click.get_current_context(silent=True)
-    return (ctx.meta.get("irscope.steering") if ctx is not None else None) or Steering()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="irscope")
 def cli():
     """irscope: see and steer what the Triton compiler makes of a kernel."""
-
-
-def _jobs(file, kernels, signature, named_args, consts, target, sets, steer=None):
-    """Resolve kernels, specs and settings (shared by dump and passes).
-
-    With --recipe/--variant/--pin-* (`steer`, else the running command's) the settings
-    come from recipes.apply, one per kernel (recipes.jobs).
-    """
-    from . import loader
-    from .settings import Settings, parse_assignments
-    from .spec import build_spec
-    from .targets import resolve_target
-
-    explicit = steer is not None
-    steer = _steering(steer)
-    if steer or (Path(file).suffix == ".json" and Path(file).is_file()):
-        import dataclasses
-
-        from . import recipes
-
-        ctx = click.get_current_context(silent=True)
-        variants = () if explicit or ctx is None else ctx.meta.get("irscope.variants", ())
-        if len(variants) > 1:  # one job per recipe variant, in the order given
-            return [job for v in variants for job in recipes.jobs(
-                file, kernels, signature, named_args, consts, target, sets, dataclasses.replace(steer, variant=v))]
-        return recipes.jobs(file, kernels, signature, named_args, consts, target, sets, steer)
-    tgt, reason = resolve_target(target)
-    options = parse_assignments(list(sets), tgt)
-    settings = Settings(tgt, reason, options, sources={k: "--set" for k in options})
-    refs = loader.select_kernels(file, list(kernels) or None)
-    if signature is None and not named_args and not consts:
-        missing = [p.name for p in refs[0].fn.params if not p.has_default]
-        if missing:
-            raise BadInput(f"{refs[0].name}: give a specialization: --signature with one element per parameter "
-                           f"({', '.join(p.name for p in refs[0].fn.params)}) or --arg/--const NAME=...")
-    return [(build_spec(ref, signature, list(named_args), list(consts)), settings) for ref in refs]
 
 
 @cli.command()
@@ -136,8 +94,8 @@ def _jobs(file, kernels, signature, named_args, consts, target, sets, steer=None
 @click.option("--compile-only", is_flag=True,
               help="Capture: do not run kernels even on the local GPU; record launches and compile only.")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- ARGS]")
-def dump(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, stage,
-         with_passes, as_json, script_log, compile_only, script_args):
+def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_json, script_log, compile_only,
+         script_args):
     """Compile a kernel and lay out every stage, its resources and instruction mix.
 
     \b
@@ -146,14 +104,15 @@ def dump(file, kernels, signature, named_args, consts, target, sets, out_dir, no
     filters by name (glob). Without a GPU, or for another --target, kernels are
     compiled for the target and launches recorded, not run.
     """
-    from . import dump as dump_job, render
+    from irscope.core import dump as dump_job
+    from irscope.views import render
 
-    is_spec_file = Path(file).suffix == ".json" and Path(file).is_file()
-    if signature is None and not named_args and not consts and not is_spec_file:
-        from . import capture
+    if not request.has_specialization and not request.is_spec_file:
+        from irscope.capture import recorder as capture
 
-        code = capture.dump_command(file, list(script_args), list(kernels), target, list(sets), out_dir, no_cache,
-                                    stage, with_passes, as_json, script_log, compile_only)
+        code = capture.dump_command(request.file, list(script_args), list(request.kernels), request.target,
+                                    request.all_sets(), out_dir, no_cache, stage, with_passes, as_json, script_log,
+                                    compile_only)
         if code:
             sys.exit(code)
         return
@@ -162,8 +121,10 @@ def dump(file, kernels, signature, named_args, consts, target, sets, out_dir, no
     if extra:
         raise BadInput(f"{', '.join(extra)}: apply when FILE is a script run for capture "
                        f"(no --signature/--arg/--const)")
-    results = [dump_job.dump(spec, settings, out_dir, with_passes, not no_cache)
-               for spec, settings in _jobs(file, kernels, signature, named_args, consts, target, sets)]
+    from irscope import jobs
+
+    results = [dump_job.dump(job.spec, job.settings, out_dir, with_passes, not no_cache)
+               for job in jobs.variants(request, variants)]
     if stage:
         for r in results:
             if stage not in r.manifest["stages"]:
@@ -190,8 +151,7 @@ def _warn_pins_without_effect(results) -> None:
 @spec_options
 @click.option("--first", "pattern", metavar="REGEX", help="Name the pass that first produced IR matching REGEX.")
 @click.option("--all", "show_all", is_flag=True, help="List every pass, not only those that changed the IR.")
-def passes(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, pattern,
-           show_all):
+def passes(request, variants, out_dir, no_cache, debug, pattern, show_all):
     """The IR after every MLIR pass: which passes changed it, and which first produced a pattern.
 
     FILE is a kernel file (compiled with the same options as dump) or an earlier
@@ -199,16 +159,21 @@ def passes(file, kernels, signature, named_args, consts, target, sets, out_dir, 
     """
     import re
 
-    from . import artifacts, dump as dump_job, passes as passes_mod, render
+    from irscope.core import artifacts
+    from irscope.core import dump as dump_job
+    from irscope.core import passes as passes_mod
+    from irscope.views import render
 
-    if file.is_dir():
-        manifest = artifacts.read_manifest(file)
+    if request.file.is_dir():
+        manifest = artifacts.read_manifest(request.file)
         if manifest.get("passes") is None:
-            raise BadInput(f"{file}: dumped without --passes; run irscope dump --passes again")
-        folders = [(file, manifest)]
+            raise BadInput(f"{request.file}: dumped without --passes; run irscope dump --passes again")
+        folders = [(request.file, manifest)]
     else:
-        results = [dump_job.dump(spec, settings, out_dir, True, not no_cache)
-                   for spec, settings in _jobs(file, kernels, signature, named_args, consts, target, sets)]
+        from irscope import jobs
+
+        results = [dump_job.dump(job.spec, job.settings, out_dir, True, not no_cache)
+                   for job in jobs.variants(request, variants)]
         folders = [(r.folder, r.manifest) for r in results]
     if pattern is not None:
         try:
@@ -275,9 +240,9 @@ def passes(file, kernels, signature, named_args, consts, target, sets, out_dir, 
 @click.option("--args", "launch_args", metavar="ARGS", help="With --time: launch arguments (as for bench).")
 @click.option("--grid", "launch_grid", metavar="EXPR", help="With --time: the launch grid (as for bench).")
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
-def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, a_sets,
-         b_sets, a_target, b_target, stages, with_passes, raw, side_by_side, context, as_json, a_variant, b_variant,
-         do_time, launch_args, launch_grid, max_seconds):
+def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_target, b_target, stages,
+         with_passes, raw, side_by_side, context, as_json, a_variant, b_variant, do_time, launch_args, launch_grid,
+         max_seconds):
     """Compare two compiles of a kernel: stats, stages, passes. Exit 0 equal, 1 different, 2 trouble.
 
     \b
@@ -290,8 +255,10 @@ def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_
     renumbered in order of first appearance; debug locations, paths and hashes
     dropped), so only real changes show; --raw compares the text as is.
     """
-    from . import diff as diff_mod, render
+    from irscope.compare import diff as diff_mod
+    from irscope.views import render
 
+    file = request.file
     session = None
     if do_time:
         if dir_b is not None or file.is_dir():
@@ -302,38 +269,27 @@ def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_
             raise BadInput(f"{file}: a dump folder; give a second one to compare with (irscope diff DIR_A DIR_B)")
         compile_flags = [name for name, given in (
             ("--a", a_sets), ("--b", b_sets), ("--a-target", a_target), ("--b-target", b_target),
-            ("--set", sets), ("--target", target), ("--signature", signature), ("--arg", named_args),
-            ("--const", consts)) if given]
+            ("--set", request.sets), ("--target", request.target), ("--signature", request.signature),
+            ("--arg", request.named_args), ("--const", request.consts)) if given]
         if compile_flags:
             raise BadInput(f"{', '.join(compile_flags)}: apply when compiling a kernel file; "
                            f"DIR_A DIR_B compares two dumps as they are")
-        a = diff_mod.load_side("a", file, tuple(kernels))
-        b = diff_mod.load_side("b", dir_b, tuple(kernels))
+        a = diff_mod.load_side("a", file, request.kernels)
+        b = diff_mod.load_side("b", dir_b, request.kernels)
         diff_mod.check_same_kernel(a, b)
     else:
-        reqs = (diff_mod.SideRequest("a", a_target, list(a_sets)), diff_mod.SideRequest("b", b_target, list(b_sets)))
-        if a_variant or b_variant:
-            side_jobs = _variant_sides(file, kernels, signature, named_args, consts, target, sets, reqs,
-                                       (a_variant, b_variant))
-            a, b = (diff_mod.dump_side(sp, st, req, out_dir, with_passes, not no_cache)
-                    for (sp, st), req in zip(side_jobs, reqs))
-            for side, variant in zip((a, b), (a_variant, b_variant)):
-                own = "" if side.label == "shared settings" else side.label
-                side.label = ", ".join(x for x in (f"variant {variant}" if variant else "", own) if x)
-        else:
-            diff_mod.check_requests(reqs)
-            jobs = _jobs(file, kernels, signature, named_args, consts, target, ())
-            if len(jobs) > 1:
-                raise BadInput(f"diff compares one kernel; choose one with --kernel "
-                               f"({', '.join(spec.kernel for spec, _ in jobs)})")
-            spec, base = jobs[0]
-            side_jobs = [(spec, diff_mod.side_settings(base, list(sets), req)) for req in reqs]
-            a, b = diff_mod.build_sides(spec, base, list(sets), reqs, out_dir, with_passes, not no_cache)
+        reqs = (diff_mod.SideRequest("a", a_target, list(a_sets), a_variant),
+                diff_mod.SideRequest("b", b_target, list(b_sets), b_variant))
+        side_jobs = diff_mod.side_jobs(request, reqs)
+        a, b = (diff_mod.dump_side(job, req, out_dir, with_passes, not no_cache) for job, req in zip(side_jobs, reqs))
     result = diff_mod.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes)
     timed = None
     if do_time:
-        timed = _time_diff_sides(file, kernels, signature, named_args, consts, target, sets, launch_args,
-                                 launch_grid, side_jobs, (a.label, b.label), max_seconds, session)
+        from irscope.timing import bench as bench_job
+        from irscope.timing.plan import side_variants
+
+        variants, launch = side_variants(side_jobs, (a.label, b.label), request, launch_args, launch_grid)
+        timed = bench_job.run(variants, launch, max_seconds=max_seconds, session=session)
     if as_json:
         doc = json.loads(render.diff_json(result, context))
         if timed is not None:
@@ -349,54 +305,14 @@ def diff(file, dir_b, kernels, signature, named_args, consts, target, sets, out_
         sys.exit(1)
 
 
-def _variant_sides(file, kernels, signature, named_args, consts, target, sets, reqs, variants):
-    """diff --a-variant/--b-variant: each side is the recipe's variant, then that side's --a/--b flags."""
-    import dataclasses
-
-    from . import diff as diff_mod
-
-    steer = _steering()
-    if not steer.recipe:
-        raise BadInput("--a-variant/--b-variant name variants of a recipe: give it with --recipe")
-    out = []
-    for req, variant in zip(reqs, variants):
-        jobs = _jobs(file, kernels, signature, named_args, consts, target, sets,
-                     steer=dataclasses.replace(steer, variant=variant or steer.variant))
-        if len(jobs) > 1:
-            raise BadInput(f"diff compares one kernel; choose one with --kernel "
-                           f"({', '.join(spec.kernel for spec, _ in jobs)})")
-        spec, settings = jobs[0]
-        out.append((spec, diff_mod.side_settings(settings, [], req)))
-    return out
-
-
 def _timing_session():
     """Start the timing process now, so torch and the CUDA context come up while irscope compiles."""
-    from .bench import TimingSession, require_gpu
+    from irscope.timing.bench import TimingSession, require_gpu
 
     session = TimingSession()  # first: every moment counts on its way to a CUDA context
     click.get_current_context().call_on_close(session.close)
     require_gpu()
     return session
-
-
-def _time_diff_sides(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid, side_jobs,
-                     labels, max_seconds, session):
-    """Time side a (the baseline) against side b on the local GPU, with the bench machinery."""
-    from . import bench as bench_job
-    from .bench import Variant
-    from .targets import local_gpu_target
-
-    local = local_gpu_target()
-    variants = []
-    for name, (spec, settings), label in zip("ab", side_jobs, labels):
-        if local is None or settings.target != local:
-            raise BadInput(f"--time: side {name} compiles for {settings.target.name} but this machine's GPU is "
-                           f"{local.name if local else 'unknown'}; timing needs the local target")
-        variants.append(Variant(f"{name}: {label or 'shared settings'}", spec, settings))
-    _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args, launch_grid,
-                                (), False)
-    return bench_job.run(variants, launch, max_seconds=max_seconds, session=session)
 
 
 DUTY_OPTION = click.option(
@@ -424,77 +340,21 @@ DUTY_OPTION = click.option(
                    "showed A/A offsets up to 3 % on a 4 us kernel (docs/benchmarks.md); events did not.")
 @DUTY_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
-def bench(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, launch_args, grid,
-          tries, aa, flops, nbytes, precision, max_seconds, seed, graph, duty, as_json):
+def bench(request, variants, out_dir, no_cache, debug, launch_args, grid, tries, aa, flops, nbytes, precision,
+          max_seconds, seed, graph, duty, as_json):
     """Time variants of a kernel on this machine's GPU: interleaved, L2-flushed, with confidence intervals."""
-    from . import bench as bench_job, render
+    from irscope.timing import bench as bench_job
+    from irscope.timing.plan import bench_variants
+    from irscope.views import render
 
     session = _timing_session()
-    variants, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
-                                       grid, tries, aa)
-    result = bench_job.run(variants, launch, seed=seed, flops=flops, nbytes=nbytes, precision=precision,
+    timed, launch = bench_variants(request, variants, launch_args, grid, tries, aa)
+    result = bench_job.run(timed, launch, seed=seed, flops=flops, nbytes=nbytes, precision=precision,
                            max_seconds=max_seconds, graph=graph, duty=duty, session=session)
     if as_json:
         click.echo(render.bench_json(result))
     else:
         render.bench_summary(result)
-
-
-def _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args, grid, tries, aa):
-    """Baseline + --try variants over one launch (from --args/--grid or a spec file's launch record)."""
-    import dataclasses
-
-    from . import launch as launch_mod
-    from .bench import Variant
-    from .settings import parse_assignments
-    from .spec import read_spec_document
-
-    record = None
-    if Path(file).suffix == ".json" and Path(file).is_file():
-        record = read_spec_document(file).get("launch") or None
-    if launch_args:
-        values = launch_mod.parse_args(launch_args)
-        param_names = None
-    elif record:
-        values = launch_mod.from_capture(record).args
-    else:
-        raise BadInput("bench needs launch arguments: --args \"x=randn(4096, fp32), n=4096, ...\" and --grid, "
-                       "or a capture spec file with a launch record")
-    if launch_args and not (signature or named_args):
-        from . import loader
-
-        ref = loader.select_kernels(file, list(kernels) or None)[0]
-        param_names = [p.name for p in ref.fn.params]
-        constexpr = {p.name for p in ref.fn.params if p.is_constexpr}
-        named_args = tuple(named_args) + tuple(f"{k}={launch_mod.spec_element(v)}" for k, v in values.items()
-                                               if k in param_names and k not in constexpr)
-        consts = tuple(consts) + tuple(f"{k}={v}" for k, v in values.items() if k in constexpr)
-        kernels = (ref.name,)
-    jobs = _jobs(file, kernels, signature, named_args, consts, target, sets)
-    if len({spec.kernel for spec, _ in jobs}) != 1:
-        raise BadInput("bench times one kernel at a time: pick it with --kernel")
-    spec, base = jobs[0]
-    env = dict(values)
-    env.update({name: a.value for name, a in spec.args.items() if a.kind == "constexpr"})
-    if grid:
-        launch_grid = launch_mod.parse_grid(grid, env)
-    elif record and record.get("grid"):
-        launch_grid = tuple(list(record["grid"]) + [1] * (3 - len(record["grid"])))
-    else:
-        raise BadInput("bench needs --grid (e.g. --grid \"cdiv(n, BLOCK)\")")
-    variants = [Variant("baseline", spec, base)]
-    if len(jobs) > 1:  # --recipe R --variant V1 --variant V2: one variant each, the first is the baseline
-        names = click.get_current_context().meta.get("irscope.variants", ())
-        variants = [Variant(f"variant {name}", sp, st) for name, (sp, st) in zip(names, jobs)]
-    if aa:
-        variants.append(Variant("baseline (A/A copy)", spec, base))
-    for t in tries:
-        extra = parse_assignments([x for x in t.split(",") if x.strip()], base.target, source="--try")
-        options = dict(base.options, **extra)
-        sources = dict(base.sources, **{k: "--try" for k in extra})
-        variants.append(Variant(", ".join(f"{k}={v}" for k, v in extra.items()), spec,
-                                dataclasses.replace(base, options=options, sources=sources)))
-    return variants, launch_mod.Launch(values, launch_grid, grid_expr=grid)
 
 
 @cli.group("recipes")
@@ -515,7 +375,8 @@ def recipes_list():
     from rich.markup import escape
     from rich.table import Table
 
-    from . import recipes, render
+    from irscope.steer import recipes
+    from irscope.views import render
 
     rows = recipes.summary_rows()
     t = Table(box=None, pad_edge=False, header_style="bold")
@@ -538,7 +399,8 @@ def recipes_show(name, kernel, variant):
     """A recipe: its target, purpose, defaults, kernel sections and variants (and the file)."""
     from rich.markup import escape
 
-    from . import recipes, render
+    from irscope.steer import recipes
+    from irscope.views import render
 
     recipe = recipes.load(recipes.find(name))
     v = recipe.variant(variant) if variant else None
@@ -595,7 +457,7 @@ def recipes_show(name, kernel, variant):
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path), metavar="FILE...")
 def recipes_check(files):
     """Validate recipe files (default: every recipe found). Exit 2 with FILE:LINE for each problem."""
-    from . import recipes
+    from irscope.steer import recipes
 
     paths = list(files) or recipes.all_paths()
     bad = 0
@@ -632,30 +494,29 @@ def recipes_check(files):
               help="Write the winner (and --top N best) as variants of a recipe that `recipes check` accepts.")
 @click.option("--top", type=click.IntRange(1), default=1, show_default=True, help="With --write-recipe: how many.")
 @click.option("--json", "as_json", is_flag=True, help="Print one result per config as JSON.")
-def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, no_cache, debug, axes, jobs,
-          timeout, sort_key, do_time, launch_args, launch_grid, max_seconds, graph, duty, with_sass, write_recipe,
-          top, as_json):
+def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort_key, do_time, launch_args,
+          launch_grid, max_seconds, graph, duty, with_sass, write_recipe, top, as_json):
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
     import os
 
-    from . import render, sweep as sweep_job
+    from irscope import jobs as jobs_mod
+    from irscope.sweep import run as sweep_job
+    from irscope.views import render
 
     session = _timing_session() if do_time else None
-    jobs_ = _jobs(file, kernels, signature, named_args, consts, target, sets)
-    if len(jobs_) != 1:
-        raise BadInput("sweep explores one kernel at a time: pick it with --kernel")
-    spec, base = jobs_[0]
-    configs = sweep_job.expand(spec, base, sweep_job.parse_axes(list(axes), spec, base))
+    base = jobs_mod.resolve_one(request, "sweep explores")
+    configs = sweep_job.expand(base, sweep_job.parse_axes(list(axes), base))
     if sort_key not in sweep_job.COLUMNS and sort_key != "config":
         raise BadInput(f"--sort {sort_key!r}: sort by one of config, {', '.join(sweep_job.COLUMNS)}")
     launch = None
     if session is not None:
-        if not launch_args and Path(file).suffix != ".json":
+        from irscope.timing.plan import bench_variants
+
+        if not launch_args and not request.is_spec_file:
             raise BadInput("--time needs launch arguments: --args \"a=randn(M, K, bf16), ...\" and --launch-grid")
         if launch_args and not launch_grid:
             raise BadInput("--time needs the launch grid: --launch-grid \"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)\"")
-        _, launch = _bench_variants(file, kernels, signature, named_args, consts, target, sets, launch_args,
-                                    launch_grid, (), False)
+        _, launch = bench_variants(request, (), launch_args, launch_grid)
     with render.sweep_progress(len(configs), enabled=not as_json) as advance:
         result = sweep_job.compile_and_time(configs, out_dir, jobs or os.cpu_count() or 1, timeout, advance,
                                             use_cache=not no_cache, with_sass=with_sass, session=session,
@@ -663,7 +524,7 @@ def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, n
     timed = result.timed
     ordered = sweep_job.sort_configs(configs, sort_key)
     if write_recipe is not None:
-        _write_sweep_recipe(write_recipe, spec, base, configs, ordered, timed, sort_key, top)
+        sweep_job.write_winners(write_recipe, base, configs, ordered, timed, sort_key, top)
     if as_json:
         click.echo(render.sweep_json(ordered, timed, result.compile_seconds, result.compile_end))
     else:
@@ -672,29 +533,6 @@ def sweep(file, kernels, signature, named_args, consts, target, sets, out_dir, n
             click.echo(f"wrote {write_recipe} (check it: irscope recipes check {write_recipe})")
     if not any(c.usable for c in configs):
         sys.exit(1)
-
-
-def _write_sweep_recipe(path, spec, base, configs, ordered, timed, sort_key, top):
-    """--write-recipe: timed winners first when timed, else the static order asked for with --sort."""
-    from . import sweep as sweep_job
-
-    by_label = {c.label: c for c in configs}
-    timings = None
-    if timed is not None:
-        # the configs timed to the end first, then those dropped early as clearly slower
-        ok = sorted((v for v in timed.variants if v.status == "ok" and v.summary),
-                    key=lambda v: (bool(v.dropped), v.summary.median))
-        ranked = [by_label[v.name] for v in ok if v.name in by_label]
-        timings = {v.name: v.summary.median for v in ok}
-        how = f"timed on {timed.device}"
-    else:
-        ranked = [c for c in ordered if c.usable and not c.spills]
-        how = f"ranked by {sort_key} (static, not timed)"
-    if not ranked:
-        raise BadInput("--write-recipe: no config compiled without spilling; nothing to write")
-    shared = {k: v for k, v in base.options.items() if k not in ranked[0].values}
-    text = sweep_job.recipe_text(spec.kernel, base.target.name, ranked[:top], how, shared, timings)
-    sweep_job.write_recipe(Path(path), text)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -56,13 +56,9 @@ def cli():
 def compile_example(path: Path, signature: str, target: str = "cuda:90", sets: tuple[str, ...] = (),
                     kernel: str | None = None, passes: bool = False, consts: tuple[str, ...] = ()):
     """Compile in-process through the same jobs the CLI uses; returns Artifacts."""
-    from irscope import compiler, loader
-    from irscope.settings import Settings, parse_assignments
-    from irscope.spec import build_spec
-    from irscope.targets import parse_target
+    from irscope import jobs
+    from irscope.core import compiler
 
-    tgt = parse_target(target)
-    ref = loader.select_kernels(path, [kernel] if kernel else None)[0]
-    spec = build_spec(ref, signature, [], list(consts))
-    settings = Settings(tgt, "requested", parse_assignments(list(sets), tgt))
-    return compiler.compile_spec(spec, settings, with_passes=passes)
+    request = jobs.Request(Path(path), (kernel,) if kernel else (), signature, consts=tuple(consts), target=target)
+    job = jobs.resolve_one(request.with_sets(tuple(sets), "--set"), "a test compiles")
+    return compiler.compile_spec(job.spec, job.settings, with_passes=passes)

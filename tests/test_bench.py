@@ -5,10 +5,11 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from conftest import DATA, VECTOR_ADD
-from irscope import launch, timing
+
 from irscope.errors import BadInput
+from irscope.timing import launch
+from irscope.timing import statistics as timing
 
 
 def test_median_quantiles_and_ci_on_known_samples():
@@ -57,7 +58,7 @@ def test_verdicts():
 
 
 def test_a_sweep_drops_only_the_variants_clearly_behind_the_leader():
-    from irscope.timing_process import PRUNE_AFTER, Variant, _prune
+    from irscope.timing.gpu_process import PRUNE_AFTER, Variant, _prune
 
     rng = random.Random(3)
     rounds = PRUNE_AFTER + 2
@@ -71,7 +72,7 @@ def test_a_sweep_drops_only_the_variants_clearly_behind_the_leader():
     assert slow.dropped.startswith(f"dropped after {rounds} rounds: +") and "against leader" in slow.dropped
     assert not kept[1].dropped, "within the margin of the leader: timed on"
 
-    from irscope.timing_process import PRUNE_EARLY
+    from irscope.timing.gpu_process import PRUNE_EARLY
 
     early = PRUNE_EARLY[0]
     live = [Variant(name, None, None, samples_ms=[speed * d for d in drift[:early]])
@@ -83,12 +84,12 @@ def test_a_sweep_drops_only_the_variants_clearly_behind_the_leader():
 @pytest.mark.skipif("_has_gpu()", reason="the timing process starts fine where there is a GPU")
 def test_timing_process_that_cannot_start_says_why():
     """The protocol without a GPU: torch here has no CUDA, the child says so, the parent reports it in one line."""
-    from irscope import loader
-    from irscope.timing_process import TimingSession, Variant
+    from irscope.core import loader
+    from irscope.core.settings import Settings
+    from irscope.core.spec import build_spec
+    from irscope.core.targets import parse_target
     from irscope.errors import IrscopeError
-    from irscope.settings import Settings
-    from irscope.spec import build_spec
-    from irscope.targets import parse_target
+    from irscope.timing.gpu_process import TimingSession, Variant
 
     ref = loader.select_kernels(DATA / "faulty.py", ["scaled_copy"])[0]
     spec = build_spec(ref, None, ["x_ptr=*fp32", "out_ptr=*fp32", "n=i32:16"], ["BLOCK=1024", "SCALE=2"])
@@ -127,7 +128,7 @@ def test_launch_parsing_refuses_what_is_not_data(text, message):
 
 def test_outputs_are_compared_by_dtype_tolerance():
     torch = pytest.importorskip("torch")
-    from irscope.inputs import check_outputs
+    from irscope.timing.inputs import check_outputs
 
     spec = launch.Launch({"out": launch.TensorSpec("zeros", (64,), "fp16"), "n": 64})
     base = {"out": torch.ones(64, dtype=torch.float16), "n": 64}
@@ -161,11 +162,11 @@ gpu = pytest.mark.skipif(not _has_gpu(), reason="needs a GPU")
 
 
 def _variants(path, kernel, consts_list, sets_list=None):
-    from irscope import loader
-    from irscope.bench import Variant
-    from irscope.settings import Settings
-    from irscope.spec import build_spec
-    from irscope.targets import local_gpu_target
+    from irscope.core import loader
+    from irscope.core.settings import Settings
+    from irscope.core.spec import build_spec
+    from irscope.core.targets import local_gpu_target
+    from irscope.timing.bench import Variant
 
     ref = loader.select_kernels(path, [kernel])[0]
     out = []
@@ -179,7 +180,7 @@ def _variants(path, kernel, consts_list, sets_list=None):
 @gpu
 @pytest.mark.gpu
 def test_faulting_variant_is_reported_and_others_measured():
-    from irscope import bench
+    from irscope.timing import bench
 
     vs = _variants(DATA / "faulty.py", "maybe_fault", [["BLOCK=1024", "FAULT=False"], ["BLOCK=1024", "FAULT=True"],
                                                        ["BLOCK=1024", "FAULT=False"]])
@@ -194,7 +195,7 @@ def test_faulting_variant_is_reported_and_others_measured():
 @gpu
 @pytest.mark.gpu
 def test_wrong_result_is_flagged_never_a_win():
-    from irscope import bench
+    from irscope.timing import bench
 
     vs = _variants(DATA / "faulty.py", "scaled_copy", [["BLOCK=1024", "SCALE=2"], ["BLOCK=1024", "SCALE=3"]])
     lw = launch.Launch(launch.parse_args("x_ptr=randn(1048576, fp32), out_ptr=zeros(1048576, fp32), n=1048576"),

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import DATA, EXAMPLES, VECTOR_ADD, run_cli
 
 torch = pytest.importorskip("torch")
@@ -187,8 +186,10 @@ def test_stand_in_gpu_maps_cuda_to_cpu_and_is_put_back():
     import triton
     from triton import knobs
 
-    from irscope import adapter, capture, fakegpu
-    from irscope.targets import parse_target
+    from irscope.capture import recorder as capture
+    from irscope.capture import standin as fakegpu
+    from irscope.core import adapter
+    from irscope.core.targets import parse_target
 
     run_before = adapter.jit_function_type().run
     available = torch.cuda.is_available
@@ -227,8 +228,8 @@ def test_stand_in_gpu_maps_cuda_to_cpu_and_is_put_back():
 
 def test_real_run_path_marks_the_winner_and_matches_the_launched_kernel(tmp_path):
     """The gpu-mode path (Triton compiles, hooks record, the autotuner picks), run on the stand-in GPU."""
-    from irscope import capture
-    from irscope.targets import parse_target
+    from irscope.capture import recorder as capture
+    from irscope.core.targets import parse_target
 
     run = capture.run_script(SCRIPT, ["--n", "2048"], parse_target("cuda:90"), "requested", "gpu", [], quiet=True,
                              stand_in=True)
@@ -339,8 +340,8 @@ def test_tensors_made_under_set_default_device_cuda_are_the_stand_ins(tmp_path):
 
 
 def test_default_device_the_script_sets_is_put_back():
-    from irscope import fakegpu
-    from irscope.targets import parse_target
+    from irscope.capture import standin as fakegpu
+    from irscope.core.targets import parse_target
 
     with fakegpu.machine(parse_target("cuda:90")):
         torch.set_default_device("cuda")

@@ -15,7 +15,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import VECTOR_ADD
 
 ADD16 = "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024"
@@ -298,7 +297,7 @@ def test_bad_input(dumps, tmp_path, cli):
 
 
 def test_ptx_register_renaming_is_not_a_difference_but_dataflow_is():
-    from irscope.normalize import ptx
+    from irscope.compare.normalize import ptx
 
     a = textwrap.dedent("""\
         .visible .entry k(
@@ -324,7 +323,7 @@ def test_ptx_register_renaming_is_not_a_difference_but_dataflow_is():
 
 
 def test_sass_mlir_llir_amdgcn_normalisers():
-    from irscope.normalize import amdgcn, llir, mlir, sass
+    from irscope.compare.normalize import amdgcn, llir, mlir, sass
 
     s1 = "        /*0040*/                   IMAD.WIDE R2, R0.reuse, 0x4, R2 ;\n.L_x_3:\n  /*0050*/  BRA `(.L_x_3);"
     s2 = "        /*0090*/              IMAD.WIDE R8, R6.reuse, 0x4, R8 ;\n.L_x_9:\n  /*00a0*/  BRA `(.L_x_9);"
@@ -348,7 +347,7 @@ def test_sass_mlir_llir_amdgcn_normalisers():
 
 
 def test_line_diff_matches_difflib():
-    from irscope.diff import count_changes, line_opcodes
+    from irscope.compare.diff import count_changes, line_opcodes
 
     rng = random.Random(7)
     words = [f"op{i}" for i in range(12)]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-
-from conftest import MATMUL, MATMUL_SIG, VECTOR_ADD, EXAMPLES, compile_example
+from conftest import EXAMPLES, MATMUL, MATMUL_SIG, VECTOR_ADD, compile_example
 
 ADD_ALIGNED = "*fp32, *fp32, *fp32, i32:16, 1024"
 ADD_UNALIGNED = "*fp32:4, *fp32:4, *fp32:4, i32:16, 1024"
@@ -108,10 +107,10 @@ def test_summary_and_stage_views(cli, tmp_path):
 
 
 def test_repeat_dump_is_served_from_cache(tmp_path, monkeypatch):
-    from irscope import dump, loader
-    from irscope.settings import Settings
-    from irscope.spec import build_spec
-    from irscope.targets import parse_target
+    from irscope.core import dump, loader
+    from irscope.core.settings import Settings
+    from irscope.core.spec import build_spec
+    from irscope.core.targets import parse_target
 
     monkeypatch.setenv("IRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
     ref = loader.select_kernels(VECTOR_ADD, None)[0]

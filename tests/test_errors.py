@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import DATA, MATMUL, VECTOR_ADD
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"

@@ -7,7 +7,6 @@ Skips cleanly without a GPU (and without torch with CUDA). Run on the GPU machin
 from __future__ import annotations
 
 import pytest
-
 from conftest import MATMUL, VECTOR_ADD, compile_example
 
 torch = pytest.importorskip("torch")

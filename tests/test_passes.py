@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import VECTOR_ADD, MATMUL, MATMUL_SIG16, compile_example
-from irscope import passes
+from conftest import MATMUL, MATMUL_SIG16, VECTOR_ADD, compile_example
+
+from irscope.core import passes
 
 
 def test_pass_records_and_first_producer():

@@ -9,14 +9,15 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, MATMUL, MATMUL_SIG16, VECTOR_ADD, Run
 
-from irscope import compiler, loader, pins
+from irscope import jobs
+from irscope.core import compiler, loader
+from irscope.core.settings import Settings, parse_assignments
+from irscope.core.spec import build_spec
+from irscope.core.targets import parse_target
 from irscope.errors import BadInput
-from irscope.settings import Settings, parse_assignments
-from irscope.spec import build_spec
-from irscope.targets import parse_target
+from irscope.steer import pins
 
 ADD = "*fp32, *fp32, *fp32, i32:16, 1024"
 SOFTMAX = EXAMPLES / "softmax.py"
@@ -40,13 +41,10 @@ def irscope(*args: str) -> Run:
 
 def compile_pinned(path: Path, signature: str, target: str = "cuda:90", loops=(), layouts=(), sets=(),
                    kernel: str | None = None):
-    tgt = parse_target(target)
-    ref = loader.select_kernels(path, [kernel] if kernel else None)[0]
-    spec = build_spec(ref, signature, [], [])
-    options = parse_assignments(list(sets), tgt)
-    p = pins.Pins(loops=[pins.parse_pin_loop(t) for t in loops], layouts=[pins.parse_pin_layout(t) for t in layouts])
-    settings = Settings(tgt, "requested", options, sources={k: "--set" for k in options}, pins=p or None)
-    return compiler.compile_spec(spec, settings)
+    request = jobs.Request(Path(path), (kernel,) if kernel else (), signature, target=target,
+                           pin_loops=tuple(loops), pin_layouts=tuple(layouts)).with_sets(tuple(sets), "--set")
+    job = jobs.resolve_one(request, "a test compiles")
+    return compiler.compile_spec(job.spec, job.settings)
 
 
 def dump_manifest(out: Path) -> dict:

@@ -7,16 +7,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, ROOT, VECTOR_ADD
-
 from test_pins import irscope
 
-from irscope import compiler, recipes
+from irscope import jobs
+from irscope.core import compiler
+from irscope.core.settings import Settings
+from irscope.core.targets import parse_target
 from irscope.errors import BadInput
-from irscope.recipes import Steering
-from irscope.settings import Settings
-from irscope.targets import parse_target
+from irscope.steer import recipes
 
 SHIPPED = ["a100", "h100", "h200", "b200", "mi300x", "mi355x"]
 TARGETS = {"a100": "cuda:80", "h100": "cuda:90", "h200": "cuda:90", "b200": "cuda:100", "mi300x": "hip:gfx942",
@@ -55,13 +54,19 @@ def test_shipped_recipes_pass_check_and_are_listed():
         assert TARGETS[name] in line and "invalid" not in line
 
 
+
+def resolve(file, signature, target=None, recipe=None, variant=None):
+    """[(spec, settings)] per kernel, built as the CLI builds them (jobs.resolve)."""
+    request = jobs.Request(Path(file), signature=signature, target=target, recipe=recipe, variant=variant)
+    return [(j.spec, j.settings) for j in jobs.resolve(request)]
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_recipe_compiles_the_examples_for_its_target(name):
     recipe = recipes.load(recipes.find(name))
     assert recipe.target.name == TARGETS[name]
     assert recipe.variants and recipe.purpose
     for example, sig in EXAMPLE_SIGS.items():
-        (spec, settings), = recipes.jobs(str(EXAMPLES / example), (), sig, (), (), None, (), Steering(name))
+        (spec, settings), = resolve(EXAMPLES / example, sig, recipe=name)
         assert settings.target.name == TARGETS[name] and settings.target_reason == f"recipe {name}"
         art = compiler.compile_spec(spec, settings)
         statuses = {(p["kind"], p["name"]): p["status"] for p in art.pins}
@@ -84,8 +89,8 @@ def test_variants_resolve_for_every_shipped_recipe():
 
 
 def test_deep_pipeline_variant_pins_the_matmul_loop():
-    (spec, settings), = recipes.jobs(str(EXAMPLES / "matmul.py"), (), EXAMPLE_SIGS["matmul.py"], (), (), None, (),
-                                     Steering("h100", "deep-pipeline"))
+    (spec, settings), = resolve(EXAMPLES / "matmul.py", EXAMPLE_SIGS["matmul.py"], recipe="h100",
+                                variant="deep-pipeline")
     art = compiler.compile_spec(spec, settings)
     assert "{tt.num_stages = 4 : i32}" in art.stages["ttir"]
     loop = next(p for p in art.pins if p["kind"] == "loop")
@@ -163,9 +168,9 @@ def test_recipe_errors_for_target_and_toml(tmp_path):
     with pytest.raises(BadInput, match="--recipe h10: no such recipe \\(did you mean 'h100'"):
         recipes.find("h10")
     with pytest.raises(BadInput, match="has no variant 'deep' \\(did you mean 'deep-pipeline'"):
-        recipes.resolve(Steering("h100", "deep"))
+        recipes.resolve("h100", "deep")
     with pytest.raises(BadInput, match="--variant x: give the recipe"):
-        recipes.resolve(Steering(None, "x"))
+        recipes.resolve(None, "x")
 
 
 # ------------------------------------------------------------------ applying: target, precedence, sources
@@ -209,7 +214,7 @@ def test_precedence_defaults_kernel_variant_set(tmp_path):
     assert s.options["num_warps"] == 4 and s.sources["num_warps"] == "recipe t [kernel add_*]"
     assert s.sources["enable_fp_fusion"] == "recipe t" and s.pins.constexprs["BLOCK_SIZE"].text == "512"
 
-    s = recipes.apply(base, recipe, "v", "add_kernel", sets=["maxnreg=160"])
+    s = recipes.apply(base, recipe, "v", "add_kernel").overlay({"maxnreg": 160}, "--set")
     assert s.options == {"num_warps": 8, "maxnreg": 160, "enable_fp_fusion": False}
     assert s.sources == {"num_warps": "recipe t [variant v]", "maxnreg": "--set", "enable_fp_fusion": "recipe t"}
     assert s.pins.constexprs["BLOCK_SIZE"].source == "recipe t [variant v, kernel add_kernel]"
@@ -247,12 +252,12 @@ def test_recipe_selects_the_target_and_refuses_another(tmp_path):
     r = irscope("dump", str(VECTOR_ADD), "--recipe", "mi300x", "--target", "h100", "-s", ADD4, "-o", str(tmp_path))
     assert r.code == 2 and "does not fit recipe mi300x, which is for hip:gfx942" in r.err
     # h100's recipe fits an h200 (same sm_90)
-    s = recipes.jobs(str(VECTOR_ADD), (), ADD4, (), (), "h200", (), Steering("h100"))[0][1]
+    s = resolve(VECTOR_ADD, ADD4, target="h200", recipe="h100")[0][1]
     assert s.target.name == "cuda:90" and s.target_reason == "requested"
 
 
 def test_command_line_constexprs_win_and_are_reported(tmp_path):
-    (spec, settings), = recipes.jobs(str(VECTOR_ADD), (), ADD4 + ", 4096", (), (), None, (), Steering("h100"))
+    (spec, settings), = resolve(VECTOR_ADD, ADD4 + ", 4096", recipe="h100")
     assert spec.args["BLOCK_SIZE"].value == 4096
     assert settings.pins.overridden == {"BLOCK_SIZE": "4096"}
     art = compiler.compile_spec(spec, settings)
@@ -269,7 +274,7 @@ def test_kernel_section_constexpr_must_be_a_parameter(tmp_path):
         BLOK_SIZE = 8
         """)
     with pytest.raises(BadInput, match="constexpr 'BLOK_SIZE' is not a parameter of add_kernel .did you mean 'BLOCK_SIZE'"):
-        recipes.jobs(str(VECTOR_ADD), (), ADD4, (), (), None, (), Steering(str(path)))
+        resolve(str(VECTOR_ADD), ADD4, target=None, recipe=str(path))
 
 
 def test_key_lines_follow_headers_dotted_keys_and_inline_tables():
@@ -336,7 +341,7 @@ def test_show_variant_without_kernel_applies_the_variant(tmp_path):
 
 def test_default_pins_that_do_not_fit_a_kernel_are_not_applicable(tmp_path):
     path = write(tmp_path, FIT)
-    (spec, settings), = recipes.jobs(str(VECTOR_ADD), (), ADD4, (), (), None, (), Steering(str(path)))
+    (spec, settings), = resolve(str(VECTOR_ADD), ADD4, target=None, recipe=str(path))
     art = compiler.compile_spec(spec, settings)
     recs = {p["kind"]: p for p in art.pins if p["kind"] in ("loop", "layout")}
     assert recs["loop"]["status"] == "not applicable" and "no loop of add_kernel" in recs["loop"]["detail"]
@@ -347,7 +352,7 @@ def test_default_pins_that_do_not_fit_a_kernel_are_not_applicable(tmp_path):
     # the same pins in a kernel section are still refused
     section = write(tmp_path, FIT.replace('[kernel."add_*"]', '[kernel."add_*"]\n    loops.33 = { num_stages = 3 }'),
                     "k.toml")
-    (spec, settings), = recipes.jobs(str(VECTOR_ADD), (), ADD4, (), (), None, (), Steering(str(section)))
+    (spec, settings), = resolve(str(VECTOR_ADD), ADD4, target=None, recipe=str(section))
     with pytest.raises(BadInput, match=r"recipe k \[kernel add_\*\] 33:num_stages=3: no loop of add_kernel"):
         compiler.compile_spec(spec, settings)
 

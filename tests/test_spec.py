@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from conftest import DATA, MATMUL, VECTOR_ADD
 
-from conftest import MATMUL, VECTOR_ADD, DATA
-from irscope import compiler, loader
+from irscope.core import compiler, loader
+from irscope.core.settings import Settings, parse_assignments
+from irscope.core.spec import build_spec, parse_element, split_signature
+from irscope.core.targets import parse_target
 from irscope.errors import BadInput
-from irscope.settings import Settings, parse_assignments
-from irscope.spec import build_spec, parse_element, split_signature
-from irscope.targets import parse_target
 
 H100 = parse_target("h100")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 from conftest import DATA, MATMUL, VECTOR_ADD
@@ -101,15 +100,12 @@ def test_a_crashing_compile_is_reported_and_its_worker_replaced(cli, tmp_path):
 
 def test_workers_that_cannot_start_are_reported_not_retried_forever(tmp_path, monkeypatch):
     """A worker that dies before it is ready fails every config once, with its reason, instead of respawning."""
-    from irscope import loader, sweep
-    from irscope.settings import Settings
-    from irscope.spec import build_spec
-    from irscope.targets import parse_target
+    from irscope import jobs
+    from irscope.sweep import run as sweep
 
-    ref = loader.select_kernels(VECTOR_ADD, ["add_kernel"])[0]
-    spec = build_spec(ref, "*fp32, *fp32, *fp32, i32:16, 1024", [], [])
-    base = Settings(parse_target("h100"))
-    configs = sweep.expand(spec, base, sweep.parse_axes(["num_warps=2,4,8"], spec, base))
+    base = jobs.resolve_one(jobs.Request(VECTOR_ADD, ("add_kernel",), "*fp32, *fp32, *fp32, i32:16, 1024",
+                                         target="h100"), "a sweep explores")
+    configs = sweep.expand(base, sweep.parse_axes(["num_warps=2,4,8"], base))
     dies = "import sys; sys.stderr.write('no worker today\\n'); sys.exit(3)"
     monkeypatch.setattr(sweep._Worker, "COMMAND", ("-c", dies))
     seen = []
@@ -121,10 +117,9 @@ def test_workers_that_cannot_start_are_reported_not_retried_forever(tmp_path, mo
 
 def test_configs_are_handed_to_the_timing_process_as_they_compile(tmp_path, monkeypatch):
     """--time's orchestration on the CPU: a stand-in session sees each survivor once, the timing gets them in order."""
-    from irscope import bench, loader, sweep
-    from irscope.settings import Settings
-    from irscope.spec import build_spec
-    from irscope.targets import parse_target
+    from irscope import jobs
+    from irscope.sweep import run as sweep
+    from irscope.timing import bench
 
     class Session:
         def __init__(self):
@@ -140,12 +135,10 @@ def test_configs_are_handed_to_the_timing_process_as_they_compile(tmp_path, monk
     timed = {}
     monkeypatch.setattr(bench, "run",
                         lambda variants, launch, **kw: timed.setdefault("names", [v.name for v in variants]))
-    ref = loader.select_kernels(MATMUL, ["matmul_kernel"])[0]
-    spec = build_spec(ref, SIG16, [], [])
-    base = Settings(parse_target("h100"))
+    base = jobs.resolve_one(jobs.Request(MATMUL, ("matmul_kernel",), SIG16, target="h100"), "a sweep explores")
     # BLOCK_N=256 with BLOCK_M=256 and 4 stages does not fit in shared memory: compiled, never handed over
-    configs = sweep.expand(spec, base, sweep.parse_axes(["BLOCK_N=128,256", "BLOCK_M=256", "num_stages=4",
-                                                         "num_warps=8"], spec, base))
+    configs = sweep.expand(base, sweep.parse_axes(["BLOCK_N=128,256", "BLOCK_M=256", "num_stages=4",
+                                                   "num_warps=8"], base))
     session = Session()
     run = sweep.compile_and_time(configs, tmp_path, 2, 300, lambda cfg: None, use_cache=False, with_sass=False,
                                  session=session, launch=object(), max_seconds=3)

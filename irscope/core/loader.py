@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from . import adapter
-from .errors import BadInput, did_you_mean
+from irscope.core import adapter
+from irscope.errors import BadInput, did_you_mean
 
 
 @dataclass

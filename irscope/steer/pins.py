@@ -41,9 +41,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .errors import BadInput, did_you_mean
-from .settings import parse_bool
-from .spec import split_top
+from irscope.core.settings import parse_bool
+from irscope.core.spec import split_top
+from irscope.errors import BadInput, did_you_mean
 
 # per-loop attributes: pin name -> (TTIR attribute, type)
 LOOP_ATTRS: dict[str, tuple[str, type]] = {
@@ -118,6 +118,10 @@ class Pins:
 
     def __bool__(self) -> bool:
         return bool(self.loops or self.layouts or self.constexprs or self.recipe)
+
+    def plan(self, spec, settings) -> Plan:
+        """The stage edits and output checks of one compile (the PinSet protocol core.compiler calls)."""
+        return plan(spec, settings)
 
     def canonical(self) -> dict[str, Any]:
         """What decides the output (and irscope's cache key)."""
@@ -494,7 +498,7 @@ def _closing_text(loop: Loop) -> str:
     return " ".join(parts)
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     if not a or not b:
         return False
     if os.path.basename(a) != os.path.basename(b):
@@ -509,9 +513,9 @@ def _same_file(a: str, b: str) -> bool:
 
 def loop_matches(pin: LoopPin, loop: Loop, kernel_file: str) -> bool:
     if pin.line is None:
-        return pin.file is None or any(_same_file(f, pin.file) for f, _ in loop.lines)
+        return pin.file is None or any(same_file(f, pin.file) for f, _ in loop.lines)
     want = pin.file or kernel_file
-    return any(line == pin.line and _same_file(f, want) for f, line in loop.lines)
+    return any(line == pin.line and same_file(f, want) for f, line in loop.lines)
 
 
 def rewrite_loops(ttir: str, pins: list[LoopPin], kernel: str, kernel_file: str) -> tuple[str, list[dict]]:
@@ -711,7 +715,7 @@ class Plan:
 
 def plan(spec, settings) -> Plan:
     """Which stages to edit (in pipeline order) for this kernel's pins."""
-    from . import adapter
+    from irscope.core import adapter
 
     p = Plan(spec, settings)
     pins = settings.pins
@@ -745,7 +749,7 @@ def _rec(kind: str, name: str, value: Any, source: str, status: str, detail: str
 
 def check(plan_: Plan, art) -> list[dict]:
     """Confirm each pin (and each option a recipe or --set gave) in the compiled output."""
-    from . import adapter
+    from irscope.core import adapter
 
     spec, settings = plan_.spec, plan_.settings
     pins = settings.pins

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import typing
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
-from . import adapter
-from .errors import BadInput, did_you_mean
-from .targets import Target
+from irscope.core import adapter
+from irscope.core.targets import Target
+from irscope.errors import BadInput, did_you_mean
 
 DERIVED_FIELDS = {"arch", "backend_name"}
 
@@ -27,27 +27,33 @@ class Settings:
     options: dict[str, Any] = field(default_factory=dict)   # what the user set, typed
     env: dict[str, str] = field(default_factory=dict)       # Triton env knobs for this compile
     sources: dict[str, str] = field(default_factory=dict)   # option (env knob: "env:NAME") -> where it came from
-    pins: Any = None    # pins.Pins: loop/layout/constexpr pins and the recipe applied (recipes.apply), or None
+    pins: Any = None    # steer.pins.Pins (a PinSet): loop/layout/constexpr pins and the recipe applied, or None
 
     def canonical(self) -> dict[str, Any]:
         return {"target": self.target.name, "options": _jsonable(self.options), "env": dict(sorted(self.env.items())),
                 "pins": self.pins.canonical() if self.pins else None}
 
+    def overlay(self, values: dict[str, Any], source: str) -> Settings:
+        """These options on top, each recorded as coming from `source`: the one way options are merged."""
+        return replace(self, options={**self.options, **values},
+                       sources={**self.sources, **{k: source for k in values}})
 
-@dataclass
-class Steering:
-    """What the command line asked beyond the spec: --recipe/--variant/--pin-layout/--pin-loop.
+    def overlay_env(self, values: dict[str, str], source: str) -> Settings:
+        """Triton env knobs on top (recorded as 'env:NAME' in sources)."""
+        return replace(self, env={**self.env, **values},
+                       sources={**self.sources, **{f"env:{k}": source for k in values}})
 
-    Lives here, not in recipes.py, so that a plain dump never imports the recipe machinery.
+
+class PinSet(Protocol):
+    """What the compile pipeline needs of Settings.pins (steer.pins.Pins implements it).
+
+    Declared here so that core never imports steer: the pins bring their own stage edits
+    and the checks of the output.
     """
 
-    recipe: str | None = None
-    variant: str | None = None
-    pin_layouts: tuple[str, ...] = ()
-    pin_loops: tuple[str, ...] = ()
+    def canonical(self) -> dict[str, Any]: ...
 
-    def __bool__(self) -> bool:
-        return bool(self.recipe or self.variant or self.pin_layouts or self.pin_loops)
+    def plan(self, spec: Any, settings: Settings) -> Any: ...
 
 
 def settable_options(target: Target) -> dict[str, Any]:

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .compiler import STAGE_DESCRIPTIONS
-from .targets import HARDWARE
+from irscope.core.compiler import STAGE_DESCRIPTIONS
+from irscope.core.targets import HARDWARE
 
 SHOWN_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim",
                  "kpack", "enable_fp_fusion")
@@ -644,7 +644,13 @@ def sweep_progress(total: int, enabled: bool = True):
         return _NoProgress()
     from contextlib import contextmanager
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     @contextmanager
     def bar():
@@ -659,7 +665,7 @@ def sweep_progress(total: int, enabled: bool = True):
 def sweep_table(configs, timed=None, out=None) -> None:
     from rich.table import Table
 
-    from .sweep import row
+    from irscope.sweep.run import row
 
     con = out or console()
     times = {v.name: v for v in timed.variants} if timed else {}
@@ -705,7 +711,7 @@ def sweep_table(configs, timed=None, out=None) -> None:
 
 def _versus(timed, reference: str, name: str):
     """`name` against `reference` from the rounds both ran (a dropped config stopped early)."""
-    from . import timing
+    from irscope.timing import statistics as timing
 
     return timing.compare_shared_rounds(timed.samples[reference], timed.samples[name])
 
@@ -731,7 +737,7 @@ def sweep_winner(timed):
 
 
 def sweep_json(configs, timed=None, compile_seconds: float | None = None, compile_end: float | None = None) -> str:
-    from .sweep import to_json
+    from irscope.sweep.run import to_json
 
     doc = {"configs": to_json(configs)}
     if compile_seconds is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import BadInput, did_you_mean
+from irscope.errors import BadInput, did_you_mean
 
 
 @dataclass(frozen=True)

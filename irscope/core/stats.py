@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from .targets import Target
+from irscope.core.targets import Target
 
 # ------------------------------------------------------------------ NVIDIA: ptxas report
 

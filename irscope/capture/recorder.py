@@ -39,10 +39,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import adapter, loader
-from .errors import BadInput, CompileFailure
-from .settings import DERIVED_FIELDS, Settings, jsonable, parse_assignments, settable_options
-from .targets import Target, local_gpu_target, resolve_target
+from irscope import jobs
+from irscope.core import adapter, loader
+from irscope.core.settings import (
+    DERIVED_FIELDS,
+    Settings,
+    jsonable,
+    parse_assignments,
+    settable_options,
+)
+from irscope.core.targets import Target, local_gpu_target
+from irscope.errors import BadInput, CompileFailure
+from irscope.jobs import Request
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn")
 
@@ -419,7 +427,7 @@ def alignment(address: int) -> int:
 def choose_mode(target_text: str | None, compile_only: bool) -> tuple[Target, str, str]:
     """(target, why it was chosen, mode): a real run only on the local GPU's own target."""
     local = local_gpu_target()
-    tgt, reason = resolve_target(target_text)
+    tgt, reason = jobs.choose_target(target_text)
     real = local is not None and local == tgt and not compile_only
     return tgt, reason, "gpu" if real else "compile-only"
 
@@ -465,7 +473,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
     `stand_in` (tests only) overrides whether the stand-in GPU is used: True with
     mode "gpu" compiles through Triton's JIT as a real run does, without a GPU.
     """
-    from . import fakegpu
+    from irscope.capture import standin as fakegpu
 
     script = loader.check_python_file(Path(script), "a Python script")
     rec = Recorder(target, mode == "compile-only", kernel_globs)
@@ -554,17 +562,17 @@ def _where(e: BaseException, script: Path) -> str:
 
 def prepare(run: ScriptRun, sets: list[str]) -> None:
     """Give each capture a KernelSpec and Settings; say where the spec cannot say what the launch did."""
-    overrides = parse_assignments(list(sets), run.target)
+    request = Request(Path(run.script)).with_sets(list(sets), "--set")
     for cap in run.captures:
         try:
-            cap.spec, cap.settings = _spec_for(cap, run, overrides)
+            cap.spec, cap.settings = _spec_for(cap, run, request)
         except BadInput as e:
             cap.problem = str(e)
 
 
-def _spec_for(cap: Capture, run: ScriptRun, overrides: dict[str, Any]):
-    from . import compiler, loader
-    from .spec import ArgSpec, build_spec
+def _spec_for(cap: Capture, run: ScriptRun, request: Request):
+    from irscope.core import compiler
+    from irscope.core.spec import ArgSpec
 
     jit = cap.jit
     params = adapter.kernel_params(jit)
@@ -600,7 +608,6 @@ def _spec_for(cap: Capture, run: ScriptRun, overrides: dict[str, Any]):
     file = Path(jit.fn.__code__.co_filename).resolve()
     attr = _module_attribute(jit) or cap.name
     ref = loader.KernelRef(attr, jit, file, adapter.is_gluon(jit), False)
-    spec = build_spec(ref, None, named, consts)
     cap.elements = {item.partition("=")[0]: item.partition("=")[2] for item in named + consts}
     cap.elements = {p.name: cap.elements[p.name] for p in params if p.name in cap.elements}
 
@@ -613,14 +620,12 @@ def _spec_for(cap: Capture, run: ScriptRun, overrides: dict[str, Any]):
             continue
         captured[k] = _tuples(v) if isinstance(defaults.get(k), list) else v
     cap.launch_options = captured
-    options = dict(captured, **overrides)
-    sources = {k: "capture" for k in captured}
-    sources.update({k: "--set" for k in overrides})
-    settings = Settings(run.target, run.target_reason, options, sources=sources)
+    as_launched = Settings(run.target, run.target_reason).overlay(captured, "capture")
+    job = jobs.for_kernel(ref, as_launched, request, named_args=named, consts=consts)
+    spec, settings = job.spec, job.settings
 
     # the check that makes a capture trustworthy: the spec binds as the launch did (under the
     # launch's own options; --set changes what is compiled afterwards, not what was launched)
-    as_launched = Settings(run.target, run.target_reason, dict(captured), sources=dict(sources))
     _, signature, constexprs, attrs = compiler.bind(spec, as_launched)
     cap.notes.extend(_binding_differences(cap, signature, constexprs, attrs))
     return spec, settings
@@ -660,7 +665,7 @@ def _module_attribute(jit) -> str | None:
 
 
 def _binding_differences(cap: Capture, signature, constexprs, attrs) -> list[str]:
-    from .spec import ArgSpec
+    from irscope.core.spec import ArgSpec
 
     notes = []
     text = lambda v: ArgSpec("constexpr", value=v).text()
@@ -717,7 +722,7 @@ def spec_record(cap: Capture, run: ScriptRun) -> dict[str, Any]:
 
 
 def write_specs(run: ScriptRun, out_dir: Path) -> None:
-    from .spec import spec_document
+    from irscope.core.specfile import spec_document
 
     folder = Path(out_dir) / "captures"
     counts: dict[str, int] = {}
@@ -738,7 +743,7 @@ def write_specs(run: ScriptRun, out_dir: Path) -> None:
 
 
 def dump_all(run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool) -> None:
-    from . import dump as dump_job
+    from irscope.core import dump as dump_job
 
     for cap in run.captures:
         if cap.spec is None:
@@ -764,7 +769,7 @@ def _compare_with_launch(cap: Capture) -> dict[str, bool]:
     Compared after irscope's normalisation (normalize.py): a dump served from irscope's
     cache may carry another path to the same source in its debug locations.
     """
-    from .normalize import normalize
+    from irscope.compare.normalize import normalize
 
     out = {}
     m, folder = cap.result.manifest, cap.result.folder
@@ -784,7 +789,7 @@ def dump_command(file: Path, script_args: list[str], kernel_globs: list[str], ta
     """irscope dump SCRIPT [-- ARGS]: run, capture, write specs, dump, render. Returns the exit status."""
     import click
 
-    from . import render
+    from irscope.views import render
 
     tgt, reason, mode = choose_mode(target, compile_only)
     out_dir = Path(out_dir).resolve()  # the script may change directory
@@ -891,7 +896,7 @@ def as_json_doc(run: ScriptRun, kernels_json: str) -> str:
 def summary(run: ScriptRun, out_dir: Path) -> None:
     from rich.markup import escape
 
-    from . import render
+    from irscope.views import render
 
     con = render.console()
     how = ("ran on the local GPU" if run.mode == "gpu"
@@ -938,26 +943,3 @@ def summary(run: ScriptRun, out_dir: Path) -> None:
             render.summary([cap.result], out=con)
         else:
             con.print()
-
-
-# ---------------------------------------------------------------- replay
-
-
-@contextlib.contextmanager
-def import_context(doc: dict[str, Any], target: Target) -> Iterator[None]:
-    """Loading the kernel file of a capture spec for a replay.
-
-    A captured script (or the library module a kernel came from) often asks Triton's
-    driver for the device or the target at import time (`DEVICE = driver.active.
-    get_active_torch_device()`, autotune configs picked per backend). Without the GPU
-    the capture was made for, that import runs on the stand-in GPU of `target`, as the
-    capture did. Other spec files (a dump's manifest) load as they always have.
-    """
-    launch = doc.get("launch") or {}
-    if not launch.get("script") or local_gpu_target() == target:
-        yield
-        return
-    from . import fakegpu
-
-    with fakegpu.machine(target):
-        yield

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import artifacts, cache, compiler
-from .settings import Settings
-from .spec import KernelSpec
+from irscope.core import artifacts, cache, compiler
+from irscope.core.settings import Settings
+from irscope.core.spec import KernelSpec
 
 
 @dataclass

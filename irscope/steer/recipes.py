@@ -26,15 +26,15 @@ import fnmatch
 import os
 import re
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import pins as pins_mod
-from .errors import BadInput, did_you_mean
-from .pins import ConstPin, LayoutPin, LoopPin, Pins
-from .settings import Settings, Steering, parse_assignments, parse_bool, settable_options  # noqa: F401
-from .targets import Target, parse_target
+from irscope.core.settings import Settings, parse_bool, settable_options
+from irscope.core.targets import Target, parse_target
+from irscope.errors import BadInput, did_you_mean
+from irscope.steer import pins as pins_mod
+from irscope.steer.pins import ConstPin, LayoutPin, LoopPin, Pins
 
 try:
     import tomllib
@@ -45,7 +45,7 @@ SECTIONS = ("options", "env", "constexprs", "layouts", "loops")
 TOP_KEYS = ("recipe",) + SECTIONS + ("kernel", "variant")
 RECIPE_KEYS = ("target", "purpose", "targets")
 VARIANT_KEYS = ("purpose",) + SECTIONS + ("kernel",)
-REPO_RECIPES = Path(__file__).resolve().parent.parent / "recipes"
+REPO_RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 
 
 def recipe_dirs() -> list[Path]:
@@ -367,7 +367,7 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
     for k, v in opts.items():
         kk = keys + ("options", k)
         if k not in valid_options:
-            from . import adapter
+            from irscope.core import adapter
 
             c.error(kk, f"not an option of Triton {adapter.triton_version()}'s {target.backend} backend"
                         f"{did_you_mean(k, valid_options)}; valid: {', '.join(sorted(valid_options))}")
@@ -379,7 +379,7 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
         layer.options[k] = tuple(v) if isinstance(v, list) else v
     env = c.table(body.get("env", {}), keys + ("env",)) or {}
     if env:
-        from . import adapter
+        from irscope.core import adapter
 
         knobs = adapter.recipe_env_knobs(target.backend)
         for k, v in env.items():
@@ -491,7 +491,7 @@ def constexpr_text(value: Any, where: str) -> str:
     "gl.BlockedLayout([4], [64], [4], [0])", or a layout table { BlockedLayout = { size_per_thread = [4], ... } }.
     Checked by parsing it now (data only: layout classes from literals, nothing executed).
     """
-    from .spec import parse_value
+    from irscope.core.spec import parse_value
 
     if isinstance(value, bool) or isinstance(value, (int, float)):
         return repr(value)
@@ -536,60 +536,39 @@ def _layout_call(table: dict, where: str) -> str:
 # ------------------------------------------------------------------ applying a recipe
 
 
-def resolve(steer: Steering) -> Recipe | None:
-    if steer.variant and not steer.recipe:
-        raise BadInput(f"--variant {steer.variant}: give the recipe it belongs to with --recipe")
-    if not steer.recipe:
+def resolve(name: str | None, variant: str | None) -> Recipe | None:
+    """The recipe named on the command line (checked, its variant too), or None."""
+    if variant and not name:
+        raise BadInput(f"--variant {variant}: give the recipe it belongs to with --recipe")
+    if not name:
         return None
-    recipe = load(find(steer.recipe))
-    if steer.variant:
-        recipe.variant(steer.variant)
+    recipe = load(find(name))
+    if variant:
+        recipe.variant(variant)
     return recipe
 
 
-def target_for(recipe: Recipe | None, requested: str | None) -> tuple[Target, str]:
-    """--target wins (it must be one the recipe fits); else the recipe's own target."""
-    from .targets import resolve_target
-
-    if recipe is None:
-        return resolve_target(requested)
-    if not requested:
-        return recipe.target, f"recipe {recipe.name}"
-    tgt, reason = resolve_target(requested)
-    if not recipe.accepts(tgt):
-        fits = ", ".join(t.name for t in recipe.targets)
-        raise BadInput(f"--target {requested} ({tgt.name}) does not fit recipe {recipe.name}, which is for {fits}; "
-                       f"leave out --target, or pick a recipe for {tgt.name}")
-    return tgt, reason
-
-
 def apply(settings: Settings, recipe: Recipe | None, variant: str | None, kernel: str | None, *,
-          sets: list[str] | tuple[str, ...] = (), pin_layouts: list[str] | tuple[str, ...] = (),
-          pin_loops: list[str] | tuple[str, ...] = (), params: list[str] | None = None) -> Settings:
-    """Settings for one kernel: `settings` < recipe defaults < kernel sections < variant < --set / --pin-*.
+          params: list[str] | None = None) -> Settings:
+    """Settings for one kernel: `settings` < recipe defaults < kernel sections < variant (< the command
+    line, which jobs.for_kernel lays on top).
 
     `params` (the kernel's parameter names) lets a recipe's constexprs be checked:
     a default for a parameter the kernel lacks is skipped, a kernel section's is an error
     (loop and layout pins are checked the same way when compiling: pins.py, `optional`).
     kernel None: the default tables (and the variant's) alone, as `recipes show --variant` lists them.
     """
-    tgt = settings.target
-    out = Settings(tgt, settings.target_reason, dict(settings.options), dict(settings.env), dict(settings.sources))
     pins = Pins(loops=list(settings.pins.loops) if settings.pins else [],
                 layouts=list(settings.pins.layouts) if settings.pins else [],
                 constexprs=dict(settings.pins.constexprs) if settings.pins else {})
+    out = settings
     if recipe is not None:
-        if not recipe.accepts(tgt):
+        if not recipe.accepts(settings.target):
             raise BadInput(f"recipe {recipe.name} is for {', '.join(t.name for t in recipe.targets)}, "
-                           f"not {tgt.name}")
+                           f"not {settings.target.name}")
         pins.recipe = recipe.describe(variant)
         for layer in recipe.layers(kernel, variant):
-            for k, v in layer.options.items():
-                out.options[k] = v
-                out.sources[k] = layer.source
-            for k, v in layer.env.items():
-                out.env[k] = v
-                out.sources[f"env:{k}"] = layer.source
+            out = out.overlay(layer.options, layer.source).overlay_env(layer.env, layer.source)
             for k, text in layer.constexprs.items():
                 if params is not None and k not in params:
                     if layer.kernel_specific:
@@ -599,131 +578,7 @@ def apply(settings: Settings, recipe: Recipe | None, variant: str | None, kernel
                 pins.constexprs[k] = ConstPin(k, text, layer.source)
             pins.layouts.extend(layer.layouts)
             pins.loops.extend(layer.loops)
-    cli = parse_assignments(list(sets), tgt)
-    out.options.update(cli)
-    out.sources.update({k: "--set" for k in cli})
-    pins.loops.extend(pins_mod.parse_pin_loop(t) for t in pin_loops)
-    pins.layouts.extend(pins_mod.parse_pin_layout(t) for t in pin_layouts)
-    out.pins = pins if pins else None
-    return out
-
-
-def spec_inputs(ref, signature: str | None, named_args: list[str], consts: list[str],
-                settings: Settings) -> tuple[str | None, list[str], list[str]]:
-    """Add the recipe's constexprs the command line leaves open (the command line wins).
-
-    A --signature may then stop before the constexprs the recipe gives: its elements
-    are handed on by name. Constexprs the command line also gives are recorded in
-    pins.overridden (shown as 'overridden' in the summary).
-    """
-    from . import adapter
-    from .spec import split_signature
-
-    pins = settings.pins
-    if not pins or not pins.constexprs:
-        return signature, list(named_args), list(consts)
-    params = [p.name for p in adapter.kernel_params(ref.fn)]
-    elements = split_signature(signature) if signature is not None else []
-    given = {p: el.strip() for p, el in zip(params, elements)}
-    for item in list(named_args) + list(consts):
-        k, _, v = item.partition("=")
-        given[k.strip()] = v.strip()
-    extra = []
-    for name, c in pins.constexprs.items():
-        if name in given:
-            pins.overridden[name] = given[name]
-        else:
-            extra.append(f"{name}={c.text}")
-    named = list(named_args)
-    if signature is not None and extra and len(elements) < len(params):
-        named = [f"{p}={el.strip()}" for p, el in zip(params, elements)] + named
-        signature = None
-    return signature, named, extra + list(consts)
-
-
-def check_loop_pins_fit(jobs: list, pin_loops: tuple[str, ...]) -> None:
-    """A --pin-loop LINE must lie inside one of the kernels compiled (else it pins nothing)."""
-    for text in pin_loops:
-        pin = pins_mod.parse_pin_loop(text)
-        if pin.line is None:
-            continue
-        spans = []
-        inside = False
-        for spec, _ in jobs:
-            span = _kernel_lines(spec.fn)
-            if span is None or (pin.file and not pins_mod._same_file(spec.file, pin.file)):
-                inside = True  # another file (a helper): only the compile can tell
-                continue
-            spans.append(f"{spec.kernel}: lines {span[0]}-{span[1]}")
-            inside = inside or span[0] <= pin.line <= span[1]
-        if not inside:
-            raise BadInput(f"--pin-loop {text}: line {pin.line} is in none of the kernels compiled "
-                           f"({'; '.join(spans)})")
-
-
-def _kernel_lines(fn) -> tuple[int, int] | None:
-    start = getattr(fn, "starting_line_number", None)
-    raw = getattr(fn, "raw_src", None)
-    if start is None or raw is None:
-        return None
-    return start, start + len(raw) - 1
-
-
-def jobs(file, kernels, signature, named_args, consts, target, sets, steer: Steering) -> list:
-    """cli._jobs with a recipe and/or pins, or for a spec file: [(KernelSpec, Settings)] per kernel.
-
-    A spec file (a capture, or a dump's manifest.json) gives the kernel, its arguments, the options
-    it was compiled with and its target; a recipe and the command line rank above what it holds.
-    """
-    from . import loader
-    from .spec import build_spec, read_spec_document
-
-    recipe = resolve(steer)
-    base_options: dict[str, Any] = {}
-    base_sources: dict[str, str] = {}
-    doc, doc_path = None, file
-    if Path(file).suffix == ".json" and Path(file).is_file():  # a spec file (capture or manifest)
-        doc = read_spec_document(file)
-        if kernels and doc["kernel"] not in kernels:
-            raise BadInput(f"{file}: holds kernel {doc['kernel']!r}, not {', '.join(kernels)}")
-        base_options = dict(doc.get("options") or {})
-        base_sources = {k: Path(file).name for k in base_options}
-        file, kernels = doc["file"], [doc["kernel"]]
-    if doc is not None and not target and recipe is None and doc.get("target"):
-        tgt, reason = parse_target(doc["target"]), f"from {Path(doc_path).name}"
-    else:
-        tgt, reason = target_for(recipe, target)
-    valid = settable_options(tgt)
-    unknown = [k for k in base_options if k not in valid]
-    if unknown:
-        raise BadInput(f"option {unknown[0]!r} (from {base_sources[unknown[0]]}) is not an option of Triton's "
-                       f"{tgt.backend} backend here")
-    base = Settings(tgt, reason, base_options, sources=base_sources)
-    if doc is not None:
-        from .capture import import_context
-
-        with import_context(doc, tgt):  # a captured script's module code may ask Triton's driver for a GPU
-            refs = loader.select_kernels(file, list(kernels) or None)
-    else:
-        refs = loader.select_kernels(file, list(kernels) or None)
-    out = []
-    for ref in refs:
-        params = [p.name for p in ref.fn.params]
-        settings = apply(base, recipe, steer.variant, ref.name, sets=sets, pin_layouts=steer.pin_layouts,
-                         pin_loops=steer.pin_loops, params=params)
-        given = list(named_args)
-        if doc is not None:  # the spec file's elements rank below the recipe's constexprs
-            from_recipe = set(settings.pins.constexprs) if settings.pins else set()
-            given = [f"{k}={v}" for k, v in doc["args"].items() if k not in from_recipe] + given
-        sig, named, cons = spec_inputs(ref, signature, given, list(consts), settings)
-        if sig is None and not named and not cons:
-            missing = [p.name for p in ref.fn.params if not p.has_default]
-            if missing:
-                raise BadInput(f"{ref.name}: give a specialization: --signature with one element per parameter "
-                               f"({', '.join(params)}) or --arg/--const NAME=...")
-        out.append((build_spec(ref, sig, named, cons), settings))
-    check_loop_pins_fit(out, tuple(steer.pin_loops))
-    return out
+    return replace(out, pins=pins)
 
 
 # ------------------------------------------------------------------ views (recipes list / show)

@@ -2,7 +2,7 @@
 
     TimingSession  the parent's side: starts the process before anything compiles, hands it each
                    variant as it is ready, asks for the measurement, restarts it past a fault
-    _child         the process (python -m irscope.timing_process): torch and a CUDA context,
+    _child         the process (python -m irscope.timing.gpu_process): torch and a CUDA context,
                    the inputs, a preflight launch of each variant, then measure
     Runner         inputs, preflights and outputs of the variants, in that process
     measure        warm-up, then interleaved rounds (CUDA events, or on request CUDA graphs) at
@@ -17,11 +17,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import adapter, compiler, inputs, timing
-from .errors import BadInput, IrscopeError
-from .launch import Launch
-from .settings import Settings
-from .spec import KernelSpec
+from irscope.core import adapter, compiler
+from irscope.core.settings import Settings
+from irscope.core.spec import KernelSpec
+from irscope.errors import BadInput, IrscopeError
+from irscope.timing import inputs
+from irscope.timing import statistics as timing
+from irscope.timing.launch import Launch
 
 
 @dataclass
@@ -55,7 +57,7 @@ def grid_for(v: Variant, launch: Launch) -> tuple[int, int, int]:
     """The launch grid of this variant: a grid expression sees the variant's own constexprs."""
     if not launch.grid_expr:
         return launch.grid
-    from .launch import parse_grid
+    from irscope.timing.launch import parse_grid
 
     env = dict(launch.args)
     env.update({name: a.value for name, a in v.spec.args.items() if a.kind == "constexpr"})
@@ -84,7 +86,7 @@ class TimingSession:
     """The process that holds the GPU, started before anything is compiled.
 
     Importing torch and creating a CUDA context take seconds (4-6 s on the H200 machine), so the
-    child (python -m irscope.timing_process) starts first and the parent compiles meanwhile; each
+    child (python -m irscope.timing.gpu_process) starts first and the parent compiles meanwhile; each
     variant is sent as soon as it compiles, and the child loads its binary from Triton's cache and
     launches it once (the preflight) while the parent compiles the next. finish() asks for the
     measurement. If the child dies or reports an error while preflighting variant i (an illegal
@@ -109,7 +111,7 @@ class TimingSession:
         import threading
 
         self.stderr = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen([sys.executable, "-m", "irscope.timing_process"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "irscope.timing.gpu_process"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, text=True, bufsize=1)
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.outbox: queue.Queue[str | None] = queue.Queue()
@@ -283,7 +285,7 @@ class Runner:
 
 
 def _child() -> int:
-    """python -m irscope.timing_process: read messages on stdin, say OK i / FAIL i: why, then RESULT.
+    """python -m irscope.timing.gpu_process: read messages on stdin, say OK i / FAIL i: why, then RESULT.
 
     Two threads work while torch imports and the CUDA context comes up (the main thread, for
     seconds): one reads stdin from the start, the other builds Triton's C helpers (a compiler
@@ -295,7 +297,7 @@ def _child() -> int:
     import threading
     import warnings
 
-    from . import loader
+    from irscope.core import loader
 
     born = time.perf_counter()
     inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()

@@ -1,19 +1,24 @@
 """Compile one spec under one settings, the way Triton's JIT would, and keep every stage.
 
-The pipeline, in order (each step one function below):
+The whole pipeline is one ordered table, PIPELINE (step name -> function), as Triton's own
+backends lay out theirs in `add_stages`: read it to know the order, add a step there. Each step
+takes the Compile in progress and adds to it:
 
-    bind        spec + settings -> Triton's (options, signature, constexprs, attrs),
-                through Triton's own launch binder (adapter.bind)
-    compile     triton.compile with every stage wrapped: per-stage time, the stage
-                that failed, the ptxas -v report, and the per-pass IR dump offsets
-    disassemble cubin -> SASS with the nvdisasm shipped in the triton wheel, started
-                as soon as the cubin exists so it overlaps Triton's bookkeeping
-    check       what a real launch checks on load (shared memory vs the chip's limit)
+    bind        spec + settings -> Triton's (options, signature, constexprs, attrs), through
+                Triton's own launch binder (adapter.bind)
+    stages      triton.compile with every stage wrapped (the one hook point: adapter.stage_hook):
+                per-stage time, the stage that failed, the ptxas -v report, the per-pass IR dump
+                offsets, and SASS started the moment the cubin exists. With IR pins (Settings.pins,
+                a steer.pins.Pins) the compile stops after each stage a pin edits, the IR is
+                rewritten and compiled onward from that file, so the later passes see the edit
+    sass        wait for nvdisasm (cubin -> SASS with the nvdisasm shipped in the triton wheel)
+    artifacts   every stage's text, times, Triton's metadata -> Artifacts
     stats       resources and instruction mix (stats.py)
-    passes      with --passes: split the MLIR dump into one record per pass (passes.py)
-    pins        with loop/layout pins: the compile stops after the stage a pin edits, the
-                IR is rewritten (pins.py) and compiled onward from that file; each pin
-                is then checked against the output (manifest["pins"])
+    resources   what a real launch checks on load (shared memory vs the chip's limit)
+    pins        every pin and option checked against the output (the plan's checks)
+    passes      with --passes: the MLIR dump split into one record per pass (passes.py)
+
+core never imports steer: Settings.pins brings its own plan (core.settings.PinSet).
 """
 
 from __future__ import annotations
@@ -25,14 +30,18 @@ import os
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import __version__, adapter, cache, passes as passes_mod, pins as pins_mod, stats as stats_mod
-from .artifacts import Artifacts, TRITON_STAGE_NAMES
-from .capture_fd import capture_native_output
-from .errors import BadInput, CompileFailure
-from .settings import Settings, jsonable
-from .spec import KernelSpec, check_binding
+from irscope import __version__
+from irscope.core import adapter, cache
+from irscope.core import passes as passes_mod
+from irscope.core import stats as stats_mod
+from irscope.core.artifacts import TRITON_STAGE_NAMES, Artifacts
+from irscope.core.native_output import capture_native_output
+from irscope.core.settings import Settings, jsonable
+from irscope.core.spec import KernelSpec, check_binding
+from irscope.errors import BadInput, CompileFailure
 
 STAGE_DESCRIPTIONS = {
     "source": "Python -> TTIR (frontend)",
@@ -188,65 +197,98 @@ def _compile_edited(src, settings: Settings, options, rec: _StageRecorder, plan)
     return adapter.compile(src, settings.target, options.__dict__)
 
 
-def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False, bound=None,
-                 fresh: bool = True, with_sass: bool = True) -> Artifacts:
-    """Compile; `bound` is bind()'s result when the caller already has it.
+@dataclass
+class Compile:
+    """One compile in progress: what each PIPELINE step reads and adds."""
 
-    fresh=False lets Triton's own cache serve the binary (for launching a kernel that was just
-    dumped: no ptxas report, no SASS, no per-stage times then). with_sass=False skips the
-    nvdisasm run (about 0.3-0.5 s a kernel, whatever its size): a sweep ranks on ptxas' report
-    and the PTX, and a dump of the winner disassembles it.
-    """
-    options, signature, constexprs, attrs = bound or bind(spec, settings)
-    src = adapter.make_source(spec.fn, signature, constexprs, attrs)
-    plan = pins_mod.plan(spec, settings)
-    key = cache_key(spec, settings, options, with_passes, with_sass)
-    with tempfile.TemporaryDirectory(prefix="irscope-") as work:
-        rec = _StageRecorder(work, with_sass)
-        env = dict(settings.env)
-        if with_passes:
-            env.update(adapter.pass_dump_env())
-        start = time.perf_counter()
-        with capture_native_output() as native:
-            if with_passes:
-                rec.dump_position = native.stderr_size
-            try:
-                bypass = adapter.fresh_compile() if fresh else contextlib.nullcontext()
-                with adapter.environment(env), bypass, adapter.stage_hook(rec.wrap):
-                    if plan.edits:
-                        kernel = _compile_edited(src, settings, options, rec, plan)
-                    else:
-                        kernel = adapter.compile(src, settings.target, options.__dict__)
-            except BadInput:  # a pin that does not fit this kernel (pins.py): nothing is written
-                raise
-            except adapter.compile_error_types() as e:
-                failure = _frontend_failure(spec, e)
-            except Exception as e:
-                failure = _stage_failure(spec, rec.current or "frontend", e)
-            else:
-                failure = None
-        if failure is not None:
-            if rec.sass_proc:
-                rec.sass_proc.kill()
-            failure.reason = _with_diagnostics(failure.reason, native.text)
-            if plan.edits:
-                failure.reason += f" (compiling onward from the pinned IR: {plan.describe()})"
-            raise CompileFailure(failure.stage, failure.reason, spec.kernel)
-        sass = rec.finish_sass()
-        total_ms = (time.perf_counter() - start) * 1e3
-        pass_text = native.stderr if with_passes else ""
+    spec: KernelSpec
+    settings: Settings
+    with_passes: bool = False
+    with_sass: bool = True
+    fresh: bool = True
+    bound: tuple | None = None           # bind's (options, signature, constexprs, attrs)
+    plan: Any = None                     # the pins' stage edits and output checks
+    rec: _StageRecorder | None = None
+    kernel: Any = None                   # Triton's CompiledKernel
+    native: Any = None                   # what the compiler printed (NativeOutput)
+    started: float = 0.0
+    total_ms: float = 0.0
+    sass: str | None = None
+    art: Artifacts | None = None
 
+
+class _NoPins:
+    """The plan of a compile without pins (Settings.pins is None): no edits, nothing to check."""
+
+    edits: list = []
+
+    def check(self, art) -> list[dict]:
+        return []
+
+    def describe(self) -> str:
+        return ""
+
+
+def _bind_step(c: Compile) -> None:
+    c.bound = c.bound or bind(c.spec, c.settings)
+    pins = c.settings.pins
+    c.plan = pins.plan(c.spec, c.settings) if pins is not None else _NoPins()
+
+
+def _stages_step(c: Compile) -> None:
+    """triton.compile with each stage hooked; a failure names the stage and the compiler's reason."""
+    options, signature, constexprs, attrs = c.bound
+    src = adapter.make_source(c.spec.fn, signature, constexprs, attrs)
+    env = dict(c.settings.env)
+    if c.with_passes:
+        env.update(adapter.pass_dump_env())
+    rec = c.rec
+    c.started = time.perf_counter()
+    with capture_native_output() as native:
+        c.native = native
+        if c.with_passes:
+            rec.dump_position = native.stderr_size
+        try:
+            bypass = adapter.fresh_compile() if c.fresh else contextlib.nullcontext()
+            with adapter.environment(env), bypass, adapter.stage_hook(rec.wrap):
+                if c.plan.edits:
+                    c.kernel = _compile_edited(src, c.settings, options, rec, c.plan)
+                else:
+                    c.kernel = adapter.compile(src, c.settings.target, options.__dict__)
+        except BadInput:  # a pin that does not fit this kernel (pins.py): nothing is written
+            raise
+        except adapter.compile_error_types() as e:
+            failure = _frontend_failure(c.spec, e)
+        except Exception as e:
+            failure = _stage_failure(c.spec, rec.current or "frontend", e)
+        else:
+            failure = None
+    if failure is not None:
+        if rec.sass_proc:
+            rec.sass_proc.kill()
+        failure.reason = _with_diagnostics(failure.reason, native.text)
+        if c.plan.edits:
+            failure.reason += f" (compiling onward from the pinned IR: {c.plan.describe()})"
+        raise CompileFailure(failure.stage, failure.reason, c.spec.kernel)
+
+
+def _sass_step(c: Compile) -> None:
+    c.sass = c.rec.finish_sass()
+    c.total_ms = (time.perf_counter() - c.started) * 1e3
+
+
+def _artifacts_step(c: Compile) -> None:
+    spec, settings, rec = c.spec, c.settings, c.rec
+    options = c.bound[0]
     stages: dict[str, str | bytes] = {"source": adapter.kernel_source(spec.fn)}
-    for name, content in {**rec.texts, **kernel.asm}.items():  # rec.texts: the stages before a pinned one
+    for name, content in {**rec.texts, **c.kernel.asm}.items():  # rec.texts: the stages before a pinned one
         stages[TRITON_STAGE_NAMES.get(name, name)] = content
-    if sass is not None:
-        stages["sass"] = sass
-    times = {"frontend": ((rec.first_stage_at or start) - start) * 1e3}
+    if c.sass is not None:
+        stages["sass"] = c.sass
+    times = {"frontend": ((rec.first_stage_at or c.started) - c.started) * 1e3}
     times.update(rec.times)
-    times["total"] = total_ms
-    metadata = jsonable({**rec.metadata, **_metadata_dict(kernel.metadata)})
-
-    art = Artifacts(
+    times["total"] = c.total_ms
+    c.art = Artifacts(
         kernel=spec.kernel,
         file=spec.file,
         target=settings.target.name,
@@ -259,21 +301,61 @@ def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False
         env=dict(settings.env),
         stages=stages,
         times_ms={k: round(v, 2) for k, v in times.items()},
-        metadata=metadata,
+        metadata=jsonable({**rec.metadata, **_metadata_dict(c.kernel.metadata)}),
         triton_version=adapter.triton_version(),
         ptxas_log=rec.ptxas_log,
-        compile_log=_compiler_messages(native, with_passes),
+        compile_log=_compiler_messages(c.native, c.with_passes),
         notes=list(spec.notes),
-        key=key,
-        compiled=kernel,
+        key=cache_key(spec, settings, options, c.with_passes, c.with_sass),
+        compiled=c.kernel,
     )
-    art.stats = stats_mod.compute(art, settings.target)
-    check_resources(art, settings)
-    art.pins = plan.check(art)
-    art.recipe = settings.pins.recipe if settings.pins else None
-    if with_passes:
-        art.passes, art.pass_texts = passes_mod.split(pass_text, rec.dump_offsets, stages)
-    return art
+
+
+def _resources_step(c: Compile) -> None:
+    check_resources(c.art, c.settings)
+
+
+def _stats_step(c: Compile) -> None:
+    c.art.stats = stats_mod.compute(c.art, c.settings.target)
+
+
+def _pins_step(c: Compile) -> None:
+    c.art.pins = c.plan.check(c.art)
+    c.art.recipe = c.settings.pins.recipe if c.settings.pins else None
+
+
+def _passes_step(c: Compile) -> None:
+    if c.with_passes:
+        c.art.passes, c.art.pass_texts = passes_mod.split(c.native.stderr, c.rec.dump_offsets, c.art.stages)
+
+
+PIPELINE: dict[str, Callable[[Compile], None]] = {
+    "bind": _bind_step,
+    "stages": _stages_step,
+    "sass": _sass_step,
+    "artifacts": _artifacts_step,
+    "stats": _stats_step,
+    "resources": _resources_step,
+    "pins": _pins_step,
+    "passes": _passes_step,
+}
+
+
+def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False, bound=None,
+                 fresh: bool = True, with_sass: bool = True) -> Artifacts:
+    """Run PIPELINE; `bound` is bind()'s result when the caller already has it.
+
+    fresh=False lets Triton's own cache serve the binary (for launching a kernel that was just
+    dumped: no ptxas report, no SASS, no per-stage times then). with_sass=False skips the
+    nvdisasm run (about 0.3-0.5 s a kernel, whatever its size): a sweep ranks on ptxas' report
+    and the PTX, and a dump of the winner disassembles it.
+    """
+    c = Compile(spec, settings, with_passes, with_sass, fresh, bound)
+    with tempfile.TemporaryDirectory(prefix="irscope-") as work:
+        c.rec = _StageRecorder(work, with_sass)
+        for step in PIPELINE.values():
+            step(c)
+    return c.art
 
 
 def load_binary(spec: KernelSpec, settings: Settings):
@@ -283,7 +365,7 @@ def load_binary(spec: KernelSpec, settings: Settings):
     times, SASS, stats). A kernel with IR pins goes through compile_spec: its binary comes
     from the edited IR, which only that path rebuilds.
     """
-    if pins_mod.plan(spec, settings).edits:
+    if settings.pins is not None and settings.pins.plan(spec, settings).edits:
         return compile_spec(spec, settings, fresh=False, with_sass=False).compiled
     options, signature, constexprs, attrs = bind(spec, settings)
     src = adapter.make_source(spec.fn, signature, constexprs, attrs)

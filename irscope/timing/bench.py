@@ -28,10 +28,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import adapter, compiler, timing
-from .errors import BadInput
-from .launch import Launch, TensorSpec, evaluate
-from .timing_process import TimingSession, Variant  # noqa: F401 - the CLI's names for them
+from irscope.core import adapter, compiler
+from irscope.errors import BadInput
+from irscope.timing import statistics as timing
+from irscope.timing.gpu_process import TimingSession, Variant  # noqa: F401 - the CLI's names for them
+from irscope.timing.launch import Launch, TensorSpec, evaluate
 
 # Dense peaks by device name fragment: (TFLOP/s for 16-bit tensor ops, TFLOP/s tf32, TFLOP/s fp8, TB/s HBM).
 PEAKS = {
@@ -79,7 +80,7 @@ def require_gpu() -> None:
     """
     import importlib.util
 
-    from .targets import local_gpu_present
+    from irscope.core.targets import local_gpu_present
 
     if importlib.util.find_spec("torch") is None:
         raise BadInput("timing needs a GPU and torch: torch is not installed here")
@@ -94,7 +95,7 @@ def compile_variants(variants: list[Variant]) -> None:
     Triton's cache may serve a binary (fresh=False) and no SASS is made: the timing process
     takes the binary from that cache, and only the binary matters here.
     """
-    from .errors import CompileFailure
+    from irscope.errors import CompileFailure
 
     for v in variants:
         try:

@@ -33,8 +33,8 @@ import tempfile
 from types import SimpleNamespace
 from typing import Any, Iterator
 
-from . import adapter
-from .targets import Target
+from irscope.core import adapter
+from irscope.core.targets import Target, local_gpu_target
 
 # Streaming multiprocessors / compute units of the chip each target names (vendors' data sheets).
 SM_COUNT = {"cuda:80": 108, "cuda:90": 132, "cuda:100": 148, "cuda:120": 170,
@@ -543,3 +543,20 @@ def machine(target: Target) -> Iterator[Any]:
     drv = make_driver(target, next(_sessions))
     with adapter.active_driver(drv), _torch_on_cpu(target):
         yield drv
+
+
+@contextlib.contextmanager
+def machine_unless_local(target: Target) -> Iterator[None]:
+    """The stand-in GPU of `target`, unless this machine has that GPU.
+
+    Loading the kernel file of a capture for a replay: a captured script (or the library
+    module a kernel came from) often asks Triton's driver for the device or the target at
+    import time (`DEVICE = driver.active.get_active_torch_device()`, autotune configs picked
+    per backend). Without the GPU the capture was made for, that import runs on the
+    stand-in GPU of `target`, as the capture did.
+    """
+    if local_gpu_target() == target:
+        yield
+        return
+    with machine(target):
+        yield

@@ -16,7 +16,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from .artifacts import PassRecord
+from irscope.core.artifacts import PassRecord
 
 # Two spellings, depending on the printer MLIR picks: "Name (arg) ('op' ...)" on stderr,
 # "Name: arg{options} ('op' ...)" in MLIR_DUMP_PATH files.

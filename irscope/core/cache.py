@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .artifacts import MANIFEST
+from irscope.core.artifacts import MANIFEST
 
 
 def cache_dir() -> Path:
@@ -28,8 +28,9 @@ def code_fingerprint() -> str:
     import hashlib
 
     h = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(path.name.encode())
+    package = Path(__file__).resolve().parent.parent
+    for path in sorted(package.rglob("*.py")):
+        h.update(str(path.relative_to(package)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 

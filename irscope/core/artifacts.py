@@ -165,7 +165,7 @@ def _replace_dir(tmp: Path, final: Path) -> None:
 def read_manifest(folder: Path) -> dict[str, Any]:
     path = Path(folder) / MANIFEST
     if not path.is_file():
-        from .errors import BadInput
+        from irscope.errors import BadInput
 
         raise BadInput(f"{folder}: not an irscope dump folder (no {MANIFEST})")
     return json.loads(path.read_text())

@@ -476,7 +476,7 @@ def verify_ir(text: str, ext: str, target) -> str | None:
 
     from triton._C.libtriton import ir
 
-    from .capture_fd import capture_native_output
+    from irscope.core.native_output import capture_native_output
 
     with tempfile.TemporaryDirectory(prefix="irscope-verify-") as d:
         path = os.path.join(d, f"kernel.{ext}")

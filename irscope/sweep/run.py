@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import dataclasses
 import itertools
 import json
 import os
@@ -34,10 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import dump
-from .errors import BadInput, CompileFailure, did_you_mean
-from .settings import Settings, convert, settable_options  # noqa: F401
-from .spec import ArgSpec, KernelSpec, parse_value
+from irscope.core import dump
+from irscope.core.settings import Settings, convert, settable_options  # noqa: F401
+from irscope.core.spec import KernelSpec, parse_value
+from irscope.errors import BadInput, CompileFailure, did_you_mean
+from irscope.jobs import Job, vary
 
 
 @dataclass
@@ -62,9 +62,10 @@ class Config:
         return bool(self.stats.get("spills"))
 
 
-def parse_axes(items: list[str], spec: KernelSpec, base: Settings) -> list[tuple[str, list[Any]]]:
+def parse_axes(items: list[str], base: Job) -> list[tuple[str, list[Any]]]:
     """['num_warps=4,8', 'BLOCK_M=64,128'] -> [(key, [typed values])]; options and constexprs only."""
-    options = settable_options(base.target)
+    spec = base.spec
+    options = settable_options(base.settings.target)
     constexprs = {p.name for p in spec.params if p.is_constexpr}
     axes = []
     for item in items:
@@ -82,34 +83,24 @@ def parse_axes(items: list[str], spec: KernelSpec, base: Settings) -> list[tuple
         elif key in constexprs:
             typed = [parse_value(v, f"--grid {key}") for v in values]
         else:
-            raise BadInput(f"--grid {key}: neither an option of the {base.target.backend} backend nor a constexpr of "
+            raise BadInput(f"--grid {key}: neither an option of the {base.settings.target.backend} backend nor a constexpr of "
                            f"{spec.kernel}{did_you_mean(key, list(options) + sorted(constexprs))}; constexprs: "
                            f"{', '.join(sorted(constexprs)) or 'none'}")
         axes.append((key, typed))
     return axes
 
 
-def expand(spec: KernelSpec, base: Settings, axes: list[tuple[str, list[Any]]]) -> list[Config]:
-    options = settable_options(base.target)
+def expand(base: Job, axes: list[tuple[str, list[Any]]]) -> list[Config]:
+    """Every combination of the axes, each a job on top of the base (jobs.vary: options and constexprs)."""
+    options = settable_options(base.settings.target)
     configs = []
     keys = [k for k, _ in axes]
     for i, combo in enumerate(itertools.product(*[vals for _, vals in axes])):
         values = dict(zip(keys, combo))
-        args = dict(spec.args)
-        opts = dict(base.options)
-        sources = dict(base.sources)
-        for k, v in values.items():
-            if k in options:
-                opts[k] = v
-                sources[k] = "--grid"
-            else:
-                args[k] = ArgSpec("constexpr", value=v)
-        cfg_spec = KernelSpec(spec.kernel, spec.file, spec.fn, args)
-        # replace() keeps whatever else the base settings carry (env knobs, a recipe's pins)
-        settings = dataclasses.replace(base, options=opts, sources=sources)
-        label = ", ".join(f"{k}={cfg_spec.args[k].text() if k in cfg_spec.args and k not in options else v}"
+        job = vary(base, values, "--grid")
+        label = ", ".join(f"{k}={job.spec.args[k].text() if k in job.spec.args and k not in options else v}"
                           for k, v in values.items())
-        configs.append(Config(i, label, values, cfg_spec, settings))
+        configs.append(Config(i, label, values, job.spec, job.settings))
     return configs
 
 
@@ -129,14 +120,14 @@ WORKER_NICENESS = 5
 
 
 class _Worker:
-    """One compile process, kept for config after config (python -m irscope.sweep).
+    """One compile process, kept for config after config (python -m irscope.sweep.run).
 
     Starting Python and importing Triton costs more than compiling a small config, so a
     worker is reused; it is replaced when it dies (the config it held is reported crashed)
     or is killed for running past the timeout (that config timed out).
     """
 
-    COMMAND = ("-m", "irscope.sweep")
+    COMMAND = ("-m", "irscope.sweep.run")
 
     def __init__(self) -> None:
         self.stderr = tempfile.TemporaryFile(mode="w+")
@@ -286,7 +277,7 @@ def _serve() -> int:
     """A worker: say READY once Triton is imported, then compile one job per stdin line."""
     import triton.compiler  # noqa: F401 - what every compile needs, loaded before the first job
 
-    from . import loader
+    from irscope.core import loader
 
     kernels: dict[tuple[str, str], Any] = {}
     print("READY", flush=True)
@@ -314,7 +305,7 @@ def _serve() -> int:
 
 def _prebuild_launcher(spec: KernelSpec, settings: Settings) -> None:
     """Build the C launcher the timing process would build at the first launch (Triton 3.6); best effort."""
-    from . import adapter, compiler
+    from irscope.core import adapter, compiler
 
     try:
         adapter.prebuild_launcher(compiler.load_binary(spec, settings))
@@ -340,7 +331,7 @@ def compile_and_time(configs: list[Config], out_dir: Path, jobs: int, timeout: f
                      duty: float = 0.5) -> SweepRun:
     """Compile every config; with a timing session (started by the caller as early as it could),
     each config that compiles, fits and does not spill is handed to it at once, then all are timed."""
-    from . import bench
+    from irscope.timing import bench
 
     variants: dict[int, bench.Variant] = {}
     if session is not None:
@@ -467,9 +458,31 @@ def _constexpr_toml(text: str) -> str:
     return _toml_value(value) if isinstance(value, (bool, int, float)) else _toml_value(text)
 
 
+def write_winners(path: Path, base: Job, configs: list[Config], ordered: list[Config], timed, sort_key: str,
+                  top: int) -> None:
+    """--write-recipe: timed winners first when timed, else the static order asked for with --sort."""
+    by_label = {c.label: c for c in configs}
+    timings = None
+    if timed is not None:
+        # the configs timed to the end first, then those dropped early as clearly slower
+        ok = sorted((v for v in timed.variants if v.status == "ok" and v.summary),
+                    key=lambda v: (bool(v.dropped), v.summary.median))
+        ranked = [by_label[v.name] for v in ok if v.name in by_label]
+        timings = {v.name: v.summary.median for v in ok}
+        how = f"timed on {timed.device}"
+    else:
+        ranked = [c for c in ordered if c.usable and not c.spills]
+        how = f"ranked by {sort_key} (static, not timed)"
+    if not ranked:
+        raise BadInput("--write-recipe: no config compiled without spilling; nothing to write")
+    shared = {k: v for k, v in base.settings.options.items() if k not in ranked[0].values}
+    text = recipe_text(base.spec.kernel, base.settings.target.name, ranked[:top], how, shared, timings)
+    write_recipe(Path(path), text)
+
+
 def write_recipe(path: Path, text: str) -> None:
     """Write atomically, and only a recipe `recipes check` accepts."""
-    from . import recipes
+    from irscope.steer import recipes
 
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)

@@ -18,23 +18,26 @@ each read through its manifest. The levels, one analyzer function each, coarse t
 compare() runs all levels and returns a DiffResult; render.py turns it into the
 summary, unified or side-by-side diffs, or JSON. Nothing here prints.
 
-Inputs: in file mode each side's Settings are built by side_settings() alone, from
-the shared settings plus a SideRequest (--a/--b options, --a-target/--b-target), so
-new ways to vary a side only extend SideRequest and that function.
+Inputs: in file mode each side's job is built by side_jobs() alone, from the shared
+jobs.Request plus a SideRequest (--a/--b options, --a-target/--b-target, --a-variant/
+--b-variant), so new ways to vary a side only extend SideRequest and that function.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import artifacts
-from .artifacts import BINARY_STAGES, MANIFEST, PassRecord
-from .errors import BadInput, IrscopeError
-from .normalize import Normalized, mlir as normalize_mlir, normalize
+from irscope import jobs
+from irscope.compare.normalize import Normalized, normalize
+from irscope.compare.normalize import mlir as normalize_mlir
+from irscope.core import artifacts
+from irscope.core import dump as dump_job
+from irscope.core.artifacts import BINARY_STAGES, MANIFEST, PassRecord
+from irscope.errors import BadInput, IrscopeError
 
 # text stages diffed by default (source is the input, not compiler output: only on request)
 SKIPPED_BY_DEFAULT = {"source"}
@@ -56,11 +59,12 @@ class Side:
 
 @dataclass
 class SideRequest:
-    """What one side changes on top of the shared settings (file mode)."""
+    """What one side changes on top of the shared request (file mode)."""
 
     name: str                                     # "a" | "b"
     target: str | None = None                     # --a-target / --b-target
     sets: list[str] = field(default_factory=list)  # --a / --b KEY=VALUE
+    variant: str | None = None                    # --a-variant / --b-variant
 
     @property
     def given(self) -> bool:
@@ -68,71 +72,45 @@ class SideRequest:
 
     def label(self) -> str:
         parts = list(self.sets) + ([self.target] if self.target else [])
-        return " ".join(parts) or "shared settings"
+        own = " ".join(parts)
+        return ", ".join(x for x in (f"variant {self.variant}" if self.variant else "", own) if x) or "shared settings"
 
 
-def side_settings(base, shared_sets: list[str], req: SideRequest):
-    """The Settings of one side: base target/options, then --set, then the side's own flags.
+def side_jobs(request: jobs.Request, reqs: tuple[SideRequest, SideRequest]) -> list[jobs.Job]:
+    """Each side's job: the shared request, then the side's variant, target and --a/--b options on top.
 
-    Anything else the base carries (env knobs, later fields) is kept as it is.
+    Both are resolved (and checked) before anything compiles; a problem names its side.
     """
-    from dataclasses import replace
-
-    from .settings import parse_assignments, settable_options
-    from .targets import resolve_target
-
-    if req.target:
-        tgt, reason = resolve_target(req.target)
-        reason = f"--{req.name}-target"
-    else:
-        tgt, reason = base.target, base.target_reason
-    options, sources = {}, {}
-    valid = settable_options(tgt)
-    for k, v in base.options.items():  # e.g. options recorded in a spec file
-        if k not in valid:
-            raise BadInput(f"side {req.name}: option {k!r} ({base.sources.get(k, 'recorded')}) is not an option "
-                           f"of Triton's {tgt.backend} backend")
-        options[k], sources[k] = v, base.sources.get(k, "set")
-    shared = parse_assignments(list(shared_sets), tgt, "--set")
-    own = parse_assignments(list(req.sets), tgt, f"--{req.name}")
-    for values, source in ((shared, "--set"), (own, f"--{req.name}")):
-        options.update(values)
-        sources.update({k: source for k in values})
-    return replace(base, target=tgt, target_reason=reason, options=options, env=dict(base.env), sources=sources)
-
-
-def dump_side(spec, settings, req: SideRequest, out_dir: Path, with_passes: bool, use_cache: bool) -> Side:
-    """Compile (or fetch from the cache) one side; failures name the side."""
-    from . import dump as dump_job
-
-    try:
-        r = dump_job.dump(spec, settings, out_dir, with_passes=with_passes, use_cache=use_cache)
-    except IrscopeError as e:
-        e.args = (f"side {req.name} ({req.label()}): {e}",)
-        raise
-    return Side(req.name, req.label(), r.folder, r.manifest, r.cached)
-
-
-def check_requests(reqs: tuple[SideRequest, SideRequest]) -> None:
-    if not any(r.given for r in reqs):
+    variants = [r.variant for r in reqs]
+    if any(variants) and not request.recipe:
+        raise BadInput("--a-variant/--b-variant name variants of a recipe: give it with --recipe")
+    if not any(variants) and not any(r.given for r in reqs):
         raise BadInput("nothing to compare: give what differs with --a/--b KEY=VALUE or --a-target/--b-target, "
                        "or compare two dump folders (irscope diff DIR_A DIR_B)")
-
-
-def build_sides(spec, base, shared_sets: list[str], reqs: tuple[SideRequest, SideRequest], out_dir: Path,
-                with_passes: bool = False, use_cache: bool = True) -> tuple[Side, Side]:
-    """File mode: settings for both sides (checked before anything compiles), then one dump each."""
-    check_requests(reqs)
-    settings = []
+    out = []
     for req in reqs:
+        side = replace(request, variant=req.variant or request.variant)
+        if req.target:
+            side = replace(side, target=req.target, target_flag=f"--{req.name}-target")
         try:
-            settings.append(side_settings(base, shared_sets, req))
+            job = jobs.resolve_one(side.with_sets(req.sets, f"--{req.name}"), "diff compares")
         except BadInput as e:
             if not str(e).startswith("side "):
                 e.args = (f"side {req.name}: {e}",)
             raise
-    a, b = (dump_side(spec, s, r, out_dir, with_passes, use_cache) for s, r in zip(settings, reqs))
-    return a, b
+        job.label = req.label()
+        out.append(job)
+    return out
+
+
+def dump_side(job: jobs.Job, req: SideRequest, out_dir: Path, with_passes: bool, use_cache: bool) -> Side:
+    """Compile (or fetch from the cache) one side; failures name the side."""
+    try:
+        r = dump_job.dump(job.spec, job.settings, out_dir, with_passes=with_passes, use_cache=use_cache)
+    except IrscopeError as e:
+        e.args = (f"side {req.name} ({req.label()}): {e}",)
+        raise
+    return Side(req.name, req.label(), r.folder, r.manifest, r.cached)
 
 
 def load_side(name: str, folder: Path, kernels: tuple[str, ...] = ()) -> Side:
@@ -406,7 +384,7 @@ def _ir_key(text: str | None) -> list[str] | None:
 
 def diff_passes(a: Side, b: Side) -> PassesDiff | None:
     """Per-pass behaviour, aligned by (stage, pass name); None unless both sides have per-pass IR."""
-    from . import passes as passes_mod
+    from irscope.core import passes as passes_mod
 
     if a.manifest.get("passes") is None or b.manifest.get("passes") is None:
         return None
@@ -503,7 +481,7 @@ def compare(a: Side, b: Side, stages: list[str] | None = None, normalized: bool 
 
 
 __all__ = [
-    "Side", "SideRequest", "side_settings", "build_sides", "load_side", "check_same_kernel",
+    "Side", "SideRequest", "side_jobs", "dump_side", "load_side", "check_same_kernel",
     "StatDelta", "StatsDiff", "diff_stats", "diff_inputs", "flatten_stats",
     "StageDiff", "diff_stage", "diff_stages", "diff_texts", "line_opcodes",
     "PassDelta", "PassesDiff", "Divergence", "diff_passes",

@@ -1,0 +1,1 @@
+"""Comparing two dumps: normalisation of each stage and the diff engine."""

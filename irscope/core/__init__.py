@@ -1,0 +1,1 @@
+"""The compile pipeline: a kernel spec and its settings become artifacts (every stage, stats)."""

@@ -1,0 +1,1 @@
+"""Sweeps: a grid of settings compiled in parallel, ranked, optionally timed."""

@@ -1,0 +1,1 @@
+"""Views: terminal and JSON renderings of what the jobs computed. Nothing here computes."""
