@@ -406,7 +406,7 @@ def recipes_show(name, kernel, variant):
     v = recipe.variant(variant) if variant else None
     con = render.console()
     con.print(f"[bold]{recipe.name}[/bold]  {recipe.path}")
-    con.print(f"  target    {recipe.target_text} ({recipe.target.name}, {recipe.target.hardware.chip})"
+    con.print(f"  target    {recipe.target_text} ({recipe.target.name}, {recipe.target.hardware.family})"
               + (f"; also fits {', '.join(t.name for t in recipe.targets[1:])}" if len(recipe.targets) > 1 else ""))
     con.print(f"  purpose   {escape(recipe.purpose)}")
     if v:

@@ -13,7 +13,7 @@ from conftest import EXAMPLES, MATMUL, MATMUL_SIG16, VECTOR_ADD, Run
 
 from irscope import jobs
 from irscope.core import compiler, loader
-from irscope.core.settings import Settings, parse_assignments
+from irscope.core.settings import Settings
 from irscope.core.spec import build_spec
 from irscope.core.targets import parse_target
 from irscope.errors import BadInput

@@ -36,18 +36,12 @@ from typing import Any, Iterator
 from irscope.core import adapter
 from irscope.core.targets import Target, local_gpu_target
 
-# Streaming multiprocessors / compute units of the chip each target names (vendors' data sheets).
-SM_COUNT = {"cuda:80": 108, "cuda:90": 132, "cuda:100": 148, "cuda:120": 170,
-            "hip:gfx90a": 110, "hip:gfx942": 304, "hip:gfx950": 256}
-# What torch.cuda.get_device_capability() reports on each (ROCm reports the gfx major/minor).
-CAPABILITY = {"hip:gfx90a": (9, 0), "hip:gfx942": (9, 4), "hip:gfx950": (9, 5)}
 PLACEHOLDER_MS = 100.0  # what a fake event says elapsed: large, so timing loops run each call once
 
 
 def capability(target: Target) -> tuple[int, int]:
-    if target.backend == "cuda":
-        return int(target.arch) // 10, int(target.arch) % 10
-    return CAPABILITY.get(target.name, (9, 4))
+    """What torch.cuda.get_device_capability() reports on the target's chip (ROCm: the gfx major/minor)."""
+    return target.hardware.capability
 
 
 def device_properties(target: Target) -> dict[str, Any]:
@@ -55,12 +49,12 @@ def device_properties(target: Target) -> dict[str, Any]:
     hw = target.hardware
     props = {
         "max_shared_mem": hw.max_shared_per_block,
-        "max_num_regs": 65536 if target.backend == "cuda" else 512 * 64 * hw.simds_per_cu,
-        "multiprocessor_count": SM_COUNT.get(target.name, 100),
+        "max_num_regs": hw.regs_per_sm if target.backend == "cuda" else hw.regs_per_sm * 64 * hw.simds_per_cu,
+        "multiprocessor_count": hw.sms,
         "warpSize": target.warp_size,
-        "sm_clock_rate": 1980000 if target.backend == "cuda" else 2100000,
-        "mem_clock_rate": 2619000 if target.backend == "cuda" else 1300000,
-        "mem_bus_width": 5120 if target.backend == "cuda" else 8192,
+        "sm_clock_rate": hw.sm_clock_mhz * 1000,
+        "mem_clock_rate": hw.mem_clock_mhz * 1000,
+        "mem_bus_width": hw.mem_bus_bits,
     }
     if target.backend == "hip":
         props["arch"] = str(target.arch)
@@ -168,7 +162,7 @@ class FakeDeviceInterface:
         return capability(self.target)
 
     def get_device_name(self, *args) -> str:
-        return self.target.hardware.chip
+        return self.target.hardware.name
 
     class device:  # torch.cuda.device(...) / device_of(...): a context that selects nothing
         def __init__(self, *args, **kwargs):
@@ -185,9 +179,9 @@ class FakeDeviceInterface:
     def get_device_properties(self, *args):
         hw = self.target.hardware
         major, minor = capability(self.target)
-        return SimpleNamespace(name=hw.chip, major=major, minor=minor,
-                               multi_processor_count=SM_COUNT.get(self.target.name, 100),
-                               total_memory=80 * 2**30, warp_size=self.target.warp_size,
+        return SimpleNamespace(name=hw.name, major=major, minor=minor,
+                               multi_processor_count=hw.sms,
+                               total_memory=hw.memory_gib * 2**30, warp_size=self.target.warp_size,
                                max_threads_per_multi_processor=2048, regs_per_multiprocessor=hw.regs_per_sm,
                                shared_memory_per_block_optin=hw.max_shared_per_block,
                                gcnArchName=str(self.target.arch) if self.target.backend == "hip" else "")

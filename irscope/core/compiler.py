@@ -387,7 +387,7 @@ def check_resources(art: Artifacts, settings: Settings) -> None:
         word = "LDS" if settings.target.backend == "hip" else "shared memory"
         raise CompileFailure(
             "resources",
-            f"needs {shared} bytes of {word} per block but {hw.chip} allows {hw.max_shared_per_block}; "
+            f"needs {shared} bytes of {word} per block but {hw.family} allows {hw.max_shared_per_block}; "
             f"a launch would fail with OutOfResources (lower num_stages or the block sizes)",
             art.kernel,
         )

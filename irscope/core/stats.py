@@ -9,7 +9,7 @@ Sources, per vendor:
   Both    convert_layouts, shared-memory ops and the layouts used, from TTGIR.
 
 Occupancy on NVIDIA is estimated from registers, shared memory and warps per
-block against the chip's limits (targets.HARDWARE); on AMD it is the LLVM
+block against the chip's limits (hardware.py); on AMD it is the LLVM
 backend's own figure (waves per SIMD), cross-checked with LDS use.
 """
 

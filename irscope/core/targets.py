@@ -1,31 +1,17 @@
-"""Compile targets: parsing, friendly names, and the hardware facts irscope needs.
+"""Compile targets: parsing, friendly names, and the local GPU's target.
 
-A target is what Triton's `GPUTarget` describes (backend, arch, warp size). The
-hardware table holds the per-chip limits used for the occupancy estimate and the
-shared-memory check that a real launch would make (Triton only checks shared
-memory when it loads a binary onto a GPU, so a CPU compile never sees it).
+A target is what Triton's `GPUTarget` describes (backend, arch, warp size). Its chip's
+limits (hardware.py) give the occupancy estimate and the shared-memory check that a real
+launch would make (Triton only checks shared memory when it loads a binary onto a GPU, so a
+CPU compile never sees it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from irscope.core.hardware import CHIPS, TARGET_CHIP, Chip, for_target
 from irscope.errors import BadInput, did_you_mean
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """Per-chip limits. Figures from the vendors' tuning guides / ISA documents."""
-
-    chip: str
-    regs_per_sm: int            # 32-bit registers per SM (NVIDIA) / VGPRs per SIMD lane (AMD)
-    max_warps_per_sm: int       # NVIDIA: warps per SM; AMD: waves per SIMD
-    max_blocks_per_sm: int
-    shared_per_sm: int          # bytes of shared memory / LDS per SM or CU
-    max_shared_per_block: int   # the most one block may ask for (opt-in maximum on NVIDIA)
-    reserved_shared_per_block: int = 0  # the driver's own reservation per block (NVIDIA sm80+: 1 KiB)
-    reg_alloc_unit: int = 256   # NVIDIA: registers allocated per warp in units of this
-    simds_per_cu: int = 4       # AMD only
 
 
 @dataclass(frozen=True)
@@ -44,8 +30,9 @@ class Target:
         return f"cuda{self.arch}" if self.backend == "cuda" else str(self.arch)
 
     @property
-    def hardware(self) -> Hardware:
-        return HARDWARE[self.name]
+    def hardware(self) -> Chip:
+        """The chip this target stands for: its limits (hardware.py, the one table of chip facts)."""
+        return for_target(self.name)
 
     @property
     def is_nvidia(self) -> bool:
@@ -57,35 +44,10 @@ class Target:
         return GPUTarget(self.backend, self.arch, self.warp_size)
 
 
-HARDWARE: dict[str, Hardware] = {
-    # Ampere A100: 64K regs/SM, 64 warps, 164 KiB smem/SM, 163 KiB per block opt-in.
-    "cuda:80": Hardware("A100 (sm_80)", 65536, 64, 32, 167936, 166912, 1024),
-    # Hopper H100/H200: 228 KiB smem/SM, 227 KiB per block.
-    "cuda:90": Hardware("H100/H200 (sm_90)", 65536, 64, 32, 233472, 232448, 1024),
-    # Blackwell B200: same SM budget as Hopper (plus tensor memory, not modelled here).
-    "cuda:100": Hardware("B200 (sm_100)", 65536, 64, 32, 233472, 232448, 1024),
-    # Consumer Blackwell RTX 5090: 48 warps/SM, 100 KiB smem/SM, 99 KiB per block.
-    "cuda:120": Hardware("RTX 5090 (sm_120)", 65536, 48, 32, 102400, 101376, 1024),
-    # CDNA2 MI250X: 512 VGPRs per lane (arch+acc unified), 8 waves/SIMD, 64 KiB LDS per CU.
-    "hip:gfx90a": Hardware("MI250X (gfx90a)", 512, 8, 32, 65536, 65536),
-    # CDNA3 MI300X: as gfx90a for these limits.
-    "hip:gfx942": Hardware("MI300X (gfx942)", 512, 8, 32, 65536, 65536),
-    # CDNA4 MI355X: LDS grows to 160 KiB per CU.
-    "hip:gfx950": Hardware("MI355X (gfx950)", 512, 8, 32, 163840, 163840),
-}
+# --target names: each chip's key ('h200' -> cuda:90), beside the targets themselves
+ALIASES: dict[str, str] = {key: chip.target for key, chip in CHIPS.items()}
 
-ALIASES: dict[str, str] = {
-    "a100": "cuda:80",
-    "h100": "cuda:90",
-    "h200": "cuda:90",
-    "b200": "cuda:100",
-    "rtx5090": "cuda:120",
-    "mi250x": "hip:gfx90a",
-    "mi300x": "hip:gfx942",
-    "mi355x": "hip:gfx950",
-}
-
-VALID_TARGETS = sorted(HARDWARE) + sorted(ALIASES)
+VALID_TARGETS = sorted(TARGET_CHIP) + sorted(ALIASES)
 
 
 def parse_target(text: str) -> Target:
@@ -96,7 +58,7 @@ def parse_target(text: str) -> Target:
         key = "cuda:" + key.lstrip("sm_")
     elif key.startswith("gfx"):
         key = "hip:" + key
-    if key not in HARDWARE:
+    if key not in TARGET_CHIP:
         raise BadInput(
             f"unknown target {text!r}{did_you_mean(raw, VALID_TARGETS)}; "
             f"valid: {', '.join(VALID_TARGETS)}"
@@ -170,14 +132,14 @@ def _local_nvidia() -> Target | None:
     if cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev) != 0:
         return None
     arch = major.value * 10 + minor.value
-    return Target("cuda", arch, 32) if f"cuda:{arch}" in HARDWARE else None
+    return Target("cuda", arch, 32) if f"cuda:{arch}" in TARGET_CHIP else None
 
 
 def _local_amd() -> Target | None:
     for version in _kfd_gfx_versions():
         major, minor, step = version // 10000, (version // 100) % 100, version % 100
         name = f"gfx{major}{minor}{step:x}"
-        if f"hip:{name}" in HARDWARE:
+        if f"hip:{name}" in TARGET_CHIP:
             return Target("hip", name, 64)
     return None
 

@@ -29,20 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscope.core import adapter, compiler
+from irscope.core.hardware import by_device_name
 from irscope.errors import BadInput
 from irscope.timing import statistics as timing
 from irscope.timing.gpu_process import TimingSession, Variant  # noqa: F401 - the CLI's names for them
 from irscope.timing.launch import Launch, TensorSpec, evaluate
-
-# Dense peaks by device name fragment: (TFLOP/s for 16-bit tensor ops, TFLOP/s tf32, TFLOP/s fp8, TB/s HBM).
-PEAKS = {
-    "H200": (989.0, 494.0, 1979.0, 4.8),
-    "H100": (989.0, 494.0, 1979.0, 3.35),
-    "A100": (312.0, 156.0, None, 2.04),
-    "B200": (2250.0, 1100.0, 4500.0, 8.0),
-    "MI300X": (1307.0, 653.0, 2615.0, 5.3),
-    "MI355X": (2500.0, 1250.0, 5000.0, 8.0),
-}
 
 
 @dataclass
@@ -117,10 +108,11 @@ def _unique_names(variants: list[Variant]) -> None:
 
 
 def device_peaks(name: str):
-    for key, peaks in PEAKS.items():
-        if key in name.upper().replace(" ", ""):
-            return key, peaks
-    return None, None
+    """(chip key, (TFLOP/s 16-bit, TFLOP/s tf32, TFLOP/s fp8, TB/s HBM)) of the device, from the chip table."""
+    chip = by_device_name(name)
+    if chip is None:
+        return None, None
+    return chip.key.upper(), (chip.tflops_16, chip.tflops_tf32, chip.tflops_fp8, chip.hbm_tbps)
 
 
 def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any], seconds: float, precision: float,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope.core.compiler import STAGE_DESCRIPTIONS
-from irscope.core.targets import HARDWARE
+from irscope.core.hardware import TARGET_CHIP, for_target
 
 SHOWN_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim",
                  "kpack", "enable_fp_fusion")
@@ -47,7 +47,7 @@ def summary(results: list, out=None) -> None:
     con = out or console()
     for r in results:
         m = r.manifest
-        chip = HARDWARE.get(m["target"]).chip if m["target"] in HARDWARE else ""
+        chip = for_target(m["target"]).family if m["target"] in TARGET_CHIP else ""
         how = "from cache" if r.cached else f"compiled in {m['times_ms'].get('total', 0) / 1e3:.2f} s"
         con.print(f"[bold]{m['kernel']}[/bold]  {m['file']}  ->  {r.folder}  ({how})")
         con.print(f"  target     {m['target']}  {chip}  [dim]({m['target_reason']})[/dim]")
