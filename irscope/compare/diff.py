@@ -36,6 +36,7 @@ from irscope.compare.normalize import Normalized, normalize
 from irscope.compare.normalize import mlir as normalize_mlir
 from irscope.core import artifacts
 from irscope.core import dump as dump_job
+from irscope.core import passes as passes_mod
 from irscope.core.artifacts import BINARY_STAGES, MANIFEST, PassRecord
 from irscope.errors import BadInput, IrscopeError
 
@@ -384,7 +385,6 @@ def _ir_key(text: str | None) -> list[str] | None:
 
 def diff_passes(a: Side, b: Side) -> PassesDiff | None:
     """Per-pass behaviour, aligned by (stage, pass name); None unless both sides have per-pass IR."""
-    from irscope.core import passes as passes_mod
 
     if a.manifest.get("passes") is None or b.manifest.get("passes") is None:
         return None

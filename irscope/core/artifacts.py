@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from irscope.errors import BadInput
+
 MANIFEST = "manifest.json"
 BINARY_STAGES = {"cubin", "hsaco"}
 
@@ -165,7 +167,6 @@ def _replace_dir(tmp: Path, final: Path) -> None:
 def read_manifest(folder: Path) -> dict[str, Any]:
     path = Path(folder) / MANIFEST
     if not path.is_file():
-        from irscope.errors import BadInput
 
         raise BadInput(f"{folder}: not an irscope dump folder (no {MANIFEST})")
     return json.loads(path.read_text())

@@ -8,6 +8,7 @@ Entries are whole dump folders, published by rename, so a reader never sees half
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -25,7 +26,6 @@ def cache_dir() -> Path:
 
 def code_fingerprint() -> str:
     """Hash of irscope's own source: a changed irscope never serves an old result."""
-    import hashlib
 
     h = hashlib.sha256()
     package = Path(__file__).resolve().parent.parent

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from irscope.core.artifacts import PassRecord
 
@@ -125,7 +126,6 @@ def first_producer(pattern: str, records: list[PassRecord], afters: list[str | N
 
 def load(folder, manifest: dict) -> tuple[list[PassRecord], list[str | None], str]:
     """Records, after-texts and the first dumped IR, read back from a dump folder."""
-    from pathlib import Path
 
     records = [PassRecord(**p) for p in manifest.get("passes") or []]
     afters: list[str | None] = []

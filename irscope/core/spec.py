@@ -22,6 +22,7 @@ Element grammar (positional or after NAME=):
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,7 +87,6 @@ def _value_text(value: Any) -> str:
 
 
 def _layout_repr(value: Any) -> str:
-    import dataclasses
 
     if dataclasses.is_dataclass(value):
         fields_ = [f for f in dataclasses.fields(value) if f.init]

@@ -8,6 +8,8 @@ CPU compile never sees it).
 
 from __future__ import annotations
 
+import ctypes
+import glob
 from dataclasses import dataclass
 
 from irscope.core.hardware import CHIPS, TARGET_CHIP, Chip, for_target
@@ -86,7 +88,6 @@ def local_gpu_present() -> bool:
 
 def _libcuda():
     """libcuda, initialised, or None (no driver, or cuInit failed)."""
-    import ctypes
 
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
@@ -96,7 +97,6 @@ def _libcuda():
 
 
 def _libcuda_devices() -> int:
-    import ctypes
 
     cuda, count = _libcuda(), ctypes.c_int()
     return count.value if cuda is not None and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 else 0
@@ -104,7 +104,6 @@ def _libcuda_devices() -> int:
 
 def _kfd_gfx_versions():
     """gfx_target_version of each GPU node in the KFD topology (CPU nodes say 0), in node order."""
-    import glob
 
     for props in sorted(glob.glob("/sys/class/kfd/kfd/topology/nodes/*/properties")):
         try:
@@ -120,7 +119,6 @@ def _kfd_gfx_versions():
 
 
 def _local_nvidia() -> Target | None:
-    import ctypes
 
     cuda = _libcuda()
     dev, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()

@@ -1,0 +1,272 @@
+"""Triton's compile pipeline as irscope drives it: stage hooks, the compile call, env knobs, tools
+(ptxas, nvdisasm), IR verification and the knobs recipes may set.
+
+Every version difference in these lives here (3.5 ... 3.9).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import tempfile
+from typing import Any, Callable, Iterator
+
+from irscope.core.adapter.binding import is_gluon, make_backend
+from irscope.core.native_output import capture_native_output
+
+StageWrapper = Callable[[str, Callable], Callable]
+
+
+# ---------------------------------------------------------------- compiling
+
+
+@contextlib.contextmanager
+def stage_hook(wrap: StageWrapper) -> Iterator[None]:
+    """Wrap every pipeline stage function for the duration of one compile.
+
+    Uses knobs.runtime.add_stages_inspection_hook (3.6+; 3.5 has none, so there
+    irscope falls back to wrapping backend.add_stages). From 3.7 Triton also calls
+    the hook with no arguments for a cache-key contribution: the wrappers change
+    no output, so they contribute nothing and Triton's cache identity is unchanged.
+    """
+    from triton import knobs
+
+    previous = getattr(knobs.runtime, "add_stages_inspection_hook", _MISSING)
+
+    def hook(*args):
+        if not args:
+            return ("", "") if previous in (None, _MISSING) else previous()
+        if previous not in (None, _MISSING):
+            previous(*args)
+        stages = args[1]
+        for name in list(stages):
+            stages[name] = wrap(name, stages[name])
+
+    if previous is _MISSING:  # Triton 3.5
+        yield from _patched_add_stages(wrap)
+        return
+    knobs.runtime.add_stages_inspection_hook = hook
+    try:
+        yield
+    finally:
+        knobs.runtime.add_stages_inspection_hook = previous
+
+
+_MISSING = object()
+
+
+def _patched_add_stages(wrap: StageWrapper) -> Iterator[None]:
+    from triton.compiler import compiler as tc
+
+    original = tc.make_backend
+
+    def make_backend_wrapped(target):
+        backend = original(target)
+        add = backend.add_stages
+
+        def add_stages(stages, options, *rest):
+            add(stages, options, *rest)
+            for name in list(stages):
+                stages[name] = wrap(name, stages[name])
+
+        backend.add_stages = add_stages
+        return backend
+
+    tc.make_backend = make_backend_wrapped
+    try:
+        yield
+    finally:
+        tc.make_backend = original
+
+
+@contextlib.contextmanager
+def fresh_compile() -> Iterator[None]:
+    """Bypass Triton's on-disk cache so every stage (and the ptxas log) is produced now."""
+    from triton import knobs
+
+    with knobs.compilation.scope():
+        knobs.compilation.always_compile = True
+        yield
+
+
+def run_with_ptxas_log(stage_fn: Callable, *args) -> tuple[Any, str]:
+    """Run the cubin stage with ptxas' -v report captured (knobs.nvidia.dump_ptxas_log).
+
+    Triton always runs ptxas with -v; the log is printed to stdout only when the
+    knob is on, so it is captured here instead of being printed.
+    """
+    from triton import knobs
+
+    buf = io.StringIO()
+    old = knobs.nvidia.dump_ptxas_log
+    knobs.nvidia.dump_ptxas_log = True
+    try:
+        with contextlib.redirect_stdout(buf):
+            result = stage_fn(*args)
+    finally:
+        knobs.nvidia.dump_ptxas_log = old
+    return result, buf.getvalue()
+
+
+def compile(src, target, options: dict[str, Any]):
+    import triton
+
+    return triton.compile(src, target=target.to_triton(), options=options)
+
+
+def pass_dump_env() -> dict[str, str]:
+    """Environment that makes Triton's C++ pass managers dump the IR before each pass, to stderr.
+
+    Read by the C++ side at each pm.enable_debug() (3.5-3.9), so setting it
+    in-process works. MLIR_DUMP_PATH is avoided: see capture_fd.
+    """
+    return {"MLIR_ENABLE_DUMP": "1"}
+
+
+def cuobjdump_path() -> str:
+    from triton import knobs
+
+    return knobs.nvidia.cuobjdump.path
+
+
+def nvdisasm_path() -> str:
+    from triton import knobs
+
+    return knobs.nvidia.nvdisasm.path
+
+
+def compile_error_types() -> tuple[type, ...]:
+    """Frontend errors (a Python error inside the kernel): CompilationError and subclasses."""
+    from triton.compiler.errors import CompilationError
+
+    return (CompilationError,)
+
+
+@contextlib.contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """Set env vars for one compile and restore them; Triton's knobs read env lazily."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def prebuild_driver_utils() -> None:
+    """Build (or load from Triton's cache) the driver's C helper module, without importing torch.
+
+    Triton compiles it with the host C compiler on first use of the driver, a second or so with
+    a cold cache; the timing process does it in a thread while torch imports. Any failure is
+    left for the real first use to report.
+    """
+    try:
+        from triton.backends.nvidia.driver import CudaUtils
+
+        CudaUtils()
+    except Exception:  # noqa: BLE001 - no libcuda (an AMD machine), no compiler: reported later
+        try:
+            from triton.backends.amd.driver import HIPUtils
+
+            HIPUtils()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def prebuild_launcher(kernel) -> None:
+    """Build the C launcher a kernel's first launch would build (Triton 3.6 compiles one per
+    signature and caches it; 3.9 has one generic launcher), without importing torch."""
+    try:
+        if kernel.metadata.target.backend == "cuda":
+            from triton.backends.nvidia.driver import CudaLauncher as Launcher
+        else:
+            from triton.backends.amd.driver import HIPLauncher as Launcher
+        Launcher(kernel.src, kernel.metadata)
+    except Exception:  # noqa: BLE001 - the first launch builds it, or says why not
+        pass
+
+# ---------------------------------------------------------------- recipes and pins (recipes.py, pins.py)
+#
+# Compiling onward from edited IR (pins.py): triton.compile(path, target, options) on a
+# `.ttir`/`.ttgir` file parses it (IRSource) and runs only the stages after the file's
+# stage (3.5-3.9 alike). For a `.ttgir` file IRSource takes num_warps/num_ctas from the
+# module's ttg.num-warps/ttg.num-ctas, overriding the options passed; for `.ttir` the
+# options passed decide (checked on 3.6 and 3.9). A stage function's output module
+# prints (str) exactly as CompiledKernel.asm holds it, locations included.
+
+# Env knobs a recipe may set: the compile-behaviour knobs of triton.knobs' language group,
+# the target vendor's group, and TRITON_DISABLE_LINE_INFO; never paths, dumps, overrides
+# or the cache (those would change where irscope reads and writes, not the code).
+_RECIPE_KNOB_GROUPS = {"cuda": ("language", "nvidia"), "hip": ("language", "amd")}
+_RECIPE_KNOB_EXTRA = {"TRITON_DISABLE_LINE_INFO"}
+_RECIPE_KNOB_DENY = r"PATH|DUMP|OVERRIDE|MIR|LOG|LIBCUDA|LIBHIP|LIBDEVICE|MOCK|INTERPRET"
+
+
+def recipe_env_knobs(backend: str) -> dict[str, str]:
+    """Env var -> 'bool' | 'str' for the knobs a recipe may set for this backend ('cuda'/'hip').
+
+    Read from the installed triton.knobs (3.4+: env_bool, env_opt_bool, env_str,
+    env_opt_str descriptors with a .key), so a knob a version lacks is refused.
+    E.g. TRITON_HIP_USE_ASYNC_COPY is env_bool in 3.6 and env_opt_bool in 3.9.
+    """
+
+    from triton import knobs
+
+    out: dict[str, str] = {}
+    groups = _RECIPE_KNOB_GROUPS.get(backend, ("language",)) + ("compilation",)
+    for group in groups:
+        obj = getattr(knobs, group, None)
+        if obj is None:
+            continue
+        for desc in vars(type(obj)).values():
+            key = getattr(desc, "key", None)
+            if not isinstance(key, str) or not isinstance(desc, knobs.env_base):
+                continue
+            if group == "compilation" and key not in _RECIPE_KNOB_EXTRA:
+                continue
+            if re.search(_RECIPE_KNOB_DENY, key):
+                continue
+            kind = type(desc).__name__
+            out[key] = "bool" if "bool" in kind else "int" if "int" in kind else "str"
+    return out
+
+
+def verify_ir(text: str, ext: str, target) -> str | None:
+    """Parse and verify an MLIR module (as triton.compile on a file would); the diagnostic, or None.
+
+    ir.parse_mlir_module(path, context) runs MLIR's verifier after parsing (3.5-3.9);
+    on failure it prints the diagnostic to the native stderr and raises RuntimeError.
+    """
+
+    from triton._C.libtriton import ir
+
+
+    with tempfile.TemporaryDirectory(prefix="irscope-verify-") as d:
+        path = os.path.join(d, f"kernel.{ext}")
+        with open(path, "w") as f:
+            f.write(text)
+        context = ir.context()
+        ir.load_dialects(context)
+        make_backend(target).load_dialects(context)
+        with capture_native_output() as native:
+            try:
+                ir.parse_mlir_module(path, context)
+            except Exception as e:  # RuntimeError('Parse MLIR file failed.')
+                failed = str(e) or type(e).__name__
+            else:
+                failed = None
+    if failed is None:
+        return None
+    diags = [line.split("error:", 1)[1].strip() for line in native.text.splitlines() if "error:" in line]
+    return "; ".join(dict.fromkeys(diags)) or failed
+
+
+def ir_stage_names(fn) -> list[str]:
+    """The IR stages a kernel goes through that a pin can edit: no 'ttir' for Gluon kernels (3.5-3.9)."""
+    return ["ttgir"] if is_gluon(fn) else ["ttir", "ttgir"]
