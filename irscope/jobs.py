@@ -31,7 +31,9 @@ from irscope.core.specfile import read_spec_document
 from irscope.core.targets import Target, parse_target, resolve_target
 from irscope.errors import BadInput
 from irscope.steer import recipes as recipes_mod
-from irscope.steer.pins import Pins, parse_pin_layout, parse_pin_loop, same_file
+from irscope.steer.pins import parse_pin_layout, parse_pin_loop, same_file
+from irscope.steer.pinset import Pins
+from irscope.steer.recipe_model import Recipe
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ def is_spec_file(path: Path | str) -> bool:
     return p.suffix == ".json" and p.is_file()
 
 
-def choose_target(requested: str | None, recipe: recipes_mod.Recipe | None = None,
+def choose_target(requested: str | None, recipe: Recipe | None = None,
                   recorded: str | None = None, recorded_in: str = "", flag: str = "--target") -> tuple[Target, str]:
     """The target and a word on why: the flag wins (it must fit the recipe), then the recipe's own
     target, then the one a spec file recorded, then the local GPU, then cuda:90."""
@@ -152,7 +154,7 @@ def variants(req: Request, names: tuple[str, ...] | list[str]) -> list[Job]:
     return out
 
 
-def for_kernel(ref: loader.KernelRef, base: Settings, req: Request, *, recipe: recipes_mod.Recipe | None = None,
+def for_kernel(ref: loader.KernelRef, base: Settings, req: Request, *, recipe: Recipe | None = None,
                recorded_args: dict[str, str] | None = None, named_args: list[str] | None = None,
                consts: list[str] | None = None) -> Job:
     """The job of one loaded kernel: base settings < recipe < the request's option layers and pins.

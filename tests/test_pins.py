@@ -18,6 +18,9 @@ from irscope.core.spec import build_spec
 from irscope.core.targets import parse_target
 from irscope.errors import BadInput
 from irscope.steer import pins
+from irscope.steer.loops import rewrite_loops
+from irscope.steer.mlir import find_loops
+from irscope.steer.pinset import Pins
 
 ADD = "*fp32, *fp32, *fp32, i32:16, 1024"
 SOFTMAX = EXAMPLES / "softmax.py"
@@ -190,7 +193,7 @@ def test_pins_are_part_of_the_cache_key():
     ref = loader.select_kernels(VECTOR_ADD, None)[0]
     spec = build_spec(ref, ADD, [], [])
     plain = Settings(tgt)
-    pinned = Settings(tgt, pins=pins.Pins(layouts=[pins.parse_pin_layout("blocked:sizePerThread=[1]")]))
+    pinned = Settings(tgt, pins=Pins(layouts=[pins.parse_pin_layout("blocked:sizePerThread=[1]")]))
     options = compiler.bind(spec, plain)[0]
     assert compiler.cache_key(spec, plain, options, False) != compiler.cache_key(spec, pinned, options, False)
     assert plain.canonical()["pins"] is None and pinned.canonical()["pins"]["layouts"]
@@ -236,11 +239,11 @@ def test_loop_locations_resolve_through_names_and_callsites():
         '#loc7 = loc("b"(#loc6))',
         "#loc9 = loc(callsite(#loc4 at #loc2))",
     ])
-    loops = pins.find_loops(ttir)
+    loops = find_loops(ttir)
     assert [lp.lines for lp in loops] == [[("/k.py", 12)], [("/helper.py", 5), ("/k.py", 14)]]
     assert loops[0].attrs == {"tt.flatten": None}
-    out, done = pins.rewrite_loops(ttir, [pins.parse_pin_loop("12:num_stages=3,flatten=false"),
-                                          pins.parse_pin_loop("/helper.py:5:loop_unroll_factor=2")], "k", "/k.py")
+    out, done = rewrite_loops(ttir, [pins.parse_pin_loop("12:num_stages=3,flatten=false"),
+                                     pins.parse_pin_loop("/helper.py:5:loop_unroll_factor=2")], "k", "/k.py")
     assert "    } {tt.num_stages = 3 : i32} loc(#loc7)" in out
     assert "      } {tt.loop_unroll_factor = 2 : i32} loc(#loc9)" in out
     assert [d["loops"] for d in done] == [[("/k.py", 12)], [("/helper.py", 5)]]

@@ -16,6 +16,7 @@ from irscope.core.settings import Settings
 from irscope.core.targets import parse_target
 from irscope.errors import BadInput
 from irscope.steer import recipes
+from irscope.steer.toml_lines import KeyLines
 
 SHIPPED = ["a100", "h100", "h200", "b200", "mi300x", "mi355x"]
 TARGETS = {"a100": "cuda:80", "h100": "cuda:90", "h200": "cuda:90", "b200": "cuda:100", "mi300x": "hip:gfx942",
@@ -290,7 +291,7 @@ def test_key_lines_follow_headers_dotted_keys_and_inline_tables():
         x = 1
         '''
         """)
-    lines = recipes.KeyLines(text)
+    lines = KeyLines(text)
     assert lines.line(("recipe", "target")) == 3
     assert lines.line(("kernel", "matmul*", "options", "num_warps")) == 5
     assert lines.line(("variant", "v", "options", "num_stages")) == 7
