@@ -255,7 +255,7 @@ def _stages_step(c: Compile) -> None:
                     c.kernel = _compile_edited(src, c.settings, options, rec, c.plan)
                 else:
                     c.kernel = adapter.compile(src, c.settings.target, options.__dict__)
-        except BadInput:  # a pin that does not fit this kernel (pins.py): nothing is written
+        except BadInput:  # a pin that does not fit this kernel (steer/): nothing is written
             raise
         except adapter.compile_error_types() as e:
             failure = _frontend_failure(c.spec, e)

@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from irscope.core import artifacts
 from irscope.core.artifacts import PassRecord
+from irscope.errors import BadInput
 
 # Two spellings, depending on the printer MLIR picks: "Name (arg) ('op' ...)" on stderr,
 # "Name: arg{options} ('op' ...)" in MLIR_DUMP_PATH files.
@@ -136,3 +138,25 @@ def load(folder, manifest: dict) -> tuple[list[PassRecord], list[str | None], st
     frontend = manifest["stages"].get("frontend")
     first = (Path(folder) / frontend).read_text() if frontend else ""
     return records, afters, first
+
+
+def read_folder(folder: Path) -> dict:
+    """The manifest of an earlier `irscope dump --passes` folder (BadInput if dumped without --passes)."""
+    manifest = artifacts.read_manifest(folder)
+    if manifest.get("passes") is None:
+        raise BadInput(f"{folder}: dumped without --passes; run irscope dump --passes again")
+    return manifest
+
+
+def check_pattern(pattern: str) -> None:
+    """A --first pattern must be a valid regular expression (BadInput otherwise)."""
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        raise BadInput(f"--first {pattern!r}: not a valid regular expression: {e}") from None
+
+
+def stage_texts(folder: Path, manifest: dict) -> dict[str, str]:
+    """The text stages of a dump folder, by name (binaries left out), for first_producer."""
+    return {s: (Path(folder) / f).read_text() for s, f in manifest["stages"].items()
+            if s not in artifacts.BINARY_STAGES}

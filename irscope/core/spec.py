@@ -246,7 +246,7 @@ def split_signature(text: str) -> list[str]:
 def split_top(text: str, seps: str = ",", opening: str = "([{", closing: str = ")]}") -> list[str]:
     """Split at `seps` outside quotes and brackets; parts as written (an empty text gives none).
 
-    Also splits MLIR attribute text (pins.py), with '<' and '>' as brackets too.
+    Also splits MLIR attribute text (steer/mlir.py), with '<' and '>' as brackets too.
     """
     parts, depth, quote, cur = [], 0, "", []
     for ch in text:

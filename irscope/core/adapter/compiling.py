@@ -191,9 +191,9 @@ def prebuild_launcher(kernel) -> None:
     except Exception:  # noqa: BLE001 - the first launch builds it, or says why not
         pass
 
-# ---------------------------------------------------------------- recipes and pins (recipes.py, pins.py)
+# ---------------------------------------------------------------- recipes and pins (steer/)
 #
-# Compiling onward from edited IR (pins.py): triton.compile(path, target, options) on a
+# Compiling onward from edited IR (steer/pinset.py): triton.compile(path, target, options) on a
 # `.ttir`/`.ttgir` file parses it (IRSource) and runs only the stages after the file's
 # stage (3.5-3.9 alike). For a `.ttgir` file IRSource takes num_warps/num_ctas from the
 # module's ttg.num-warps/ttg.num-ctas, overriding the options passed; for `.ttir` the
