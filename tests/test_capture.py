@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import DATA, EXAMPLES, VECTOR_ADD, run_cli
 
+from irscope.capture import replay, runner, standin
+from irscope.core import adapter
+from irscope.core.targets import parse_target
+
 torch = pytest.importorskip("torch")
 
 SCRIPT = DATA / "capture_tutorial.py"
@@ -186,11 +190,6 @@ def test_stand_in_gpu_maps_cuda_to_cpu_and_is_put_back():
     import triton
     from triton import knobs
 
-    from irscope.capture import recorder as capture
-    from irscope.capture import standin as fakegpu
-    from irscope.core import adapter
-    from irscope.core.targets import parse_target
-
     run_before = adapter.jit_function_type().run
     available = torch.cuda.is_available
     class Twice(torch.autograd.Function):  # libraries allocate (and launch) in backward too
@@ -203,7 +202,7 @@ def test_stand_in_gpu_maps_cuda_to_cpu_and_is_put_back():
             assert g.device.type == "cuda"
             return torch.full_like(g, 2.0) * torch.ones(g.shape, device=g.device)
 
-    with fakegpu.machine(parse_target("hip:gfx942")) as drv:
+    with standin.machine(parse_target("hip:gfx942")) as drv:
         assert triton.runtime.driver.active is drv
         assert triton.runtime.driver.active.get_current_target().arch == "gfx942"
         assert drv.get_active_torch_device() == torch.device("cuda", 0)
@@ -219,8 +218,8 @@ def test_stand_in_gpu_maps_cuda_to_cpu_and_is_put_back():
         assert x.grad.tolist() == [2.0] * 4
     assert torch.cuda.is_available is available and not torch.ones(1).is_cuda
     assert triton.runtime.driver._active is None or triton.runtime.driver._active is not drv
-    run = capture.run_script(SCRIPT, ["--n", "512"], parse_target("cuda:90"), "requested", "compile-only", [],
-                             quiet=True)
+    run = runner.run_script(SCRIPT, ["--n", "512"], parse_target("cuda:90"), "requested", "compile-only", [],
+                            quiet=True)
     assert len(run.captures) == 4 and run.stopped
     assert adapter.jit_function_type().run is run_before
     assert knobs.runtime.jit_cache_hook is None and knobs.runtime.jit_post_compile_hook is None
@@ -228,14 +227,11 @@ def test_stand_in_gpu_maps_cuda_to_cpu_and_is_put_back():
 
 def test_real_run_path_marks_the_winner_and_matches_the_launched_kernel(tmp_path):
     """The gpu-mode path (Triton compiles, hooks record, the autotuner picks), run on the stand-in GPU."""
-    from irscope.capture import recorder as capture
-    from irscope.core.targets import parse_target
-
-    run = capture.run_script(SCRIPT, ["--n", "2048"], parse_target("cuda:90"), "requested", "gpu", [], quiet=True,
-                             stand_in=True)
-    capture.prepare(run, [])
-    capture.write_specs(run, tmp_path)
-    capture.dump_all(run, tmp_path, False, True)
+    run = runner.run_script(SCRIPT, ["--n", "2048"], parse_target("cuda:90"), "requested", "gpu", [], quiet=True,
+                            stand_in=True)
+    replay.prepare(run, [])
+    replay.write_specs(run, tmp_path)
+    replay.dump_all(run, tmp_path, False, True)
     axpy = [c for c in run.captures if c.name == "axpy_kernel"]
     assert [c.winner for c in axpy] == [True, False]  # the placeholder timings tie: the first config wins
     assert all(c.kernel_hash for c in run.captures)
@@ -340,10 +336,7 @@ def test_tensors_made_under_set_default_device_cuda_are_the_stand_ins(tmp_path):
 
 
 def test_default_device_the_script_sets_is_put_back():
-    from irscope.capture import standin as fakegpu
-    from irscope.core.targets import parse_target
-
-    with fakegpu.machine(parse_target("cuda:90")):
+    with standin.machine(parse_target("cuda:90")):
         torch.set_default_device("cuda")
         assert torch.empty(2).untyped_storage().device.type == "cpu" and torch.get_default_device().type == "cuda"
     assert torch.get_default_device() == torch.device("cpu") and not torch.empty(2).is_cuda

@@ -1,0 +1,101 @@
+"""`irscope dump SCRIPT [-- ARGS]` (no --signature/--arg/--const): run a script unmodified and dump
+every kernel it compiles.
+
+The script runs as `__main__` and each kernel Triton compiles while it runs is recorded — plain
+launches, every @triton.autotune config, .warmup, kernels reached through library calls — with
+what Triton's launch binder decided for it (the specialization, constexprs and options), the
+launch grid and the shapes, dtypes, strides and alignment of its tensor arguments. Each capture
+becomes a spec file (replayable: `irscope dump CAPTURE.json --set num_warps=8`) and is dumped
+like any other kernel.
+
+Two modes:
+  gpu           the local GPU is the target: the script runs for real; compiles are recorded
+                through Triton's hooks (Triton's own cache hits included), and for autotuned
+                kernels the config the autotuner chose is marked.
+  compile-only  no GPU here, or --target is another chip: the script runs on the stand-in GPU
+                (standin.py): tensors live on the CPU, kernels are bound for the requested
+                target, launches are recorded and not run. Results are not computed, so a
+                script's own checks may fail after its launches; what was captured is kept.
+
+The pipeline, one module each: check what can be refused before running (here) -> run_script
+(runner.py, with the Recorder's hooks, recorder.py) -> Capture records (records.py) -> prepare,
+write_specs, dump_all (replay.py) -> the view (views/capture.py: summary, --json, messages).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from irscope import jobs
+from irscope.capture.replay import dump_all, prepare, write_specs
+from irscope.capture.runner import run_script, threads_note
+from irscope.core import adapter
+from irscope.core.settings import parse_assignments
+from irscope.core.targets import Target, local_gpu_target
+from irscope.errors import BadInput
+from irscope.views import capture as view
+from irscope.views import render
+
+
+def dump_command(file: Path, script_args: list[str], kernel_globs: list[str], target: str | None, sets: list[str],
+                 out_dir: Path, no_cache: bool, stage: str | None, with_passes: bool, as_json: bool,
+                 script_log: Path | None, compile_only: bool) -> int:
+    """irscope dump SCRIPT [-- ARGS]: run, capture, write specs, dump, show. Returns the exit status."""
+    tgt, reason, mode = choose_mode(target, compile_only)
+    out_dir = Path(out_dir).resolve()  # the script may change directory
+    check_before_running(tgt, sets, out_dir, stage, script_log)
+    run = run_script(Path(file), list(script_args), tgt, reason, mode, list(kernel_globs), script_log,
+                     quiet=bool(stage or as_json))
+    if run.stopped:
+        view.print_stopped(run)
+    if run.threads_left:
+        view.print_warning(threads_note(run.threads_left))
+    prepare(run, list(sets))
+    write_specs(run, out_dir)
+    dump_all(run, out_dir, with_passes, not no_cache)
+    results = [c.result for c in run.captures if c.result is not None]
+
+    if stage:
+        shown = [r for r in results if stage in r.manifest["stages"]]
+        if not shown:
+            raise BadInput(f"stage {stage!r} does not exist for the captured kernels on {tgt.name}")
+        render.print_stage(shown, stage)
+    elif as_json:
+        view.print_json(run, results)
+    else:
+        view.summary(run)
+    view.print_failures(run)
+    if not results:
+        if not any(c.failure for c in run.captures):
+            problems = [c.problem for c in run.captures if c.problem]
+            raise BadInput(f"{file}: none of the {len(run.captures)} captured kernels can be dumped"
+                           + (f": {problems[0]}" if problems else ""))
+        return 1
+    return 1 if any(c.failure for c in run.captures) else 0
+
+
+def choose_mode(target_text: str | None, compile_only: bool) -> tuple[Target, str, str]:
+    """(target, why it was chosen, mode): a real run only on the local GPU's own target."""
+    local = local_gpu_target()
+    tgt, reason = jobs.choose_target(target_text)
+    real = local is not None and local == tgt and not compile_only
+    return tgt, reason, "gpu" if real else "compile-only"
+
+
+def check_before_running(tgt: Target, sets: list[str], out_dir: Path, stage: str | None,
+                         script_log: Path | None) -> None:
+    """What can be refused before the script runs is refused then: nothing written, one line."""
+    options = parse_assignments(list(sets), tgt)
+    try:
+        adapter.make_backend(tgt).parse_options(dict(options))
+    except (ValueError, AssertionError, TypeError) as e:
+        raise BadInput(f"--set: rejected by Triton's {tgt.backend} backend: {str(e) or type(e).__name__}") from None
+    vendor_stages = {"cuda": ("ptx", "cubin", "sass"), "hip": ("amdgcn", "hsaco")}
+    other = "hip" if tgt.backend == "cuda" else "cuda"
+    if stage in vendor_stages[other]:
+        raise BadInput(f"--stage {stage}: {tgt.name} has no {stage} stage (its last stages: "
+                       f"{', '.join(vendor_stages[tgt.backend])})")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BadInput(f"-o {out_dir}: is a file, not a folder")
+    if script_log is not None and not Path(script_log).resolve().parent.is_dir():
+        raise BadInput(f"--script-log {script_log}: its folder does not exist")

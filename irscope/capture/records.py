@@ -1,0 +1,149 @@
+"""What a capture records: one Capture per kernel compiled, one ScriptRun per script run, and the
+launch record of a spec file (grid, tensors' shapes, dtypes, strides, offsets and alignment, scalars).
+
+The Recorder (recorder.py) fills Captures while the script runs, replay.py gives each a spec and
+settings, a spec file and a dump, and the view (views/capture.py) shows them: this module is the
+data they pass along, and the functions that describe a launch's arguments as plain data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from irscope.core import adapter
+from irscope.core.settings import Settings
+from irscope.core.targets import Target
+
+
+@dataclass
+class Capture:
+    """One kernel × specialization × options the script compiled (Triton's kernel-cache identity)."""
+
+    index: int
+    name: str                          # the kernel's function name
+    jit: Any                           # the JITFunction
+    key: str                           # Triton's kernel-cache key for the launch
+    signature: dict[str, Any]          # what the binder decided (JITFunction._pack_args)
+    constants: dict[tuple, Any]
+    attrs: dict[tuple, Any]
+    options: dict[str, Any]            # the backend options' fields, as the launch had them
+    warmup: bool = False               # compiled by .warmup (no launch of its own)
+    config: str | None = None          # @triton.autotune config label
+    winner: bool | None = None         # the autotuner's choice (None: not measured, compile-only)
+    launch: dict[str, Any] = field(default_factory=dict)   # grid, tensor shapes, scalar values
+    launches: int = 0
+    cache_hit: bool | None = None      # served from Triton's on-disk cache (gpu mode)
+    kernel_hash: str | None = None
+    asm: dict[str, str] = field(default_factory=dict)       # gpu mode: the launched kernel's text stages
+    # filled by replay.prepare():
+    spec: Any = None
+    settings: Settings | None = None
+    problem: str | None = None         # why there is no spec (not expressible in the spec grammar)
+    notes: list[str] = field(default_factory=list)
+    spec_path: Path | None = None
+    result: Any = None                 # dump.DumpResult
+    failure: str | None = None
+    skipped: str | None = None         # a config a launch would reject (OutOfResources)
+    matches_launch: dict[str, bool] | None = None
+    launch_options: dict[str, Any] = field(default_factory=dict)   # the options that differ from defaults
+    elements: dict[str, str] = field(default_factory=dict)         # param -> spec element text
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} [{self.config}]" if self.config else self.name
+
+
+@dataclass
+class ScriptRun:
+    """One run of a script under the recorder: what it captured, and how it ended."""
+
+    script: Path
+    args: list[str]
+    target: Target
+    target_reason: str
+    mode: str                          # "gpu" | "compile-only"
+    captures: list[Capture]
+    launches: int                      # launches seen (recorded ones in compile-only mode)
+    stopped: str | None = None         # why the script ended early, one line
+    filtered_out: list[str] = field(default_factory=list)   # kernels --kernel left out
+    script_log: Path | None = None
+    threads_left: list[str] = field(default_factory=list)   # threads it started, still running at its end
+
+
+def launch_record(jit: Any, args: tuple, kwargs: dict[str, Any], grid: Any, warmup: bool) -> dict[str, Any]:
+    """The launch record of a call `jit[grid](*args, **kwargs)` (a .warmup has no grid)."""
+    bound = bind(jit, args, kwargs)
+    grid3 = None
+    if not warmup and grid is not None:
+        try:
+            grid3 = grid_3d(grid(bound) if callable(grid) else grid)
+        except Exception:
+            grid3 = None
+    return describe(bound, jit, grid3)
+
+
+def grid_3d(grid: Any) -> list[int] | None:
+    """A launch grid as three ints ([16] -> [16, 1, 1]); None when it is not a sequence of ints."""
+    try:
+        g = [int(x) for x in grid]
+    except (TypeError, ValueError):
+        return None
+    return (g + [1, 1, 1])[:3]
+
+
+def bind(jit: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Parameter -> value as the launch bound them (defaults applied), like Triton's binder."""
+    sig = adapter.kernel_signature(jit)
+    try:
+        ba = sig.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters})
+        ba.apply_defaults()
+        return dict(ba.arguments)
+    except TypeError:
+        names = [p.name for p in adapter.kernel_params(jit)]
+        return dict(zip(names, args))
+
+
+def describe(bound: dict[str, Any], jit: Any, grid: list[int] | None) -> dict[str, Any]:
+    """The launch record of a spec file: grid, tensors (shape, dtype, strides, offset, alignment), scalars."""
+    constexpr = {p.name for p in adapter.kernel_params(jit) if p.is_constexpr}
+    args: dict[str, Any] = {}
+    for name, v in bound.items():
+        if name in constexpr:
+            continue
+        if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
+            args[name] = tensor_record(v)
+        elif isinstance(v, (bool, int, float)) or v is None:
+            args[name] = {"value": v}
+        else:
+            args[name] = {"type": type(v).__name__}
+    return {"grid": grid, "args": args}
+
+
+def tensor_record(t: Any) -> dict[str, Any]:
+    """dtype, shape, strides, storage offset and pointer alignment of a tensor argument."""
+    rec: dict[str, Any] = {"dtype": str(t.dtype).replace("torch.", "")}
+    if type(t).__name__ == "MockTensor":  # .warmup(torch.float32, ...): a dtype, no tensor
+        rec.update(mock=True, align=16)
+        return rec
+    with contextlib.suppress(Exception):
+        rec["shape"] = [int(s) for s in t.shape]
+    with contextlib.suppress(Exception):
+        rec["strides"] = [int(s) for s in t.stride()]
+    with contextlib.suppress(Exception):
+        rec["offset"] = int(t.storage_offset())
+    with contextlib.suppress(Exception):
+        rec["align"] = alignment(int(t.data_ptr()))
+    return rec
+
+
+def alignment(address: int) -> int:
+    """The largest power of two (up to 16, all Triton asks) dividing the address."""
+    if address % 16 == 0:
+        return 16
+    a = 1
+    while address % (a * 2) == 0:
+        a *= 2
+    return a

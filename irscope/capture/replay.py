@@ -1,0 +1,245 @@
+"""Captures -> replayable jobs: a spec and settings per capture, its spec file, its dump.
+
+    prepare      each capture's KernelSpec and Settings, built through jobs.for_kernel from what
+                 the binder decided (signature, constexprs, divisibility and alignment, options
+                 that differ from the backend's defaults), then bound again and compared with the
+                 launch: where the spec cannot say what the launch did, a note says so
+    write_specs  one spec file per capture under OUT/captures/ (`irscope dump CAPTURE.json` replays it)
+    dump_all     each capture dumped like any other kernel; in gpu mode its stages are compared
+                 with the kernel the script actually launched
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from irscope import jobs
+from irscope.capture.records import Capture, ScriptRun
+from irscope.compare.normalize import normalize
+from irscope.core import adapter, compiler, loader
+from irscope.core import dump as dump_job
+from irscope.core.settings import DERIVED_FIELDS, Settings, jsonable, settable_options
+from irscope.core.spec import ArgSpec, KernelSpec
+from irscope.core.specfile import spec_document
+from irscope.errors import BadInput, CompileFailure
+
+
+def prepare(run: ScriptRun, sets: list[str]) -> None:
+    """Give each capture a KernelSpec and Settings; say where the spec cannot say what the launch did."""
+    request = jobs.Request(Path(run.script)).with_sets(list(sets), "--set")
+    for cap in run.captures:
+        try:
+            cap.spec, cap.settings = _spec_for(cap, run, request)
+        except BadInput as e:
+            cap.problem = str(e)
+
+
+def _spec_for(cap: Capture, run: ScriptRun, request: jobs.Request) -> tuple[KernelSpec, Settings]:
+    """The capture's job (through jobs.for_kernel, as every command's), checked against the launch."""
+    jit = cap.jit
+    params = adapter.kernel_params(jit)
+    named, consts = _elements(cap, run)
+    file = Path(jit.fn.__code__.co_filename).resolve()
+    attr = _module_attribute(jit) or cap.name
+    ref = loader.KernelRef(attr, jit, file, adapter.is_gluon(jit), False)
+    cap.elements = {item.partition("=")[0]: item.partition("=")[2] for item in named + consts}
+    cap.elements = {p.name: cap.elements[p.name] for p in params if p.name in cap.elements}
+    cap.launch_options = _launch_options(cap, run)
+    as_launched = Settings(run.target, run.target_reason).overlay(cap.launch_options, "capture")
+    job = jobs.for_kernel(ref, as_launched, request, named_args=named, consts=consts)
+    spec, settings = job.spec, job.settings
+
+    # the check that makes a capture trustworthy: the spec binds as the launch did (under the
+    # launch's own options; --set changes what is compiled afterwards, not what was launched)
+    _, signature, constexprs, attrs = compiler.bind(spec, as_launched)
+    cap.notes.extend(_binding_differences(cap, signature, constexprs, attrs))
+    return spec, settings
+
+
+def _elements(cap: Capture, run: ScriptRun) -> tuple[list[str], list[str]]:
+    """The spec elements (NAME=ELEMENT) of what the binder decided: (named args, constexprs)."""
+    aligns = {n: a.get("align") for n, a in (cap.launch.get("args") or {}).items() if isinstance(a, dict)}
+    named, consts = [], []
+    for i, p in enumerate(adapter.kernel_params(cap.jit)):
+        ty = cap.signature.get(p.name)
+        path = (i,)
+        if ty == "constexpr":
+            value = cap.constants.get(path, p.default)
+            if not p.is_constexpr and type(value) is int and value == 1:
+                text = "i32:1"          # an int equal to 1, made a constant by the launch
+            elif callable(value) and not type(value).__name__.endswith("Layout"):
+                raise BadInput(f"{p.name} is the function {getattr(value, '__name__', value)!r}: "
+                               f"a constexpr the spec grammar cannot name")
+            else:
+                text = _constexpr_text(value) or ArgSpec("constexpr", value=value).text()
+            (consts if p.is_constexpr else named).append(f"{p.name}={text}")
+        elif isinstance(ty, str) and ty.startswith("*"):
+            div = _divisible(cap.attrs.get(path))
+            align = 16 if div else min(aligns.get(p.name) or 16, 16)
+            # AMD marks pointers into allocations under 2 GiB for buffer ops; one without is ':large'
+            ranged = any(list(kv)[:1] == ["tt.pointer_range"] for kv in (cap.attrs.get(path) or []))
+            large = run.target.backend == "hip" and adapter.amd_buffer_ops_enabled() and not ranged
+            named.append(f"{p.name}={ty}:{align}" + (":large" if large else ""))
+        elif isinstance(ty, str) and ty[:1] in "iu" and ty[1:].isdigit() and ty not in ("i1", "u1"):
+            named.append(f"{p.name}={ty}:16" if _divisible(cap.attrs.get(path)) else f"{p.name}={ty}")
+        elif ty in ("i1", "u1", "fp16", "bf16", "fp32", "fp64"):
+            named.append(f"{p.name}={ty}")
+        else:
+            raise BadInput(f"parameter {p.name} is bound as {ty!r} (a tensor descriptor, tuple or other "
+                           f"argument the spec grammar has no element for)")
+    return named, consts
+
+
+def _launch_options(cap: Capture, run: ScriptRun) -> dict[str, Any]:
+    """The options the launch had that the backend's defaults do not (settable ones only)."""
+    defaults = jsonable(adapter.make_backend(run.target).parse_options(adapter.launch_kwargs(cap.jit, {})).__dict__)
+    valid = settable_options(run.target)
+    captured = {}
+    for k, v in cap.options.items():
+        if k in DERIVED_FIELDS or k not in valid or jsonable(v) == defaults.get(k):
+            continue
+        captured[k] = _tuples(v) if isinstance(defaults.get(k), list) else v
+    return captured
+
+
+def _constexpr_text(value: Any) -> str | None:
+    """A Triton dtype as the spec grammar reads it back: tl.float16 (its .name, fp16, is no tl attribute)."""
+    import triton.language as tl
+
+    if not isinstance(value, tl.dtype):
+        return None
+    for name, v in vars(tl).items():
+        if isinstance(v, tl.dtype) and not name.startswith("_") and v == value:
+            return f"tl.{name}"
+    return None
+
+
+def _tuples(v: Any) -> Any:
+    return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
+
+
+def _divisible(attr_list) -> bool:
+    for item in attr_list or []:
+        if len(item) == 2 and item[0] == "tt.divisibility" and item[1] == 16:
+            return True
+    return False
+
+
+def _module_attribute(jit) -> str | None:
+    """The global name the kernel has in its module (what a replay looks it up by)."""
+    fn = getattr(jit, "fn", None)
+    globs = getattr(fn, "__globals__", None) or {}
+    for name, obj in list(globs.items()):
+        if obj is jit or adapter.unwrap_kernel(obj) is jit:
+            return name
+    return None
+
+
+def _binding_differences(cap: Capture, signature, constexprs, attrs) -> list[str]:
+    notes = []
+    text = lambda v: ArgSpec("constexpr", value=v).text()
+    if dict(signature) != dict(cap.signature):
+        diff = [f"{k}: {cap.signature.get(k)} -> {signature.get(k)}" for k in signature
+                if signature.get(k) != cap.signature.get(k)]
+        notes.append(f"the spec binds differently from the launch: {'; '.join(diff)}")
+    norm = lambda d: {tuple(k): sorted(tuple(x) for x in v) for k, v in (d or {}).items() if v}
+    a, b = norm(cap.attrs), norm(attrs)
+    if a != b:
+        names = [p.name for p in adapter.kernel_params(cap.jit)]
+        lost: dict[str, list[str]] = {}
+        extra: dict[str, list[str]] = {}
+        for path in sorted(set(a) | set(b)):
+            who = names[path[0]] if len(path) == 1 and path[0] < len(names) else str(path)
+            for k, v in a.get(path, []):
+                if (k, v) not in b.get(path, []):
+                    lost.setdefault(f"{k}={v}", []).append(who)
+            for k, v in b.get(path, []):
+                if (k, v) not in a.get(path, []):
+                    extra.setdefault(f"{k}={v}", []).append(who)
+        for attr, who in lost.items():
+            why = " (AMD buffer ops: a tensor under 2 GiB)" if attr.startswith("tt.pointer_range") else ""
+            notes.append(f"{', '.join(who)}: the launch had {attr}{why}, which no spec element expresses; "
+                         f"the dump compiles without it")
+        for attr, who in extra.items():
+            notes.append(f"{', '.join(who)}: the spec adds {attr}, which the launch did not have")
+    ca = {tuple(k): text(v) for k, v in cap.constants.items()}
+    cb = {tuple(k): text(v) for k, v in constexprs.items()}
+    if ca != cb:
+        notes.append(f"constexprs differ from the launch: {ca} vs {cb}")
+    return notes
+
+
+def spec_record(cap: Capture, run: ScriptRun) -> dict[str, Any]:
+    """The spec file's `launch` record."""
+    rec = dict(cap.launch)
+    rec.update({
+        "autotune": {"config": cap.config, "winner": cap.winner} if cap.config else None,
+        "warmup": cap.warmup,
+        "launches": cap.launches,
+        "mode": run.mode,
+        "script": str(run.script.resolve()),
+        "script_args": run.args,
+    })
+    if cap.cache_hit is not None:
+        rec["triton_cache_hit"] = cap.cache_hit
+    if cap.notes:
+        rec["notes"] = list(cap.notes)
+    return rec
+
+
+def write_specs(run: ScriptRun, out_dir: Path) -> None:
+    """One spec file per capture with a spec, under OUT/captures/ (KERNEL-N.json, never overwritten)."""
+    folder = Path(out_dir) / "captures"
+    counts: dict[str, int] = {}
+    for cap in run.captures:
+        if cap.spec is None:
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        n = counts.get(cap.spec.kernel, 0) + 1
+        while (folder / f"{cap.spec.kernel}-{n}.json").exists():  # an earlier capture's: never overwritten
+            n += 1
+        counts[cap.spec.kernel] = n
+        path = folder / f"{cap.spec.kernel}-{n}.json"
+        doc = spec_document(cap.spec, run.target.name, jsonable(cap.launch_options),
+                            launch=jsonable(spec_record(cap, run)))
+        doc["args"] = dict(cap.elements)  # the elements build_spec read (they read back the same)
+        path.write_text(json.dumps(doc, indent=1) + "\n")
+        cap.spec_path = path
+
+
+def dump_all(run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool) -> None:
+    """Dump each capture with a spec; a config the autotuner would drop is skipped, a failure kept."""
+    for cap in run.captures:
+        if cap.spec is None:
+            continue
+        try:
+            cap.result = dump_job.dump(cap.spec, cap.settings, out_dir, with_passes, use_cache)
+        except CompileFailure as e:
+            if e.stage == "resources" and cap.config:
+                cap.skipped = e.reason  # the autotuner drops such a config (OutOfResources)
+            else:
+                cap.failure = str(e)
+            continue
+        cap.result.manifest.setdefault("notes", [])
+        cap.result.manifest["notes"] = list(cap.result.manifest["notes"]) + [
+            n for n in cap.notes if n not in cap.result.manifest["notes"]]
+        if cap.asm:
+            cap.matches_launch = _compare_with_launch(cap)
+
+
+def _compare_with_launch(cap: Capture) -> dict[str, bool]:
+    """gpu mode: the dump's stages against the kernel the script actually launched.
+
+    Compared after irscope's normalisation (normalize.py): a dump served from irscope's
+    cache may carry another path to the same source in its debug locations.
+    """
+    out = {}
+    m, folder = cap.result.manifest, cap.result.folder
+    for stage in ("ttgir", "ptx", "amdgcn"):
+        if stage in cap.asm and stage in m["stages"]:
+            mine = (folder / m["stages"][stage]).read_text()
+            out[stage] = normalize(stage, mine).lines == normalize(stage, cap.asm[stage]).lines
+    return out
+

@@ -1,0 +1,149 @@
+"""Running a script, unmodified, as __main__ with the Recorder installed -> a ScriptRun.
+
+The script runs in irscope's own process (so Triton's hooks see its compiles), with its own
+argv and its folder on sys.path, on the stand-in GPU in compile-only mode. Whatever it does,
+irscope comes back: its output goes where it was told (a log file, stderr, or as it is), its
+failure or exit is one line (`stopped`), and argv, sys.path and the working directory are put
+back. Threads it leaves running are said, as kernels they launch later are not captured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import runpy
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Iterator
+
+from irscope.capture import standin
+from irscope.capture.recorder import Recorder
+from irscope.capture.records import ScriptRun
+from irscope.core import loader
+from irscope.core.targets import Target
+from irscope.errors import BadInput
+
+
+def run_script(script: Path, args: list[str], target: Target, target_reason: str, mode: str,
+               kernel_globs: list[str], script_log: Path | None = None, quiet: bool = False,
+               stand_in: bool | None = None) -> ScriptRun:
+    """Run the script as __main__ with the recorder installed; the captures, and why it stopped if it did.
+
+    `stand_in` (tests only) overrides whether the stand-in GPU is used: True with
+    mode "gpu" compiles through Triton's JIT as a real run does, without a GPU.
+    """
+    script = loader.check_python_file(Path(script), "a Python script")
+    rec = Recorder(target, mode == "compile-only", kernel_globs)
+    use_stand_in = mode == "compile-only" if stand_in is None else stand_in
+    stopped: str | None = None
+    raised = False
+    saved_argv, saved_path, saved_cwd = list(sys.argv), list(sys.path), os.getcwd()
+    script = script.resolve()  # a script that changes directory must not move it, or the output
+    folder = str(script.parent)
+    threads_before = set(threading.enumerate())
+    with contextlib.ExitStack() as stack:
+        if use_stand_in:
+            stack.enter_context(standin.machine(target))
+        stack.enter_context(rec.installed())
+        stack.enter_context(_script_output(script_log, quiet))
+        sys.argv = [str(script), *args]
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        try:
+            runpy.run_path(str(script), run_name="__main__")
+        except SystemExit as e:
+            if e.code not in (0, None):
+                stopped, raised = f"exited with status {e.code}", True
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # the script's own failure: reported, never an irscope crash
+            stopped, raised = f"{_where(e, script)}{type(e).__name__}: {_first_line(e)}", True
+        finally:
+            sys.argv[:] = saved_argv
+            sys.path[:] = saved_path
+            os.chdir(saved_cwd)
+            threads_left = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+    if rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
+        raise rec.internal_error
+    run = ScriptRun(script, list(args), target, target_reason, mode, rec.captures, rec.launches, stopped,
+                    rec.filtered_out, script_log, threads_left)
+    if not run.captures:
+        if kernel_globs and rec.filtered_out:
+            raise BadInput(f"{script}: no kernel the script launched matches --kernel {' '.join(kernel_globs)}; "
+                           f"it launched: {', '.join(rec.filtered_out)}")
+        if raised:
+            raise BadInput(f"{script}: the script {_stop_phrase(stopped)} before it launched a Triton kernel")
+        if threads_left:
+            raise BadInput(f"{script}: ran to the end without launching a Triton kernel, but "
+                           f"{threads_note(threads_left)}")
+        raise BadInput(f"{script}: ran to the end without launching a Triton kernel; to compile its kernels without "
+                       f"running it, give a specialization (--signature, or --arg/--const)")
+    return run
+
+
+def threads_note(names: list[str]) -> str:
+    """Threads the script started that outlived it: irscope's hooks are gone once the script
+    returns (Python would still wait for them; irscope does not, as an idle executor's
+    workers would never end), so a kernel they launch later is not captured. Said, not dropped."""
+    n = len(names)
+    return (f"{n} thread{'s' if n != 1 else ''} it started {'were' if n != 1 else 'was'} still running when it ended "
+            f"({', '.join(names)}): kernels launched from {'them' if n != 1 else 'it'} after that are not captured "
+            f"(join threads, and shut executors down, before the script ends)")
+
+
+@contextlib.contextmanager
+def _script_output(log: Path | None, keep_stdout_clean: bool) -> Iterator[None]:
+    """Where the script's output goes: a log file (stdout and stderr), or stderr when
+    irscope's own stdout must stay machine-readable (--json, --stage), or as it is."""
+    if log is None and not keep_stdout_clean:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sink = open(log, "w") if log is not None else None
+    target_fd = sink.fileno() if sink is not None else 2
+    saved = {fd: os.dup(fd) for fd in ((1, 2) if sink is not None else (1,))}
+    py_out, py_err = sys.stdout, sys.stderr
+    try:
+        for fd in saved:
+            os.dup2(target_fd, fd)
+        if sink is not None:
+            sys.stdout = sys.stderr = sink
+        else:
+            sys.stdout = sys.stderr
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        sys.stdout, sys.stderr = py_out, py_err
+        for fd, dup in saved.items():
+            os.dup2(dup, fd)
+            os.close(dup)
+        if sink is not None:
+            sink.close()
+
+
+def _stop_phrase(stopped: str | None) -> str:
+    if stopped and stopped.startswith("exited"):
+        return stopped
+    return f"raised {stopped}"
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else "(no message)"
+
+
+def _where(e: BaseException, script: Path) -> str:
+    """'script.py:42: ' for the deepest frame in the script itself."""
+    try:
+        target = script.resolve()
+        for frame in reversed(traceback.extract_tb(e.__traceback__)):
+            if Path(frame.filename).resolve() == target:
+                return f"{script.name}:{frame.lineno}: "
+    except OSError:
+        pass
+    return ""

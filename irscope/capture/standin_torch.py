@@ -1,0 +1,198 @@
+"""The stand-in GPU's torch side: tensors made for "cuda" live on the CPU and say they are on cuda:0.
+
+While `torch_on_cpu(target)` is entered, a TorchFunctionMode (CpuForCuda) makes tensors created
+for "cuda" (device="cuda", .cuda(), .to("cuda"), device=0) on the CPU instead, and they say they
+are on cuda:0 (.device, .is_cuda): code that branches on `x.device.type == "cuda"` (libraries
+sizing a grid by the SM count do) takes its GPU path. So are tensors made with no device= under
+torch.set_default_device("cuda") or `with torch.device("cuda")`, and all of this holds in
+threads the script starts and in autograd backward passes. torch.cuda answers as a GPU of the
+target would (the stand-in device interface: is_available, device count, capability and
+properties, synchronize, events, streams, device contexts).
+
+CPU allocations are 64-byte aligned, so a pointer is 16-byte aligned exactly when it would be on
+the GPU (where allocations are 256-byte aligned): views at an odd offset are unaligned on both.
+Everything is put back on exit, the default device included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import threading
+import warnings
+from typing import Any, Iterator
+
+from irscope.capture.standin_driver import FakeDeviceInterface
+from irscope.core import adapter
+from irscope.core.targets import Target
+
+
+def _is_gpu_device(d: Any) -> bool:
+    if isinstance(d, str):
+        return d.startswith(("cuda", "hip"))
+    if isinstance(d, int) and not isinstance(d, bool):
+        return True  # device=0 means cuda:0 to torch
+    return type(d).__name__ == "device" and getattr(d, "type", "") == "cuda"
+
+
+def _default_device_probe() -> tuple[Any, Any]:
+    """(the constructors torch's default device applies to, a function that returns that
+    device for this thread, None when unset).
+
+    torch.set_default_device / `with torch.device(...)` push a DeviceContext mode to the
+    bottom of the thread's mode stack, under the stand-in's: it fills in device= after
+    CpuForCuda has looked, so CpuForCuda must fill in the CPU first. Read from the mode
+    stack, as torch.get_default_device() does (private since torch 2.0: empty if gone).
+    """
+    try:
+        from torch.overrides import _get_current_function_mode_stack
+        from torch.utils._device import DeviceContext, _device_constructors
+    except ImportError:
+        return frozenset(), lambda: None
+
+    def default_device() -> Any:
+        for mode in _get_current_function_mode_stack():
+            if isinstance(mode, DeviceContext):
+                return mode.device
+        return None
+
+    return _device_constructors(), default_device
+
+
+def _cpu_mode():
+    """The TorchFunctionMode that puts "cuda" tensors on the CPU (one per session)."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    identity = {torch.Tensor.cuda, torch.Tensor.pin_memory}
+    moves = {torch.Tensor.to, torch.Tensor.new_empty, torch.Tensor.new_zeros, torch.Tensor.new_ones,
+             torch.Tensor.new_full, torch.Tensor.new_tensor}
+    is_cuda = torch.Tensor.is_cuda.__get__
+    device_of = torch.Tensor.device.__get__
+    get_device = torch.Tensor.get_device
+    cuda0 = torch.device("cuda", 0)
+    constructors, default_device = _default_device_probe()
+
+    class CpuForCuda(TorchFunctionMode):
+        """device="cuda" -> the CPU; .cuda() and pin_memory() -> the tensor itself;
+        .device -> cuda:0, .is_cuda -> True, .get_device() -> 0. A constructor given no
+        device while the default device is a GPU one (torch.set_default_device("cuda"),
+        `with torch.device("cuda")`) is given the CPU too."""
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func in identity:
+                return args[0]
+            if func == is_cuda:
+                return True
+            if func == device_of:
+                return cuda0
+            if func == get_device:
+                return 0
+            if "device" in kwargs and _is_gpu_device(kwargs["device"]):
+                kwargs = dict(kwargs, device="cpu")
+            elif kwargs.get("device") is None and func in constructors and _is_gpu_device(default_device()):
+                kwargs = dict(kwargs, device="cpu")
+            if kwargs.get("pin_memory"):
+                kwargs = dict(kwargs, pin_memory=False)
+            if func in moves:
+                args = tuple("cpu" if i > 0 and _is_gpu_device(a) and not isinstance(a, int) else a
+                             for i, a in enumerate(args))
+            return func(*args, **kwargs)
+
+    return CpuForCuda()
+
+
+@contextlib.contextmanager
+def _backward_in(mode) -> Iterator[None]:
+    """Run autograd.Function.backward methods under `mode` too.
+
+    The autograd engine runs a backward pass with the torch-function modes of the
+    .backward() call, and that call reaches the engine from inside the mode's own
+    handler, where the mode is popped: a custom Function's backward (where libraries
+    allocate and launch kernels) would see real CPU devices. PyNode calls the
+    backward object's `apply` attribute, so wrapping it there puts the mode back.
+    """
+    import torch
+
+    cls = getattr(torch.autograd.function, "BackwardCFunction", None)
+    if cls is None or not hasattr(cls, "apply"):
+        yield
+        return
+    original = cls.apply
+
+    def apply(self, *args):
+        from torch.overrides import _get_current_function_mode_stack
+
+        if any(m is mode for m in _get_current_function_mode_stack()):
+            return original(self, *args)
+        with mode:
+            return original(self, *args)
+
+    with adapter.patched(cls, "apply", apply):
+        yield
+
+
+@contextlib.contextmanager
+def _default_device_kept(torch: Any) -> Iterator[None]:
+    """Put torch's default device back as it was: a script's set_default_device("cuda")
+    would otherwise outlive the session and send irscope's own tensors to the real CUDA."""
+    holder = getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None)
+    before = getattr(holder, "device_context", None)
+    try:
+        yield
+    finally:
+        if holder is not None and getattr(holder, "device_context", None) is not before:
+            with contextlib.suppress(Exception):
+                torch.set_default_device(before.device if before is not None else None)
+
+
+@contextlib.contextmanager
+def _in_new_threads(mode) -> Iterator[None]:
+    """Threads started while the stand-in is up run on it too.
+
+    torch's mode stack is per thread and a new thread starts with an empty one: its
+    device="cuda" would reach the real (absent) CUDA, and tensors handed to it would say
+    they are on the CPU. Thread._bootstrap_inner runs first thing in the new thread for
+    every Thread, subclasses and ThreadPoolExecutor workers included (private, present in
+    3.8-3.14; without it threads are left as they are).
+    """
+    original = getattr(threading.Thread, "_bootstrap_inner", None)
+    if original is None:
+        yield
+        return
+
+    def bootstrap_inner(self) -> None:
+        with mode:
+            original(self)
+
+    with adapter.patched(threading.Thread, "_bootstrap_inner", bootstrap_inner):
+        yield
+
+
+@contextlib.contextmanager
+def torch_on_cpu(target: Target) -> Iterator[None]:
+    """torch as on a GPU of `target`, with tensors on the CPU (nothing to do without torch)."""
+    if importlib.util.find_spec("torch") is None:
+        yield
+        return
+    with warnings.catch_warnings():  # irscope's import, not the script's: keep torch's own noise
+        warnings.simplefilter("ignore")  # (e.g. "Failed to initialize NumPy") off the script's output
+        import torch
+
+    iface = FakeDeviceInterface(target)
+    names = ["is_available", "device_count", "current_device", "set_device", "synchronize", "current_stream",
+             "default_stream", "stream", "get_device_capability", "get_device_name", "get_device_properties",
+             "empty_cache", "is_bf16_supported", "memory_allocated", "max_memory_allocated", "memory_reserved",
+             "max_memory_reserved", "reset_peak_memory_stats", "mem_get_info", "Event", "Stream", "ExternalStream",
+             "device", "device_of"]
+    with contextlib.ExitStack() as stack:
+        for name in names:
+            stack.enter_context(adapter.patched(torch.cuda, name, getattr(iface, name)))
+        mode = _cpu_mode()
+        stack.enter_context(_default_device_kept(torch))
+        stack.enter_context(_backward_in(mode))
+        stack.enter_context(_in_new_threads(mode))
+        stack.enter_context(mode)
+        yield
+

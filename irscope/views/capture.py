@@ -1,0 +1,157 @@
+"""The capture's views: its summary (rich), its --json document, and its one-line messages on stderr.
+
+`irscope dump SCRIPT` shows a header (script, kernels, launches, target, mode), then per capture
+its config (and whether the autotuner chose it), grid, tensors, spec file and what became of its
+dump (not dumped, skipped, failed, identical to the launched kernel), followed by the dump's own
+summary (views/render.py). The --json document is render.as_json's, with each kernel's capture
+record and the run's. Everything here formats a ScriptRun (capture/records.py) it is given.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from irscope.capture.records import Capture, ScriptRun
+from irscope.core.settings import jsonable
+from irscope.views import render
+
+
+def print_stopped(run: ScriptRun) -> None:
+    """The one stderr line that says the script stopped early (and what is kept)."""
+    why = ("in compile-only mode kernels do not run, so results the script checks are not computed"
+           if run.mode == "compile-only" else "the captures up to there are kept")
+    n = len(run.captures)
+    _err(f"irscope: the script stopped: {run.stopped} ({why}); {n} kernel{'s' if n != 1 else ''} captured")
+
+
+def print_warning(text: str) -> None:
+    """An irscope warning on stderr, one line."""
+    _err(f"irscope: warning: {text}")
+
+
+def print_failures(run: ScriptRun) -> None:
+    """One stderr line per capture whose dump failed."""
+    for cap in run.captures:
+        if cap.failure:
+            _err(f"irscope: error: capture {cap.index} ({cap.label}): {cap.failure}")
+
+
+def print_json(run: ScriptRun, results: list) -> None:
+    """The --json document on stdout."""
+    _out(json_document(run, render.as_json(results)))
+
+
+def capture_dict(cap: Capture) -> dict[str, Any]:
+    """One capture as the --json document has it (under each kernel, and in the run's list)."""
+    return {
+        "index": cap.index,
+        "kernel": cap.name,
+        "config": cap.config,
+        "winner": cap.winner,
+        "warmup": cap.warmup,
+        "launches": cap.launches,
+        "grid": cap.launch.get("grid"),
+        "spec": str(cap.spec_path) if cap.spec_path else None,
+        "signature": cap.spec.signature_text() if cap.spec is not None else None,
+        "options": jsonable(cap.launch_options),
+        "triton_cache_hit": cap.cache_hit,
+        "matches_launch": cap.matches_launch,
+        "notes": list(cap.notes),
+        "not_replayable": cap.problem,
+        "skipped": cap.skipped,
+        "failed": cap.failure,
+        "folder": str(cap.result.folder) if cap.result is not None else None,
+    }
+
+
+def json_document(run: ScriptRun, kernels_json: str) -> str:
+    """render.as_json's document with the capture records added (each kernel's, and the run's)."""
+    doc = json.loads(kernels_json)
+    by_folder = {str(c.result.folder): c for c in run.captures if c.result is not None}
+    for k in doc["kernels"]:
+        cap = by_folder.get(k["folder"])
+        if cap is not None:
+            k["capture"] = capture_dict(cap)
+    doc["capture"] = {
+        "script": str(run.script),
+        "args": run.args,
+        "mode": run.mode,
+        "target": run.target.name,
+        "target_reason": run.target_reason,
+        "launches": run.launches,
+        "stopped": run.stopped,
+        "threads_left": run.threads_left,
+        "script_log": str(run.script_log) if run.script_log else None,
+        "specs": [str(c.spec_path) for c in run.captures if c.spec_path],
+        "captures": [capture_dict(c) for c in run.captures],
+    }
+    return json.dumps(doc, indent=1, default=str)
+
+
+def summary(run: ScriptRun) -> None:
+    """The capture summary on stdout: the run, then each capture and its dump's summary."""
+    from rich.markup import escape
+
+    con = render.console()
+    how = ("ran on the local GPU" if run.mode == "gpu"
+           else "compile-only: launches recorded, not run")
+    n = len(run.captures)
+    con.print(f"[bold]capture[/bold]  {escape(str(run.script))}{' ' + escape(' '.join(run.args)) if run.args else ''}"
+              f"  ->  {n} kernel{'s' if n != 1 else ''} from {run.launches} launch"
+              f"{'es' if run.launches != 1 else ''} on {run.target.name} ({how})")
+    if run.script_log:
+        con.print(f"  script output in {escape(str(run.script_log))}")
+    con.print()
+    for cap in run.captures:
+        _capture_lines(con, cap, n)
+
+
+def _capture_lines(con: Any, cap: Capture, n: int) -> None:
+    from rich.markup import escape
+
+    bits = []
+    if cap.config:
+        won = {True: "  [green](chosen by the autotuner)[/green]", False: "  (not chosen)",
+               None: "  [dim](no timing in compile-only mode)[/dim]"}[cap.winner]
+        bits.append(f"config {escape(cap.config)}{won}")
+    grid = cap.launch.get("grid")
+    if grid:
+        bits.append(f"grid {tuple(grid)}")
+    elif cap.warmup:
+        bits.append(".warmup")
+    if cap.cache_hit:
+        bits.append("from Triton's cache")
+    con.print(f"[bold cyan]capture {cap.index}/{n}[/bold cyan]  {escape(cap.name)}  " + "  ·  ".join(bits))
+    tensors = [f"{name} {tuple(a['shape'])} {a['dtype']}" + (f" align {a['align']}" if a.get("align", 16) < 16 else "")
+               for name, a in (cap.launch.get("args") or {}).items() if isinstance(a, dict) and "shape" in a]
+    if tensors:
+        con.print(f"  tensors    {escape(', '.join(tensors))}")
+    if cap.spec_path:
+        con.print(f"  spec       {escape(str(cap.spec_path))}")
+    if cap.problem:
+        con.print(f"  [yellow]not dumped[/yellow] {escape(cap.problem)}")
+    if cap.skipped:
+        con.print(f"  [yellow]skipped[/yellow]    {escape(cap.skipped)} (the autotuner drops this config)")
+    if cap.failure:
+        con.print(f"  [red]failed[/red]     {escape(cap.failure)}")
+    if cap.matches_launch:
+        same = [s for s, ok in cap.matches_launch.items() if ok]
+        diff = [s for s, ok in cap.matches_launch.items() if not ok]
+        con.print(f"  launched   {'identical ' + ', '.join(same) if same else ''}"
+                  f"{'; [red]differs[/red] in ' + ', '.join(diff) if diff else ''}")
+    if cap.result is not None:
+        render.summary([cap.result], out=con)
+    else:
+        con.print()
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
