@@ -23,13 +23,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from irscope.capture.standin import machine_unless_local
 from irscope.core import adapter, loader
 from irscope.core.settings import Settings, parse_assignments, settable_options
 from irscope.core.spec import ArgSpec, KernelSpec, build_spec, split_signature
 from irscope.core.specfile import read_spec_document
 from irscope.core.targets import Target, parse_target, resolve_target
 from irscope.errors import BadInput
+from irscope.standin.gpu import machine_unless_local
 from irscope.steer import recipes as recipes_mod
 from irscope.steer.pins import parse_pin_layout, parse_pin_loop, same_file
 from irscope.steer.pinset import Pins

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import DATA, EXAMPLES, VECTOR_ADD, run_cli
 
-from irscope.capture import replay, runner, standin
+from irscope.capture import replay, runner
 from irscope.core import adapter
 from irscope.core.targets import parse_target
+from irscope.standin import gpu as standin
 
 torch = pytest.importorskip("torch")
 

@@ -13,7 +13,7 @@ Two modes:
                 through Triton's hooks (Triton's own cache hits included), and for autotuned
                 kernels the config the autotuner chose is marked.
   compile-only  no GPU here, or --target is another chip: the script runs on the stand-in GPU
-                (standin.py): tensors live on the CPU, kernels are bound for the requested
+                (irscope/standin/): tensors live on the CPU, kernels are bound for the requested
                 target, launches are recorded and not run. Results are not computed, so a
                 script's own checks may fail after its launches; what was captured is kept.
 

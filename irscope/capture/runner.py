@@ -18,12 +18,12 @@ import traceback
 from pathlib import Path
 from typing import Iterator
 
-from irscope.capture import standin
 from irscope.capture.recorder import Recorder
 from irscope.capture.records import ScriptRun
 from irscope.core import loader
 from irscope.core.targets import Target
 from irscope.errors import BadInput
+from irscope.standin import gpu as standin
 
 
 def run_script(script: Path, args: list[str], target: Target, target_reason: str, mode: str,

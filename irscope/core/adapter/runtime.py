@@ -14,7 +14,7 @@ from irscope.core.adapter.binding import unwrap_kernel
 # ---------------------------------------------------------------- capture (irscope dump SCRIPT)
 #
 # Running a user's script and recording every kernel Triton compiles while it runs
-# (irscope/capture.py). Everything below names Triton internals; each was checked
+# (irscope/capture/). Everything below names Triton internals; each was checked
 # on 3.6 and 3.9, and the 3.5 API is the same where not said otherwise.
 #
 #   JITFunction.run(self, *args, grid, warmup, **kwargs)     every launch, .warmup and

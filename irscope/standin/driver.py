@@ -3,7 +3,7 @@
 While the stand-in is up (standin.machine), Triton's active driver is a CaptureDriver:
 get_current_target() is the requested target, so every kernel is bound (specialized) and
 compiled for it; get_active_torch_device() is cuda:0 (tensors made for it live on the CPU,
-standin_torch.py); launches go to a launcher that does nothing (the Recorder has recorded them
+tensors.py); launches go to a launcher that does nothing (the Recorder has recorded them
 before that); the benchmarker and the device interface that triton.testing and @triton.autotune
 use answer at once with a placeholder time. The chip's facts (name, SMs, memory, clocks,
 limits) come from core/hardware.py; kernel.n_regs is read from the compiled binary.
@@ -313,7 +313,7 @@ def make_driver(target: Target, device_id: int):
         def get_active_torch_device(self):
             import torch
 
-            return torch.device("cuda", 0)  # tensors made for it live on the CPU (standin_torch)
+            return torch.device("cuda", 0)  # tensors made for it live on the CPU (tensors.py)
 
         def get_device_interface(self):
             return self.device_interface

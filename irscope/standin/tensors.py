@@ -22,9 +22,9 @@ import threading
 import warnings
 from typing import Any, Iterator
 
-from irscope.capture.standin_driver import FakeDeviceInterface
 from irscope.core import adapter
 from irscope.core.targets import Target
+from irscope.standin.driver import FakeDeviceInterface
 
 
 def _is_gpu_device(d: Any) -> bool:

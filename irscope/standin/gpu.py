@@ -4,9 +4,9 @@ Used by capture (irscope dump SCRIPT) when there is no GPU here, or when --targe
 local GPU, and when a capture's kernel file is loaded again for a replay. `machine(target)`
 puts up its two halves together and takes them down together:
 
-    standin_driver  Triton's active driver is one for `target` that binds and compiles for it
+    driver.py       Triton's active driver is one for `target` that binds and compiles for it
                     and runs nothing (launches are recorded, not run; timings are placeholders)
-    standin_torch   tensors made for "cuda" live on the CPU and say they are on cuda:0;
+    tensors.py      tensors made for "cuda" live on the CPU and say they are on cuda:0;
                     torch.cuda answers as a GPU of the target would
 
 Nothing here computes a result: kernels do not run.
@@ -17,10 +17,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-from irscope.capture.standin_driver import make_driver
-from irscope.capture.standin_torch import torch_on_cpu
 from irscope.core import adapter
 from irscope.core.targets import Target, local_gpu_target
+from irscope.standin.driver import make_driver
+from irscope.standin.tensors import torch_on_cpu
 
 _sessions = iter(range(1_000_000, 2_000_000))
 

@@ -1,0 +1,8 @@
+"""The stand-in GPU: a script written for a GPU runs on a machine without one, as if it had it.
+
+    gpu       machine(target): both halves up together; machine_unless_local for replays
+    driver    Triton's active driver for the target: binds and compiles for it, runs nothing
+    tensors   torch on the CPU for "cuda": tensors say cuda:0, torch.cuda answers as the chip
+
+Used by capture (compile-only runs) and by jobs (loading a captured script's kernel file again).
+"""
