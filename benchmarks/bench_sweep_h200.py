@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -94,8 +95,6 @@ def main() -> None:
     c_ = torch.empty(N, N, device="cuda", dtype=torch.bfloat16)
     results = {}
     start = time.perf_counter()
-    import itertools
-
     for combo in itertools.product(*AXES.values()):
         cfg = dict(zip(AXES, combo))
         grid = (triton.cdiv(N, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]),)

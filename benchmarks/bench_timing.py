@@ -21,6 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from irscope import jobs  # noqa: E402 - after the path above
+from irscope.timing import bench, inputs, launch  # noqa: E402
+from irscope.timing.variant import Variant, launcher  # noqa: E402
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -35,30 +39,27 @@ def main() -> None:
     import torch
     import triton
 
-    from irscope.core import loader
-    from irscope.core.settings import Settings
-    from irscope.core.spec import build_spec
-    from irscope.core.targets import local_gpu_target
-    from irscope.timing import bench, inputs, launch
-    from irscope.timing import gpu_process as timing_process
-    from irscope.timing.bench import Variant
-
     n = a.size
     args_text = (f"a_ptr=randn({n}, {n}, fp16), b_ptr=randn({n}, {n}, fp16), c_ptr=empty({n}, {n}, fp16), "
                  f"M={n}, N={n}, K={n}, stride_am={n}, stride_ak=1, stride_bk={n}, stride_bn=1, "
                  f"stride_cm={n}, stride_cn=1")
     values = launch.parse_args(args_text)
-    ref = loader.select_kernels(ROOT / "examples" / "matmul.py", ["matmul_kernel"])[0]
-    named = [f"{k}={launch.spec_element(v)}" for k, v in values.items()]
-    consts = ["BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", "GROUP_M=8"]
-    spec = build_spec(ref, None, named, consts)
+    named = tuple(f"{k}={launch.spec_element(v)}" for k, v in values.items())
+    consts = ("BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", "GROUP_M=8")
+    # no target given: the local GPU's
+    matmul = jobs.resolve_one(jobs.Request(ROOT / "examples" / "matmul.py", ("matmul_kernel",), named_args=named,
+                                           consts=consts), "bench_timing times")
     grid = (triton.cdiv(n, 128) * triton.cdiv(n, 128), 1, 1)
     lw = launch.Launch(values, grid)
-    target = local_gpu_target()
     flops = f"2*{n}*{n}*{n}"
 
     def variants(*option_sets):
-        return [Variant(name, spec, Settings(target, options=dict(opts))) for name, opts in option_sets]
+        """One variant per (name, options): the options on top of the matmul's job, as bench --try does."""
+        out = []
+        for name, opts in option_sets:
+            job = jobs.vary(matmul, dict(opts), "--try")
+            out.append(Variant(name, job.spec, job.settings))
+        return out
 
     print(f"{torch.cuda.get_device_name()}, triton {triton.__version__}, torch {torch.__version__}, "
           f"matmul {n}x{n}x{n} fp16, 128x128x64 tiles")
@@ -67,7 +68,7 @@ def main() -> None:
     base = variants(("base", {"num_warps": 8}))
     bench.compile_variants(base)
     dev = inputs.materialize(lw, "cuda")
-    go = timing_process.launcher(base[0], dev, lw)
+    go = launcher(base[0], dev, lw)
     if not a.skip_matmul:
         plain = [triton.testing.do_bench(go, warmup=25, rep=100) for _ in range(5)]
         cv = statistics.stdev(plain) / statistics.mean(plain) * 100
@@ -92,14 +93,14 @@ def main() -> None:
               f"{max(abs(d) for d in deltas):.3f}%; {time.perf_counter() - start:.0f} s")
 
     # a kernel of a few microseconds: timed inside CUDA graphs (graph="auto" picks them), A/A again
-    add = loader.select_kernels(ROOT / "examples" / "vector_add.py", ["add_kernel"])[0]
     small = launch.parse_args("x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), out_ptr=empty(4096, fp32), "
                               "n_elements=4096")
-    add_named = [f"{k}={launch.spec_element(v)}" for k, v in small.items()]
-    add_spec = build_spec(add, None, add_named, ["BLOCK_SIZE=1024"])
+    add_named = tuple(f"{k}={launch.spec_element(v)}" for k, v in small.items())
+    add = jobs.resolve_one(jobs.Request(ROOT / "examples" / "vector_add.py", ("add_kernel",), named_args=add_named,
+                                        consts=("BLOCK_SIZE=1024",)), "bench_timing times")
     small_deltas, start = [], time.perf_counter()
     for i in range(a.short_runs):
-        pair = [Variant(name, add_spec, Settings(target)) for name in ("A", "A'")]
+        pair = [Variant(name, add.spec, add.settings) for name in ("A", "A'")]
         r = bench.run(pair, launch.Launch(small, (4, 1, 1)), max_seconds=2.0, precision=0.003, seed=i,
                       graph=a.short_graph)
         c = r.variants[1].versus_baseline

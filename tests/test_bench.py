@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
-from conftest import DATA, VECTOR_ADD
+from conftest import DATA, MATMUL, VECTOR_ADD
 
-from irscope.errors import BadInput
-from irscope.timing import launch
+from irscope import jobs
+from irscope.errors import BadInput, IrscopeError
+from irscope.timing import bench, launch
+from irscope.timing import session as session_mod
 from irscope.timing import statistics as timing
+from irscope.timing.inputs import check_outputs
+from irscope.timing.measure import PRUNE_AFTER, PRUNE_EARLY, _prune
+from irscope.timing.session import TimingSession
+from irscope.timing.variant import Variant
+
+FLOATS_N = ("x_ptr=*fp32", "out_ptr=*fp32", "n=i32:16")   # the faulty.py kernels' runtime parameters
 
 
 def test_median_quantiles_and_ci_on_known_samples():
@@ -58,8 +67,6 @@ def test_verdicts():
 
 
 def test_a_sweep_drops_only_the_variants_clearly_behind_the_leader():
-    from irscope.timing.gpu_process import PRUNE_AFTER, Variant, _prune
-
     rng = random.Random(3)
     rounds = PRUNE_AFTER + 2
     drift = [1 + 0.02 * i for i in range(rounds)]  # drift hits every variant alike in a round
@@ -72,8 +79,6 @@ def test_a_sweep_drops_only_the_variants_clearly_behind_the_leader():
     assert slow.dropped.startswith(f"dropped after {rounds} rounds: +") and "against leader" in slow.dropped
     assert not kept[1].dropped, "within the margin of the leader: timed on"
 
-    from irscope.timing.gpu_process import PRUNE_EARLY
-
     early = PRUNE_EARLY[0]
     live = [Variant(name, None, None, samples_ms=[speed * d for d in drift[:early]])
             for name, speed in {"leader": 1.0, "3x": 3.0, "bit-slower": 1.05}.items()]
@@ -84,22 +89,49 @@ def test_a_sweep_drops_only_the_variants_clearly_behind_the_leader():
 @pytest.mark.skipif("_has_gpu()", reason="the timing process starts fine where there is a GPU")
 def test_timing_process_that_cannot_start_says_why():
     """The protocol without a GPU: torch here has no CUDA, the child says so, the parent reports it in one line."""
-    from irscope.core import loader
-    from irscope.core.settings import Settings
-    from irscope.core.spec import build_spec
-    from irscope.core.targets import parse_target
-    from irscope.errors import IrscopeError
-    from irscope.timing.gpu_process import TimingSession, Variant
-
-    ref = loader.select_kernels(DATA / "faulty.py", ["scaled_copy"])[0]
-    spec = build_spec(ref, None, ["x_ptr=*fp32", "out_ptr=*fp32", "n=i32:16"], ["BLOCK=1024", "SCALE=2"])
+    job = jobs.resolve_one(jobs.Request(DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N,
+                                        consts=("BLOCK=1024", "SCALE=2"), target="h100"), "a test times")
     with TimingSession() as session:
         session.start(launch.Launch(launch.parse_args("x_ptr=randn(4096, fp32), out_ptr=zeros(4096, fp32), n=4096"),
                                     (4, 1, 1)))
-        session.add(Variant("v", spec, Settings(parse_target("h100"))))
+        session.add(Variant("v", job.spec, job.settings))
         with pytest.raises(IrscopeError, match="timing process could not start: .*(CUDA|cuda|NVIDIA|driver)"):
             session.finish(session.sent, budget=60)
 
+
+# a stand-in timing process over the same protocol: variant "bad" kills it in its preflight
+FAKE_CHILD = """
+import sys
+from irscope import workers
+print("the kernel file prints", end="")   # not protocol: ignored
+workers.say("UP")
+for msg in workers.messages():
+    if msg["op"] == "variant":
+        if msg["name"] == "bad":
+            sys.stderr.write("RuntimeError: an illegal memory access was encountered\\n")
+            sys.exit(1)
+        workers.say("OK", msg["i"])
+    elif msg["op"] == "measure":
+        workers.say("RESULT", {"device": "stand-in", "rounds": 3,
+                               "variants": {n: ("ok", "", [1.0, 1.0, 1.0], "") for n in msg["order"]}})
+        sys.exit(0)
+"""
+
+
+def test_a_variant_that_kills_the_timing_process_is_blamed_and_a_new_one_measures_the_rest(monkeypatch):
+    """The parent's side on the CPU: UP, a death in a preflight faults that variant, a new child gets the others."""
+    monkeypatch.setattr(session_mod, "CHILD", ("-c", FAKE_CHILD))
+    job = jobs.resolve_one(jobs.Request(DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N,
+                                        consts=("BLOCK=1024", "SCALE=2"), target="h100"), "a test times")
+    variants = [Variant(name, job.spec, job.settings) for name in ("a", "bad", "c")]
+    with TimingSession() as session:
+        session.start(launch.Launch(launch.parse_args("n=4096"), (4, 1, 1)), seed=0)
+        for v in variants:
+            session.add(v)
+        device, result = session.finish(variants, budget=60)
+    assert device == "stand-in" and sorted(result["variants"]) == ["a", "c"]
+    assert [v.status for v in variants] == ["ok", "faulted", "ok"]
+    assert "illegal memory access" in variants[1].reason
 
 def test_launch_arguments_and_grid():
     args = launch.parse_args("a=randn(4096, 2048, fp16), b=randn(2048, 1024, bf16).T, M=4096, K=size(a, 1), "
@@ -128,7 +160,6 @@ def test_launch_parsing_refuses_what_is_not_data(text, message):
 
 def test_outputs_are_compared_by_dtype_tolerance():
     torch = pytest.importorskip("torch")
-    from irscope.timing.inputs import check_outputs
 
     spec = launch.Launch({"out": launch.TensorSpec("zeros", (64,), "fp16"), "n": 64})
     base = {"out": torch.ones(64, dtype=torch.float16), "n": 64}
@@ -162,26 +193,18 @@ gpu = pytest.mark.skipif(not _has_gpu(), reason="needs a GPU")
 
 
 def _variants(path, kernel, consts_list, sets_list=None):
-    from irscope.core import loader
-    from irscope.core.settings import Settings
-    from irscope.core.spec import build_spec
-    from irscope.core.targets import local_gpu_target
-    from irscope.timing.bench import Variant
-
-    ref = loader.select_kernels(path, [kernel])[0]
+    """One variant per constexpr list (and options), for the local GPU's target (no --target: the local GPU)."""
     out = []
     for i, consts in enumerate(consts_list):
-        spec = build_spec(ref, None, ["x_ptr=*fp32", "out_ptr=*fp32", "n=i32:16"], consts)
-        opts = (sets_list or [{}] * len(consts_list))[i]
-        out.append(Variant(f"v{i}", spec, Settings(local_gpu_target(), options=opts)))
+        job = jobs.resolve_one(jobs.Request(path, (kernel,), named_args=FLOATS_N, consts=tuple(consts)), "a test times")
+        job = jobs.vary(job, (sets_list or [{}] * len(consts_list))[i], "a test")
+        out.append(Variant(f"v{i}", job.spec, job.settings))
     return out
 
 
 @gpu
 @pytest.mark.gpu
 def test_faulting_variant_is_reported_and_others_measured():
-    from irscope.timing import bench
-
     vs = _variants(DATA / "faulty.py", "maybe_fault", [["BLOCK=1024", "FAULT=False"], ["BLOCK=1024", "FAULT=True"],
                                                        ["BLOCK=1024", "FAULT=False"]])
     lw = launch.Launch(launch.parse_args("x_ptr=randn(1048576, fp32), out_ptr=zeros(1048576, fp32), n=1048576"),
@@ -195,8 +218,6 @@ def test_faulting_variant_is_reported_and_others_measured():
 @gpu
 @pytest.mark.gpu
 def test_wrong_result_is_flagged_never_a_win():
-    from irscope.timing import bench
-
     vs = _variants(DATA / "faulty.py", "scaled_copy", [["BLOCK=1024", "SCALE=2"], ["BLOCK=1024", "SCALE=3"]])
     lw = launch.Launch(launch.parse_args("x_ptr=randn(1048576, fp32), out_ptr=zeros(1048576, fp32), n=1048576"),
                        (1024, 1, 1))
@@ -208,8 +229,6 @@ def test_wrong_result_is_flagged_never_a_win():
 @gpu
 @pytest.mark.gpu
 def test_aa_and_options_on_the_cli(cli, tmp_path):
-    import json
-
     r = cli("bench", str(VECTOR_ADD), "--args", "x_ptr=randn(16777216, fp32), y_ptr=randn(16777216, fp32), "
             "out_ptr=empty(16777216, fp32), n_elements=16777216", "--const", "BLOCK_SIZE=1024",
             "--grid", "cdiv(n_elements, BLOCK_SIZE)", "--aa", "--try", "num_warps=8", "--bytes", "3*4*n_elements",
@@ -237,8 +256,6 @@ def test_diff_time_without_gpu_says_so_in_one_line(cli, tmp_path):
 @gpu
 @pytest.mark.gpu
 def test_diff_time_on_the_gpu(cli, tmp_path):
-    import json
-
     r = cli("diff", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--a", "num_warps=4",
             "--b", "num_warps=8", "--time", "--args", "x_ptr=randn(16777216, fp32), y_ptr=randn(16777216, fp32), "
             "out_ptr=empty(16777216, fp32), n_elements=16777216", "--grid", "cdiv(n_elements, BLOCK_SIZE)",
@@ -255,8 +272,6 @@ def test_diff_time_on_the_gpu(cli, tmp_path):
 @pytest.mark.gpu
 def test_short_kernels_are_timed_in_cuda_graphs(cli, tmp_path):
     """4096 floats: a few microseconds, where the launch path would dominate; auto picks graphs, off does not."""
-    import json
-
     args = ("bench", str(VECTOR_ADD), "--args", "x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), "
             "out_ptr=empty(4096, fp32), n_elements=4096", "--const", "BLOCK_SIZE=1024", "--grid",
             "cdiv(n_elements, BLOCK_SIZE)", "--aa", "--max-seconds", "3", "--json", "-o", str(tmp_path))
@@ -276,10 +291,6 @@ def test_short_kernels_are_timed_in_cuda_graphs(cli, tmp_path):
 @gpu
 @pytest.mark.gpu
 def test_sweep_time_names_a_winner_and_drops_the_clearly_slower(cli, tmp_path):
-    import json
-
-    from conftest import MATMUL
-
     sig = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
     n = 4096
     r = cli("sweep", str(MATMUL), "--kernel", "matmul_kernel", "--signature", sig, "--grid", "BLOCK_M=32,128",

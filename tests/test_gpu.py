@@ -6,6 +6,8 @@ Skips cleanly without a GPU (and without torch with CUDA). Run on the GPU machin
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 from conftest import MATMUL, VECTOR_ADD, compile_example
 
@@ -24,8 +26,6 @@ def _strip_header(ptx: str) -> str:
 
 @pytest.mark.parametrize("n, offset", [(4096, 0), (4099, 0), (4096, 1)])
 def test_vector_add_ptx_equals_jit(n, offset):
-    import importlib.util
-
     spec = importlib.util.spec_from_file_location("vector_add", VECTOR_ADD)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -43,8 +43,6 @@ def test_vector_add_ptx_equals_jit(n, offset):
 
 
 def test_matmul_ptx_equals_jit():
-    import importlib.util
-
     spec = importlib.util.spec_from_file_location("matmul", MATMUL)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

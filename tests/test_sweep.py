@@ -7,6 +7,12 @@ from pathlib import Path
 
 from conftest import DATA, MATMUL, VECTOR_ADD
 
+from irscope import jobs
+from irscope.sweep import pool
+from irscope.sweep import run as sweep
+from irscope.sweep.configs import expand, parse_axes
+from irscope.timing import bench
+
 SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
 
 
@@ -100,16 +106,13 @@ def test_a_crashing_compile_is_reported_and_its_worker_replaced(cli, tmp_path):
 
 def test_workers_that_cannot_start_are_reported_not_retried_forever(tmp_path, monkeypatch):
     """A worker that dies before it is ready fails every config once, with its reason, instead of respawning."""
-    from irscope import jobs
-    from irscope.sweep import run as sweep
-
     base = jobs.resolve_one(jobs.Request(VECTOR_ADD, ("add_kernel",), "*fp32, *fp32, *fp32, i32:16, 1024",
                                          target="h100"), "a sweep explores")
-    configs = sweep.expand(base, sweep.parse_axes(["num_warps=2,4,8"], base))
+    configs = expand(base, parse_axes(["num_warps=2,4,8"], base))
     dies = "import sys; sys.stderr.write('no worker today\\n'); sys.exit(3)"
-    monkeypatch.setattr(sweep._Worker, "COMMAND", ("-c", dies))
+    monkeypatch.setattr(pool, "WORKER", ("-c", dies))
     seen = []
-    sweep.compile_all(configs, tmp_path / "o", jobs=2, timeout=30, done=seen.append, use_cache=False)
+    pool.compile_all(configs, tmp_path / "o", jobs=2, timeout=30, done=seen.append, use_cache=False)
     assert sorted(c.index for c in seen) == [0, 1, 2]
     assert {c.status for c in configs} == {"crashed"}
     assert all("could not start: no worker today" in c.reason for c in configs), configs[0].reason
@@ -117,10 +120,6 @@ def test_workers_that_cannot_start_are_reported_not_retried_forever(tmp_path, mo
 
 def test_configs_are_handed_to_the_timing_process_as_they_compile(tmp_path, monkeypatch):
     """--time's orchestration on the CPU: a stand-in session sees each survivor once, the timing gets them in order."""
-    from irscope import jobs
-    from irscope.sweep import run as sweep
-    from irscope.timing import bench
-
     class Session:
         def __init__(self):
             self.started, self.added = None, []
@@ -137,8 +136,7 @@ def test_configs_are_handed_to_the_timing_process_as_they_compile(tmp_path, monk
                         lambda variants, launch, **kw: timed.setdefault("names", [v.name for v in variants]))
     base = jobs.resolve_one(jobs.Request(MATMUL, ("matmul_kernel",), SIG16, target="h100"), "a sweep explores")
     # BLOCK_N=256 with BLOCK_M=256 and 4 stages does not fit in shared memory: compiled, never handed over
-    configs = sweep.expand(base, sweep.parse_axes(["BLOCK_N=128,256", "BLOCK_M=256", "num_stages=4",
-                                                   "num_warps=8"], base))
+    configs = expand(base, parse_axes(["BLOCK_N=128,256", "BLOCK_M=256", "num_stages=4", "num_warps=8"], base))
     session = Session()
     run = sweep.compile_and_time(configs, tmp_path, 2, 300, lambda cfg: None, use_cache=False, with_sass=False,
                                  session=session, launch=object(), max_seconds=3)

@@ -1,1 +1,5 @@
-"""Timing on a GPU: launches as data, inputs, statistics, and the process that holds the GPU."""
+"""Timing on a GPU: launches as data, inputs, statistics, and the process that holds the GPU.
+
+plan (what to time) -> bench (the method) -> session (the parent's side of the timing process)
+-> gpu_process (the process: inputs, preflights) -> measure (the rounds) -> statistics (the verdicts).
+"""

@@ -19,21 +19,28 @@ The method, in order:
                is within the requested precision, or the time budget is spent; a sweep drops
                variants that are clearly slower than its leader
   6. report    per variant: median, IQR, 95 % CI; against the baseline: the paired ratio with its CI
-               and a verdict (timing.py); optional TFLOP/s, GB/s and fraction of the device's peak
+               and a verdict (statistics.py); optional TFLOP/s, GB/s and fraction of the device's peak
+
+Where each step lives: plan.py (the variants and the launch of a request), session.py (0, 2: the
+parent's side of the timing process), gpu_process.py (2, 3, 4: the process), measure.py (5),
+statistics.py (6), this module (1, 6, and run(): the whole method).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from irscope.core import adapter, compiler
 from irscope.core.hardware import by_device_name
-from irscope.errors import BadInput
+from irscope.core.targets import local_gpu_present
+from irscope.errors import BadInput, CompileFailure
 from irscope.timing import statistics as timing
-from irscope.timing.gpu_process import TimingSession, Variant  # noqa: F401 - the CLI's names for them
 from irscope.timing.launch import Launch, TensorSpec, evaluate
+from irscope.timing.session import TimingSession
+from irscope.timing.variant import Variant
 
 
 @dataclass
@@ -69,10 +76,6 @@ def require_gpu() -> None:
 
     Asked without importing torch (seconds): the timing process imports it, in parallel.
     """
-    import importlib.util
-
-    from irscope.core.targets import local_gpu_present
-
     if importlib.util.find_spec("torch") is None:
         raise BadInput("timing needs a GPU and torch: torch is not installed here")
     if not local_gpu_present():
@@ -86,8 +89,6 @@ def compile_variants(variants: list[Variant]) -> None:
     Triton's cache may serve a binary (fresh=False) and no SASS is made: the timing process
     takes the binary from that cache, and only the binary matters here.
     """
-    from irscope.errors import CompileFailure
-
     for v in variants:
         try:
             v.art = compiler.compile_spec(v.spec, v.settings, fresh=False, with_sass=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from irscope.timing.launch import Launch, TensorSpec
+from irscope.timing.launch import DTYPES, Launch, TensorSpec
 
 TOLERANCE = {"fp16": (1e-2, 1e-2), "bf16": (2e-2, 2e-2), "fp32": (1e-3, 1e-3), "fp64": (1e-8, 1e-8),
              "fp8e4nv": (1.25e-1, 1.25e-1), "fp8e5": (2.5e-1, 2.5e-1)}
@@ -17,8 +17,6 @@ TOLERANCE = {"fp16": (1e-2, 1e-2), "bf16": (2e-2, 2e-2), "fp32": (1e-3, 1e-3), "
 
 def _torch_dtype(short: str):
     import torch
-
-    from irscope.timing.launch import DTYPES
 
     return getattr(torch, DTYPES[short])
 

@@ -16,7 +16,6 @@ from irscope.core.settings import parse_assignments
 from irscope.core.specfile import read_spec_document
 from irscope.core.targets import local_gpu_target
 from irscope.errors import BadInput
-from irscope.timing.gpu_process import Variant
 from irscope.timing.launch import (
     Launch,
     from_capture,
@@ -24,6 +23,7 @@ from irscope.timing.launch import (
     parse_grid,
     spec_element,
 )
+from irscope.timing.variant import Variant
 
 
 def launch_request(request: jobs.Request, launch_args: str | None) -> tuple[jobs.Request, dict[str, Any], dict | None]:

@@ -1,0 +1,158 @@
+"""Ranking a sweep's configs by their static stats, and writing the winners as a recipe.
+
+    COLUMNS        the static stats a config is ranked by (registers, spills, shared memory,
+                   occupancy, MMA and 128-bit load counts), read from its dump's manifest
+    sort_configs   --sort; survivors: what --time measures (compiled, fits, does not spill)
+    to_json        one row per config, as --json prints it
+    write_winners  --write-recipe: the timed winners first when timed, else the static order,
+                   as variants of a recipe that `irscope recipes check` accepts
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+from typing import Any
+
+from irscope.errors import BadInput
+from irscope.jobs import Job
+from irscope.steer import recipes
+from irscope.sweep.configs import Config
+from irscope.timing.bench import BenchReport
+
+COLUMNS = {
+    "registers": lambda s: s.get("registers"),
+    "spills": lambda s: s.get("spills"),
+    "shared": lambda s: s.get("shared_bytes"),
+    "occupancy": lambda s: (s.get("occupancy") or {}).get("occupancy"),
+    "mma": lambda s: (s.get("ptx") or {}).get("wgmma", 0) + (s.get("ptx") or {}).get("mma.sync", 0)
+    + (s.get("ptx") or {}).get("tcgen05.mma", 0) + (s.get("amdgcn") or {}).get("mfma", 0),
+    "ld128": lambda s: (s.get("ptx") or {}).get("global_load", {}).get("128", 0)
+    + (s.get("amdgcn") or {}).get("global_load", {}).get("128", 0),
+}
+
+
+def row(cfg: Config) -> dict[str, Any]:
+    """The config's COLUMNS (None each before it compiled)."""
+    return {name: fn(cfg.stats) if cfg.stats else None for name, fn in COLUMNS.items()}
+
+
+def sort_configs(configs: list[Config], key: str) -> list[Config]:
+    """--sort: by config (the grid's order), or a column, best first; configs without stats last."""
+    if key not in COLUMNS and key != "config":
+        raise BadInput(f"--sort {key!r}: sort by one of config, {', '.join(COLUMNS)}")
+    if key == "config":
+        return sorted(configs, key=lambda c: c.index)
+    descending = key in ("occupancy", "mma", "ld128")
+
+    def k(c: Config):
+        v = row(c).get(key)
+        missing = v is None
+        return (missing, -(v or 0) if descending else (v or 0), c.index)
+
+    return sorted(configs, key=k)
+
+
+def survivors(configs: list[Config]) -> list[Config]:
+    """What --time measures: compiled, fits, does not spill."""
+    return [c for c in configs if c.usable and not c.spills]
+
+
+def to_json(configs: list[Config]) -> list[dict[str, Any]]:
+    """One row per config, as sweep --json prints it."""
+    return [{"index": c.index, "config": c.values and {k: _jsonable(v) for k, v in c.values.items()},
+             "label": c.label, "status": c.status, "reason": c.reason, "folder": c.folder,
+             "compile_seconds": round(c.seconds, 3), "stats": row(c), "spills": c.spills} for c in configs]
+
+
+def _jsonable(v: Any) -> Any:
+    return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
+
+
+# ---------------------------------------------------------------- the winner, as a recipe
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    text = str(v)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def recipe_text(kernel: str, target: str, ranked: list[Config], how: str, base_options: dict[str, Any],
+                timings: dict[str, float] | None = None) -> str:
+    """A recipe whose variants are the ranked configs (best first), as `irscope recipes check` accepts."""
+    options_keys = set()
+    lines = [f"# Written by irscope sweep: {len(ranked)} best configs of {kernel} on {target}, {how}.",
+             "# Each variant holds the swept values; the [kernel] section the settings shared by all.",
+             "[recipe]", f"target = {_toml_value(target)}",
+             f"purpose = {_toml_value(f'sweep winners for {kernel} ({how})')}", ""]
+    shared = {k: v for k, v in base_options.items() if v is not None}
+    if shared:
+        lines += [f"[kernel.{_toml_value(kernel)}]",
+                  "options = { " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in shared.items()) + " }", ""]
+    for rank, cfg in enumerate(ranked, 1):
+        name = "sweep-best" if rank == 1 else f"sweep-{rank}"
+        note = cfg.label + (f"; {timings[cfg.label] * 1e3:.1f} us" if timings and cfg.label in timings else "")
+        lines += [f"[variant.{name}]", f"purpose = {_toml_value(f'#{rank}: {note}')}",
+                  f"[variant.{name}.kernel.{_toml_value(kernel)}]"]
+        opts = {k: v for k, v in cfg.values.items() if k in cfg.settings.options}
+        consts = {k: cfg.spec.args[k].text() for k in cfg.values if k not in opts}
+        if opts:
+            options_keys.update(opts)
+            lines.append("options = { " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in opts.items()) + " }")
+        if consts:
+            lines.append("constexprs = { " + ", ".join(f"{k} = {_constexpr_toml(v)}" for k, v in consts.items())
+                         + " }")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _constexpr_toml(text: str) -> str:
+    """A constexpr's spec text as a TOML value: numbers and booleans as such, anything else as text."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return _toml_value(text)
+    return _toml_value(value) if isinstance(value, (bool, int, float)) else _toml_value(text)
+
+
+def write_winners(path: Path, base: Job, configs: list[Config], ordered: list[Config],
+                  timed: BenchReport | None, sort_key: str, top: int) -> None:
+    """--write-recipe: timed winners first when timed, else the static order asked for with --sort."""
+    by_label = {c.label: c for c in configs}
+    timings = None
+    if timed is not None:
+        # the configs timed to the end first, then those dropped early as clearly slower
+        ok = sorted((v for v in timed.variants if v.status == "ok" and v.summary),
+                    key=lambda v: (bool(v.dropped), v.summary.median))
+        ranked = [by_label[v.name] for v in ok if v.name in by_label]
+        timings = {v.name: v.summary.median for v in ok}
+        how = f"timed on {timed.device}"
+    else:
+        ranked = survivors(ordered)
+        how = f"ranked by {sort_key} (static, not timed)"
+    if not ranked:
+        raise BadInput("--write-recipe: no config compiled without spilling; nothing to write")
+    shared = {k: v for k, v in base.settings.options.items() if k not in ranked[0].values}
+    text = recipe_text(base.spec.kernel, base.settings.target.name, ranked[:top], how, shared, timings)
+    write_recipe(Path(path), text)
+
+
+def write_recipe(path: Path, text: str) -> None:
+    """Write atomically, and only a recipe `recipes check` accepts."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    try:
+        problems = recipes.check(tmp)
+        if problems:
+            raise BadInput(f"--write-recipe: the recipe irscope wrote does not pass its own check: {problems[0]}")
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
