@@ -41,18 +41,15 @@ CONFIGS = [("cuda:90", "128, 128, 64"), ("cuda:80", "256, 128, 64"), ("cuda:90",
 
 def compile_sass(out: Path) -> tuple[list[Path], list[Path]]:
     """Dump folders of every configuration with num_warps=4 and with num_warps=8."""
-    from irscope.core import dump, loader
-    from irscope.core.settings import Settings
-    from irscope.core.spec import build_spec
-    from irscope.core.targets import parse_target
+    from irscope import jobs
+    from irscope.core import dump
 
-    ref = loader.select_kernels(ROOT / "examples" / "matmul.py", ["matmul_kernel"])[0]
     folders: dict[int, list[Path]] = {4: [], 8: []}
     for target, tiles in CONFIGS:
-        spec = build_spec(ref, SIG.format(tiles), [], [])
+        request = jobs.Request(ROOT / "examples" / "matmul.py", ("matmul_kernel",), SIG.format(tiles), target=target)
         for warps in (4, 8):
-            settings = Settings(parse_target(target), options={"num_warps": warps})
-            folders[warps].append(dump.dump(spec, settings, out).folder)
+            job = jobs.resolve_one(request.with_sets((f"num_warps={warps}",), "--set"), "the benchmark compiles")
+            folders[warps].append(dump.dump(job.spec, job.settings, out).folder)
     return folders[4], folders[8]
 
 
@@ -84,7 +81,7 @@ def main() -> None:
 
     from irscope.compare import diff as diff_mod
     from irscope.compare.normalize import normalize
-    from irscope.views import render
+    from irscope.views import diff as diff_view
 
     work = Path(tempfile.mkdtemp(prefix="irscope-bench-diff-"))
     start = time.perf_counter()
@@ -112,7 +109,7 @@ def main() -> None:
         side = lambda n, s: diff_mod.Side(n, n, Path(n), {"stages": {"sass": "k.sass"}})
         result = diff_mod.DiffResult(side("a", a), side("b", b), [], diff_mod.StatsDiff([]), [sd], None,
                                      selected=["sass"])
-        _, t_uni, _ = timed(lambda: render.unified_lines(result, sd), args.reps)
+        _, t_uni, _ = timed(lambda: diff_view.unified_lines(result, sd), args.reps)
         print(f"{name:<11} {len(a.splitlines()):>7} {len(b.splitlines()):>7} {sd.added:>7} {sd.removed:>7} "
               f"{t_norm * 1e3:>8.0f}ms {t_diff * 1e3:>6.0f}ms {t_total * 1e3:>6.0f}ms {t_min * 1e3:>6.0f}ms "
               f"{t_uni * 1e3:>6.0f}ms")

@@ -45,10 +45,12 @@ def main() -> None:
     import triton
     from triton import knobs
 
-    from irscope.core import adapter, compiler, dump, loader
-    from irscope.core.settings import Settings
-    from irscope.core.spec import build_spec
-    from irscope.core.targets import parse_target
+    from irscope import jobs
+    from irscope.core import adapter, compiler, dump
+
+    def job_for(file: str, kernel: str | None, signature: str, target: str) -> jobs.Job:
+        request = jobs.Request(ROOT / "examples" / file, (kernel,) if kernel else (), signature, target=target)
+        return jobs.resolve_one(request, "the benchmark compiles")
 
     def bare(spec, settings, with_sass: bool):
         options, signature, constexprs, attrs = compiler.bind(spec, settings)
@@ -63,18 +65,17 @@ def main() -> None:
                 subprocess.run([adapter.nvdisasm_path(), "-c", f.name], capture_output=True, check=True)
 
     # one-time start-up (LLVM, ptxas page-in) on an unrelated specialization
-    warm_ref = loader.select_kernels(ROOT / "examples" / "vector_add.py", None)[0]
     for t in TARGETS:
-        bare(build_spec(warm_ref, "*fp16, *fp16, *fp16, i32, 64", [], []), Settings(parse_target(t)), True)
+        warm = job_for("vector_add.py", None, "*fp16, *fp16, *fp16, i32, 64", t)
+        bare(warm.spec, warm.settings, True)
 
     print(f"triton {triton.__version__}, python {sys.version.split()[0]}, {os.cpu_count()} CPUs, reps={args.reps}")
     print(f"{'kernel':<14} {'target':<11} {'bare':>8} {'bare+sass':>10} {'irscope':>9} {'ratio':>6}")
     out = Path(tempfile.mkdtemp(prefix="irscope-bench-out-"))
     for file, kernel, sig in CASES:
-        ref = loader.select_kernels(ROOT / "examples" / file, [kernel] if kernel else None)[0]
-        spec = build_spec(ref, sig, [], [])
         for t in TARGETS:
-            settings = Settings(parse_target(t))
+            job = job_for(file, kernel, sig, t)
+            spec, settings = job.spec, job.settings
             nvidia = settings.target.is_nvidia
             times = {"bare": [], "bare+sass": [], "irscope": []}
             for _ in range(args.reps):
@@ -89,7 +90,7 @@ def main() -> None:
                     times[name].append(time.perf_counter() - start)
             med = {k: statistics.median(v) if v else float("nan") for k, v in times.items()}
             base = med["bare+sass"] if nvidia else med["bare"]
-            print(f"{ref.name:<14} {t:<11} {med['bare']:>7.3f}s {med['bare+sass']:>9.3f}s "
+            print(f"{spec.kernel:<14} {t:<11} {med['bare']:>7.3f}s {med['bare+sass']:>9.3f}s "
                   f"{med['irscope']:>8.3f}s {med['irscope'] / base:>5.2f}x")
 
     # cached repeat, whole CLI process
