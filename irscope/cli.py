@@ -1,9 +1,14 @@
-"""Command line: parse arguments, call the jobs, render. No compiler logic lives here."""
+"""Command line: each command parses its options, calls the jobs and packages, and hands the result
+to its view (irscope/views); main() turns errors into one line and an exit status.
+
+No compiler logic and no formatting lives here. Imports of irscope's packages stay inside the
+commands (this is the command boundary), so `irscope --help` loads neither Triton nor torch.
+"""
 
 from __future__ import annotations
 
 import functools
-import json
+import os
 import sys
 from pathlib import Path
 
@@ -105,14 +110,14 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
     compiled for the target and launches recorded, not run.
     """
     from irscope.core import dump as dump_job
-    from irscope.views import render
+    from irscope.views import dump as view
 
     if not request.has_specialization and not request.is_spec_file:
-        from irscope.capture import recorder as capture
+        from irscope.capture.command import dump_command
 
-        code = capture.dump_command(request.file, list(script_args), list(request.kernels), request.target,
-                                    request.all_sets(), out_dir, no_cache, stage, with_passes, as_json, script_log,
-                                    compile_only)
+        code = dump_command(request.file, list(script_args), list(request.kernels), request.target,
+                            request.all_sets(), out_dir, no_cache, stage, with_passes, as_json, script_log,
+                            compile_only)
         if code:
             sys.exit(code)
         return
@@ -126,25 +131,22 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
     results = [dump_job.dump(job.spec, job.settings, out_dir, with_passes, not no_cache)
                for job in jobs.variants(request, variants)]
     if stage:
-        for r in results:
-            if stage not in r.manifest["stages"]:
-                raise BadInput(f"stage {stage!r} does not exist for {r.manifest['kernel']} on {r.manifest['target']}; "
-                               f"stages: {', '.join(r.manifest['stages'])}")
-        render.print_stage(results, stage)
+        _check_stage(results, stage)
+        view.print_stage(results, stage)
     elif as_json:
-        click.echo(render.as_json(results))
+        click.echo(view.as_json(results))
     else:
-        render.summary(results)
+        view.summary(results)
     if stage or as_json:  # the summary shows pin checks; other views get the warnings on stderr
-        _warn_pins_without_effect(results)
+        view.warn_pins_without_effect(results)
 
 
-def _warn_pins_without_effect(results) -> None:
+def _check_stage(results, stage: str) -> None:
+    """dump --stage: the stage must exist for every kernel dumped (a cuda dump has no amdgcn)."""
     for r in results:
-        for p in r.manifest.get("pins") or []:
-            if p["status"] in ("no effect", "changed", "overridden"):
-                click.echo(f"irscope: warning: {r.manifest['kernel']}: {p['kind']} {p['name']}={p['value']} "
-                           f"({p['source']}): {p['status']}: {p['detail']}", err=True)
+        if stage not in r.manifest["stages"]:
+            raise BadInput(f"stage {stage!r} does not exist for {r.manifest['kernel']} on {r.manifest['target']}; "
+                           f"stages: {', '.join(r.manifest['stages'])}")
 
 
 @cli.command()
@@ -157,18 +159,12 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all):
     FILE is a kernel file (compiled with the same options as dump) or an earlier
     `irscope dump --passes` folder.
     """
-    import re
-
-    from irscope.core import artifacts
     from irscope.core import dump as dump_job
     from irscope.core import passes as passes_mod
-    from irscope.views import render
+    from irscope.views import passes as view
 
     if request.file.is_dir():
-        manifest = artifacts.read_manifest(request.file)
-        if manifest.get("passes") is None:
-            raise BadInput(f"{request.file}: dumped without --passes; run irscope dump --passes again")
-        folders = [(request.file, manifest)]
+        folders = [(request.file, passes_mod.read_folder(request.file))]
     else:
         from irscope import jobs
 
@@ -176,41 +172,17 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all):
                    for job in jobs.variants(request, variants)]
         folders = [(r.folder, r.manifest) for r in results]
     if pattern is not None:
-        try:
-            re.compile(pattern)
-        except re.error as e:
-            raise BadInput(f"--first {pattern!r}: not a valid regular expression: {e}") from None
-    con = render.console()
+        passes_mod.check_pattern(pattern)
     for folder, manifest in folders:
         records, afters, first_ir = passes_mod.load(folder, manifest)
-        con.print(f"[bold]{manifest['kernel']}[/bold] on {manifest['target']}: {len(records)} MLIR passes, "
-                  f"{sum(r.changed for r in records)} changed the IR  ({folder}/passes)")
-        if pattern is not None:
-            stages = {s: (folder / f).read_text() for s, f in manifest["stages"].items()
-                      if s not in artifacts.BINARY_STAGES}
-            hit = passes_mod.first_producer(pattern, records, afters, first_ir, stages)
-            if hit.where == "pass":
-                rec = hit.record
-                click.echo(f"{pattern!r} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
-                           f"in stage {rec.stage}: {folder / rec.file}")
-            elif hit.where == "frontend":
-                click.echo(f"{pattern!r} is already in the frontend's IR, before any pass")
-            elif hit.where == "stage":
-                click.echo(f"{pattern!r} appears in no MLIR pass output; first in stage {hit.stage}")
-            else:
-                click.echo(f"{pattern!r} appears in no pass output and no stage")
-                sys.exit(1)
+        view.header(folder, manifest, records)
+        if pattern is None:
+            view.table(records, show_all)
             continue
-        from rich.table import Table
-
-        t = Table(box=None, header_style="bold")
-        for col in ("#", "stage", "pass", "+lines", "-lines"):
-            t.add_column(col, justify="right" if col in ("#", "+lines", "-lines") else "left")
-        for rec in records:
-            if show_all or rec.changed:
-                t.add_row(str(rec.index), rec.stage, f"{rec.name} [dim]({rec.arg})[/dim]",
-                          str(rec.added), str(rec.removed))
-        con.print(t)
+        hit = passes_mod.first_producer(pattern, records, afters, first_ir, passes_mod.stage_texts(folder, manifest))
+        view.first_match(pattern, hit, folder)
+        if hit.where == "none":
+            sys.exit(1)
 
 
 @cli.command()
@@ -256,7 +228,8 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     dropped), so only real changes show; --raw compares the text as is.
     """
     from irscope.compare import diff as diff_mod
-    from irscope.views import render
+    from irscope.views import bench as bench_view
+    from irscope.views import diff as view
 
     file = request.file
     session = None
@@ -291,16 +264,13 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
         variants, launch = side_variants(side_jobs, (a.label, b.label), request, launch_args, launch_grid)
         timed = bench_job.run(variants, launch, max_seconds=max_seconds, session=session)
     if as_json:
-        doc = json.loads(render.diff_json(result, context))
-        if timed is not None:
-            doc["timing"] = json.loads(render.bench_json(timed))
-        click.echo(json.dumps(doc, indent=1))
+        click.echo(view.diff_json_with_timing(result, context, timed))
     else:
-        render.diff_summary(result)
+        view.diff_summary(result)
         if result.selected:
-            render.print_stage_diffs(result, side_by_side, context)
+            view.print_stage_diffs(result, side_by_side, context)
         if timed is not None:
-            render.bench_summary(timed)
+            bench_view.bench_summary(timed)
     if not result.equal:
         sys.exit(1)
 
@@ -345,16 +315,16 @@ def bench(request, variants, out_dir, no_cache, debug, launch_args, grid, tries,
     """Time variants of a kernel on this machine's GPU: interleaved, L2-flushed, with confidence intervals."""
     from irscope.timing import bench as bench_job
     from irscope.timing.plan import bench_variants
-    from irscope.views import render
+    from irscope.views import bench as view
 
     session = _timing_session()
     timed, launch = bench_variants(request, variants, launch_args, grid, tries, aa)
     result = bench_job.run(timed, launch, seed=seed, flops=flops, nbytes=nbytes, precision=precision,
                            max_seconds=max_seconds, graph=graph, duty=duty, session=session)
     if as_json:
-        click.echo(render.bench_json(result))
+        click.echo(view.bench_json(result))
     else:
-        render.bench_summary(result)
+        view.bench_summary(result)
 
 
 @cli.group("recipes")
@@ -372,21 +342,10 @@ def recipes_group():
 @recipes_group.command("list")
 def recipes_list():
     """Every recipe found ($IRSCOPE_RECIPES, then irscope's recipes/): name, target, purpose."""
-    from rich.markup import escape
-    from rich.table import Table
-
     from irscope.steer import recipes
-    from irscope.views import render
+    from irscope.views import recipes as view
 
-    rows = recipes.summary_rows()
-    t = Table(box=None, pad_edge=False, header_style="bold")
-    for col in ("name", "target", "purpose"):
-        t.add_column(col)
-    for name, target, purpose, problem in rows:
-        t.add_row(name, escape(target), escape(purpose) if not problem else f"[red]invalid: {escape(problem)}[/red]")
-    render.console().print(t)
-    if not rows:
-        click.echo(f"no recipes in {', '.join(str(d) for d in recipes.recipe_dirs())}")
+    view.listing(recipes.summary_rows(), recipes.recipe_dirs())
 
 
 @recipes_group.command("show")
@@ -397,60 +356,19 @@ def recipes_list():
                    "(with --kernel: for that kernel).")
 def recipes_show(name, kernel, variant):
     """A recipe: its target, purpose, defaults, kernel sections and variants (and the file)."""
-    from rich.markup import escape
-
+    from irscope.core.settings import Settings
     from irscope.steer import recipes
-    from irscope.views import render
+    from irscope.views import recipes as view
 
     recipe = recipes.load(recipes.find(name))
     v = recipe.variant(variant) if variant else None
-    con = render.console()
-    con.print(f"[bold]{recipe.name}[/bold]  {recipe.path}")
-    con.print(f"  target    {recipe.target_text} ({recipe.target.name}, {recipe.target.hardware.family})"
-              + (f"; also fits {', '.join(t.name for t in recipe.targets[1:])}" if len(recipe.targets) > 1 else ""))
-    con.print(f"  purpose   {escape(recipe.purpose)}")
-    if v:
-        con.print(f"  variant   {escape(v.name)}  {escape(v.purpose)}")
+    view.show_header(recipe, v)
     if kernel or v:
         # kernel None: the default tables with the variant's on top, each value with where it comes from
-        settings = recipes.apply(recipes.Settings(recipe.target, f"recipe {recipe.name}"), recipe, variant, kernel)
-        if kernel:
-            con.print(f"  for kernel {kernel}" + (f", variant {variant}" if variant else "") + ":")
-        else:
-            con.print(f"  [bold]defaults, with variant {escape(variant)}[/bold]")
-        for k, val in settings.options.items():
-            con.print(f"    {k} = {val}  [cyan]({escape(settings.sources[k])})[/cyan]")
-        for k, val in settings.env.items():
-            con.print(f"    env {k} = {val}  [cyan]({escape(settings.sources['env:' + k])})[/cyan]")
-        pins = settings.pins
-        for c in (pins.constexprs.values() if pins else []):
-            con.print(f"    constexpr {c.name} = {escape(c.text)}  [cyan]({escape(c.source)})[/cyan]")
-        for kind, listed in (("loop", pins.loops if pins else []), ("layout", pins.layouts if pins else [])):
-            for i, p in enumerate(listed):
-                by = recipes.overridden_by(p, listed[i + 1:])
-                con.print(f"    {kind} {escape(p.text())}  [cyan]({escape(p.source)})[/cyan]"
-                          + (f"  [yellow]overridden by {escape(by)}[/yellow]" if by else ""))
-        if kernel:
-            return
-        # the variant's defaults rank above the recipe's kernel sections, its own kernel sections above both
-        sections = [(f"kernel {g}", lay, v.layer) for g, lay in recipe.kernels]
-        sections += [(f"variant {v.name}, kernel {g}", lay, None) for g, lay in v.kernels]
-        for title, layer, over in sections:
-            con.print(f"  [bold]{escape(title)}[/bold]")
-            for line in recipes.layer_lines(layer, over) or ["(nothing)"]:
-                con.print(f"    {escape(line)}")
-        return
-    for title, layer in [("defaults", recipe.defaults)] + [(f"kernel {g}", lay) for g, lay in recipe.kernels]:
-        con.print(f"  [bold]{escape(title)}[/bold]")
-        for line in recipes.layer_lines(layer) or ["(nothing)"]:
-            con.print(f"    {escape(line)}")
-    for v in recipe.variants.values():
-        con.print(f"  [bold]variant {escape(v.name)}[/bold]  {escape(v.purpose)}")
-        for line in recipes.layer_lines(v.layer):
-            con.print(f"    {escape(line)}")
-        for g, lay in v.kernels:
-            for line in recipes.layer_lines(lay):
-                con.print(f"    kernel {escape(g)}: {escape(line)}")
+        settings = recipes.apply(Settings(recipe.target, f"recipe {recipe.name}"), recipe, variant, kernel)
+        view.show_applied(recipe, variant, v, kernel, settings)
+    else:
+        view.show_layers(recipe)
 
 
 @recipes_group.command("check")
@@ -458,17 +376,13 @@ def recipes_show(name, kernel, variant):
 def recipes_check(files):
     """Validate recipe files (default: every recipe found). Exit 2 with FILE:LINE for each problem."""
     from irscope.steer import recipes
+    from irscope.views import recipes as view
 
-    paths = list(files) or recipes.all_paths()
     bad = 0
-    for path in paths:
+    for path in list(files) or recipes.all_paths():
         errors = recipes.check(path)
-        for e in errors:
-            click.echo(f"irscope: error: {e}", err=True)
-        if errors:
-            bad += 1
-        else:
-            click.echo(f"{path}: ok")
+        view.check_result(path, errors)
+        bad += bool(errors)
     if bad:
         sys.exit(2)
 
@@ -497,17 +411,17 @@ def recipes_check(files):
 def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort_key, do_time, launch_args,
           launch_grid, max_seconds, graph, duty, with_sass, write_recipe, top, as_json):
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
-    import os
-
     from irscope import jobs as jobs_mod
+    from irscope.sweep import configs as sweep_configs
+    from irscope.sweep import rank
     from irscope.sweep import run as sweep_job
-    from irscope.views import render
+    from irscope.views import sweep as view
 
     session = _timing_session() if do_time else None
     base = jobs_mod.resolve_one(request, "sweep explores")
-    configs = sweep_job.expand(base, sweep_job.parse_axes(list(axes), base))
-    if sort_key not in sweep_job.COLUMNS and sort_key != "config":
-        raise BadInput(f"--sort {sort_key!r}: sort by one of config, {', '.join(sweep_job.COLUMNS)}")
+    configs = sweep_configs.expand(base, sweep_configs.parse_axes(list(axes), base))
+    if sort_key not in rank.COLUMNS and sort_key != "config":
+        raise BadInput(f"--sort {sort_key!r}: sort by one of config, {', '.join(rank.COLUMNS)}")
     launch = None
     if session is not None:
         from irscope.timing.plan import bench_variants
@@ -517,20 +431,20 @@ def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort
         if launch_args and not launch_grid:
             raise BadInput("--time needs the launch grid: --launch-grid \"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)\"")
         _, launch = bench_variants(request, (), launch_args, launch_grid)
-    with render.sweep_progress(len(configs), enabled=not as_json) as advance:
+    with view.sweep_progress(len(configs), enabled=not as_json) as advance:
         result = sweep_job.compile_and_time(configs, out_dir, jobs or os.cpu_count() or 1, timeout, advance,
                                             use_cache=not no_cache, with_sass=with_sass, session=session,
                                             launch=launch, max_seconds=max_seconds, graph=graph, duty=duty)
     timed = result.timed
-    ordered = sweep_job.sort_configs(configs, sort_key)
+    ordered = rank.sort_configs(configs, sort_key)
     if write_recipe is not None:
-        sweep_job.write_winners(write_recipe, base, configs, ordered, timed, sort_key, top)
+        rank.write_winners(write_recipe, base, configs, ordered, timed, sort_key, top)
     if as_json:
-        click.echo(render.sweep_json(ordered, timed, result.compile_seconds, result.compile_end))
+        click.echo(view.sweep_json(ordered, timed, result.compile_seconds, result.compile_end))
     else:
-        render.sweep_table(ordered, timed)
+        view.sweep_table(ordered, timed)
         if write_recipe is not None:
-            click.echo(f"wrote {write_recipe} (check it: irscope recipes check {write_recipe})")
+            view.wrote_recipe(write_recipe)
     if not any(c.usable for c in configs):
         sys.exit(1)
 

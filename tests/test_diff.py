@@ -17,6 +17,10 @@ from pathlib import Path
 import pytest
 from conftest import VECTOR_ADD
 
+from irscope.cli import main
+from irscope.compare.diff import count_changes, line_opcodes
+from irscope.compare.normalize import amdgcn, llir, mlir, ptx, sass
+
 ADD16 = "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024"
 ADD4 = "*fp32:4, *fp32:4, *fp32:4, i32:16, 1024"
 KERN_SIG = "*fp32:16, *fp32:16, *fp32:16, i32:16, fp32, 1024"
@@ -71,8 +75,6 @@ def _own_cache(tmp_path, monkeypatch):
 
 def irscope(*args: str) -> tuple[int, str, str]:
     """The CLI in this process (Triton stays warm): exit status, stdout, stderr."""
-    from irscope.cli import main
-
     out, err = io.StringIO(), io.StringIO()
     code = 0
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -297,8 +299,6 @@ def test_bad_input(dumps, tmp_path, cli):
 
 
 def test_ptx_register_renaming_is_not_a_difference_but_dataflow_is():
-    from irscope.compare.normalize import ptx
-
     a = textwrap.dedent("""\
         .visible .entry k(
         {
@@ -323,8 +323,6 @@ def test_ptx_register_renaming_is_not_a_difference_but_dataflow_is():
 
 
 def test_sass_mlir_llir_amdgcn_normalisers():
-    from irscope.compare.normalize import amdgcn, llir, mlir, sass
-
     s1 = "        /*0040*/                   IMAD.WIDE R2, R0.reuse, 0x4, R2 ;\n.L_x_3:\n  /*0050*/  BRA `(.L_x_3);"
     s2 = "        /*0090*/              IMAD.WIDE R8, R6.reuse, 0x4, R8 ;\n.L_x_9:\n  /*00a0*/  BRA `(.L_x_9);"
     assert sass(s1).lines == sass(s2).lines and "/*" not in "".join(sass(s1).lines)
@@ -347,8 +345,6 @@ def test_sass_mlir_llir_amdgcn_normalisers():
 
 
 def test_line_diff_matches_difflib():
-    from irscope.compare.diff import count_changes, line_opcodes
-
     rng = random.Random(7)
     words = [f"op{i}" for i in range(12)]
     for _ in range(200):

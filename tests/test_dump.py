@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 from conftest import EXAMPLES, MATMUL, MATMUL_SIG, VECTOR_ADD, compile_example
+
+from irscope.core import dump, loader
+from irscope.core.settings import Settings
+from irscope.core.spec import build_spec
+from irscope.core.targets import parse_target
 
 ADD_ALIGNED = "*fp32, *fp32, *fp32, i32:16, 1024"
 ADD_UNALIGNED = "*fp32:4, *fp32:4, *fp32:4, i32:16, 1024"
@@ -107,11 +113,6 @@ def test_summary_and_stage_views(cli, tmp_path):
 
 
 def test_repeat_dump_is_served_from_cache(tmp_path, monkeypatch):
-    from irscope.core import dump, loader
-    from irscope.core.settings import Settings
-    from irscope.core.spec import build_spec
-    from irscope.core.targets import parse_target
-
     monkeypatch.setenv("IRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
     ref = loader.select_kernels(VECTOR_ADD, None)[0]
     spec = build_spec(ref, ADD_ALIGNED, [], [])
@@ -133,8 +134,6 @@ def test_replay_manifest_with_new_options(cli, tmp_path):
 
 def test_a_version_default_that_is_about_to_change_is_a_note_not_a_warning(cli, tmp_path):
     """Triton 3.9 fuses FP by default and warns once a process that 3.10 will not; irscope says it in each dump."""
-    import os
-
     from triton import knobs
 
     has_default = hasattr(getattr(knobs, "language", None), "fp_fusion_enabled")  # 3.9 on

@@ -34,7 +34,7 @@ from irscope.core.settings import parse_assignments
 from irscope.core.targets import Target, local_gpu_target
 from irscope.errors import BadInput
 from irscope.views import capture as view
-from irscope.views import render
+from irscope.views import dump as dump_view
 
 
 def dump_command(file: Path, script_args: list[str], kernel_globs: list[str], target: str | None, sets: list[str],
@@ -59,7 +59,7 @@ def dump_command(file: Path, script_args: list[str], kernel_globs: list[str], ta
         shown = [r for r in results if stage in r.manifest["stages"]]
         if not shown:
             raise BadInput(f"stage {stage!r} does not exist for the captured kernels on {tgt.name}")
-        render.print_stage(shown, stage)
+        dump_view.print_stage(shown, stage)
     elif as_json:
         view.print_json(run, results)
     else:

@@ -15,7 +15,8 @@ from typing import Any
 
 from irscope.capture.records import Capture, ScriptRun
 from irscope.core.settings import jsonable
-from irscope.views import render
+from irscope.views import dump as dump_view
+from irscope.views.console import console
 
 
 def print_stopped(run: ScriptRun) -> None:
@@ -40,7 +41,7 @@ def print_failures(run: ScriptRun) -> None:
 
 def print_json(run: ScriptRun, results: list) -> None:
     """The --json document on stdout."""
-    _out(json_document(run, render.as_json(results)))
+    _out(json_document(run, dump_view.as_json(results)))
 
 
 def capture_dict(cap: Capture) -> dict[str, Any]:
@@ -94,7 +95,7 @@ def summary(run: ScriptRun) -> None:
     """The capture summary on stdout: the run, then each capture and its dump's summary."""
     from rich.markup import escape
 
-    con = render.console()
+    con = console()
     how = ("ran on the local GPU" if run.mode == "gpu"
            else "compile-only: launches recorded, not run")
     n = len(run.captures)
@@ -142,7 +143,7 @@ def _capture_lines(con: Any, cap: Capture, n: int) -> None:
         con.print(f"  launched   {'identical ' + ', '.join(same) if same else ''}"
                   f"{'; [red]differs[/red] in ' + ', '.join(diff) if diff else ''}")
     if cap.result is not None:
-        render.summary([cap.result], out=con)
+        dump_view.summary([cap.result], out=con)
     else:
         con.print()
 

@@ -1,0 +1,363 @@
+"""The diff's views: the summary (inputs, stats, stages, passes), each chosen stage's diff (unified
+or side by side) and the --json document (irscope_diff 1).
+
+Everything here formats a compare.diff.DiffResult it is given: the line opcodes of each stage
+were computed by the comparison; here they are only grouped into hunks with context for display.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from typing import TYPE_CHECKING, Any
+
+from irscope.views.bench import bench_json
+from irscope.views.console import console, esc, fmt_bytes, widths
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from irscope.compare.diff import DiffResult, StageDiff
+    from irscope.timing.bench import BenchReport
+
+DIFF_JSON_VERSION = 1
+_STATUS_WORDS = {"equal": "equal", "changed": "changed", "only_a": "only in a", "only_b": "only in b"}
+
+
+def _diff_value(name: str, v: Any) -> str:
+    """One stat or input value, as a person reads it."""
+    if v is None:
+        return "-"
+    if name == "ttgir.layouts":
+        return f"{len(v)} layout{'s' if len(v) != 1 else ''}"
+    if isinstance(v, dict):
+        unit = "" if name.endswith("widths") else "b"
+        return widths(v, unit) if all(isinstance(n, int) for n in v.values()) else json.dumps(v)
+    if name == "occupancy.occupancy" and isinstance(v, (int, float)):
+        return f"{v * 100:.0f}%"
+    if name.endswith("_bytes") and isinstance(v, int) and not isinstance(v, bool):
+        return fmt_bytes(v)
+    if isinstance(v, (list, tuple)):
+        text = ", ".join(str(x) for x in v)
+    else:
+        text = str(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _diff_change(name: str, a: Any, b: Any) -> str:
+    num = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+    if not (num(a) and num(b)):
+        return ""
+    if name == "occupancy.occupancy":
+        return f"{(b - a) * 100:+.0f} pts"
+    d = b - a
+    if name.endswith("_bytes") and isinstance(d, int):
+        text = ("+" if d >= 0 else "-") + fmt_bytes(abs(d))
+    else:
+        text = f"{d:+d}" if isinstance(d, int) else f"{d:+.3g}"
+    if not a:
+        return text
+    pct = d / a * 100
+    return text + (f" ({pct:+.0f}%)" if abs(pct) >= 1 else f" ({pct:+.1f}%)")
+
+
+def _side_line(side) -> str:
+    m = side.manifest
+    how = "" if side.cached is None else ("  (from cache)" if side.cached else "  (compiled)")
+    where = "" if side.label == str(side.folder) else f"  {side.folder}"
+    return f"{side.label}  [dim]{m['target']}{where}{how}[/dim]"
+
+
+def diff_summary(result: DiffResult, out: Console | None = None) -> None:
+    """Stats that changed, stages that differ, passes that behaved differently."""
+    from rich.table import Table
+
+    con = out or console()
+    a, b = result.a, result.b
+    con.print(f"[bold]diff[/bold]  {a.manifest['kernel']}  {a.manifest.get('file', '')}")
+    con.print(f"  a  {_side_line(a)}")
+    con.print(f"  b  {_side_line(b)}")
+    user = set(a.manifest.get("user_options") or {}) | set(b.manifest.get("user_options") or {})
+    # options of one backend only (cross-target) are noise here; what the user set always shows
+    shown = [d for d in result.inputs if (d.a is not None and d.b is not None) or d.name.split(".", 1)[-1] in user]
+    if shown:
+        t = Table(box=None, pad_edge=False, header_style="bold")
+        for col in ("  input", "a", "b"):
+            t.add_column(col)
+        for d in shown:
+            t.add_row(f"  {d.name}", esc(_diff_value(d.name, d.a)), esc(_diff_value(d.name, d.b)))
+        con.print(t)
+    if len(shown) < len(result.inputs):
+        con.print(f"  [dim]{len(result.inputs) - len(shown)} options of one backend only (--json lists them)[/dim]")
+
+    con.print()
+    if result.stats.changed:
+        both = [d for d in result.stats.deltas if d.a is not None and d.b is not None]
+        one = len(result.stats.deltas) - len(both)
+        con.print(f"[bold]stats[/bold]  {len(both)} changed" + (f", {one} on one side only (--json lists them)"
+                                                                  if one else ""))
+        t = Table(box=None, pad_edge=False, header_style="bold")
+        for col, just in (("  stat", "left"), ("a", "right"), ("b", "right"), ("change", "right")):
+            t.add_column(col, justify=just)
+        for d in both:
+            t.add_row(f"  {d.name}", esc(_diff_value(d.name, d.a)), esc(_diff_value(d.name, d.b)),
+                      _diff_change(d.name, d.a, d.b))
+        if both:
+            con.print(t)
+        for d in both:
+            if d.name == "ttgir.layouts":  # which layouts went and came, by value (alias names aside)
+                la, lb = d.a or [], d.b or []
+                for lay in la:
+                    if lay not in lb:
+                        con.print(f"    [red]- {esc(lay)}[/red]")
+                for lay in lb:
+                    if lay not in la:
+                        con.print(f"    [green]+ {esc(lay)}[/green]")
+    else:
+        con.print("[bold]stats[/bold]  no change")
+
+    con.print()
+    how = "after normalisation; --raw for the compiler's own text" if result.normalized else "raw text"
+    differ = [s for s in result.stages if not s.equal]
+    con.print(f"[bold]stages[/bold]  {len(differ)} of {len(result.stages)} differ [dim]({how})[/dim]")
+    t = Table(box=None, pad_edge=False, header_style="bold")
+    for col, just in (("  stage", "left"), ("", "left"), ("+lines", "right"), ("-lines", "right"),
+                      ("lines a", "right"), ("lines b", "right")):
+        t.add_column(col, justify=just)
+    for s in result.stages:
+        style = "" if s.equal else "yellow"
+        word = _STATUS_WORDS[s.status]
+        t.add_row(f"  {s.stage}", f"[{style}]{word}[/{style}]" if style else word,
+                  str(s.added) if s.added else "", str(s.removed) if s.removed else "",
+                  "-" if s.a is None else str(len(s.a.lines)), "-" if s.b is None else str(len(s.b.lines)))
+    con.print(t)
+
+    if result.passes is not None:
+        _passes_summary(con, result.passes)
+
+    con.print()
+    if result.equal:
+        scope = f" in {', '.join(result.selected)}" if result.selected else ""
+        con.print(f"[green]no differences{scope}[/green]" + (" after normalisation" if result.normalized else ""))
+    elif not result.selected and differ:
+        con.print(f"[dim]see a stage's changes with --stage {differ[0].stage}[/dim]")
+
+
+def _passes_summary(con, p, limit: int = 25) -> None:
+    from rich.table import Table
+
+    con.print()
+    con.print(f"[bold]passes[/bold]  a: {p.a_count} MLIR passes, b: {p.b_count}; "
+              f"{len(p.deltas)} behaved differently")
+    d = p.divergence
+    if d.where == "frontend":
+        con.print("  the IR differs already out of the frontend, before any pass")
+    elif d.where == "pass":
+        idx = " / ".join(f"#{i}" if i is not None else "-" for i in (d.a_index, d.b_index))
+        con.print(f"  the IR first differs after pass [bold]{esc(d.name)}[/bold] ({d.stage}, {idx})")
+    else:
+        con.print("  the IR is the same after every pass (after normalisation)")
+    if not p.deltas:
+        return
+    t = Table(box=None, pad_edge=False, header_style="bold")
+    for col, just in (("  stage", "left"), ("pass", "left"), ("a", "right"), ("b", "right")):
+        t.add_column(col, justify=just)
+    rec = lambda r: "not run" if r is None else (f"+{r.added} -{r.removed}" if r.changed else "no change")
+    for delta in p.deltas[:limit]:
+        t.add_row(f"  {delta.stage}", esc(delta.name), rec(delta.a), rec(delta.b))
+    con.print(t)
+    if len(p.deltas) > limit:
+        con.print(f"  [dim]... and {len(p.deltas) - limit} more (--json lists all)[/dim]")
+
+
+def _diff_groups(opcodes, n: int = 3):
+    """difflib.SequenceMatcher.get_grouped_opcodes, over precomputed opcodes."""
+    codes = list(opcodes)
+    if not codes or all(c[0] == "equal" for c in codes):
+        return []
+    if codes[0][0] == "equal":
+        t, i1, i2, j1, j2 = codes[0]
+        codes[0] = t, max(i1, i2 - n), i2, max(j1, j2 - n), j2
+    if codes[-1][0] == "equal":
+        t, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = t, i1, min(i2, i1 + n), j1, min(j2, j1 + n)
+    nn = n + n
+    groups, group = [], []
+    for t, i1, i2, j1, j2 in codes:
+        if t == "equal" and i2 - i1 > nn:
+            group.append((t, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
+            groups.append(group)
+            group = []
+            i1, j1 = max(i1, i2 - n), max(j1, j2 - n)
+        group.append((t, i1, i2, j1, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        groups.append(group)
+    return groups
+
+
+def _origin(norm, i: int) -> int:
+    if norm is None or not norm.origin:
+        return 0
+    return norm.origin[min(i, len(norm.origin) - 1)]
+
+
+def _stage_path(side, stage: str) -> str:
+    f = side.manifest["stages"].get(stage)
+    return str(side.folder / f) if f else f"{side.folder} (no {stage})"
+
+
+def unified_lines(result: DiffResult, sd: StageDiff, context: int = 3) -> list[str]:
+    """One stage's diff in unified format (the lines compared, i.e. normalised unless --raw)."""
+    if sd.equal:
+        return []
+    a_lines = sd.a.lines if sd.a is not None else []
+    b_lines = sd.b.lines if sd.b is not None else []
+    out = [f"--- a/{sd.stage}  {_stage_path(result.a, sd.stage)}  ({result.a.label})",
+           f"+++ b/{sd.stage}  {_stage_path(result.b, sd.stage)}  ({result.b.label})"]
+    for group in _diff_groups(sd.opcodes, context):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        ra = f"{i1 + 1},{i2 - i1}" if i2 > i1 else f"{i1},0"
+        rb = f"{j1 + 1},{j2 - j1}" if j2 > j1 else f"{j1},0"
+        where = f" file lines {_origin(sd.a, i1) or '-'} / {_origin(sd.b, j1) or '-'}"
+        out.append(f"@@ -{ra} +{rb} @@{where}")
+        for t, x1, x2, y1, y2 in group:
+            if t == "equal":
+                out.extend(" " + line for line in a_lines[x1:x2])
+                continue
+            if t in ("replace", "delete"):
+                out.extend("-" + line for line in a_lines[x1:x2])
+            if t in ("replace", "insert"):
+                out.extend("+" + line for line in b_lines[y1:y2])
+    return out
+
+
+def print_unified(result: DiffResult, sd: StageDiff, context: int = 3) -> None:
+    """unified_lines to stdout: plain when piped, coloured on a terminal."""
+    lines = unified_lines(result, sd, context)
+    if not sys.stdout.isatty():
+        if lines:
+            sys.stdout.write("\n".join(lines) + "\n")
+        return
+    from rich.text import Text
+
+    con = console()
+    styles = {"-": "red", "+": "green", "@": "cyan"}
+    text = Text()
+    for k, line in enumerate(lines):
+        style = "bold" if k < 2 else styles.get(line[:1], "")
+        text.append(line + "\n", style=style)
+    con.print(text, soft_wrap=True, end="")
+
+
+def print_side_by_side(result: DiffResult, sd: StageDiff, context: int = 3) -> None:
+    """Two columns, a left and b right; marks like sdiff: | changed, < only a, > only b."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if sd.equal:
+        return
+    con = console()
+    a_lines = sd.a.lines if sd.a is not None else []
+    b_lines = sd.b.lines if sd.b is not None else []
+    t = Table(box=None, pad_edge=False, expand=True, show_header=True, header_style="bold")
+    t.add_column("", justify="right", no_wrap=True, style="dim")
+    t.add_column(f"a/{sd.stage}  ({result.a.label})", ratio=1, overflow="fold")
+    t.add_column("", width=1, no_wrap=True)
+    t.add_column("", justify="right", no_wrap=True, style="dim")
+    t.add_column(f"b/{sd.stage}  ({result.b.label})", ratio=1, overflow="fold")
+    for k, group in enumerate(_diff_groups(sd.opcodes, context)):
+        if k:
+            t.add_row("", Text("⋯", style="dim"), "", "", Text("⋯", style="dim"))
+        for tag, x1, x2, y1, y2 in group:
+            if tag == "equal":
+                for x, y in zip(range(x1, x2), range(y1, y2)):
+                    t.add_row(str(_origin(sd.a, x)), Text(a_lines[x]), " ", str(_origin(sd.b, y)), Text(b_lines[y]))
+                continue
+            left, right = list(range(x1, x2)), list(range(y1, y2))
+            for r in range(max(len(left), len(right))):
+                x = left[r] if r < len(left) else None
+                y = right[r] if r < len(right) else None
+                mark = "|" if x is not None and y is not None else ("<" if y is None else ">")
+                t.add_row("" if x is None else str(_origin(sd.a, x)),
+                          Text("" if x is None else a_lines[x], style="red"), Text(mark, style="yellow"),
+                          "" if y is None else str(_origin(sd.b, y)),
+                          Text("" if y is None else b_lines[y], style="green"))
+    con.print(t)
+
+
+def print_stage_diffs(result: DiffResult, side_by_side: bool | None = None, context: int = 3) -> None:
+    """The chosen stages' diffs; side by side on a wide terminal unless told otherwise."""
+    if side_by_side is None:
+        side_by_side = sys.stdout.isatty() and shutil.get_terminal_size().columns >= 160
+    for name in result.selected:
+        sd = result.stage(name)
+        sys.stdout.flush()
+        if sd.equal:
+            if not result.equal:  # else the summary said so already
+                console().print(f"[dim]{name}: no differences[/dim]")
+        elif side_by_side:
+            print_side_by_side(result, sd, context)
+        else:
+            print_unified(result, sd, context)
+
+
+def diff_json(result: DiffResult, context: int = 3) -> str:
+    """The schema (irscope_diff 1; keys are stable, new keys may be added):
+
+    {"irscope_diff": 1, "equal": bool, "normalized": bool, "kernel": str, "file": str,
+     "a"/"b": {"label", "folder", "target", "signature", "triton_version", "user_options", "cached"},
+     "inputs": {name: {"a", "b"}},           what went in differently (target, options.*, ...)
+     "stats":  {name: {"a", "b"}},           stats that changed (dotted names into manifest stats)
+     "stages": {stage: {"status", "added", "removed", "lines_a", "lines_b", "diff"}},
+                                             diff: unified text for --stage stages, else null
+     "passes": null | {"a_count", "b_count", "first_divergence": {"where", "stage", "pass", "a_index",
+               "b_index"}, "differ": [{"stage", "pass", "a", "b"}]}}   a/b: {"index", "added", "removed"} | null
+    """
+    def side(s):
+        m = s.manifest
+        return {"label": s.label, "folder": str(s.folder), "target": m.get("target"),
+                "signature": m.get("signature"), "triton_version": m.get("triton_version"),
+                "user_options": m.get("user_options") or {}, "cached": s.cached}
+
+    stages = {}
+    for s in result.stages:
+        stages[s.stage] = {
+            "status": s.status, "added": s.added, "removed": s.removed,
+            "lines_a": None if s.a is None else len(s.a.lines), "lines_b": None if s.b is None else len(s.b.lines),
+            "diff": "\n".join(unified_lines(result, s, context)) + "\n"
+            if s.stage in result.selected and not s.equal else ("" if s.stage in result.selected else None),
+        }
+    passes = None
+    if result.passes is not None:
+        p = result.passes
+        rec = lambda r: None if r is None else {"index": r.index, "added": r.added, "removed": r.removed}
+        d = p.divergence
+        passes = {
+            "a_count": p.a_count, "b_count": p.b_count,
+            "first_divergence": {"where": d.where, "stage": d.stage or None, "pass": d.name or None,
+                                 "a_index": d.a_index, "b_index": d.b_index},
+            "differ": [{"stage": x.stage, "pass": x.name, "a": rec(x.a), "b": rec(x.b)} for x in p.deltas],
+        }
+    doc = {
+        "irscope_diff": DIFF_JSON_VERSION,
+        "equal": result.equal,
+        "normalized": result.normalized,
+        "kernel": result.a.manifest["kernel"],
+        "file": result.a.manifest.get("file"),
+        "a": side(result.a),
+        "b": side(result.b),
+        "inputs": {d.name: {"a": d.a, "b": d.b} for d in result.inputs},
+        "stats": {d.name: {"a": d.a, "b": d.b} for d in result.stats.deltas},
+        "stages": stages,
+        "passes": passes,
+    }
+    return json.dumps(doc, indent=1, default=str)
+
+
+def diff_json_with_timing(result: DiffResult, context: int = 3, timed: BenchReport | None = None) -> str:
+    """diff --json (with --time: the bench document under "timing")."""
+    doc = json.loads(diff_json(result, context))
+    if timed is not None:
+        doc["timing"] = json.loads(bench_json(timed))
+    return json.dumps(doc, indent=1)

@@ -1,0 +1,217 @@
+"""The dump's views: the summary a person reads, one stage's text (--stage), the --json document.
+
+Everything here formats dump results (core.dump.DumpResult: a folder and its manifest) it is
+given; nothing compiles. `irscope dump SCRIPT` (the capture) shows each kernel's dump with the
+same summary; `irscope diff` and `irscope passes` have their own views.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from irscope.core.compiler import STAGE_DESCRIPTIONS
+from irscope.core.hardware import TARGET_CHIP, for_target
+from irscope.views.console import console, esc, fmt_bytes, widths
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from irscope.core.dump import DumpResult
+
+SHOWN_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim",
+                 "kpack", "enable_fp_fusion")
+LEXERS = {"ptx": "ptx", "llir": "llvm", "amdgcn": "gas", "sass": "nasm", "source": "python"}
+PIN_STATUS_STYLE = {"ok": "green", "no effect": "yellow", "changed": "yellow", "overridden": "yellow",
+                    "not applicable": "dim", "unchecked": "dim"}
+
+
+def _size(path: Path, stage: str) -> str:
+    try:
+        if stage in ("cubin", "hsaco"):
+            return fmt_bytes(path.stat().st_size)
+        with open(path, "rb") as f:
+            return f"{sum(1 for _ in f)} lines"
+    except OSError:
+        return "?"
+
+
+def summary(results: list[DumpResult], out: Console | None = None) -> None:
+    """Per kernel: where it went, target, options, pins, the stages table and the resources."""
+    from rich.table import Table
+
+    con = out or console()
+    for r in results:
+        m = r.manifest
+        chip = for_target(m["target"]).family if m["target"] in TARGET_CHIP else ""
+        how = "from cache" if r.cached else f"compiled in {m['times_ms'].get('total', 0) / 1e3:.2f} s"
+        con.print(f"[bold]{m['kernel']}[/bold]  {m['file']}  ->  {r.folder}  ({how})")
+        con.print(f"  target     {m['target']}  {chip}  [dim]({m['target_reason']})[/dim]")
+        con.print(f"  triton     {m['triton_version']}")
+        con.print(f"  signature  {m['signature']}")
+        con.print("  options    " + _options_line(m))
+        for line in pin_lines(m):
+            con.print("  " + line)
+        for note in m.get("notes") or []:
+            con.print(f"  [yellow]note[/yellow]       {note}")
+
+        t = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+        t.add_column("  stage")
+        t.add_column("what")
+        t.add_column("size", justify="right")
+        t.add_column("time", justify="right")
+        t.add_column("file")
+        for stage, fname in m["stages"].items():
+            ms = None if stage == "source" else m["times_ms"].get(stage)
+            t.add_row(f"  {stage}", STAGE_DESCRIPTIONS.get(stage, ""), _size(r.folder / fname, stage),
+                      "" if ms is None else f"{ms:.0f} ms", fname)
+        con.print(t)
+        for line in resource_lines(m):
+            con.print("  " + line)
+        if m.get("passes"):
+            changed = sum(1 for p in m["passes"] if p["added"] or p["removed"])
+            con.print(f"  passes     {len(m['passes'])} MLIR passes recorded, {changed} changed the IR "
+                      f"(irscope passes {r.folder})")
+        con.print()
+
+
+def _options_line(m: dict[str, Any]) -> str:
+    parts = []
+    user = m.get("user_options") or {}
+    sources = m.get("option_sources") or {}
+    for k in SHOWN_OPTIONS:
+        if k in m["options"]:
+            v = m["options"][k]
+            if v is None and k not in user:
+                continue
+            mark = f" [cyan]({esc(sources.get(k, 'set'))})[/cyan]" if k in user else ""
+            parts.append(f"{k}={v}{mark}")
+    for k, v in user.items():
+        if k not in SHOWN_OPTIONS:
+            parts.append(f"{k}={v} [cyan]({esc(sources.get(k, 'set'))})[/cyan]")
+    for k, v in (m.get("env") or {}).items():
+        parts.append(f"{k}={v} [cyan]({esc(sources.get('env:' + k, 'env'))})[/cyan]")
+    return "  ".join(parts)
+
+
+def pin_lines(m: dict[str, Any]) -> list[str]:
+    """The recipe applied and each pin with its check against the output (manifest["recipe"], ["pins"])."""
+    lines = []
+    r = m.get("recipe")
+    if r:
+        lines.append(f"recipe     {esc(r['name'])}" + (f", variant {esc(r['variant'])}" if r.get("variant") else "")
+                     + f"  [dim]({esc(r['path'])})[/dim]")
+    width = max([10] + [len(p["status"]) for p in m.get("pins") or []])
+    for i, p in enumerate(m.get("pins") or []):
+        style = PIN_STATUS_STYLE.get(p["status"], "default")
+        what = f"{p['name']} = {p['value']}" if p["kind"] == "layout" else f"{p['name']}={p['value']}"
+        lines.append(f"{'pins' if i == 0 else '':<10} [{style}]{p['status']:<{width}}[/{style}] {p['kind']} "
+                     f"{esc(what)}  [cyan]({esc(p['source'])})[/cyan]  [dim]{esc(p['detail'])}[/dim]")
+    return lines
+
+
+def resource_lines(m: dict[str, Any]) -> list[str]:
+    """Registers, spills, occupancy, access widths and instruction mix, from manifest["stats"]."""
+    s = m["stats"]
+    lines = []
+    occ = s.get("occupancy") or {}
+    if m["target"].startswith("cuda"):
+        regs = s.get("registers", "?")
+        lines.append(
+            f"resources  {regs} registers, spills {s.get('spill_store_bytes', 0)} B stored / "
+            f"{s.get('spill_load_bytes', 0)} B loaded, stack {s.get('stack_bytes', 0)} B, "
+            f"shared {fmt_bytes(s.get('shared_bytes', 0))}")
+        if occ:
+            lines.append(f"occupancy  {occ['occupancy'] * 100:.0f}% ({occ['blocks_per_sm']} blocks, "
+                         f"{occ['warps_per_sm']} warps per SM; limited by {occ['limited_by']})")
+        ptx = s.get("ptx") or {}
+        sass = s.get("sass") or {}
+        if ptx:
+            lines.append(f"global     loads {widths(ptx['global_load'])}; stores {widths(ptx['global_store'])} "
+                         f"[dim](bits per thread per PTX instruction)[/dim]")
+            mma = ", ".join(f"{k} {ptx[k]}" for k in ("mma.sync", "wgmma", "tcgen05.mma") if ptx.get(k))
+            lines.append(f"mix        mma: {mma or 'none'}; cp.async {ptx['cp.async']}, TMA {ptx['tma']}, "
+                         f"ldmatrix {ptx['ldmatrix']}, bar.sync {ptx['bar.sync']}, mbarrier {ptx['mbarrier']}")
+        if sass:
+            c = sass["classes"]
+            lines.append(f"sass       {sass['instructions']} instructions: mma {c['mma']}, LDG {c['global_load']}, "
+                         f"STG {c['global_store']}, LDS {c['shared_load']}, STS {c['shared_store']}, "
+                         f"LDGSTS {c['async_copy']}, TMA {c['tma']}, LDL/STL {c['local_load']}/{c['local_store']}, "
+                         f"BAR {c['barrier']}")
+    else:
+        lines.append(
+            f"resources  {s.get('vgpr_count', '?')} VGPRs ({s.get('arch_vgprs', '?')} arch + {s.get('acc_vgprs', 0)} acc), "
+            f"{s.get('sgpr_count', '?')} SGPRs, spills {s.get('vgpr_spill_count', 0)} VGPR / "
+            f"{s.get('sgpr_spill_count', 0)} SGPR, scratch {s.get('scratch_bytes', 0)} B, "
+            f"LDS {fmt_bytes(s.get('shared_bytes', 0))}")
+        if occ:
+            lines.append(f"occupancy  {occ['waves_per_simd']} waves per SIMD ({occ['occupancy'] * 100:.0f}%; "
+                         f"limited by {occ['limited_by']})")
+        a = s.get("amdgcn") or {}
+        if a:
+            lines.append(f"global     loads {widths(a['global_load'])}; stores {widths(a['global_store'])}")
+            lines.append(f"mix        {a['instructions']} instructions: mfma {a['mfma']}, wmma {a['wmma']}, "
+                         f"LDS read {a['lds_load']} / write {a['lds_store']}, async copy to LDS "
+                         f"{a['async_copy_to_lds']}, s_barrier {a['barrier']}")
+    tg = s.get("ttgir") or {}
+    if tg:
+        lines.append(f"ttgir      convert_layout {tg['convert_layout']}, local_alloc {tg['local_alloc']}, "
+                     f"async_copy {tg['async_copy']}, tma {tg['tma_load']}, dot {tg['dot']}, loops {tg['loops']}")
+        for lay in tg["layouts"]:
+            lines.append(f"  layout   #{lay['alias']} = {lay['kind']}<{lay['params']}>")
+    return lines
+
+
+def print_stage(results: list[DumpResult], stage: str) -> None:
+    """One stage to stdout: syntax-coloured on a terminal, plain bytes when piped."""
+    many = len(results) > 1
+    for r in results:
+        text = (r.folder / r.manifest["stages"][stage]).read_text()
+        if many:
+            sys.stdout.write(f"// ===== {r.manifest['kernel']} ({r.manifest['target']}) =====\n")
+        if sys.stdout.isatty():
+            from rich.syntax import Syntax
+
+            console().print(Syntax(text, LEXERS.get(stage, "llvm"), theme="ansi_dark", background_color="default"))
+        else:
+            sys.stdout.write(text)
+
+
+def as_json(results: list[DumpResult]) -> str:
+    """The --json document: {"kernels": [one entry per dump result]}."""
+    kernels = []
+    for r in results:
+        m = r.manifest
+        kernels.append({
+            "name": m["kernel"],
+            "file": m["file"],
+            "target": m["target"],
+            "signature": m["signature"],
+            "triton_version": m["triton_version"],
+            "options": m["options"],
+            "user_options": m["user_options"],
+            "folder": str(r.folder),
+            "cached": r.cached,
+            "stages": {name: str(r.folder / f) for name, f in m["stages"].items()},
+            "times_ms": m["times_ms"],
+            "stats": m["stats"],
+            "notes": m.get("notes") or [],
+            "passes": m.get("passes"),
+            "option_sources": m.get("option_sources") or {},
+            "recipe": m.get("recipe"),
+            "pins": m.get("pins") or [],
+        })
+    return json.dumps({"kernels": kernels}, indent=1)
+
+
+def warn_pins_without_effect(results: list[DumpResult]) -> None:
+    """One stderr warning per pin that did nothing, was changed or was overridden (the summary shows them)."""
+    for r in results:
+        for p in r.manifest.get("pins") or []:
+            if p["status"] in ("no effect", "changed", "overridden"):
+                click.echo(f"irscope: warning: {r.manifest['kernel']}: {p['kind']} {p['name']}={p['value']} "
+                           f"({p['source']}): {p['status']}: {p['detail']}", err=True)

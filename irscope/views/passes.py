@@ -1,0 +1,49 @@
+"""The passes command's views: per dump folder a header line, then the table of MLIR passes (those
+that changed the IR, or all), or the one line that says which pass first produced a pattern.
+
+Everything here formats what core.passes read back or found (PassRecords, a FirstMatch).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from irscope.core.artifacts import PassRecord
+from irscope.core.passes import FirstMatch
+from irscope.views.console import console
+
+
+def header(folder: Path, manifest: dict, records: list[PassRecord]) -> None:
+    """'KERNEL on TARGET: N MLIR passes, M changed the IR  (FOLDER/passes)'."""
+    console().print(f"[bold]{manifest['kernel']}[/bold] on {manifest['target']}: {len(records)} MLIR passes, "
+                    f"{sum(r.changed for r in records)} changed the IR  ({folder}/passes)")
+
+
+def first_match(pattern: str, hit: FirstMatch, folder: Path) -> None:
+    """Where --first's pattern first appears: after a pass, already in the frontend, in a stage, or nowhere."""
+    if hit.where == "pass":
+        rec = hit.record
+        click.echo(f"{pattern!r} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
+                   f"in stage {rec.stage}: {folder / rec.file}")
+    elif hit.where == "frontend":
+        click.echo(f"{pattern!r} is already in the frontend's IR, before any pass")
+    elif hit.where == "stage":
+        click.echo(f"{pattern!r} appears in no MLIR pass output; first in stage {hit.stage}")
+    else:
+        click.echo(f"{pattern!r} appears in no pass output and no stage")
+
+
+def table(records: list[PassRecord], show_all: bool = False) -> None:
+    """One row per pass that changed the IR (every pass with show_all): #, stage, pass, +lines, -lines."""
+    from rich.table import Table
+
+    t = Table(box=None, header_style="bold")
+    for col in ("#", "stage", "pass", "+lines", "-lines"):
+        t.add_column(col, justify="right" if col in ("#", "+lines", "-lines") else "left")
+    for rec in records:
+        if show_all or rec.changed:
+            t.add_row(str(rec.index), rec.stage, f"{rec.name} [dim]({rec.arg})[/dim]",
+                      str(rec.added), str(rec.removed))
+    console().print(t)
