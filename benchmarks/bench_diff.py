@@ -80,6 +80,7 @@ def main() -> None:
     import triton
 
     from irscope.compare import diff as diff_mod
+    from irscope.compare import sides
     from irscope.compare.normalize import normalize
     from irscope.views import diff as diff_view
 
@@ -106,7 +107,7 @@ def main() -> None:
         na, nb = normalize("sass", a), normalize("sass", b)
         _, t_diff, _ = timed(lambda: diff_mod.line_opcodes(na.lines, nb.lines), args.reps)
         sd, t_total, t_min = timed(lambda: diff_mod.diff_texts("sass", a, b), args.reps)
-        side = lambda n, s: diff_mod.Side(n, n, Path(n), {"stages": {"sass": "k.sass"}})
+        side = lambda n, s: sides.Side(n, n, Path(n), {"stages": {"sass": "k.sass"}})
         result = diff_mod.DiffResult(side("a", a), side("b", b), [], diff_mod.StatsDiff([]), [sd], None,
                                      selected=["sass"])
         _, t_uni, _ = timed(lambda: diff_view.unified_lines(result, sd), args.reps)

@@ -113,11 +113,21 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
     from irscope.views import dump as view
 
     if not request.has_specialization and not request.is_spec_file:
-        from irscope.capture.command import dump_command
+        from irscope.capture import command as capture
+        from irscope.views import capture as capture_view
 
-        code = dump_command(request.file, list(script_args), list(request.kernels), request.target,
-                            request.all_sets(), out_dir, no_cache, stage, with_passes, as_json, script_log,
-                            compile_only)
+        run = capture.run(request.file, list(script_args), list(request.kernels), request.target,
+                          request.all_sets(), out_dir, no_cache, with_passes, bool(stage or as_json), stage,
+                          script_log, compile_only)
+        capture_view.print_run(run)
+        if stage:
+            view.print_stage(capture.with_stage(capture.results(run), stage, run.target), stage)
+        elif as_json:
+            capture_view.print_json(run, capture.results(run))
+        else:
+            capture_view.summary(run)
+        capture_view.print_failures(run)
+        code = capture.exit_status(run, request.file)
         if code:
             sys.exit(code)
         return
@@ -228,6 +238,7 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     dropped), so only real changes show; --raw compares the text as is.
     """
     from irscope.compare import diff as diff_mod
+    from irscope.compare import sides
     from irscope.views import bench as bench_view
     from irscope.views import diff as view
 
@@ -247,14 +258,14 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
         if compile_flags:
             raise BadInput(f"{', '.join(compile_flags)}: apply when compiling a kernel file; "
                            f"DIR_A DIR_B compares two dumps as they are")
-        a = diff_mod.load_side("a", file, request.kernels)
-        b = diff_mod.load_side("b", dir_b, request.kernels)
-        diff_mod.check_same_kernel(a, b)
+        a = sides.load_side("a", file, request.kernels)
+        b = sides.load_side("b", dir_b, request.kernels)
+        sides.check_same_kernel(a, b)
     else:
-        reqs = (diff_mod.SideRequest("a", a_target, list(a_sets), a_variant),
-                diff_mod.SideRequest("b", b_target, list(b_sets), b_variant))
-        side_jobs = diff_mod.side_jobs(request, reqs)
-        a, b = (diff_mod.dump_side(job, req, out_dir, with_passes, not no_cache) for job, req in zip(side_jobs, reqs))
+        reqs = (sides.SideRequest("a", a_target, list(a_sets), a_variant),
+                sides.SideRequest("b", b_target, list(b_sets), b_variant))
+        side_jobs = sides.side_jobs(request, reqs)
+        a, b = (sides.dump_side(job, req, out_dir, with_passes, not no_cache) for job, req in zip(side_jobs, reqs))
     result = diff_mod.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes)
     timed = None
     if do_time:
@@ -294,7 +305,7 @@ DUTY_OPTION = click.option(
 @cli.command()
 @spec_options
 @click.option("--args", "launch_args", metavar="ARGS",
-              help='Launch arguments: "x=randn(4096, fp32), n=4096, ..." (see irscope/launch.py).')
+              help='Launch arguments: "x=randn(4096, fp32), n=4096, ..." (see irscope/timing/launch.py).')
 @click.option("--grid", metavar="EXPR", help='Grid over the arguments and constexprs: "cdiv(n, BLOCK)".')
 @click.option("--try", "tries", multiple=True, metavar="KEY=VALUE[,KEY=VALUE]",
               help="Another variant: these options on top of the baseline's (repeatable).")

@@ -19,7 +19,7 @@ Two modes:
 
 The pipeline, one module each: check what can be refused before running (here) -> run_script
 (runner.py, with the Recorder's hooks, recorder.py) -> Capture records (records.py) -> prepare,
-write_specs, dump_all (replay.py) -> the view (views/capture.py: summary, --json, messages).
+write_specs, dump_all (replay.py); the CLI hands the ScriptRun to its view (views/capture.py).
 """
 
 from __future__ import annotations
@@ -27,51 +27,53 @@ from __future__ import annotations
 from pathlib import Path
 
 from irscope import jobs
+from irscope.capture.records import ScriptRun
 from irscope.capture.replay import dump_all, prepare, write_specs
-from irscope.capture.runner import run_script, threads_note
+from irscope.capture.runner import run_script
 from irscope.core import adapter
+from irscope.core.dump import DumpResult
 from irscope.core.settings import parse_assignments
 from irscope.core.targets import Target, local_gpu_target
 from irscope.errors import BadInput
-from irscope.views import capture as view
-from irscope.views import dump as dump_view
 
 
-def dump_command(file: Path, script_args: list[str], kernel_globs: list[str], target: str | None, sets: list[str],
-                 out_dir: Path, no_cache: bool, stage: str | None, with_passes: bool, as_json: bool,
-                 script_log: Path | None, compile_only: bool) -> int:
-    """irscope dump SCRIPT [-- ARGS]: run, capture, write specs, dump, show. Returns the exit status."""
+def run(file: Path, script_args: list[str], kernel_globs: list[str], target: str | None, sets: list[str],
+        out_dir: Path, no_cache: bool, with_passes: bool, quiet: bool, stage: str | None,
+        script_log: Path | None, compile_only: bool) -> ScriptRun:
+    """irscope dump SCRIPT [-- ARGS]: refuse what can be refused, run, capture, write specs, dump."""
     tgt, reason, mode = choose_mode(target, compile_only)
     out_dir = Path(out_dir).resolve()  # the script may change directory
     check_before_running(tgt, sets, out_dir, stage, script_log)
-    run = run_script(Path(file), list(script_args), tgt, reason, mode, list(kernel_globs), script_log,
-                     quiet=bool(stage or as_json))
-    if run.stopped:
-        view.print_stopped(run)
-    if run.threads_left:
-        view.print_warning(threads_note(run.threads_left))
-    prepare(run, list(sets))
-    write_specs(run, out_dir)
-    dump_all(run, out_dir, with_passes, not no_cache)
-    results = [c.result for c in run.captures if c.result is not None]
+    script_run = run_script(Path(file), list(script_args), tgt, reason, mode, list(kernel_globs), script_log,
+                            quiet=quiet)
+    prepare(script_run, list(sets))
+    write_specs(script_run, out_dir)
+    dump_all(script_run, out_dir, with_passes, not no_cache)
+    return script_run
 
-    if stage:
-        shown = [r for r in results if stage in r.manifest["stages"]]
-        if not shown:
-            raise BadInput(f"stage {stage!r} does not exist for the captured kernels on {tgt.name}")
-        dump_view.print_stage(shown, stage)
-    elif as_json:
-        view.print_json(run, results)
-    else:
-        view.summary(run)
-    view.print_failures(run)
-    if not results:
-        if not any(c.failure for c in run.captures):
-            problems = [c.problem for c in run.captures if c.problem]
-            raise BadInput(f"{file}: none of the {len(run.captures)} captured kernels can be dumped"
+
+def results(script_run: ScriptRun) -> list[DumpResult]:
+    """The dumps of the captures that could be dumped, in capture order."""
+    return [c.result for c in script_run.captures if c.result is not None]
+
+
+def with_stage(found: list[DumpResult], stage: str, target: Target) -> list[DumpResult]:
+    """The dumps that have `stage` (--stage); none at all is bad input."""
+    shown = [r for r in found if stage in r.manifest["stages"]]
+    if not shown:
+        raise BadInput(f"stage {stage!r} does not exist for the captured kernels on {target.name}")
+    return shown
+
+
+def exit_status(script_run: ScriptRun, file: Path) -> int:
+    """0 when every capture was dumped, 1 when a dump failed; nothing dumpable at all is bad input."""
+    if not results(script_run):
+        if not any(c.failure for c in script_run.captures):
+            problems = [c.problem for c in script_run.captures if c.problem]
+            raise BadInput(f"{file}: none of the {len(script_run.captures)} captured kernels can be dumped"
                            + (f": {problems[0]}" if problems else ""))
         return 1
-    return 1 if any(c.failure for c in run.captures) else 0
+    return 1 if any(c.failure for c in script_run.captures) else 0
 
 
 def choose_mode(target_text: str | None, compile_only: bool) -> tuple[Target, str, str]:

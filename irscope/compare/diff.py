@@ -15,153 +15,28 @@ each read through its manifest. The levels, one analyzer function each, coarse t
              only or changed the IR differently, and the first pass after which the
              two sides' IR differ
 
-compare() runs all levels and returns a DiffResult; render.py turns it into the
+compare() runs all levels and returns a DiffResult; views/diff.py turns it into the
 summary, unified or side-by-side diffs, or JSON. Nothing here prints.
 
-Inputs: in file mode each side's job is built by side_jobs() alone, from the shared
-jobs.Request plus a SideRequest (--a/--b options, --a-target/--b-target, --a-variant/
---b-variant), so new ways to vary a side only extend SideRequest and that function.
+The sides (compiled from jobs, or earlier dump folders) come from sides.py.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
-from irscope import jobs
 from irscope.compare.normalize import Normalized, normalize
 from irscope.compare.normalize import mlir as normalize_mlir
+from irscope.compare.sides import Side
 from irscope.core import artifacts
-from irscope.core import dump as dump_job
 from irscope.core import passes as passes_mod
-from irscope.core.artifacts import BINARY_STAGES, MANIFEST, PassRecord
-from irscope.errors import BadInput, IrscopeError
+from irscope.core.artifacts import BINARY_STAGES, PassRecord
+from irscope.errors import BadInput
 
 # text stages diffed by default (source is the input, not compiler output: only on request)
 SKIPPED_BY_DEFAULT = {"source"}
-
-
-# ================================================================ inputs
-
-
-@dataclass
-class Side:
-    """One side of a comparison: a dump folder and its manifest."""
-
-    name: str                     # "a" | "b"
-    label: str                    # what makes this side itself (e.g. "num_warps=8", a folder)
-    folder: Path
-    manifest: dict[str, Any]
-    cached: bool | None = None    # None: an existing dump folder
-
-
-@dataclass
-class SideRequest:
-    """What one side changes on top of the shared request (file mode)."""
-
-    name: str                                     # "a" | "b"
-    target: str | None = None                     # --a-target / --b-target
-    sets: list[str] = field(default_factory=list)  # --a / --b KEY=VALUE
-    variant: str | None = None                    # --a-variant / --b-variant
-
-    @property
-    def given(self) -> bool:
-        return bool(self.target or self.sets)
-
-    def label(self) -> str:
-        parts = list(self.sets) + ([self.target] if self.target else [])
-        own = " ".join(parts)
-        return ", ".join(x for x in (f"variant {self.variant}" if self.variant else "", own) if x) or "shared settings"
-
-
-def side_jobs(request: jobs.Request, reqs: tuple[SideRequest, SideRequest]) -> list[jobs.Job]:
-    """Each side's job: the shared request, then the side's variant, target and --a/--b options on top.
-
-    Both are resolved (and checked) before anything compiles; a problem names its side.
-    """
-    variants = [r.variant for r in reqs]
-    if any(variants) and not request.recipe:
-        raise BadInput("--a-variant/--b-variant name variants of a recipe: give it with --recipe")
-    if not any(variants) and not any(r.given for r in reqs):
-        raise BadInput("nothing to compare: give what differs with --a/--b KEY=VALUE or --a-target/--b-target, "
-                       "or compare two dump folders (irscope diff DIR_A DIR_B)")
-    out = []
-    for req in reqs:
-        side = replace(request, variant=req.variant or request.variant)
-        if req.target:
-            side = replace(side, target=req.target, target_flag=f"--{req.name}-target")
-        try:
-            job = jobs.resolve_one(side.with_sets(req.sets, f"--{req.name}"), "diff compares")
-        except BadInput as e:
-            if not str(e).startswith("side "):
-                e.args = (f"side {req.name}: {e}",)
-            raise
-        job.label = req.label()
-        out.append(job)
-    return out
-
-
-def dump_side(job: jobs.Job, req: SideRequest, out_dir: Path, with_passes: bool, use_cache: bool) -> Side:
-    """Compile (or fetch from the cache) one side; failures name the side."""
-    try:
-        r = dump_job.dump(job.spec, job.settings, out_dir, with_passes=with_passes, use_cache=use_cache)
-    except IrscopeError as e:
-        e.args = (f"side {req.name} ({req.label()}): {e}",)
-        raise
-    return Side(req.name, req.label(), r.folder, r.manifest, r.cached)
-
-
-def load_side(name: str, folder: Path, kernels: tuple[str, ...] = ()) -> Side:
-    """A side from an earlier dump: a folder with manifest.json, or an `-o` folder holding one dump."""
-    folder = Path(folder)
-    if not folder.exists():
-        raise BadInput(f"{folder}: no such folder")
-    if not folder.is_dir():
-        raise BadInput(f"{folder}: not a folder; to compare settings of a kernel file use --a/--b")
-    path = folder / MANIFEST
-    if not path.is_file():
-        found = sorted(p.parent for p in list(folder.glob(f"*/{MANIFEST}")) + list(folder.glob(f"*/*/{MANIFEST}"))
-                       if not p.parent.name.startswith("."))
-        if kernels:
-            found = [p for p in found if _peek_kernel(p) in kernels]
-        if not found:
-            raise BadInput(f"{folder}: not an irscope dump folder (no {MANIFEST})")
-        if len(found) > 1:
-            names = ", ".join(str(p) for p in found[:3]) + (", ..." if len(found) > 3 else "")
-            raise BadInput(f"{folder}: holds {len(found)} dumps ({names}); name one of them")
-        folder, path = found[0], found[0] / MANIFEST
-    try:
-        manifest = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} unreadable: {e})") from None
-    if not isinstance(manifest, dict) or "irscope" not in manifest or not isinstance(manifest.get("stages"), dict) \
-            or "kernel" not in manifest:
-        raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} is not irscope's)")
-    if kernels and manifest["kernel"] not in kernels:
-        raise BadInput(f"{folder}: holds kernel {manifest['kernel']!r}, not {', '.join(kernels)}")
-    return Side(name, str(folder), folder, manifest, None)
-
-
-def _peek_kernel(folder: Path) -> str | None:
-    try:
-        return json.loads((folder / MANIFEST).read_text()).get("kernel")
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-def check_same_kernel(a: Side, b: Side) -> None:
-    """Two dumps are comparable when they hold the same kernel from a file of the same name.
-
-    The file's folder may differ (a checkout before and after an edit), its name may not.
-    """
-    ka, kb = a.manifest["kernel"], b.manifest["kernel"]
-    fa, fb = Path(a.manifest.get("file", "")).name, Path(b.manifest.get("file", "")).name
-    if ka != kb or fa != fb:
-        raise BadInput(f"the dumps hold different kernels: {ka} ({a.manifest.get('file')}) vs "
-                       f"{kb} ({b.manifest.get('file')}); diff compares two compiles of one kernel")
 
 
 # ================================================================ level 1: stats
@@ -480,10 +355,36 @@ def compare(a: Side, b: Side, stages: list[str] | None = None, normalized: bool 
     )
 
 
+
+def hunks(opcodes, n: int = 3) -> list[list[tuple]]:
+    """The changes grouped into hunks with `n` lines of context (difflib.SequenceMatcher.get_grouped_opcodes,
+    over precomputed opcodes): what a unified or side-by-side view shows."""
+    codes = list(opcodes)
+    if not codes or all(c[0] == "equal" for c in codes):
+        return []
+    if codes[0][0] == "equal":
+        t, i1, i2, j1, j2 = codes[0]
+        codes[0] = t, max(i1, i2 - n), i2, max(j1, j2 - n), j2
+    if codes[-1][0] == "equal":
+        t, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = t, i1, min(i2, i1 + n), j1, min(j2, j1 + n)
+    nn = n + n
+    groups, group = [], []
+    for t, i1, i2, j1, j2 in codes:
+        if t == "equal" and i2 - i1 > nn:
+            group.append((t, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
+            groups.append(group)
+            group = []
+            i1, j1 = max(i1, i2 - n), max(j1, j2 - n)
+        group.append((t, i1, i2, j1, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        groups.append(group)
+    return groups
+
+
 __all__ = [
-    "Side", "SideRequest", "side_jobs", "dump_side", "load_side", "check_same_kernel",
     "StatDelta", "StatsDiff", "diff_stats", "diff_inputs", "flatten_stats",
-    "StageDiff", "diff_stage", "diff_stages", "diff_texts", "line_opcodes",
+    "StageDiff", "diff_stage", "diff_stages", "diff_texts", "line_opcodes", "hunks",
     "PassDelta", "PassesDiff", "Divergence", "diff_passes",
     "DiffResult", "compare",
 ]

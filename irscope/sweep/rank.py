@@ -4,6 +4,8 @@
                    occupancy, MMA and 128-bit load counts), read from its dump's manifest
     sort_configs   --sort; survivors: what --time measures (compiled, fits, does not spill)
     to_json        one row per config, as --json prints it
+    winner         after --time: the fastest correct config timed to the end, and its margin
+                   over the runner-up from the rounds both ran
     write_winners  --write-recipe: the timed winners first when timed, else the static order,
                    as variants of a recipe that `irscope recipes check` accepts
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from irscope.errors import BadInput
 from irscope.jobs import Job
 from irscope.steer import recipes
 from irscope.sweep.configs import Config
+from irscope.timing import statistics
 from irscope.timing.bench import BenchReport
 
 COLUMNS = {
@@ -156,3 +160,32 @@ def write_recipe(path: Path, text: str) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+@dataclass
+class Winner:
+    """The fastest correct config timed to the end (ratios of a sweep are against it)."""
+
+    name: str
+    median_ms: float
+    runner_up: str | None = None                       # the second fastest timed to the end
+    margin: statistics.Comparison | None = None        # runner-up against the winner, paired rounds
+    others_dropped: bool = False                       # no runner-up: every other config was dropped
+
+
+def versus(timed: BenchReport, reference: str, name: str) -> statistics.Comparison:
+    """`name` against `reference` from the rounds both ran (a dropped config stopped early)."""
+    return statistics.compare_shared_rounds(timed.samples[reference], timed.samples[name])
+
+
+def winner(timed: BenchReport) -> Winner | None:
+    """The winner of a timed sweep, None when no config was timed to the end."""
+    finalists = [v for v in timed.variants if v.status == "ok" and v.summary and not v.dropped]
+    if not finalists:
+        return None
+    by_time = sorted(finalists, key=lambda v: v.summary.median)
+    best = by_time[0]
+    if len(by_time) > 1:
+        runner = by_time[1]  # paired ratio runner-up / best, from the same interleaved rounds
+        return Winner(best.name, best.summary.median, runner.name, versus(timed, best.name, runner.name))
+    return Winner(best.name, best.summary.median, others_dropped=any(v.dropped for v in timed.variants))

@@ -3,7 +3,7 @@
 `irscope dump SCRIPT` shows a header (script, kernels, launches, target, mode), then per capture
 its config (and whether the autotuner chose it), grid, tensors, spec file and what became of its
 dump (not dumped, skipped, failed, identical to the launched kernel), followed by the dump's own
-summary (views/render.py). The --json document is render.as_json's, with each kernel's capture
+summary (views/dump.py). The --json document is views/dump.as_json's, with each kernel's capture
 record and the run's. Everything here formats a ScriptRun (capture/records.py) it is given.
 """
 
@@ -14,9 +14,18 @@ import sys
 from typing import Any
 
 from irscope.capture.records import Capture, ScriptRun
+from irscope.capture.runner import threads_note
 from irscope.core.settings import jsonable
 from irscope.views import dump as dump_view
 from irscope.views.console import console
+
+
+def print_run(run: ScriptRun) -> None:
+    """How the script's run went, on stderr: that it stopped early (and what is kept), threads left."""
+    if run.stopped:
+        print_stopped(run)
+    if run.threads_left:
+        print_warning(threads_note(run.threads_left))
 
 
 def print_stopped(run: ScriptRun) -> None:
@@ -68,7 +77,7 @@ def capture_dict(cap: Capture) -> dict[str, Any]:
 
 
 def json_document(run: ScriptRun, kernels_json: str) -> str:
-    """render.as_json's document with the capture records added (each kernel's, and the run's)."""
+    """views/dump.as_json's document with the capture records added (each kernel's, and the run's)."""
     doc = json.loads(kernels_json)
     by_folder = {str(c.result.folder): c for c in run.captures if c.result is not None}
     for k in doc["kernels"]:

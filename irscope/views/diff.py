@@ -2,7 +2,7 @@
 or side by side) and the --json document (irscope_diff 1).
 
 Everything here formats a compare.diff.DiffResult it is given: the line opcodes of each stage
-were computed by the comparison; here they are only grouped into hunks with context for display.
+and their hunks (compare.diff.hunks) were computed by the comparison.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import shutil
 import sys
 from typing import TYPE_CHECKING, Any
 
+from irscope.compare.diff import hunks
 from irscope.views.bench import bench_json
 from irscope.views.console import console, esc, fmt_bytes, widths
 
@@ -171,31 +172,6 @@ def _passes_summary(con, p, limit: int = 25) -> None:
         con.print(f"  [dim]... and {len(p.deltas) - limit} more (--json lists all)[/dim]")
 
 
-def _diff_groups(opcodes, n: int = 3):
-    """difflib.SequenceMatcher.get_grouped_opcodes, over precomputed opcodes."""
-    codes = list(opcodes)
-    if not codes or all(c[0] == "equal" for c in codes):
-        return []
-    if codes[0][0] == "equal":
-        t, i1, i2, j1, j2 = codes[0]
-        codes[0] = t, max(i1, i2 - n), i2, max(j1, j2 - n), j2
-    if codes[-1][0] == "equal":
-        t, i1, i2, j1, j2 = codes[-1]
-        codes[-1] = t, i1, min(i2, i1 + n), j1, min(j2, j1 + n)
-    nn = n + n
-    groups, group = [], []
-    for t, i1, i2, j1, j2 in codes:
-        if t == "equal" and i2 - i1 > nn:
-            group.append((t, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
-            groups.append(group)
-            group = []
-            i1, j1 = max(i1, i2 - n), max(j1, j2 - n)
-        group.append((t, i1, i2, j1, j2))
-    if group and not (len(group) == 1 and group[0][0] == "equal"):
-        groups.append(group)
-    return groups
-
-
 def _origin(norm, i: int) -> int:
     if norm is None or not norm.origin:
         return 0
@@ -215,7 +191,7 @@ def unified_lines(result: DiffResult, sd: StageDiff, context: int = 3) -> list[s
     b_lines = sd.b.lines if sd.b is not None else []
     out = [f"--- a/{sd.stage}  {_stage_path(result.a, sd.stage)}  ({result.a.label})",
            f"+++ b/{sd.stage}  {_stage_path(result.b, sd.stage)}  ({result.b.label})"]
-    for group in _diff_groups(sd.opcodes, context):
+    for group in hunks(sd.opcodes, context):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
         ra = f"{i1 + 1},{i2 - i1}" if i2 > i1 else f"{i1},0"
         rb = f"{j1 + 1},{j2 - j1}" if j2 > j1 else f"{j1},0"
@@ -266,7 +242,7 @@ def print_side_by_side(result: DiffResult, sd: StageDiff, context: int = 3) -> N
     t.add_column("", width=1, no_wrap=True)
     t.add_column("", justify="right", no_wrap=True, style="dim")
     t.add_column(f"b/{sd.stage}  ({result.b.label})", ratio=1, overflow="fold")
-    for k, group in enumerate(_diff_groups(sd.opcodes, context)):
+    for k, group in enumerate(hunks(sd.opcodes, context)):
         if k:
             t.add_row("", Text("⋯", style="dim"), "", "", Text("⋯", style="dim"))
         for tag, x1, x2, y1, y2 in group:

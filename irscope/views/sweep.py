@@ -2,7 +2,7 @@
 winner after --time), the --json document and the line on a written recipe.
 
 Everything here formats the sweep's configs and a timing.bench report it is given; each row's
-numbers come from sweep.rank.row, each timing comparison from timing.statistics.
+numbers come from sweep.rank.row, the winner and each timing comparison from sweep.rank.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Callable, ContextManager
 
 import click
 
-from irscope.sweep.rank import row, to_json
-from irscope.timing import statistics as timing
+from irscope.sweep.rank import row, to_json, versus, winner
 from irscope.views.bench import bench_json
 from irscope.views.console import console, fmt_bytes
 
@@ -84,7 +83,7 @@ def sweep_table(configs: list[Config], timed: BenchReport | None = None, out: Co
         if timed:
             v = times.get(cfg.label)
             if v and v.summary:
-                vs = _versus(timed, winner[0], v.name) if winner and v.name != winner[0] else None
+                vs = versus(timed, winner[0], v.name) if winner and v.name != winner[0] else None
                 cells += [f"{v.summary.median * 1e3:.1f} us" + (" [dim](dropped)[/dim]" if v.dropped else ""),
                           f"{vs.delta_percent:+.2f}%" if vs else "winner"]
             else:
@@ -105,29 +104,19 @@ def sweep_table(configs: list[Config], timed: BenchReport | None = None, out: Co
             con.print(f"[bold]winner[/bold]: {name} at {median * 1e3:.1f} us{margin}")
 
 
-def _versus(timed: BenchReport, reference: str, name: str):
-    """`name` against `reference` from the rounds both ran (a dropped config stopped early)."""
-    return timing.compare_shared_rounds(timed.samples[reference], timed.samples[name])
-
-
 def sweep_winner(timed: BenchReport) -> tuple[str, float, str] | None:
-    """(name, median ms, text on the margin over the runner-up) of the fastest correct variant timed to the end."""
-    finalists = [v for v in timed.variants if v.status == "ok" and v.summary and not v.dropped]
-    if not finalists:
+    """(name, median ms, text on the margin over the runner-up) of rank.winner, or None."""
+    w = winner(timed)
+    if w is None:
         return None
-    by_time = sorted(finalists, key=lambda v: v.summary.median)
-    best = by_time[0]
     margin = ""
-    if len(by_time) > 1:
-        runner = by_time[1]  # paired ratio runner-up / best, from the same interleaved rounds
-        c = _versus(timed, best.name, runner.name)
-        margin = (f", {c.delta_percent:.2f}% ahead of {runner.name} (95% CI [{(c.ci_low - 1) * 100:+.2f}, "
+    if w.margin is not None:
+        c = w.margin
+        margin = (f", {c.delta_percent:.2f}% ahead of {w.runner_up} (95% CI [{(c.ci_low - 1) * 100:+.2f}, "
                   f"{(c.ci_high - 1) * 100:+.2f}]%: {'significant' if c.ci_low > 1 else 'not significant'})")
-    else:
-        others = [v for v in timed.variants if v.dropped]
-        if others:
-            margin = " (every other config was dropped as clearly slower; see their rows)"
-    return best.name, best.summary.median, margin
+    elif w.others_dropped:
+        margin = " (every other config was dropped as clearly slower; see their rows)"
+    return w.name, w.median_ms, margin
 
 
 def sweep_json(configs: list[Config], timed: BenchReport | None = None, compile_seconds: float | None = None,

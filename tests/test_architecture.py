@@ -1,0 +1,134 @@
+"""The architecture's rules, read from the source (docs/architecture.md says why each holds).
+
+- no import cycle between irscope's modules (module-level imports);
+- imports inside functions only for heavy or optional third-party packages, or at the command
+  boundary (cli.py);
+- the layers point one way: core <- standin <- steer <- jobs <- capture, compare, timing <- sweep <- views <- cli;
+- only views and cli speak click or rich;
+- no module over 500 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "irscope"
+HEAVY = ("triton", "torch", "rich", "click", "numpy", "ray", "optuna", "pynvml", "jinja2", "playwright")
+# a module may import from its own layer and the layers before it
+LAYERS = [("errors",), ("core",), ("standin",), ("steer",), ("jobs",), ("capture", "compare", "timing", "workers"), ("sweep",),
+          ("views",), ("cli", "__main__", "__init__")]
+MAX_LINES = 500
+
+
+def _modules() -> dict[str, ast.Module]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        name = ".".join(rel.parts).removesuffix(".__init__")
+        out[name] = ast.parse(path.read_text(), str(path))
+    return out
+
+
+def _imported(node: ast.Import | ast.ImportFrom, name: str, known: set[str]) -> list[str]:
+    """The irscope modules an import statement loads."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.startswith("irscope")]
+    base = node.module or ""
+    if node.level:  # relative: resolve against the importing module's package
+        parts = name.split(".")[:-node.level] if not name.endswith("__init__") else name.split(".")
+        base = ".".join(parts + ([base] if base else []))
+    if not base.startswith("irscope"):
+        return []
+    return [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+
+
+def _top_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    found = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        elif isinstance(node, (ast.If, ast.Try)):  # version guards: still module level
+            found.extend(n for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    return found
+
+
+def test_no_import_cycles():
+    mods = _modules()
+    known = set(mods)
+    graph = {name: {m for node in _top_level_imports(tree) for m in _imported(node, name, known) if m != name}
+             for name, tree in mods.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if state.get(m) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(m):] + [m]))
+            if m in graph and not state.get(m):
+                visit(m)
+        stack.pop()
+        state[n] = 2
+
+    for n in sorted(graph):
+        if not state.get(n):
+            visit(n)
+
+
+def _layer(module: str) -> int:
+    part = module.split(".")[1] if "." in module else "__init__"
+    return next(i for i, names in enumerate(LAYERS) if part in names)
+
+
+def test_layers_point_one_way():
+    mods = _modules()
+    known = set(mods)
+    wrong = []
+    for name, tree in mods.items():
+        if name == "irscope":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for m in _imported(node, name, known):
+                    if m != "irscope" and _layer(m) > _layer(name):
+                        wrong.append(f"{name} imports {m}")
+    assert not wrong, wrong
+
+
+def test_imports_inside_functions_only_for_heavy_packages_or_at_the_command_boundary():
+    wrong = []
+    for name, tree in _modules().items():
+        if name == "irscope.cli":
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import):
+                    mods = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    mods = ["." if node.level else node.module or ""]
+                else:
+                    continue
+                wrong += [f"{name}:{node.lineno}: {m}" for m in mods if m.split(".")[0] not in HEAVY]
+    assert not wrong, wrong
+
+
+def test_only_views_and_the_cli_speak_click_or_rich():
+    wrong = []
+    for name, tree in _modules().items():
+        if name.startswith(("irscope.views", "irscope.cli")):
+            continue
+        for node in ast.walk(tree):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            wrong += [f"{name}:{node.lineno}: {m}" for m in mods if m.split(".")[0] in ("click", "rich")]
+    assert not wrong, wrong
+
+
+def test_no_module_over_the_size_of_one_concept():
+    big = {str(p.relative_to(PACKAGE.parent)): n for p in PACKAGE.rglob("*.py")
+           if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not big, big
