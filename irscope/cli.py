@@ -368,7 +368,7 @@ def recipes_list():
 def recipes_show(name, kernel, variant):
     """A recipe: its target, purpose, defaults, kernel sections and variants (and the file)."""
     from irscope.core.settings import Settings
-    from irscope.steer import recipes
+    from irscope.steer import layering, recipes
     from irscope.views import recipes as view
 
     recipe = recipes.load(recipes.find(name))
@@ -376,7 +376,7 @@ def recipes_show(name, kernel, variant):
     view.show_header(recipe, v)
     if kernel or v:
         # kernel None: the default tables with the variant's on top, each value with where it comes from
-        settings = recipes.apply(Settings(recipe.target, f"recipe {recipe.name}"), recipe, variant, kernel)
+        settings = layering.apply(Settings(recipe.target, f"recipe {recipe.name}"), recipe, variant, kernel)
         view.show_applied(recipe, variant, v, kernel, settings)
     else:
         view.show_layers(recipe)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from irscope.core import adapter, loader
 from irscope.core.settings import Settings, parse_assignments, settable_options
@@ -29,12 +29,11 @@ from irscope.core.spec import ArgSpec, KernelSpec, build_spec, split_signature
 from irscope.core.specfile import read_spec_document
 from irscope.core.targets import Target, parse_target, resolve_target
 from irscope.errors import BadInput
-from irscope.standin.gpu import machine_unless_local
-from irscope.steer import recipes as recipes_mod
-from irscope.steer.pins import parse_pin_layout, parse_pin_loop, same_file
+from irscope.steer import layering
 from irscope.steer.pinset import Pins
-from irscope.steer.recipe_model import Recipe
 
+if TYPE_CHECKING:  # the annotation only: reading recipes is loaded when one is named (_recipe)
+    from irscope.steer.recipe_model import Recipe
 
 @dataclass(frozen=True)
 class Request:
@@ -109,7 +108,7 @@ def choose_target(requested: str | None, recipe: Recipe | None = None,
 
 def resolve(req: Request) -> list[Job]:
     """Request -> one Job per kernel; everything is checked before anything compiles."""
-    recipe = recipes_mod.resolve(req.recipe, req.variant)
+    recipe = _recipe(req.recipe, req.variant)
     base_options: dict[str, Any] = {}
     doc, file, kernels = None, req.file, list(req.kernels)
     if req.is_spec_file:
@@ -163,12 +162,16 @@ def for_kernel(ref: loader.KernelRef, base: Settings, req: Request, *, recipe: R
     `named_args`/`consts` replace the request's (capture gives the launch's own).
     """
     params = [p.name for p in ref.fn.params]
-    settings = recipes_mod.apply(base, recipe, req.variant, ref.name, params=params)
+    settings = layering.apply(base, recipe, req.variant, ref.name, params=params)
     for source, items in req.sets:
         settings = settings.overlay(parse_assignments(list(items), settings.target, source), source)
     pins = settings.pins if settings.pins is not None else Pins()
-    pins.loops.extend(parse_pin_loop(t) for t in req.pin_loops)
-    pins.layouts.extend(parse_pin_layout(t) for t in req.pin_layouts)
+    if req.pin_loops or req.pin_layouts:
+        # the pin grammar (and its MLIR helpers): loaded only when pins are given, like _recipe's reader
+        from irscope.steer.pins import parse_pin_layout, parse_pin_loop
+
+        pins.loops.extend(parse_pin_loop(t) for t in req.pin_loops)
+        pins.layouts.extend(parse_pin_layout(t) for t in req.pin_layouts)
     settings = replace(settings, pins=pins)
     given = list(req.named_args if named_args is None else named_args)
     if recorded_args:
@@ -197,9 +200,24 @@ def _load_kernels(file, kernels: list[str], doc: dict | None, target: Target) ->
     if doc is None or not (doc.get("launch") or {}).get("script"):
         return loader.select_kernels(file, kernels or None)
     # a captured script's module code may ask Triton's driver for a GPU while it loads: on a
-    # machine without the capture's GPU it loads on the stand-in GPU of the target, as the capture did
+    # machine without the capture's GPU it loads on the stand-in GPU of the target, as the capture did.
+    # Imported here, like the recipe reader below: a plain dump's start-up pays for neither (LAZY in
+    # tests/test_architecture.py lists these two exceptions).
+    from irscope.standin.gpu import machine_unless_local
+
     with machine_unless_local(target):
         return loader.select_kernels(file, kernels or None)
+
+
+def _recipe(name: str | None, variant: str | None) -> Recipe | None:
+    """The recipe named on the command line, read and checked (its variant too), or None."""
+    if not name and not variant:
+        return None
+    from irscope.steer import (
+        recipes,  # finding and reading TOML: only when a recipe is named
+    )
+
+    return recipes.resolve(name, variant)
 
 
 def _with_recipe_constexprs(ref, signature: str | None, named_args: list[str], consts: list[str],
@@ -233,6 +251,13 @@ def _with_recipe_constexprs(ref, signature: str | None, named_args: list[str], c
 
 def check_loop_pins_fit(jobs: list[Job], pin_loops: tuple[str, ...]) -> None:
     """A --pin-loop LINE must lie inside one of the kernels compiled (else it pins nothing)."""
+    if not pin_loops:
+        return
+    from irscope.steer.pins import (  # as in for_kernel: only when pins are given
+        parse_pin_loop,
+        same_file,
+    )
+
     for text in pin_loops:
         pin = parse_pin_loop(text)
         if pin.line is None:

@@ -15,7 +15,7 @@ from irscope.core import compiler
 from irscope.core.settings import Settings
 from irscope.core.targets import parse_target
 from irscope.errors import BadInput
-from irscope.steer import recipes
+from irscope.steer import layering, recipes
 from irscope.steer.toml_lines import KeyLines
 
 SHIPPED = ["a100", "h100", "h200", "b200", "mi300x", "mi355x"]
@@ -85,7 +85,7 @@ def test_variants_resolve_for_every_shipped_recipe():
         recipe = recipes.load(recipes.find(name))
         for variant in recipe.variants:
             for kernel in ("matmul_kernel", "softmax_kernel", "add_kernel", "gluon_add_kernel"):
-                s = recipes.apply(Settings(recipe.target), recipe, variant, kernel)
+                s = layering.apply(Settings(recipe.target), recipe, variant, kernel)
                 assert all(src.startswith(f"recipe {name}") for src in s.sources.values())
 
 
@@ -207,15 +207,15 @@ def test_precedence_defaults_kernel_variant_set(tmp_path):
     recipe = recipes.load(path)
     base = Settings(parse_target("h100"))
 
-    s = recipes.apply(base, recipe, None, "other_kernel")
+    s = layering.apply(base, recipe, None, "other_kernel")
     assert s.options == {"num_warps": 2, "maxnreg": 96, "enable_fp_fusion": False}
     assert set(s.sources.values()) == {"recipe t"}
 
-    s = recipes.apply(base, recipe, None, "add_kernel")
+    s = layering.apply(base, recipe, None, "add_kernel")
     assert s.options["num_warps"] == 4 and s.sources["num_warps"] == "recipe t [kernel add_*]"
     assert s.sources["enable_fp_fusion"] == "recipe t" and s.pins.constexprs["BLOCK_SIZE"].text == "512"
 
-    s = recipes.apply(base, recipe, "v", "add_kernel").overlay({"maxnreg": 160}, "--set")
+    s = layering.apply(base, recipe, "v", "add_kernel").overlay({"maxnreg": 160}, "--set")
     assert s.options == {"num_warps": 8, "maxnreg": 160, "enable_fp_fusion": False}
     assert s.sources == {"num_warps": "recipe t [variant v]", "maxnreg": "--set", "enable_fp_fusion": "recipe t"}
     assert s.pins.constexprs["BLOCK_SIZE"].source == "recipe t [variant v, kernel add_kernel]"

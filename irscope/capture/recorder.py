@@ -26,6 +26,7 @@ from typing import Any, Iterator
 
 from irscope.capture.records import Capture, describe, grid_3d, launch_record
 from irscope.core import adapter
+from irscope.core.adapter import runtime as triton_runtime
 from irscope.core.targets import Target
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn")
@@ -115,7 +116,7 @@ class Recorder:
                     cap.launch = _record_of(ctx)
         if ctx is not None and ctx.jit is jit:
             ctx.capture = cap
-            if ctx.tuning is not None and adapter.autotuner_jit(ctx.tuning.tuner) is jit:
+            if ctx.tuning is not None and triton_runtime.autotuner_jit(ctx.tuning.tuner) is jit:
                 cap.config = cap.config or _config_label(ctx.tuning.tuner, ctx.kwargs)
                 if cap not in ctx.tuning.captures:
                     ctx.tuning.captures.append(cap)
@@ -126,7 +127,7 @@ class Recorder:
         cap = self.by_key.get((id(r["jit"]), r["key"]))
         if cap is None:
             return
-        kernel = adapter.compiled_kernel_for(r["jit"], r["device"], r["key"])
+        kernel = triton_runtime.compiled_kernel_for(r["jit"], r["device"], r["key"])
         if kernel is None or not hasattr(kernel, "asm"):
             return
         cap.kernel_hash = getattr(kernel, "hash", None)
@@ -213,7 +214,7 @@ class Recorder:
                 rec._tuning.reset(token)
                 best = getattr(tuner, "best_config", None) if final else None
                 if best is not None and not rec.compile_only:
-                    label = _label(adapter.autotune_config_kwargs(best))
+                    label = _label(triton_runtime.autotune_config_kwargs(best))
                     for cap in state.captures:
                         cap.winner = bool(cap.winner) or cap.config == label
 
@@ -234,15 +235,15 @@ class Recorder:
     def installed(self) -> Iterator[None]:
         """All of Triton's hook slots and wrapped launch paths taken, and put back on exit."""
         jit_cls = adapter.jit_function_type()
-        tuner_cls = adapter.autotuner_type()
-        kernel_cls = adapter.compiled_kernel_type()
+        tuner_cls = triton_runtime.autotuner_type()
+        kernel_cls = triton_runtime.compiled_kernel_type()
         with contextlib.ExitStack() as stack:
-            stack.enter_context(adapter.jit_hooks(self._guarded(self.on_compile), self._guarded(self.on_compiled),
+            stack.enter_context(triton_runtime.jit_hooks(self._guarded(self.on_compile), self._guarded(self.on_compiled),
                                                   self._guarded(self.on_listen)))
-            stack.enter_context(adapter.patched(jit_cls, "run", self.wrap_jit_run(jit_cls.run)))
-            stack.enter_context(adapter.patched(tuner_cls, "run", self.wrap_autotuner(tuner_cls.run, True)))
-            stack.enter_context(adapter.patched(tuner_cls, "warmup", self.wrap_autotuner(tuner_cls.warmup, False)))
-            stack.enter_context(adapter.patched(kernel_cls, "__getitem__",
+            stack.enter_context(triton_runtime.patched(jit_cls, "run", self.wrap_jit_run(jit_cls.run)))
+            stack.enter_context(triton_runtime.patched(tuner_cls, "run", self.wrap_autotuner(tuner_cls.run, True)))
+            stack.enter_context(triton_runtime.patched(tuner_cls, "warmup", self.wrap_autotuner(tuner_cls.warmup, False)))
+            stack.enter_context(triton_runtime.patched(kernel_cls, "__getitem__",
                                                 self.wrap_compiled_getitem(kernel_cls.__getitem__)))
             try:
                 yield
@@ -270,7 +271,7 @@ def _config_label(tuner, launch_kwargs: dict[str, Any]) -> str | None:
     """The tuner's config whose kwargs this launch carries (the one with the most keys)."""
     best, best_n = None, -1
     for cfg in getattr(tuner, "configs", []) or []:
-        ck = adapter.autotune_config_kwargs(cfg)
+        ck = triton_runtime.autotune_config_kwargs(cfg)
         try:
             hit = all(k in launch_kwargs and launch_kwargs[k] == v for k, v in ck.items())
         except Exception:

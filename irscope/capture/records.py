@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope.core import adapter
+from irscope.core.adapter import runtime as triton_runtime
 from irscope.core.settings import Settings
 from irscope.core.targets import Target
 
@@ -96,7 +97,7 @@ def grid_3d(grid: Any) -> list[int] | None:
 
 def bind(jit: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
     """Parameter -> value as the launch bound them (defaults applied), like Triton's binder."""
-    sig = adapter.kernel_signature(jit)
+    sig = triton_runtime.kernel_signature(jit)
     try:
         ba = sig.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters})
         ba.apply_defaults()

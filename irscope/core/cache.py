@@ -24,14 +24,25 @@ def cache_dir() -> Path:
     return Path(base) / "irscope"
 
 
-def code_fingerprint() -> str:
-    """Hash of irscope's own source: a changed irscope never serves an old result."""
+# The code that decides what a dump folder holds: the compile pipeline, the steering, the job model.
+# Views, capture, timing and sweeps show or use dumps but never change one.
+_DUMP_CODE = ("core", "steer", "jobs.py")
 
+
+def code_fingerprint() -> str:
+    """Hash of the irscope code that makes dumps: a changed irscope never serves an old result.
+
+    Each file counts by its path, size and modification time (the rule Python itself uses to
+    decide that a module's cached bytecode is stale), so a cached re-dump pays for a few dozen
+    stat calls rather than reading and hashing every source file.
+    """
     h = hashlib.sha256()
     package = Path(__file__).resolve().parent.parent
-    for path in sorted(package.rglob("*.py")):
-        h.update(str(path.relative_to(package)).encode())
-        h.update(path.read_bytes())
+    files = [p for part in _DUMP_CODE for p in ([package / part] if part.endswith(".py")
+                                                 else (package / part).rglob("*.py"))]
+    for path in sorted(files):
+        st = path.stat()
+        h.update(f"{path.relative_to(package)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
     return h.hexdigest()[:16]
 
 

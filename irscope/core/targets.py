@@ -8,7 +8,6 @@ CPU compile never sees it).
 
 from __future__ import annotations
 
-import ctypes
 import glob
 from dataclasses import dataclass
 
@@ -88,6 +87,7 @@ def local_gpu_present() -> bool:
 
 def _libcuda():
     """libcuda, initialised, or None (no driver, or cuInit failed)."""
+    import ctypes  # loads a C extension: only to ask the driver
 
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
@@ -97,6 +97,7 @@ def _libcuda():
 
 
 def _libcuda_devices() -> int:
+    import ctypes  # loads a C extension: only to ask the driver
 
     cuda, count = _libcuda(), ctypes.c_int()
     return count.value if cuda is not None and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 else 0
@@ -119,6 +120,7 @@ def _kfd_gfx_versions():
 
 
 def _local_nvidia() -> Target | None:
+    import ctypes  # loads a C extension: only to ask the driver
 
     cuda = _libcuda()
     dev, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()

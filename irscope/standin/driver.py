@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from irscope.core import adapter
+from irscope.core.adapter import runtime as triton_runtime
 from irscope.core.targets import Target
 
 PLACEHOLDER_MS = 100.0  # what a fake event says elapsed: large, so timing loops run each call once
@@ -279,7 +280,7 @@ def binary_registers(target: Target, name: str, binary: bytes) -> tuple[int, int
 
 def make_driver(target: Target, device_id: int):
     """A Triton driver for `target` that runs nothing (a DriverBase subclass, made on first use)."""
-    base = adapter.driver_base_type()
+    base = triton_runtime.driver_base_type()
 
     class CaptureDriver(base):
         @classmethod

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-from irscope.core import adapter
+from irscope.core.adapter import runtime as triton_runtime
 from irscope.core.targets import Target, local_gpu_target
 from irscope.standin.driver import make_driver
 from irscope.standin.tensors import torch_on_cpu
@@ -32,7 +32,7 @@ def machine(target: Target) -> Iterator[Any]:
     # the backend, hence the target) per device id, so a later session for another
     # target in this process does not reuse this one's.
     drv = make_driver(target, next(_sessions))
-    with adapter.active_driver(drv), torch_on_cpu(target):
+    with triton_runtime.active_driver(drv), torch_on_cpu(target):
         yield drv
 
 

@@ -22,7 +22,7 @@ import threading
 import warnings
 from typing import Any, Iterator
 
-from irscope.core import adapter
+from irscope.core.adapter import runtime as triton_runtime
 from irscope.core.targets import Target
 from irscope.standin.driver import FakeDeviceInterface
 
@@ -129,7 +129,7 @@ def _backward_in(mode) -> Iterator[None]:
         with mode:
             return original(self, *args)
 
-    with adapter.patched(cls, "apply", apply):
+    with triton_runtime.patched(cls, "apply", apply):
         yield
 
 
@@ -166,7 +166,7 @@ def _in_new_threads(mode) -> Iterator[None]:
         with mode:
             original(self)
 
-    with adapter.patched(threading.Thread, "_bootstrap_inner", bootstrap_inner):
+    with triton_runtime.patched(threading.Thread, "_bootstrap_inner", bootstrap_inner):
         yield
 
 
@@ -188,7 +188,7 @@ def torch_on_cpu(target: Target) -> Iterator[None]:
              "device", "device_of"]
     with contextlib.ExitStack() as stack:
         for name in names:
-            stack.enter_context(adapter.patched(torch.cuda, name, getattr(iface, name)))
+            stack.enter_context(triton_runtime.patched(torch.cuda, name, getattr(iface, name)))
         mode = _cpu_mode()
         stack.enter_context(_default_device_kept(torch))
         stack.enter_context(_backward_in(mode))

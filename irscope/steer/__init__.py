@@ -13,7 +13,7 @@ Three kinds of pin, reachable from a recipe and from the command line (pins.py):
 The package, in the order a compile meets it:
 
     mlir          MLIR text: brackets, layouts, locations -> Python lines, scf.for loops
-    pins          the pin model (LoopPin, LayoutPin, ConstPin) and its parsing
+    pins          the pin model (LoopPin, LayoutPin) and its parsing
     loops         the TTIR loop rewrite
     layouts       the TTGIR layout rewrite and its rules
     checks        every pin and option checked against the compiled output

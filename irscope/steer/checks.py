@@ -29,7 +29,8 @@ from irscope.steer.mlir import (
     parse_layout,
     squash,
 )
-from irscope.steer.pins import LOOP_ATTRS, ConstPin, LayoutPin, LoopPin, py_text
+from irscope.steer.pins import LOOP_ATTRS, LayoutPin, LoopPin, py_text
+from irscope.steer.pinset import ConstPin
 
 
 def check(spec: KernelSpec, settings: Settings, loop_done: list[dict], layout_done: list[dict],

@@ -4,7 +4,7 @@
                attributes `tl.range(...)` would set, on the scf.for of that Python line (LoopPin)
     layout     `--pin-layout 'blocked=#ttg.blocked<{...}>'` replaces the layout of a TTGIR alias;
                `'blocked:sizePerThread=[1];order=[0]'` edits fields of it (LayoutPin)
-    constexpr  a recipe's constexpr value (Gluon layouts included), part of the specialization (ConstPin)
+    constexpr  a recipe's constexpr value (Gluon layouts included), part of the specialization (pinset.ConstPin)
 
 A pin here is data: parsed and checked for form (known attribute, known field, balanced brackets).
 Whether it fits a kernel is for loops.py and layouts.py to say when they rewrite the IR; the set of
@@ -81,15 +81,6 @@ class LayoutPin:
         if self.value is not None:
             return f"{self.alias}={self.value}"
         return f"{self.alias}:" + ";".join(f"{k}={v}" for k, v in self.fields)
-
-
-@dataclass(frozen=True)
-class ConstPin:
-    """A recipe's constexpr value, bound in the specialization."""
-
-    name: str
-    text: str                   # what spec.parse_value reads back (e.g. 'gl.BlockedLayout(...)', '128')
-    source: str
 
 
 def py_text(v: Any) -> str:

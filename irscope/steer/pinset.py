@@ -14,17 +14,25 @@ line gave, in precedence order. core.compiler never imports steer; it calls
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from irscope.core import adapter
 from irscope.core.artifacts import Artifacts
 from irscope.core.settings import Settings
 from irscope.core.spec import KernelSpec
 from irscope.errors import BadInput
-from irscope.steer import checks
-from irscope.steer.layouts import apply_layout_pins
-from irscope.steer.loops import rewrite_loops
-from irscope.steer.pins import ConstPin, LayoutPin, LoopPin
+
+if TYPE_CHECKING:  # annotations only: a plain compile (no pins) never loads the pin parsers
+    from irscope.steer.pins import LayoutPin, LoopPin
+
+
+@dataclass(frozen=True)
+class ConstPin:
+    """A recipe's constexpr value, bound in the specialization."""
+
+    name: str
+    text: str                   # what spec.parse_value reads back (e.g. 'gl.BlockedLayout(...)', '128')
+    source: str
 
 
 @dataclass
@@ -74,11 +82,19 @@ class Plan:
 
     def check(self, art: Artifacts) -> list[dict]:
         """Every pin and option checked against the compiled output (checks.py)."""
+        from irscope.steer import (
+            checks,  # needed once a compile ran: a cache hit never loads it
+        )
+
         return checks.check(self.spec, self.settings, self.loop_done, self.layout_done, art)
 
 
 def plan(spec: KernelSpec, settings: Settings) -> Plan:
     """Which stages to edit (in pipeline order) for this kernel's pins."""
+    # the rewrites are needed once a compile runs: a cache hit (a plain re-dump) never loads them
+    from irscope.steer.layouts import apply_layout_pins
+    from irscope.steer.loops import rewrite_loops
+
     p = Plan(spec, settings)
     pins = settings.pins
     if not pins:

@@ -18,14 +18,11 @@ carry their own source.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
-from irscope.core.settings import Settings
 from irscope.errors import BadInput, did_you_mean
 from irscope.steer import recipe_file
-from irscope.steer.pins import ConstPin, LayoutPin, LoopPin
-from irscope.steer.pinset import Pins
+from irscope.steer.pins import LayoutPin, LoopPin
 from irscope.steer.recipe_model import Layer, Recipe
 
 REPO_RECIPES = Path(__file__).resolve().parents[2] / "recipes"
@@ -100,42 +97,6 @@ def resolve(name: str | None, variant: str | None) -> Recipe | None:
 
 
 # ------------------------------------------------------------------ applying a recipe
-
-
-def apply(settings: Settings, recipe: Recipe | None, variant: str | None, kernel: str | None, *,
-          params: list[str] | None = None) -> Settings:
-    """Settings for one kernel: `settings` < recipe defaults < kernel sections < variant (< the command
-    line, which jobs.for_kernel lays on top).
-
-    `params` (the kernel's parameter names) lets a recipe's constexprs be checked:
-    a default for a parameter the kernel lacks is skipped, a kernel section's is an error
-    (loop and layout pins are checked the same way when compiling: loops.py, layouts.py, `optional`).
-    kernel None: the default tables (and the variant's) alone, as `recipes show --variant` lists them.
-    """
-    pins = Pins(loops=list(settings.pins.loops) if settings.pins else [],
-                layouts=list(settings.pins.layouts) if settings.pins else [],
-                constexprs=dict(settings.pins.constexprs) if settings.pins else {})
-    out = settings
-    if recipe is not None:
-        if not recipe.accepts(settings.target):
-            raise BadInput(f"recipe {recipe.name} is for {', '.join(t.name for t in recipe.targets)}, "
-                           f"not {settings.target.name}")
-        pins.recipe = recipe.describe(variant)
-        for layer in recipe.layers(kernel, variant):
-            out = out.overlay(layer.options, layer.source).overlay_env(layer.env, layer.source)
-            for k, text in layer.constexprs.items():
-                if params is not None and k not in params:
-                    if layer.kernel_specific:
-                        raise BadInput(f"{recipe.path}: {layer.source}: constexpr {k!r} is not a parameter of "
-                                       f"{kernel}{did_you_mean(k, params)}; parameters: {', '.join(params)}")
-                    continue
-                pins.constexprs[k] = ConstPin(k, text, layer.source)
-            pins.layouts.extend(layer.layouts)
-            pins.loops.extend(layer.loops)
-    return replace(out, pins=pins)
-
-
-# ------------------------------------------------------------------ what `recipes list / show` shows
 
 
 def summary_rows() -> list[tuple[str, str, str, str]]:

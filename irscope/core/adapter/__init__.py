@@ -8,7 +8,9 @@ lazily: `import irscope` stays cheap. Three modules, by what irscope does with T
     compiling   stage hooks, the compile call, env knobs, tools, IR verification, recipe knobs
     runtime     the JIT's hook slots, drivers, autotuners, compiled kernels (capture)
 
-Callers use `from irscope.core import adapter` and `adapter.NAME`: the names below are the adapter.
+Callers use `from irscope.core import adapter` and `adapter.NAME` for binding and compiling (the
+names below); capture and the stand-in GPU import `adapter.runtime` itself, which keeps it off the
+plain dump's start-up.
 """
 
 from irscope.core.adapter.binding import (  # noqa: F401
@@ -49,17 +51,4 @@ from irscope.core.adapter.compiling import (  # noqa: F401
     run_with_ptxas_log,
     stage_hook,
     verify_ir,
-)
-from irscope.core.adapter.runtime import (  # noqa: F401
-    active_driver,
-    autotune_config_kwargs,
-    autotuner_jit,
-    autotuner_type,
-    compiled_kernel_for,
-    compiled_kernel_type,
-    driver_base_type,
-    hook_record,
-    jit_hooks,
-    kernel_signature,
-    patched,
 )

@@ -246,7 +246,6 @@ def verify_ir(text: str, ext: str, target) -> str | None:
 
     from triton._C.libtriton import ir
 
-
     with tempfile.TemporaryDirectory(prefix="irscope-verify-") as d:
         path = os.path.join(d, f"kernel.{ext}")
         with open(path, "w") as f:
