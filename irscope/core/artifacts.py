@@ -13,14 +13,28 @@ Layout of `-o DIR` (kernels, targets and settings never overwrite each other):
 
 A dump folder is written under a temporary name and renamed into place, so a
 failed or interrupted dump never leaves a half-written folder.
+
+Concurrency: a reader (`irscope diff A B`, a view, a cache restore) never sees a dump folder
+half-written. A folder is only ever published whole by `publish`: the new version is complete
+in a hidden temporary sibling, then swapped with the old one in one atomic step
+(renameat2 RENAME_EXCHANGE on Linux; elsewhere, or on a file system without it, a rename-aside
+and rename under a per-folder flock, where a reader can at worst find the folder briefly
+absent, never partial). Any number of processes may publish the same folder at once. A reader
+that opens several files of a folder one by one while it is being replaced may get them from
+successive versions, each whole; for one folder name (one cache key) these are the same compile.
+Temporaries left by a killed process (hidden, named `.irscope-tmp-*`) are removed by the next
+write into the same folder once they are an hour old.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +46,10 @@ BINARY_STAGES = {"cubin", "hsaco"}
 
 # Triton's asm key -> irscope stage name. Triton calls the frontend's output "source".
 TRITON_STAGE_NAMES = {"source": "frontend"}
+
+# every temporary folder or file irscope makes next to what it publishes starts with this
+TMP_PREFIX = ".irscope-tmp-"
+STALE_AFTER_S = 3600.0
 
 
 @dataclass
@@ -118,16 +136,41 @@ def folder_for(out_dir: Path, art: Artifacts) -> Path:
 def write(art: Artifacts, out_dir: Path) -> Path:
     """Write all files under a temporary name, then rename into place."""
     final = folder_for(out_dir, art)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    tmp = make_tmp(final)
     try:
         write_into(art, tmp)
-        _replace_dir(tmp, final)
+        publish(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     art.folder = final
     return final
+
+
+def make_tmp(final: Path) -> Path:
+    """A fresh hidden temporary folder next to `final` (whose parent is created); clears stale ones."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_tmps(final.parent)
+    return Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{final.name}.", dir=final.parent))
+
+
+def remove_stale_tmps(folder: Path, max_age_s: float = STALE_AFTER_S) -> None:
+    """Remove irscope's temporaries in `folder` older than max_age_s (left by a killed process)."""
+    cutoff = time.time() - max_age_s
+    try:
+        with os.scandir(folder) as it:
+            stale = [e.path for e in it if e.name.startswith(TMP_PREFIX) and not e.name.endswith(".lock")
+                     and e.stat(follow_symlinks=False).st_mtime < cutoff]
+    except OSError:
+        return
+    for path in stale:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 def write_into(art: Artifacts, folder: Path) -> None:
@@ -154,14 +197,61 @@ def write_into(art: Artifacts, folder: Path) -> None:
     (folder / MANIFEST).write_text(json.dumps(art.manifest(), indent=1, default=str))
 
 
-def _replace_dir(tmp: Path, final: Path) -> None:
-    if final.exists():
-        old = final.with_name(f".{final.name}.old.{os.getpid()}")
-        os.replace(final, old)
-        os.replace(tmp, final)
+def publish(tmp: Path, final: Path) -> None:
+    """Put the complete folder `tmp` in place as `final`, replacing any older `final`, atomically.
+
+    Safe when several processes publish the same `final` at once: the last one wins, none fails,
+    and a reader of `final` sees one whole version or the other (see the module docstring).
+    """
+    for _ in range(100):
+        try:
+            os.rename(tmp, final)  # no final yet (or an empty one): done
+            return
+        except OSError as e:
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR):
+                raise
+        swapped = _exchange(tmp, final)
+        if swapped is True:  # tmp now holds the old version
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
+        if swapped is None:  # no atomic exchange here: rename aside under a lock
+            _replace_locked(tmp, final)
+            return
+        # False: final vanished between the two calls (another writer); try the rename again
+    raise OSError(errno.EBUSY, f"could not publish {final}: too many concurrent writers")
+
+
+def _exchange(a: Path, b: Path) -> bool | None:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE): True done, False b is gone, None unsupported."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err == errno.ENOENT and os.path.exists(a):
+        return False
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
+        return None
+    raise OSError(err, f"{os.strerror(err)}: {a} <-> {b}")
+
+
+def _replace_locked(tmp: Path, final: Path) -> None:
+    lock = final.with_name(f"{TMP_PREFIX}{final.name}.lock")
+    with open(lock, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        old = None
+        if os.path.lexists(final):
+            old = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{final.name}.old.", dir=final.parent))
+            os.replace(final, old / "dir")
+        os.rename(tmp, final)
+    if old is not None:
         shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, final)
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:

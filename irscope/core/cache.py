@@ -4,17 +4,29 @@ Keyed by compiler.cache_key (kernel code and everything it calls, the spec, the
 effective options, target, Triton version and the env knobs Triton hashes). Lives
 in $IRSCOPE_CACHE_DIR, else $XDG_CACHE_HOME/irscope, else ~/.cache/irscope.
 Entries are whole dump folders, published by rename, so a reader never sees half.
+
+Each entry carries the sha256 of every file in it (CHECKSUMS, a hidden file that is not copied
+out). A restore verifies its copy against them, so a damaged entry (a truncated or garbled
+manifest, an emptied, garbled or deleted file) is never served: the caller is told why
+(`Damaged`), drops the entry and recompiles, and the fresh result replaces it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
+from typing import Any, Callable
 
-from irscope.core.artifacts import MANIFEST
+from irscope.core.artifacts import MANIFEST, TMP_PREFIX, make_tmp, publish
+
+CHECKSUMS = ".irscope-sha256.json"
+
+
+class Damaged(Exception):
+    """A cache entry that cannot be served as it is; str() says why."""
 
 
 def cache_dir() -> Path:
@@ -46,39 +58,153 @@ def code_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def lookup(key: str) -> Path | None:
-    entry = cache_dir() / key
-    return entry if (entry / MANIFEST).is_file() else None
+def entry_path(key: str) -> Path:
+    return cache_dir() / key
 
 
-def store(key: str, folder: Path) -> None:
-    """Copy a finished dump folder into the cache; a cache that cannot be written is skipped."""
-    root = cache_dir()
+def lookup(key: str) -> dict[str, Any] | None:
+    """The manifest of the cached entry for `key`; None on a miss. Raises Damaged for a broken manifest."""
+    entry = entry_path(key)
+    if not entry.is_dir():
+        return None
+    return _read_manifest(entry)
+
+
+def _read_manifest(folder: Path) -> dict[str, Any]:
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key[:8]}.", dir=root))
-        shutil.copytree(folder, tmp, dirs_exist_ok=True)
-        entry = root / key
-        if entry.exists():  # a --no-cache run refreshes the entry
-            stale = entry.with_name(f".{key[:8]}.stale.{os.getpid()}")
-            os.replace(entry, stale)
-            shutil.rmtree(stale, ignore_errors=True)
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except FileNotFoundError:
+        raise Damaged(f"no {MANIFEST}") from None
+    except (OSError, ValueError) as e:
+        raise Damaged(f"{MANIFEST} unreadable: {e}") from None
+    if not isinstance(manifest, dict) or not all(isinstance(manifest.get(k), str) for k in ("kernel", "target")):
+        raise Damaged(f"{MANIFEST} is not a dump manifest")
+    if not isinstance(manifest.get("stages"), dict):
+        raise Damaged(f"{MANIFEST} lists no stages")
+    return manifest
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != CHECKSUMS)
+
+
+def _write_checksums(folder: Path) -> None:
+    sums = {name: _sha256(folder / name) for name in _files(folder)}
+    (folder / CHECKSUMS).write_text(json.dumps(sums, indent=0, sort_keys=True))
+
+
+def _verify(folder: Path) -> dict[str, Any]:
+    """Check a copied entry against its checksums; returns its manifest, raises Damaged."""
+    try:
+        sums = json.loads((folder / CHECKSUMS).read_text())
+    except FileNotFoundError:
+        raise Damaged("no checksums") from None
+    except (OSError, ValueError) as e:
+        raise Damaged(f"checksums unreadable: {e}") from None
+    if not isinstance(sums, dict):
+        raise Damaged("checksums unreadable")
+    manifest = _read_manifest(folder)
+    for name in list(manifest["stages"].values()) + [MANIFEST]:
+        if name not in sums:
+            raise Damaged(f"{name} has no checksum")
+    for name, digest in sorted(sums.items()):
+        path = folder / name
+        if not path.is_file():
+            raise Damaged(f"{name} is missing")
+        if _sha256(path) != digest:
+            raise Damaged(f"{name} does not match its checksum")
+    return manifest
+
+
+def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
+            edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """Copy the entry for `key` to the folder final_for(manifest), verified, and publish it atomically.
+
+    `edit` may change the manifest (written into the copy before it is published). Returns
+    (folder, manifest), None on a miss (also when the entry vanished mid-copy: another process
+    dropped it); raises Damaged when the entry fails its checks twice (a concurrent refresh of
+    the entry can spoil one copy).
+    """
+    entry = entry_path(key)
+    reason = None
+    for _ in range(2):
+        manifest = lookup(key)
+        if manifest is None:
+            return None
+        final = final_for(manifest)
+        tmp = make_tmp(final)
         try:
-            os.replace(tmp, entry)
-        except OSError:  # another process published it first
+            try:
+                shutil.copytree(entry, tmp, dirs_exist_ok=True)
+                manifest = _verify(tmp)
+            except Damaged as e:
+                reason = e
+                shutil.rmtree(tmp, ignore_errors=True)
+                continue
+            except OSError:
+                shutil.rmtree(tmp, ignore_errors=True)
+                if not entry.is_dir():
+                    return None
+                reason = Damaged("unreadable")
+                continue
+            (tmp / CHECKSUMS).unlink()
+            if edit is not None:
+                manifest = edit(manifest)
+                (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))
+            publish(tmp, final)
+            return final, manifest
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    raise reason
+
+
+def discard(key: str) -> None:
+    """Drop the entry for `key` (renamed aside first, so no reader finds it half-removed)."""
+    entry = entry_path(key)
+    aside = entry.with_name(f"{TMP_PREFIX}{key[:16]}.dropped.{os.getpid()}.{os.urandom(4).hex()}")
+    try:
+        os.rename(entry, aside)
+    except OSError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def store(key: str, fill: Callable[[Path], None] | Path, replace: bool = False) -> None:
+    """Put a finished dump into the cache: fill(folder) writes it (or a Path to copy from).
+
+    Written to a temporary entry with its checksums, then renamed into place. An existing entry
+    is kept (the temporary one is dropped) unless `replace`, when the fresh one swaps it out
+    atomically. A cache that cannot be written is skipped.
+    """
+    entry = entry_path(key)
+    try:
+        tmp = make_tmp(entry)
+    except OSError:
+        return
+    try:
+        if isinstance(fill, Path):
+            shutil.copytree(fill, tmp, dirs_exist_ok=True)
+        else:
+            fill(tmp)
+        _write_checksums(tmp)
+        if replace:
+            publish(tmp, entry)
+            return
+        try:
+            os.rename(tmp, entry)
+        except OSError:  # there is an entry already (another process published it first)
             shutil.rmtree(tmp, ignore_errors=True)
     except OSError:
-        pass
-
-
-def restore(entry: Path, final: Path) -> None:
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
-        shutil.copytree(entry, tmp, dirs_exist_ok=True)
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
+        shutil.rmtree(tmp, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

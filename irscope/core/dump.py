@@ -6,7 +6,7 @@ fresh compile, a cache hit and an earlier `-o` folder render the same way.
 
 from __future__ import annotations
 
-import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,31 +25,64 @@ class DumpResult:
 
 def cached(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool = False,
            with_sass: bool = True, bound=None) -> DumpResult | None:
-    """The dump from irscope's cache, copied to its folder under out_dir; None on a miss."""
+    """The dump from irscope's cache, copied to its folder under out_dir; None on a miss.
+
+    A damaged entry is dropped and counts as a miss, with a note on stderr.
+    """
+    hit, damage = _from_cache(spec, settings, out_dir, with_passes, with_sass, bound)
+    if damage is not None:
+        _note(damage[0], damage[1], "it will be recompiled")
+    return hit
+
+
+def _from_cache(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool, with_sass: bool,
+                bound) -> tuple[DumpResult | None, tuple[str, str] | None]:
+    """(hit or None, (key, why) when the entry was damaged and has been dropped)."""
     bound = bound or compiler.bind(spec, settings)
     key = compiler.cache_key(spec, settings, bound[0], with_passes, with_sass)
-    entry = cache.lookup(key)
-    if entry is None:
-        return None
-    manifest = json.loads((entry / artifacts.MANIFEST).read_text())
-    final = out_dir / manifest["kernel"] / f"{manifest['target'].replace(':', '')}-{key[:8]}"
-    cache.restore(entry, final)
-    # the reason the target was chosen belongs to this run, not to the cached one
-    manifest["file"] = str(spec.file)  # the same code may live in another file than the cached run's
-    manifest["target_reason"] = settings.target_reason
-    manifest["option_sources"] = dict(settings.sources)
-    manifest["notes"] = list(spec.notes)
-    (final / artifacts.MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))
-    return DumpResult(final, manifest, cached=True)
+
+    def final_for(manifest: dict[str, Any]) -> Path:
+        return out_dir / manifest["kernel"] / f"{manifest['target'].replace(':', '')}-{key[:8]}"
+
+    def edit(manifest: dict[str, Any]) -> dict[str, Any]:
+        # the reason the target was chosen belongs to this run, not to the cached one
+        manifest["file"] = str(spec.file)  # the same code may live in another file than the cached run's
+        manifest["target_reason"] = settings.target_reason
+        manifest["option_sources"] = dict(settings.sources)
+        manifest["notes"] = list(spec.notes)
+        return manifest
+
+    try:
+        hit = cache.restore(key, final_for, edit)
+    except cache.Damaged as e:
+        cache.discard(key)
+        return None, (key, str(e))
+    if hit is None:
+        return None, None
+    return DumpResult(hit[0], hit[1], cached=True), None
+
+
+def _note(key: str, why: str, then: str) -> None:
+    sys.stderr.write(f"irscope: note: cache entry {key[:16]} was damaged ({why}); {then}\n")
+    sys.stderr.flush()
 
 
 def dump(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool = False,
          use_cache: bool = True, with_sass: bool = True) -> DumpResult:
+    """Compile (or copy from the cache) into out_dir.
+
+    use_cache=False (--no-cache) does not read the cache but still stores the fresh result,
+    replacing any entry there; so does a recompile after a damaged entry.
+    """
     bound = compiler.bind(spec, settings)
-    if use_cache and (hit := cached(spec, settings, out_dir, with_passes, with_sass, bound)) is not None:
-        return hit
+    damage = None
+    if use_cache:
+        hit, damage = _from_cache(spec, settings, out_dir, with_passes, with_sass, bound)
+        if hit is not None:
+            return hit
     art = compiler.compile_spec(spec, settings, with_passes=with_passes, bound=bound, with_sass=with_sass)
     folder = artifacts.write(art, out_dir)
-    if use_cache:
-        cache.store(art.key, folder)
+    cache.store(art.key, lambda tmp: artifacts.write_into(art, tmp), replace=not use_cache or damage is not None)
+    if damage is not None:
+        _note(damage[0], damage[1], "recompiled")
     return DumpResult(folder, art.manifest(), cached=False)
