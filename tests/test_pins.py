@@ -256,3 +256,32 @@ def test_pins_without_effect_warn_on_stderr_outside_the_summary(tmp_path):
                      "the kernel has no scf.for loop to pipeline\n")
     summary = irscope("dump", str(VECTOR_ADD), "-s", ADD, "--set", "num_stages=2", "-o", str(tmp_path))
     assert "no effect  option num_stages=2  (--set)" in summary.out and summary.err == ""
+
+
+# ------------------------------------------------------------------ native aborts
+
+
+def test_wgmma_instr_shapes_triton_cannot_build_are_refused_before_the_verifier():
+    """instrShape [16, 7, 16] used to abort the process in nvidiaMmaTile (SIGABRT, nothing printed)."""
+    for shape, words in [("[16, 7, 16]", "power of two"), ("[16, 136, 16]", "power of two"),
+                         ("[16, 128, 32]", "K is fixed")]:
+        with pytest.raises(BadInput, match=words):
+            compile_pinned(MATMUL, MATMUL_SIG16, layouts=[f"mma:instrShape={shape}"])
+
+
+def test_the_verifier_runs_in_a_child_so_a_native_abort_is_one_line():
+    """The net under the rules: an edited TTGIR that makes Triton's native code assert is reported, not fatal."""
+    from irscope.steer.verify_child import verify_isolated
+
+    ttgir = compiler.compile_spec(*_matmul_job(), with_passes=False).stages["ttgir"]
+    target = parse_target("cuda:90")
+    assert verify_isolated(ttgir, "ttgir", target) is None
+    broken = re.sub(r"instrShape = \[16, \d+, 16\]", "instrShape = [16, 7, 16]", ttgir)
+    assert broken != ttgir
+    why = verify_isolated(broken, "ttgir", target)
+    assert why and "aborted (SIGABRT)" in why and "\n" not in why
+
+
+def _matmul_job():
+    job = jobs.resolve_one(jobs.Request(MATMUL, (), MATMUL_SIG16, target="cuda:90"), "a test compiles")
+    return job.spec, job.settings

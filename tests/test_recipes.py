@@ -372,3 +372,34 @@ def test_a_pin_set_again_later_is_overridden_not_changed(tmp_path):
                                      ("layout", "--pin-layout", "ok")]
     assert pins[0][3] == pins[1][3] == "--pin-loop gives 33:num_stages=2, which wins"
     assert pins[3][3] == "--pin-layout gives blocked1:sizePerThread=[1, 4], which wins"
+
+
+def test_option_values_are_checked_by_the_backend_at_check_time(tmp_path):
+    path = tmp_path / "vals.toml"
+    path.write_text('[recipe]\ntarget = "h100"\npurpose = "x"\n\n[options]\nnum_warps = 3\n'
+                    'num_stages = 1000000000000000000000000000000\n\n[variant.v.options]\nnum_warps = 8\n')
+    problems = recipes.check(path)
+    assert len(problems) == 2
+    assert problems[0].startswith(f"{path}:6:") and "num_warps" in problems[0] and "power of 2" in problems[0]
+    assert problems[1].startswith(f"{path}:7:") and "out of range" in problems[1]
+
+
+def test_a_recipe_that_is_not_utf8_is_one_problem_and_listed_as_invalid(tmp_path, monkeypatch):
+    (tmp_path / "latin.toml").write_bytes(b'[recipe]\ntarget = "h100"\npurpose = "caf\xe9"\n')
+    problems = recipes.check(tmp_path / "latin.toml")
+    assert problems == [f"{tmp_path / 'latin.toml'}:3: not UTF-8 text (byte 39: invalid continuation byte); "
+                        f"a recipe is a TOML file, which is UTF-8"]
+    monkeypatch.setenv("IRSCOPE_RECIPES", str(tmp_path))
+    rows = {r[0]: r for r in recipes.summary_rows()}
+    assert "not UTF-8" in rows["latin"][3] and rows["h100"][3] == ""
+
+
+def test_a_block_of_more_than_1024_threads_fails_in_the_resources_stage():
+    from irscope.errors import CompileFailure
+
+    job = jobs.resolve_one(jobs.Request(VECTOR_ADD, (), "*fp32, *fp32, *fp32, i32:16, 1024", target="h100")
+                           .with_sets(("num_warps=64",), "--set"), "a test compiles")
+    with pytest.raises(CompileFailure) as e:
+        compiler.compile_spec(job.spec, job.settings)
+    assert e.value.stage == "resources"
+    assert "2048 threads per block" in e.value.reason and "allows 1024" in e.value.reason

@@ -379,9 +379,24 @@ def _metadata_dict(metadata) -> dict[str, Any]:
     return dict(metadata)
 
 
+# threads per block on every target irscope knows: NVIDIA sm_80+ and AMD CDNA/RDNA alike. Triton's
+# backends accept any power-of-two num_warps (parse_options), so a block that cannot launch compiles.
+MAX_THREADS_PER_BLOCK = 1024
+
+
 def check_resources(art: Artifacts, settings: Settings) -> None:
     """What Triton checks when it loads the binary on a GPU (OutOfResources), done here."""
     hw = settings.target.hardware
+    warps = int(art.metadata.get("num_warps") or 0)
+    warp_size = int(art.metadata.get("warp_size") or settings.target.warp_size)
+    if warps * warp_size > MAX_THREADS_PER_BLOCK:
+        raise CompileFailure(
+            "resources",
+            f"num_warps {warps} makes {warps * warp_size} threads per block ({warps} x {warp_size}) but "
+            f"{hw.family} allows {MAX_THREADS_PER_BLOCK} (num_warps {MAX_THREADS_PER_BLOCK // warp_size} at most); "
+            f"a launch would fail (lower num_warps)",
+            art.kernel,
+        )
     shared = int(art.metadata.get("shared") or 0)
     if shared > hw.max_shared_per_block:
         word = "LDS" if settings.target.backend == "hip" else "shared memory"

@@ -123,27 +123,49 @@ def check_layout_rules(alias: str, old: Layout, new: Layout, ttgir: str, warp_si
     if order is not None and sorted(order) != list(range(len(order))):
         raise BadInput(f"order {order} must be a permutation of 0..{len(order) - 1} "
                        f"(each dimension once, fastest-varying first)")
-    _check_mma_rules(new)
+    _check_mma_rules(old, new)
 
 
-def _check_mma_rules(new: Layout) -> None:
-    """NVIDIA MMA layouts: what the hardware instruction fixes (Triton only asserts these in debug builds).
+def _check_mma_rules(old: Layout, new: Layout) -> None:
+    """NVIDIA MMA layouts: what the hardware instruction fixes (Triton only asserts these, and an
+    assertion in its native code aborts the process: e.g. instrShape [16, 7, 16] dies in nvidiaMmaTile).
 
-    v2 (mma.sync, sm80+): instrShape [16, 8]. v3 (wgmma, sm90): the 4 warps of a warpgroup stack
-    along M, so warpsPerCTA[0] is a multiple of 4, and instrShape's M is 16.
+    v2 (mma.sync, sm80+): instrShape [16, 8] ([1, 16, 8] batched). v3 (wgmma, sm90): the 4 warps of a
+    warpgroup stack along M, so warpsPerCTA[0] is a multiple of 4; instrShape [M, N, K] with M = 16,
+    N a power of two from 8 to 256
+    (the instruction takes multiples of 8, Triton's linear layouts assert powers of two), K = 256 / the operands' bit width (8 tf32, 16 fp16/bf16, 32 fp8/i8),
+    which the operands fix: K stays what the compiler chose.
     """
     if new.kind != "nvidia_mma":
         return
     major = new.value("versionMajor")
+    if major not in (2, 3) and major != old.value("versionMajor"):
+        raise BadInput(f"versionMajor must be 2 (mma.sync) or 3 (wgmma), not {major}")
     shape, wpc = new.value("instrShape"), new.value("warpsPerCTA")
-    if major == 2 and isinstance(shape, list) and shape != [16, 8]:
+    if major == 2 and isinstance(shape, list) and shape not in ([16, 8], [1, 16, 8]):
         raise BadInput(f"an mma.sync layout (versionMajor = 2) has instrShape [16, 8], not {shape}")
     if major == 3:
         if isinstance(wpc, list) and wpc and wpc[0] % 4:
             raise BadInput(f"a wgmma layout (versionMajor = 3) stacks the 4 warps of a warpgroup along M: "
                            f"warpsPerCTA[0] must be a multiple of 4, not {wpc}")
-        if isinstance(shape, list) and shape and shape[0] != 16:
+        if not isinstance(shape, list):
+            return
+        if len(shape) != 3:
+            raise BadInput(f"a wgmma layout (versionMajor = 3) has instrShape [M, N, K] (3 entries), not {shape}")
+        m, n, k = shape
+        if m != 16:
             raise BadInput(f"a wgmma layout (versionMajor = 3) has instrShape M = 16, not {shape}")
+        if not (8 <= n <= 256 and n & (n - 1) == 0):
+            raise BadInput(f"a wgmma layout (versionMajor = 3) has instrShape N a power of two from 8 to 256 "
+                           f"(wgmma takes multiples of 8; Triton's layouts need powers of two), not {n} in {shape}")
+        old_shape = old.value("instrShape")
+        old_k = old_shape[2] if old.value("versionMajor") == 3 and isinstance(old_shape, list) \
+            and len(old_shape) == 3 else None
+        if old_k is not None and k != old_k:
+            raise BadInput(f"instrShape K is fixed by the operands' bit width (256 / bits): {old_k} here, not {k}")
+        if old_k is None and k not in (8, 16, 32):
+            raise BadInput(f"a wgmma layout (versionMajor = 3) has instrShape K = 256 / the operands' bit width "
+                           f"(8, 16 or 32), not {k}")
 
 
 CONTIGUITY_HINT = re.compile(r" \{contiguity = \d+ : i32\}|contiguity = \d+ : i32, |, contiguity = \d+ : i32")

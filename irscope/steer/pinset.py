@@ -21,6 +21,7 @@ from irscope.core.artifacts import Artifacts
 from irscope.core.settings import Settings
 from irscope.core.spec import KernelSpec
 from irscope.errors import BadInput
+from irscope.steer.verify_child import verify_isolated
 
 if TYPE_CHECKING:  # annotations only: a plain compile (no pins) never loads the pin parsers
     from irscope.steer.pins import LayoutPin, LoopPin
@@ -109,7 +110,8 @@ def plan(spec: KernelSpec, settings: Settings) -> Plan:
     if pins.layouts:
         def edit_ttgir(text: str) -> str:
             out, p.layout_done = apply_layout_pins(text, pins.layouts, settings.target.warp_size)
-            error = adapter.verify_ir(out, "ttgir", settings.target)
+            # in a child process: Triton's native code aborts (SIGABRT) on some layouts it cannot build
+            error = verify_isolated(out, "ttgir", settings.target)
             if error:
                 applied = [d for d in p.layout_done if "skipped" not in d]
                 what = "; ".join(d["pin"].text() for d in applied)

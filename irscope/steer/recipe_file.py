@@ -88,14 +88,20 @@ def _tname(v: Any) -> str:
 def read(path: Path) -> tuple[Recipe | None, list[str]]:
     """The recipe (None when it cannot be built) and every problem in the file ([] for a valid one)."""
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as e:
         return None, [f"{path}: cannot read: {e.strerror or e}"]
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[:e.start].count(b"\n") + 1
+        return None, [f"{path}:{line}: not UTF-8 text (byte {e.start}: {e.reason}); a recipe is a TOML file, "
+                      f"which is UTF-8"]
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"line (\d+)", str(e))
         return None, [f"{path}:{m.group(1) if m else 1}: not valid TOML: {e}"]
+    except RecursionError:
+        return None, [f"{path}: not valid TOML: nested too deeply"]
     c = _Checker(path, text)
     c.keys_in(doc, (), TOP_KEYS)
     meta = c.table(doc.get("recipe", {}), ("recipe",)) or {}
@@ -188,7 +194,7 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
             c.error(kk, f"not an option of Triton {adapter.triton_version()}'s {target.backend} backend"
                         f"{did_you_mean(k, valid_options)}; valid: {', '.join(sorted(valid_options))}")
             continue
-        problem = _type_problem(v, valid_options[k].type)
+        problem = _type_problem(v, valid_options[k].type) or _value_problem(k, v, target)
         if problem:
             c.error(kk, problem)
             continue
@@ -258,6 +264,24 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
                 c.error(kk + (a,), str(e).removeprefix("attr: "))
         layer.loops.append(LoopPin(file, line, tuple(attrs), source, optional=not kernel_specific))
     return layer
+
+
+MAX_OPTION_INT = 2 ** 31 - 1  # every integer option is a C int in the compiler
+
+
+def _value_problem(key: str, value: Any, target: Target) -> str | None:
+    """What the backend's own parse_options says of this value (num_warps 3: not a power of two), or a
+    bound on integers (num_stages = 10**30), else None: checked here, not first at dump time."""
+    items = value if isinstance(value, list) else [value]
+    for x in items:
+        if isinstance(x, int) and not isinstance(x, bool) and not -MAX_OPTION_INT <= x <= MAX_OPTION_INT:
+            return f"{x} is out of range; an integer option lies within +-{MAX_OPTION_INT} (2**31 - 1)"
+    try:
+        adapter.make_backend(target).parse_options({key: tuple(value) if isinstance(value, list) else value})
+    except Exception as e:  # AssertionError('num_warps must be a power of 2'), ValueError, ...
+        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return f"{value!r} is refused by Triton {adapter.triton_version()}'s {target.backend} backend: {why}"
+    return None
 
 
 def _type_problem(value: Any, typ: Any) -> str | None:

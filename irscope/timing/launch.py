@@ -20,6 +20,7 @@ arithmetic grammar), never executed as Python.
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +32,17 @@ DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "flo
           "fp8e5": "float8_e5m2", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
           "bool": "bool"}
 MAKERS = ("randn", "rand", "zeros", "ones", "empty", "arange")
+FUNCTIONS = ("cdiv", "min", "max", "numel", "size", "stride")
 BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
           ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+ELEM_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8, "fp8e4nv": 1, "fp8e5": 1, "i8": 1, "i16": 2, "i32": 4,
+              "i64": 8, "u8": 1, "bool": 1}
+# bounds: the arithmetic is data, and data must not hang or exhaust the machine (9**9**9 would)
+MAX_EXPR_CHARS = 2000       # longer is no launch description; also keeps the tree shallow
+MAX_MAGNITUDE = 2 ** 63     # any integer result, as a launch argument could hold (u64 at most)
+MAX_DIMS = 8
+MAX_TENSOR_BYTES = 2 ** 38  # 256 GiB: more than any one GPU holds
+GRID_LIMITS = (2 ** 31 - 1, 65535, 65535)  # CUDA's grid limits (x, y, z)
 
 
 @dataclass
@@ -90,26 +100,73 @@ def parse_args(text: str, known: dict[str, Any] | None = None) -> dict[str, Any]
 
 
 def evaluate(expr: str, env: dict[str, Any], where: str) -> Any:
+    """The value of one expression of the launch grammar; every failure is BadInput naming `where`."""
+    if len(expr) > MAX_EXPR_CHARS:
+        raise BadInput(f"{where}: the expression is {len(expr)} characters long; at most {MAX_EXPR_CHARS}")
+    if not expr.strip():
+        raise BadInput(f"{where}: an empty expression; give a number, a name or a tensor maker, e.g. randn(4096, fp32)")
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
         raise BadInput(f"{where}: cannot parse {expr!r}: {e.msg}") from None
-    return _eval(tree.body, env, where, expr)
+    except (RecursionError, MemoryError, ValueError):
+        raise BadInput(f"{where}: cannot parse {expr!r}: nested too deeply") from None
+    try:
+        return _eval(tree.body, env, where, expr)
+    except BadInput:
+        raise
+    except ZeroDivisionError:
+        raise BadInput(f"{where}: division by zero in {expr!r}") from None
+    except (RecursionError, MemoryError):
+        raise BadInput(f"{where}: {expr!r} is nested too deeply") from None
+    except OverflowError:
+        raise BadInput(f"{where}: {expr!r} overflows (results must stay below 2**63 in magnitude)") from None
+    except (TypeError, ValueError, IndexError) as e:
+        raise BadInput(f"{where}: cannot evaluate {expr!r}: {e}") from None
+
+
+def _bounded(value: Any, node: ast.AST, where: str, whole: str) -> Any:
+    """A number within the grammar's bounds, else BadInput."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and abs(value) >= MAX_MAGNITUDE:
+        raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} is too large "
+                       f"(results must stay below 2**63 in magnitude)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} is not a finite number")
+    if not isinstance(value, (int, float)):  # (-8) ** 0.5 is complex
+        raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} is not a real number")
+    return value
+
+
+def _power(base: int | float, exp: int | float, node: ast.AST, where: str, whole: str) -> int | float:
+    """base ** exp, refused before computing an integer power that would leave the bounds (float
+    powers overflow by themselves: OverflowError, reported by evaluate)."""
+    if isinstance(base, int) and isinstance(exp, int) and abs(base) > 1 and exp > 0 \
+            and exp * math.log2(abs(base)) >= 63:
+        raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} is too large "
+                       f"(results must stay below 2**63 in magnitude)")
+    return base ** exp
 
 
 def _eval(node: ast.AST, env: dict[str, Any], where: str, whole: str) -> Any:
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
-        return node.value
+        return _bounded(node.value, node, where, whole)
     if isinstance(node, ast.Name):
         if node.id in env:
             return env[node.id]
         if node.id in ("True", "False"):
             return node.id == "True"
         raise BadInput(f"{where}: unknown name {node.id!r} in {whole!r} (define it earlier in --args)")
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_eval(node.operand, env, where, whole)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _number(_eval(node.operand, env, where, whole), node, where, whole)
+        return -v if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.BinOp) and type(node.op) in BINOPS:
-        return BINOPS[type(node.op)](_eval(node.left, env, where, whole), _eval(node.right, env, where, whole))
+        a = _number(_eval(node.left, env, where, whole), node, where, whole)
+        b = _number(_eval(node.right, env, where, whole), node, where, whole)
+        if isinstance(node.op, ast.Pow):
+            return _bounded(_power(a, b, node, where, whole), node, where, whole)
+        return _bounded(BINOPS[type(node.op)](a, b), node, where, whole)
     if isinstance(node, ast.Tuple):
         return tuple(_eval(e, env, where, whole) for e in node.elts)
     if isinstance(node, ast.Attribute) and node.attr == "T":
@@ -122,46 +179,82 @@ def _eval(node: ast.AST, env: dict[str, Any], where: str, whole: str) -> Any:
         off = _eval(node.slice.lower, env, where, whole) if node.slice.lower is not None else 0
         if not isinstance(t, TensorSpec):
             raise BadInput(f"{where}: [o:] needs a tensor in {whole!r}")
-        return TensorSpec(t.maker, t.shape, t.dtype, t.transpose, t.offset + int(off))
+        if not isinstance(off, int) or isinstance(off, bool) or not 0 <= t.offset + off < t.numel():
+            raise BadInput(f"{where}: the offset in {ast.unparse(node)!r} must be an integer from 0 to "
+                           f"{t.numel() - t.offset - 1} (the tensor has {t.numel()} elements), got {off!r}")
+        return TensorSpec(t.maker, t.shape, t.dtype, t.transpose, t.offset + off)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         fname = node.func.id
+        if fname not in MAKERS + FUNCTIONS:
+            raise BadInput(f"{where}: {fname}(…) in {whole!r} is not allowed: not a function of the grammar; functions: "
+                           f"{', '.join(FUNCTIONS)}, and the tensor makers {', '.join(MAKERS)}")
+        if node.keywords:
+            raise BadInput(f"{where}: {fname}(…) in {whole!r} takes no keyword arguments")
         args = [_eval(a, env, where, whole) if not (isinstance(a, ast.Name) and a.id in DTYPES) else a.id
                 for a in node.args]
         if fname in MAKERS:
             if not args or not isinstance(args[-1], str):
                 raise BadInput(f"{where}: {fname}(…) needs a dtype last, one of {', '.join(DTYPES)}")
-            shape = tuple(int(a) for a in args[:-1])
-            if not shape or any(d <= 0 for d in shape):
-                raise BadInput(f"{where}: {fname}(…) needs a positive shape in {whole!r}")
-            return TensorSpec(fname, shape, args[-1])
+            shape = tuple(args[:-1])
+            if not shape or any(not isinstance(d, int) or isinstance(d, bool) or d <= 0 for d in shape):
+                raise BadInput(f"{where}: {fname}(…) needs a shape of positive integers in {whole!r}")
+            if len(shape) > MAX_DIMS:
+                raise BadInput(f"{where}: {fname}(…) has {len(shape)} dimensions in {whole!r}; at most {MAX_DIMS}")
+            spec = TensorSpec(fname, shape, args[-1])
+            if spec.numel() * ELEM_BYTES[spec.dtype] > MAX_TENSOR_BYTES:
+                raise BadInput(f"{where}: {fname}{shape} of {spec.dtype} would take "
+                               f"{spec.numel() * ELEM_BYTES[spec.dtype] / 2**30:.0f} GiB; at most "
+                               f"{MAX_TENSOR_BYTES // 2**30} GiB per tensor")
+            return spec
+        if any(isinstance(a, str) for a in args):
+            raise BadInput(f"{where}: a dtype is only the last argument of a tensor maker, in {whole!r}")
         if fname == "cdiv" and len(args) == 2:
-            return -(-int(args[0]) // int(args[1]))
+            a, b = (_integer(x, node, where, whole) for x in args)
+            return -(-a // b)
         if fname in ("min", "max") and args:
-            return (min if fname == "min" else max)(args)
+            return (min if fname == "min" else max)(_number(a, node, where, whole) for a in args)
         if fname == "numel" and len(args) == 1 and isinstance(args[0], TensorSpec):
             return args[0].numel()
-        if fname == "size" and len(args) == 2 and isinstance(args[0], TensorSpec):
-            return args[0].dims()[int(args[1])]
-        if fname == "stride" and len(args) == 2 and isinstance(args[0], TensorSpec):
-            return args[0].stride_of(int(args[1]))
+        if fname in ("size", "stride") and len(args) == 2 and isinstance(args[0], TensorSpec):
+            d, rank = _integer(args[1], node, where, whole), len(args[0].shape)
+            if not -rank <= d < rank:
+                raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r}: dimension {d} of a rank-{rank} "
+                               f"tensor (0 to {rank - 1})")
+            return args[0].dims()[d] if fname == "size" else args[0].stride_of(d)
     raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} is not allowed (numbers, names, + - * / // % **, "
                    f"cdiv/min/max/numel/size/stride, and {'/'.join(MAKERS)}(shape…, dtype))")
+
+
+def _number(value: Any, node: ast.AST, where: str, whole: str) -> int | float:
+    if isinstance(value, (int, float)):
+        return value
+    raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} needs numbers, not a "
+                   f"{'tensor' if isinstance(value, TensorSpec) else type(value).__name__}")
+
+
+def _integer(value: Any, node: ast.AST, where: str, whole: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} needs integers, got {value!r}")
 
 
 def parse_grid(text: str, env: dict[str, Any]) -> tuple[int, int, int]:
     value = evaluate(text, env, "--grid")
     dims = value if isinstance(value, tuple) else (value,)
-    if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d > 0 for d in dims):
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
         raise BadInput(f"--grid {text!r}: must give 1 to 3 positive integers, got {value!r}")
+    for d, limit, axis in zip(dims, GRID_LIMITS, "xyz"):
+        if d > limit:
+            raise BadInput(f"--grid {text!r}: {d} programs along {axis}; a launch allows at most {limit}")
     return tuple(list(dims) + [1] * (3 - len(dims)))  # type: ignore[return-value]
 
 
 def spec_element(value: Any) -> str:
     """The signature element a launch with this value gets (see spec.py's grammar)."""
     if isinstance(value, TensorSpec):
-        elem_bytes = {"fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8, "fp8e4nv": 1, "fp8e5": 1, "i8": 1, "i16": 2,
-                      "i32": 4, "i64": 8, "u8": 1, "bool": 1}[value.dtype]
-        off = value.offset * elem_bytes
+        off = value.offset * ELEM_BYTES[value.dtype]
         align = 16 if off % 16 == 0 else (off & -off)
         ptr = "i1" if value.dtype == "bool" else value.dtype
         return f"*{ptr}:{align}"
