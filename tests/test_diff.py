@@ -187,7 +187,7 @@ def test_passes_compared_by_name(tmp_path):
 def test_compile_failure_names_the_side(tmp_path):
     code, out, err = irscope("diff", VECTOR_ADD, "-s", ADD16, "-t", "cuda:90", "--b", "ptx_version=99",
                              "-o", tmp_path)
-    assert code == 1
+    assert code == 2  # trouble, as diff(1): not "different"
     assert "side b (ptx_version=99)" in err and "compile failed in stage" in err
     assert "Traceback" not in err
 
@@ -234,7 +234,8 @@ def test_json_schema_is_stable(dumps):
     code, out, err = irscope("diff", dumps["add16"], dumps["add4"], "--stage", "sass", "--json")
     doc = json.loads(out)
     assert list(doc) == ["irscope_diff", "equal", "normalized", "kernel", "file", "a", "b", "inputs", "stats",
-                         "stages", "passes"]
+                         "stages", "passes", "files", "sources_differ"]
+    assert doc["sources_differ"] is False and doc["files"]["a"] == doc["files"]["b"] == doc["file"]
     assert doc["irscope_diff"] == 1 and doc["normalized"] is True and doc["kernel"] == "add_kernel"
     for side in ("a", "b"):
         assert list(doc[side]) == ["label", "folder", "target", "signature", "triton_version", "user_options",

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from irscope.compare.normalize import Normalized, normalize
@@ -317,6 +318,12 @@ class DiffResult:
     passes: PassesDiff | None
     normalized: bool = True
     selected: list[str] = field(default_factory=list)   # stages asked for with --stage
+    sources_differ: bool = False                         # the kernel's source text differs between the sides
+
+    @property
+    def files(self) -> tuple[str, str]:
+        """The kernel file of each side, as its manifest records it."""
+        return str(self.a.manifest.get("file") or ""), str(self.b.manifest.get("file") or "")
 
     def stage(self, name: str) -> StageDiff | None:
         return next((s for s in self.stages if s.stage == name), None)
@@ -352,7 +359,16 @@ def compare(a: Side, b: Side, stages: list[str] | None = None, normalized: bool 
         passes=diff_passes(a, b),
         normalized=normalized,
         selected=selected,
+        sources_differ=_sources_differ(a, b),
     )
+
+
+def _sources_differ(a: Side, b: Side) -> bool:
+    """The kernel's source differs: its text when both sides recorded it, else the file it came from."""
+    ta, tb = stage_text(a, "source"), stage_text(b, "source")
+    if ta is not None and tb is not None:
+        return ta != tb
+    return Path(str(a.manifest.get("file") or "")).name != Path(str(b.manifest.get("file") or "")).name
 
 
 

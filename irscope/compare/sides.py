@@ -9,14 +9,25 @@ Folder mode (`irscope diff DIR_A DIR_B`): load_side reads each dump as it is.
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from irscope import jobs
+from irscope.core import artifacts, compiler
 from irscope.core import dump as dump_job
 from irscope.core.artifacts import MANIFEST
 from irscope.errors import BadInput, IrscopeError
+
+
+class SideFailed(IrscopeError):
+    """A side did not compile: for diff that is trouble (exit 2, as diff(1)), not a difference (1).
+
+    The message names the side, then the compiler's stage and reason."""
+
+    exit_code = 2
 
 
 @dataclass
@@ -52,7 +63,8 @@ class SideRequest:
 def side_jobs(request: jobs.Request, reqs: tuple[SideRequest, SideRequest]) -> list[jobs.Job]:
     """Each side's job: the shared request, then the side's variant, target and --a/--b options on top.
 
-    Both are resolved (and checked) before anything compiles; a problem names its side.
+    Both are resolved and bound (Triton's parse_options checks each side's options) before
+    anything compiles; a problem names its side.
     """
     variants = [r.variant for r in reqs]
     if any(variants) and not request.recipe:
@@ -73,17 +85,67 @@ def side_jobs(request: jobs.Request, reqs: tuple[SideRequest, SideRequest]) -> l
             raise
         job.label = req.label()
         out.append(job)
+    for job, req in zip(out, reqs):
+        _bind(job, req)
     return out
 
 
+def _bind(job: jobs.Job, req: SideRequest) -> None:
+    """Triton binds the side's options (cheap: no compile); a refusal names the side."""
+    notes = list(job.spec.notes)
+    try:
+        compiler.bind(job.spec, job.settings)
+    except BadInput as e:
+        if not str(e).startswith("side "):
+            e.args = (f"side {req.name} ({req.label()}): {e}",)
+        raise
+    finally:
+        job.spec.notes[:] = notes  # the dump binds again and notes what it finds
+
+
 def dump_side(job: jobs.Job, req: SideRequest, out_dir: Path, with_passes: bool, use_cache: bool) -> Side:
-    """Compile (or fetch from the cache) one side; failures name the side."""
+    """Compile (or fetch from the cache) one side; failures name the side (a compile failure: exit 2).
+
+    Writes this side at once; dump_sides writes both or neither."""
     try:
         r = dump_job.dump(job.spec, job.settings, out_dir, with_passes=with_passes, use_cache=use_cache)
-    except IrscopeError as e:
+    except BadInput as e:
         e.args = (f"side {req.name} ({req.label()}): {e}",)
         raise
+    except IrscopeError as e:
+        raise SideFailed(f"side {req.name} ({req.label()}): {e}") from e
     return Side(req.name, req.label(), r.folder, r.manifest, r.cached)
+
+
+def dump_sides(side_jobs: list[jobs.Job], reqs: tuple[SideRequest, SideRequest], out_dir: Path,
+               with_passes: bool, use_cache: bool) -> tuple[Side, Side]:
+    """Both sides, or nothing: each is compiled into a hidden staging folder under out_dir and only
+    when both succeeded are they moved into place; a failure leaves out_dir as it was."""
+    out_dir = Path(out_dir)
+    created = [p for p in (out_dir, *out_dir.parents) if not p.exists()]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".irscope-diff-", dir=out_dir))
+    try:
+        staged = [dump_side(job, req, staging, with_passes, use_cache) for job, req in zip(side_jobs, reqs)]
+        placed: dict[Path, Path] = {}
+        for side in staged:
+            rel = side.folder.relative_to(staging)
+            if rel not in placed:  # both sides may be one dump (the same settings)
+                final = out_dir / rel
+                final.parent.mkdir(parents=True, exist_ok=True)
+                artifacts.publish(side.folder, final)
+                placed[rel] = final
+            side.folder = placed[rel]
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for p in created:  # what this call made and nothing filled
+            try:
+                p.rmdir()
+            except OSError:
+                break
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
+    return staged[0], staged[1]
 
 
 def load_side(name: str, folder: Path, kernels: tuple[str, ...] = ()) -> Side:
@@ -125,12 +187,12 @@ def _peek_kernel(folder: Path) -> str | None:
 
 
 def check_same_kernel(a: Side, b: Side) -> None:
-    """Two dumps are comparable when they hold the same kernel from a file of the same name.
+    """Two dumps are comparable when they hold the same kernel (by name).
 
-    The file's folder may differ (a checkout before and after an edit), its name may not.
+    The file may differ: its folder (a checkout before and after an edit) or its name (an edited
+    copy, kernels.py and kernels_v2.py); the diff's summary and --json then say the sources differ.
     """
     ka, kb = a.manifest["kernel"], b.manifest["kernel"]
-    fa, fb = Path(a.manifest.get("file", "")).name, Path(b.manifest.get("file", "")).name
-    if ka != kb or fa != fb:
+    if ka != kb:
         raise BadInput(f"the dumps hold different kernels: {ka} ({a.manifest.get('file')}) vs "
                        f"{kb} ({b.manifest.get('file')}); diff compares two compiles of one kernel")

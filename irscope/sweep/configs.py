@@ -27,7 +27,7 @@ class Config:
     values: dict[str, Any]
     spec: KernelSpec
     settings: Settings
-    status: str = "pending"          # ok | cached | compile failed | crashed | timed out | does not fit
+    status: str = "pending"          # ok | cached | compile failed | bad input | crashed | timed out | does not fit
     reason: str = ""
     folder: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
@@ -48,12 +48,20 @@ def parse_axes(items: list[str], base: Job) -> list[tuple[str, list[Any]]]:
     options = settable_options(base.settings.target)
     constexprs = {p.name for p in spec.params if p.is_constexpr}
     axes = []
+    seen: set[str] = set()
+    if not items:
+        raise BadInput("--grid: give at least one axis, e.g. --grid num_warps=4,8")
     for item in items:
         key, sep, raw = item.partition("=")
         key = key.strip()
-        if not sep or not raw.strip():
+        if not sep or not key or not raw.strip():
             raise BadInput(f"--grid {item!r}: expected KEY=V1,V2,..., e.g. num_warps=4,8")
         values = [v.strip() for v in raw.split(",") if v.strip()]
+        if not values:
+            raise BadInput(f"--grid {item!r}: the axis {key} has no values; give KEY=V1,V2,..., e.g. num_warps=4,8")
+        if key in seen:
+            raise BadInput(f"--grid {key}: the axis is given twice; give its values once, e.g. {key}=4,8")
+        seen.add(key)
         if len(set(values)) != len(values):
             twice = next(v for v in values if values.count(v) > 1)
             raise BadInput(f"--grid {key}: {twice} is listed twice; give each value once, "

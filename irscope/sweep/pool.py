@@ -165,7 +165,7 @@ def main() -> int:
             status = "does not fit" if e.stage == "resources" else "compile failed"
             doc = {"status": status, "reason": f"stage {e.stage}: {e.reason}"[:500]}
         except BadInput as e:
-            doc = {"status": "compile failed", "reason": str(e)[:500]}
+            doc = {"status": "bad input", "reason": str(e)[:500]}   # e.g. a layout pin the TTGIR cannot take
         workers.say("RESULT", doc)
         if job["launcher"] and doc["status"] == "ok":  # after the result: the parent goes on meanwhile
             _prebuild_launcher(spec, job["settings"])

@@ -6,14 +6,16 @@
     to_json        one row per config, as --json prints it
     winner         after --time: the fastest correct config timed to the end, and its margin
                    over the runner-up from the rounds both ran
-    write_winners  --write-recipe: the timed winners first when timed, else the static order,
-                   as variants of a recipe that `irscope recipes check` accepts
+    write_winners  --write-recipe: the timed winners first when timed, else the static order of
+                   --sort (under --sort config: static_best_first), as variants of a recipe that
+                   `irscope recipes check` accepts; check_recipe_path before anything compiles
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,9 +128,46 @@ def _constexpr_toml(text: str) -> str:
     return _toml_value(value) if isinstance(value, (bool, int, float)) else _toml_value(text)
 
 
+def static_best_first(configs: list[Config]) -> list[Config]:
+    """The default static ranking (what --write-recipe uses untimed under --sort config): fewest
+    spilled bytes, then the highest occupancy, then the fewest registers, then grid order."""
+    def k(c: Config):
+        r = row(c)
+        return (r["spills"] or 0, -(r["occupancy"] or 0), r["registers"] if r["registers"] is not None else 1 << 30,
+                c.index)
+
+    return sorted(configs, key=k)
+
+
+STATIC_DEFAULT = "fewest spills, then occupancy, then registers"
+
+
+def check_recipe_path(path: Path) -> None:
+    """--write-recipe PATH, refused before anything compiles: a file path whose folder exists and is writable."""
+    path = Path(path)
+    if path.is_dir() or str(path).endswith(("/", os.sep)):
+        raise BadInput(f"--write-recipe {path}: a folder; give the recipe file to write, e.g. {path / 'sweep.toml'}")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise BadInput(f"--write-recipe {path}: {parent} is not an existing folder")
+    if path.exists() and not path.is_file():
+        raise BadInput(f"--write-recipe {path}: exists and is not a file")
+    try:
+        if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise OSError("permission denied")
+        with tempfile.TemporaryFile(dir=parent):   # a read-only mount passes os.access as root
+            pass
+    except OSError as e:
+        raise BadInput(f"--write-recipe {path}: {parent} is not writable ({e.strerror or e})") from None
+
+
 def write_winners(path: Path, base: Job, configs: list[Config], ordered: list[Config],
                   timed: BenchReport | None, sort_key: str, top: int) -> None:
-    """--write-recipe: timed winners first when timed, else the static order asked for with --sort."""
+    """--write-recipe: the timed winners first when timed; untimed, the static order asked for with
+    --sort, and under --sort config (the grid's order, no ranking at all) the default static ranking
+    (static_best_first: fewest spills, then occupancy, then registers). The recipe's header says which.
+    """
+    check_recipe_path(path)
     by_label = {c.label: c for c in configs}
     timings = None
     if timed is not None:
@@ -138,6 +177,9 @@ def write_winners(path: Path, base: Job, configs: list[Config], ordered: list[Co
         ranked = [by_label[v.name] for v in ok if v.name in by_label]
         timings = {v.name: v.summary.median for v in ok}
         how = f"timed on {timed.device}"
+    elif sort_key == "config":
+        ranked = survivors(static_best_first(configs))
+        how = f"ranked by {STATIC_DEFAULT} (static, not timed)"
     else:
         ranked = survivors(ordered)
         how = f"ranked by {sort_key} (static, not timed)"

@@ -19,6 +19,9 @@ The flow, a module each:
 
 from __future__ import annotations
 
+import math
+import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +56,7 @@ def compile_and_time(configs: list[Config], out_dir: Path, jobs: int, timeout: f
     """Compile every config (cached ones are served from the cache); with a timing session (started by
     the caller as early as it could), each config that compiles, fits and does not spill is handed to
     it at once, then all are timed."""
+    check_inputs(out_dir, jobs, timeout)
     variants: dict[int, Variant] = {}
     if session is not None:
         # one warm-up round: each config has run once already (its preflight)
@@ -74,6 +78,7 @@ def compile_and_time(configs: list[Config], out_dir: Path, jobs: int, timeout: f
     pool.compile_all(to_compile, out_dir, jobs, timeout, done, use_cache=use_cache, with_sass=with_sass,
                      for_launch=session is not None)
     run = SweepRun(time.perf_counter() - start, time.time())
+    refuse_if_all_bad(configs)
     if session is not None:
         if not variants:
             raise BadInput("no config survived the static checks (all failed, spilled or did not fit): "
@@ -88,9 +93,49 @@ def _from_cache(cfg: Config, out_dir: Path, with_sass: bool) -> bool:
     try:
         hit = dump.cached(cfg.spec, cfg.settings, out_dir, with_sass=with_sass)
     except BadInput as e:
-        cfg.status, cfg.reason = "compile failed", str(e)
+        cfg.status, cfg.reason = "bad input", str(e)
         return True
     if hit is None:
         return False
     cfg.status, cfg.folder, cfg.stats = "cached", str(hit.folder), hit.manifest["stats"]
     return True
+
+
+def check_inputs(out_dir: Path, jobs: int, timeout: float) -> None:
+    """What a sweep is told, refused before any worker starts: --timeout, --jobs, a writable -o."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout) \
+            or timeout <= 0:
+        shown = f"{timeout:g}" if isinstance(timeout, (int, float)) else repr(timeout)
+        raise BadInput(f"--timeout {shown}: the seconds one config may compile must be > 0, e.g. --timeout 300")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise BadInput(f"--jobs {jobs!r}: the number of compile processes must be 1 or more")
+    check_writable_folder(Path(out_dir), "-o")
+
+
+def check_writable_folder(folder: Path, flag: str) -> None:
+    """A folder irscope will write into: it is one (or can be made) and this user may write there."""
+    existing = folder
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        raise BadInput(f"{flag} {folder}: {existing} is not a folder; give a folder to write the dumps into")
+    try:
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise OSError("permission denied")
+        with tempfile.TemporaryFile(dir=existing):   # a read-only mount passes os.access as root
+            pass
+    except OSError as e:
+        raise BadInput(f"{flag} {folder}: {existing} is not writable ({e.strerror or e}); "
+                       f"give a folder you may write into") from None
+
+
+def refuse_if_all_bad(configs: list[Config]) -> None:
+    """Every config refused for one and the same bad input (e.g. a layout pin no config's TTGIR can
+    take): that is the user's input, not a result of the grid; exit 2 with the reason."""
+    if not configs or any(c.status != "bad input" for c in configs):
+        return
+    reasons = list(dict.fromkeys(c.reason for c in configs))
+    if len(reasons) == 1:
+        raise BadInput(f"every config of the sweep was refused: {reasons[0]}")

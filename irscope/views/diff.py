@@ -76,7 +76,14 @@ def diff_summary(result: DiffResult, out: Console | None = None) -> None:
 
     con = out or console()
     a, b = result.a, result.b
-    con.print(f"[bold]diff[/bold]  {a.manifest['kernel']}  {a.manifest.get('file', '')}")
+    fa, fb = result.files
+    if fa == fb:
+        con.print(f"[bold]diff[/bold]  {esc(a.manifest['kernel'])}  {esc(fa)}"
+                  + ("  [yellow](the source changed)[/yellow]" if result.sources_differ else ""))
+    else:
+        con.print(f"[bold]diff[/bold]  {esc(a.manifest['kernel'])}  [yellow]from two files"
+                  f"{', sources differ' if result.sources_differ else ', same source'}[/yellow]: "
+                  f"a {esc(fa)}, b {esc(fb)}")
     con.print(f"  a  {_side_line(a)}")
     con.print(f"  b  {_side_line(b)}")
     user = set(a.manifest.get("user_options") or {}) | set(b.manifest.get("user_options") or {})
@@ -288,7 +295,9 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
      "stages": {stage: {"status", "added", "removed", "lines_a", "lines_b", "diff"}},
                                              diff: unified text for --stage stages, else null
      "passes": null | {"a_count", "b_count", "first_divergence": {"where", "stage", "pass", "a_index",
-               "b_index"}, "differ": [{"stage", "pass", "a", "b"}]}}   a/b: {"index", "added", "removed"} | null
+               "b_index"}, "differ": [{"stage", "pass", "a", "b"}]},  a/b: {"index", "added", "removed"} | null
+     "files": {"a", "b"},                    the kernel file of each side (dumps of one kernel from two files)
+     "sources_differ": bool}                 the kernel's source text differs between the sides
     """
     def side(s):
         m = s.manifest
@@ -327,6 +336,8 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
         "stats": {d.name: {"a": d.a, "b": d.b} for d in result.stats.deltas},
         "stages": stages,
         "passes": passes,
+        "files": dict(zip("ab", result.files)),
+        "sources_differ": result.sources_differ,
     }
     return json.dumps(doc, indent=1, default=str)
 

@@ -17,7 +17,7 @@ import click
 
 from irscope.sweep.rank import row, to_json, versus, winner
 from irscope.views.bench import bench_json
-from irscope.views.console import console, fmt_bytes
+from irscope.views.console import console, esc, fmt_bytes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -70,10 +70,11 @@ def sweep_table(configs: list[Config], timed: BenchReport | None = None, out: Co
     if timed:
         cols += ["median", "vs winner"]
     for c in cols:
-        t.add_column(c, justify="left" if c in ("config", "status") else "right")
+        t.add_column(c, justify="left" if c in ("config", "status") else "right",
+                     overflow="fold" if c == "status" else "ellipsis")
     for cfg in configs:
         r = row(cfg)
-        status = cfg.status if cfg.usable else f"[red]{cfg.status}[/red]: {cfg.reason[:80]}"
+        status = cfg.status if cfg.usable else f"[red]{cfg.status}[/red]: {esc(cfg.reason)}"  # whole: rich wraps
         if cfg.usable and cfg.spills:
             status = f"{cfg.status} [yellow](spills)[/yellow]"
         cells = [str(cfg.index), cfg.label, status,
@@ -93,7 +94,8 @@ def sweep_table(configs: list[Config], timed: BenchReport | None = None, out: Co
     done = sum(c.usable for c in configs)
     con.print(f"{done} of {len(configs)} configs compiled "
               f"({sum(c.status == 'cached' for c in configs)} from cache); "
-              f"{sum(c.usable and c.spills for c in configs)} spill")
+              f"{sum(c.usable and c.spills for c in configs)} spill"
+              + "".join(f"; {n} {status}" for status, n in _failures(configs).items()))
     if timed:
         dropped = sum(1 for v in timed.variants if v.dropped)
         con.print(f"timed {sum(1 for v in timed.variants if v.summary)} configs in {timed.rounds} interleaved rounds "
@@ -102,6 +104,15 @@ def sweep_table(configs: list[Config], timed: BenchReport | None = None, out: Co
         if winner:
             name, median, margin = winner
             con.print(f"[bold]winner[/bold]: {name} at {median * 1e3:.1f} us{margin}")
+
+
+def _failures(configs: list[Config]) -> dict[str, int]:
+    """{status: how many} of the configs that did not compile, in order of first appearance."""
+    out: dict[str, int] = {}
+    for c in configs:
+        if not c.usable:
+            out[c.status] = out.get(c.status, 0) + 1
+    return out
 
 
 def sweep_winner(timed: BenchReport) -> tuple[str, float, str] | None:
