@@ -52,6 +52,18 @@ def run(file: Path, script_args: list[str], kernel_globs: list[str], target: str
     return script_run
 
 
+def not_applied(request: jobs.Request, variants, out_dir: Path) -> str | None:
+    """The warning for steering flags a capture does not apply (launches are captured as made)."""
+    ignored = [name for name, given in (("--recipe", request.recipe), ("--variant", variants),
+                                        ("--pin-layout", request.pin_layouts), ("--pin-loop", request.pin_loops))
+               if given]
+    if not ignored:
+        return None
+    return (f"{', '.join(ignored)} {'do' if len(ignored) > 1 else 'does'} not apply to a capture (launches are "
+            f"captured as the script makes them); replaying a capture's spec file applies "
+            f"{'them' if len(ignored) > 1 else 'it'}: irscope dump {out_dir}/captures/KERNEL-N.json {ignored[0]} ...")
+
+
 def results(script_run: ScriptRun) -> list[DumpResult]:
     """The dumps of the captures that could be dumped, in capture order."""
     return [c.result for c in script_run.captures if c.result is not None]

@@ -47,12 +47,16 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
         if use_stand_in:
             stack.enter_context(standin.machine(target))
         stack.enter_context(rec.installed())
+        stack.enter_context(_stdio_restored())
         stack.enter_context(_script_output(script_log, quiet))
+        stack.enter_context(_os_exit_ends_script())
         sys.argv = [str(script), *args]
         if folder not in sys.path:
             sys.path.insert(0, folder)
         try:
             runpy.run_path(str(script), run_name="__main__")
+        except _OsExit as e:  # the script ended itself at once: what it launched is still kept, and said
+            stopped, raised = f"called os._exit({e.code})", True
         except SystemExit as e:
             if e.code not in (0, None):
                 stopped, raised = f"exited with status {e.code}", True
@@ -91,6 +95,44 @@ def threads_note(names: list[str]) -> str:
     return (f"{n} thread{'s' if n != 1 else ''} it started {'were' if n != 1 else 'was'} still running when it ended "
             f"({', '.join(names)}): kernels launched from {'them' if n != 1 else 'it'} after that are not captured "
             f"(join threads, and shut executors down, before the script ends)")
+
+
+class _OsExit(SystemExit):
+    """os._exit(N) called by the script, turned into an exception that ends only the script."""
+
+
+@contextlib.contextmanager
+def _os_exit_ends_script() -> Iterator[None]:
+    """While the script runs, its os._exit(N) raises _OsExit: the process would otherwise end with
+    nothing written and nothing said. A forked child (multiprocessing) still exits for real."""
+    real_exit, pid = os._exit, os.getpid()
+
+    def script_exit(code=0):
+        if os.getpid() != pid or threading.current_thread() is not threading.main_thread():
+            real_exit(code)
+        raise _OsExit(code)
+
+    os._exit = script_exit
+    try:
+        yield
+    finally:
+        os._exit = real_exit
+
+
+@contextlib.contextmanager
+def _stdio_restored() -> Iterator[None]:
+    """sys.stdout / sys.stderr as they were before the script, reopened if the script closed them
+    (irscope prints its summary and --json after the script)."""
+    saved = sys.stdout, sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+        for name, fd in (("stdout", 1), ("stderr", 2)):
+            stream = getattr(sys, name)
+            if getattr(stream, "closed", False):
+                with contextlib.suppress(OSError):
+                    setattr(sys, name, open(os.dup(fd), "w", buffering=1, encoding="utf-8", errors="replace"))
 
 
 @contextlib.contextmanager

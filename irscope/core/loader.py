@@ -1,18 +1,27 @@
 """Load a user's Python file and find the Triton / Gluon kernels in it.
 
-User kernel files are code and are executed by design: the file is imported as a
-module named after its stem, with its folder first on sys.path, as `python file.py`
-would see its neighbours. The `if __name__ == "__main__"` block does not run.
+User kernel files are code and are executed by design: the file is imported with its
+folder first on sys.path, as `python file.py` would see its neighbours, under a private
+module name (irscope_kernel_<hash>_<stem>) so that a file named math.py or numbers.py does
+not replace the standard library's module. The `if __name__ == "__main__"` block does not
+run. Loading runs under a time limit (--load-timeout); a file that calls sys.exit while it
+is imported is one line, like any other failure to import it.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import hashlib
 import importlib.util
+import math
+import signal
+import stat
 import sys
+import threading
 import traceback
 from dataclasses import dataclass
+from importlib.machinery import PathFinder
 from pathlib import Path
 from types import ModuleType
 
@@ -29,37 +38,133 @@ class KernelRef:
     autotuned: bool     # reached through @triton.autotune / @triton.heuristics
 
 
-def check_python_file(file: Path, what: str = "a Python file with Triton kernels") -> Path:
-    """One-line errors for a file that is missing, a folder, or not valid Python (before running it)."""
-    if not file.exists():
-        raise BadInput(f"{file}: no such file")
-    if file.is_dir():
+MAX_SOURCE_BYTES = 4 * 1024 * 1024   # a kernel file or script larger than this is not source code
+DEFAULT_LOAD_TIMEOUT = 30.0  # seconds a kernel file may take to import: one that imports torch and a library takes seconds cold
+_load_timeout = DEFAULT_LOAD_TIMEOUT
+
+
+def set_load_timeout(seconds: float) -> None:
+    """The limit on importing a kernel file (the CLI's --load-timeout); a positive, finite number."""
+    global _load_timeout
+    if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+        raise BadInput(f"--load-timeout {seconds!r}: expected a positive number of seconds (e.g. 10)")
+    _load_timeout = float(seconds)
+
+
+def check_python_file(file: Path, what: str = "a Python file with Triton kernels", require_py: bool = False) -> Path:
+    """One-line errors for a file that is missing, a folder, not a regular file (a FIFO, a device),
+    too large, not named .py (with require_py), or not valid Python: all before running it."""
+    try:
+        st = file.stat()
+    except FileNotFoundError:
+        raise BadInput(f"{file}: no such file") from None
+    except OSError as e:
+        raise BadInput(f"{file}: cannot read it ({e.strerror or e}); expected {what}") from None
+    if stat.S_ISDIR(st.st_mode):
         raise BadInput(f"{file}: is a folder, expected {what}")
-    source = file.read_text(encoding="utf-8", errors="replace")
+    if not stat.S_ISREG(st.st_mode):
+        raise BadInput(f"{file}: not a regular file (a device, FIFO or socket); expected {what}")
+    if require_py and file.suffix != ".py":
+        raise BadInput(f"{file}: not a .py file; expected {what} (FILE.py), or a spec file (.json)")
+    if st.st_size > MAX_SOURCE_BYTES:
+        raise BadInput(f"{file}: {st.st_size / 2**20:.1f} MiB, too large for {what} "
+                       f"(at most {MAX_SOURCE_BYTES // 2**20} MiB)")
+    try:
+        with open(file, "rb") as f:
+            source = f.read(MAX_SOURCE_BYTES + 1).decode("utf-8", errors="replace")
+    except OSError as e:
+        raise BadInput(f"{file}: cannot read it ({e.strerror or e}); expected {what}") from None
     try:
         compile(source, str(file), "exec")
     except SyntaxError as e:
-        raise BadInput(f"{file}:{e.lineno}: syntax error: {e.msg}") from None
+        line = f":{e.lineno}" if e.lineno else ""
+        raise BadInput(f"{file}{line}: syntax error: {e.msg}") from None
+    except ValueError as e:  # a NUL byte in the source
+        raise BadInput(f"{file}: not valid Python source: {e}") from None
     return file
 
 
-def load_module(path: str | Path) -> ModuleType:
-    file = check_python_file(Path(path))
-    name = f"{file.stem}"
-    spec = importlib.util.spec_from_file_location(name, file)
-    module = importlib.util.module_from_spec(spec)
-    folder = str(file.resolve().parent)
+def module_name(file: Path) -> str:
+    """The private name a kernel file is imported under: it cannot collide with a real module."""
+    digest = hashlib.sha1(str(file.resolve()).encode()).hexdigest()[:12]
+    stem = "".join(c if c.isalnum() or c == "_" else "_" for c in file.stem)
+    return f"irscope_kernel_{digest}_{stem}"
+
+
+class _LoadTimeout(BaseException):
+    """Raised by the timer in the importing frame (a BaseException: the file's `except Exception` cannot eat it)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """SIGALRM after `seconds` (main thread only; elsewhere no limit can be set)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _LoadTimeout()
+
+    old_handler = signal.signal(signal.SIGALRM, expire)
+    old_timer = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_handler)
+        if old_timer[0]:
+            signal.setitimer(signal.ITIMER_REAL, *old_timer)
+
+
+class _StdlibFirst:
+    """A meta-path finder: a standard-library module imported later (by Triton, torch or the file)
+    is never found in a kernel file's folder, though that folder is first on sys.path."""
+
+    folders: set[str] = set()
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if path is not None or name not in getattr(sys, "stdlib_module_names", ()) or not cls.folders:
+            return None
+        return PathFinder.find_spec(name, [p for p in sys.path if p not in cls.folders])
+
+
+def _add_folder(folder: str) -> None:
+    if _StdlibFirst not in sys.meta_path:
+        sys.meta_path.insert(0, _StdlibFirst)
+    _StdlibFirst.folders.add(folder)
     if folder not in sys.path:
         sys.path.insert(0, folder)
+
+
+def load_module(path: str | Path) -> ModuleType:
+    file = check_python_file(Path(path), require_py=True)
+    name = module_name(file)
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise BadInput(f"{file}: cannot be imported as a Python module; expected a .py file with Triton kernels")
+    module = importlib.util.module_from_spec(spec)
+    _add_folder(str(file.resolve().parent))
     sys.modules[name] = module
+    limit = _load_timeout
     try:
         # what the file prints while it loads goes to stderr: stdout carries irscope's output (--json)
-        with contextlib.redirect_stdout(sys.stderr):
+        with contextlib.redirect_stdout(sys.stderr), _time_limit(limit):
             spec.loader.exec_module(module)
+    except _LoadTimeout:
+        sys.modules.pop(name, None)
+        raise BadInput(f"{file}: importing the file took longer than {limit:g} s (--load-timeout {limit:g}); "
+                       f"a kernel file should only define kernels when imported") from None
+    except SystemExit as e:
+        sys.modules.pop(name, None)
+        line = _user_line(e, file)
+        raise BadInput(f"{file}{line}: the file exited with status {e.code} while being imported "
+                       f"(sys.exit at import; put it under `if __name__ == \"__main__\":`)") from None
     except Exception as e:
         sys.modules.pop(name, None)
         line = _user_line(e, file)
-        raise BadInput(f"{file}{line}: importing the file raised {type(e).__name__}: {e}") from e
+        first = (str(e).strip().splitlines() or [""])[0]
+        raise BadInput(f"{file}{line}: importing the file raised {type(e).__name__}: {first}") from e
     return module
 
 
@@ -90,8 +195,9 @@ def find_kernels(module: ModuleType, file: Path) -> dict[str, KernelRef]:
     return found
 
 
-def select_kernels(file: str | Path, names: list[str] | None) -> list[KernelRef]:
-    """The kernels the user asked for (--kernel, repeatable), or the file's only kernel."""
+def select_kernels(file: str | Path, names: list[str] | None, every: bool = False) -> list[KernelRef]:
+    """The kernels the user asked for (--kernel, repeatable), or the file's only kernel (with
+    `every`: all the kernels the file defines, as `irscope signature` lists them)."""
     path = Path(file)
     module = load_module(path)
     kernels = find_kernels(module, path)
@@ -112,7 +218,7 @@ def select_kernels(file: str | Path, names: list[str] | None) -> list[KernelRef]
         if getattr(k.fn, "module", None) == module.__name__ and not _returns_value(k.fn)
     }
     candidates = defined_here or kernels
-    if len(candidates) > 1:
+    if len(candidates) > 1 and not every:
         raise BadInput(
             f"{path}: {len(candidates)} kernels, pick one with --kernel: {', '.join(sorted(candidates))}"
         )

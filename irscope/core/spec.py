@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.core import adapter
+from irscope.core import adapter, loader
 from irscope.errors import BadInput, did_you_mean
 
 INT_TYPES = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
@@ -113,7 +113,9 @@ def parse_element(text: str, where: str) -> ArgSpec:
         large = t.endswith(":large")
         if large:
             t = t[: -len(":large")]
-        body, _, align = t[1:].partition(":")
+        body, colon, align = t[1:].partition(":")
+        if colon and not align.strip():
+            raise BadInput(f"signature {where}: {t!r} has ':' but no alignment; e.g. *fp16:16 or *fp16 (16 bytes)")
         dtype = body.strip()
         if dtype.startswith("k"):  # Triton's const-pointer spelling *kfp16
             dtype = dtype[1:]
@@ -127,14 +129,19 @@ def parse_element(text: str, where: str) -> ArgSpec:
         if a <= 0 or a & (a - 1):
             raise BadInput(f"signature {where}: pointer alignment in {t!r} must be a power of two (1, 2, 4, 8, 16)")
         return ArgSpec("pointer", "*" + dtype, min(a, 16), large=large)
-    head, _, hint = t.partition(":")
+    head, colon, hint = t.partition(":")
     head = head.strip()
+    if colon and not hint.strip() and head in (*INT_TYPES, *BOOL_TYPES, *FLOAT_TYPES):
+        raise BadInput(f"signature {where}: {t!r} has ':' but no hint; write {head}, {head}:16 or {head}:1"
+                       if head in INT_TYPES else f"signature {where}: {head!r} takes no ':' hint")
     if head in INT_TYPES:
-        h = _int(hint, where, t) if hint else 0
-        if h not in (0, 1, 16):
+        h = _int(hint, where, t) if colon else 0
+        if h not in (1, 16) and colon:
             raise BadInput(f"signature {where}: integer hint in {t!r} must be :16 (divisible by 16) or :1 (equal to 1)")
         return ArgSpec("int", head, h)
     if head in BOOL_TYPES:
+        if colon:
+            raise BadInput(f"signature {where}: bool {head!r} takes no ':' hint")
         return ArgSpec("bool", head)
     if head in FLOAT_TYPES:
         if hint:
@@ -322,14 +329,25 @@ def build_spec(kernel_ref, signature: str | None, named_args: list[str], consts:
     params = adapter.kernel_params(fn)
     names = [p.name for p in params]
     args: dict[str, ArgSpec] = {}
+    for item, flag in [(a, "--arg") for a in named_args] + [(c, "--const") for c in consts]:
+        key, sep, _ = item.partition("=")
+        if not sep:
+            raise BadInput(f"{flag} {item!r}: expected NAME=VALUE")
+        if key.strip() not in names:
+            raise BadInput(f"{flag} {item!r}: {kernel_ref.name} has no parameter {key.strip()!r}"
+                           f"{did_you_mean(key.strip(), names)}; parameters: {', '.join(names)}")
     if signature is not None:
         elements = split_signature(signature)
         required = [p for p in params if not p.has_default]
-        if not (len(required) <= len(elements) <= len(params)):
+        # a signature may stop early when --arg/--const name the parameters after it
+        named_keys = {item.partition("=")[0].strip() for item in [*named_args, *consts]}
+        covered = len(elements) >= len(required) or all(
+            p.name in named_keys for p in params[len(elements):] if not p.has_default)
+        if not (covered and len(elements) <= len(params)):
             want = f"{len(params)}" if len(required) == len(params) else f"{len(required)} to {len(params)}"
             raise BadInput(
                 f"--signature has {len(elements)} elements but {kernel_ref.name} takes {want} "
-                f"({', '.join(names)})"
+                f"({', '.join(names)}); parameters after a short signature can be given by --arg/--const NAME=..."
             )
         for i, (p, el) in enumerate(zip(params, elements)):
             args[p.name] = parse_element(el, f"element {i + 1} ({p.name})")
@@ -387,3 +405,35 @@ def check_binding(spec: KernelSpec, signature: dict[str, str], constexprs: dict,
             spec.notes.append(f"{p.name}: alignment hint dropped, as a launch would (do_not_specialize)")
         if a.kind == "int" and a.align == 1 and bound == "constexpr":
             spec.notes.append(f"{p.name}: equal to 1, specialized to a constant as a launch would")
+
+
+def signatures(file, kernels: list[str]) -> list[tuple[Any, list[dict[str, Any]]]]:
+    """(kernel, its parameter rows) for each kernel asked for, or every kernel the file defines."""
+    return [(ref, signature_template(ref.fn)) for ref in loader.select_kernels(file, kernels or None, every=True)]
+
+
+def signature_template(fn) -> list[dict[str, Any]]:
+    """The kernel's parameters for `irscope signature`: name, constexpr or not, default, and the
+    element a --signature template puts there (pointers *fp32:16 as a placeholder for the real
+    dtype, ints i32, annotated scalars as annotated, constexprs their default or <NAME>)."""
+    rows = []
+    for p in adapter.kernel_params(fn):
+        has_default = bool(p.has_default)
+        default = p.default if has_default else None
+        ann = str(getattr(p, "annotation", "") or "")
+        ann = ann.replace("tl.", "").replace("triton.language.", "")
+        if p.is_constexpr:
+            element = _value_text(default) if has_default else f"<{p.name}>"
+        elif ann.startswith("*") or (not ann and p.name.endswith("ptr")):
+            element = ann if ann.startswith("*") and ":" in ann else (ann or "*fp32") + ":16"
+        elif ann in INT_TYPES or ann in FLOAT_TYPES or ann in BOOL_TYPES:
+            element = ann
+        elif has_default and isinstance(default, bool):
+            element = "i1"
+        elif has_default and isinstance(default, float):
+            element = "fp32"
+        else:
+            element = "i32"
+        rows.append({"name": p.name, "constexpr": bool(p.is_constexpr), "has_default": has_default,
+                     "default": _value_text(default) if has_default else None, "element": element})
+    return rows

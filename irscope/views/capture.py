@@ -13,11 +13,25 @@ import json
 import sys
 from typing import Any
 
+from irscope.capture import command as capture
 from irscope.capture.records import Capture, ScriptRun
 from irscope.capture.runner import threads_note
 from irscope.core.settings import jsonable
 from irscope.views import dump as dump_view
 from irscope.views.console import console
+
+
+def render(run: ScriptRun, stage: str | None, as_json: bool) -> None:
+    """The capture's whole output: how the run went, then one stage's text (--stage), the --json
+    document or the summary, then one line per failed dump."""
+    print_run(run)
+    if stage:
+        dump_view.print_stage(capture.with_stage(capture.results(run), stage, run.target), stage)
+    elif as_json:
+        print_json(run, capture.results(run))
+    else:
+        summary(run)
+    print_failures(run)
 
 
 def print_run(run: ScriptRun) -> None:
@@ -31,7 +45,8 @@ def print_run(run: ScriptRun) -> None:
 def print_stopped(run: ScriptRun) -> None:
     """The one stderr line that says the script stopped early (and what is kept)."""
     why = ("in compile-only mode kernels do not run, so results the script checks are not computed"
-           if run.mode == "compile-only" else "the captures up to there are kept")
+           if run.mode == "compile-only" and not run.stopped.startswith("called os._exit")
+           else "the captures up to there are kept")
     n = len(run.captures)
     _err(f"irscope: the script stopped: {run.stopped} ({why}); {n} kernel{'s' if n != 1 else ''} captured")
 

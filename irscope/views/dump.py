@@ -40,6 +40,11 @@ def _size(path: Path, stage: str) -> str:
         return "?"
 
 
+def _describe(stage: str) -> str:
+    """A stage's row text; the source is the kernel's own, not the frontend's output."""
+    return "the kernel's Python source" if stage == "source" else STAGE_DESCRIPTIONS.get(stage, "")
+
+
 def summary(results: list[DumpResult], out: Console | None = None) -> None:
     """Per kernel: where it went, target, options, pins, the stages table and the resources."""
     from rich.table import Table
@@ -67,7 +72,7 @@ def summary(results: list[DumpResult], out: Console | None = None) -> None:
         t.add_column("file")
         for stage, fname in m["stages"].items():
             ms = None if stage == "source" else m["times_ms"].get(stage)
-            t.add_row(f"  {stage}", STAGE_DESCRIPTIONS.get(stage, ""), _size(r.folder / fname, stage),
+            t.add_row(f"  {stage}", _describe(stage), _size(r.folder / fname, stage),
                       "" if ms is None else f"{ms:.0f} ms", fname)
         con.print(t)
         for line in resource_lines(m):

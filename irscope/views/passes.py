@@ -23,16 +23,17 @@ def header(folder: Path, manifest: dict, records: list[PassRecord]) -> None:
 
 def first_match(pattern: str, hit: FirstMatch, folder: Path) -> None:
     """Where --first's pattern first appears: after a pass, already in the frontend, in a stage, or nowhere."""
+    pattern = f"'{pattern}'"  # as the user gave it (repr would double its backslashes)
     if hit.where == "pass":
         rec = hit.record
-        click.echo(f"{pattern!r} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
+        click.echo(f"{pattern} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
                    f"in stage {rec.stage}: {folder / rec.file}")
     elif hit.where == "frontend":
-        click.echo(f"{pattern!r} is already in the frontend's IR, before any pass")
+        click.echo(f"{pattern} is already in the frontend's IR, before any pass")
     elif hit.where == "stage":
-        click.echo(f"{pattern!r} appears in no MLIR pass output; first in stage {hit.stage}")
+        click.echo(f"{pattern} appears in no MLIR pass output; first in stage {hit.stage}")
     else:
-        click.echo(f"{pattern!r} appears in no pass output and no stage")
+        click.echo(f"{pattern} appears in no pass output and no stage")
 
 
 def table(records: list[PassRecord], show_all: bool = False) -> None:

@@ -1,0 +1,93 @@
+"""The options the commands share, and how they become one jobs.Request.
+
+`@spec_options` gives a command the kernel-file options (FILE, --kernel, --signature/--arg/--const,
+--target, --set, -o, --load-timeout, --no-cache, --debug, --recipe/--variant, --pin-*); the command
+receives them as `request` (jobs.Request) and `variants` (the --variant names, in order), checked
+(core/inputs.py) before anything is loaded.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import click
+
+STAGE_CHOICES = ["source", "frontend", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "glir"]
+
+LOAD_TIMEOUT_OPTION = click.option(
+    "--load-timeout", metavar="SECONDS", type=click.FloatRange(0, 86400, min_open=True), default=30.0,
+    show_default=True, help="Seconds a kernel file may take to import (a file that loops at import is refused).")
+
+
+def spec_options(f):
+    """The options every command that compiles a kernel shares, handed to it as one jobs.Request.
+
+    The command receives `request` (jobs.Request) and `variants` (the --variant names, in order).
+    """
+    decorators = [
+        click.argument("file", type=click.Path(path_type=Path, dir_okay=True)),
+        click.option("--kernel", "-k", "kernels", multiple=True, metavar="NAME",
+                     help="Kernel to compile (repeatable). Default: the file's only kernel."),
+        click.option("--signature", "-s", metavar="SIG",
+                     help='Positional specialization, Triton AOT style: "*fp16:16, i32, i32:16, 128".'),
+        click.option("--arg", "named_args", multiple=True, metavar="NAME=TYPE",
+                     help="One argument by name, e.g. --arg n=i32:16 or --arg x_ptr=*fp32:4."),
+        click.option("--const", "consts", multiple=True, metavar="NAME=VALUE",
+                     help="A constexpr by name, e.g. --const BLOCK=1024."),
+        click.option("--target", "-t", metavar="TARGET",
+                     help="cuda:80|90|100|120, hip:gfx90a|gfx942|gfx950, or a100, h100, h200, b200, rtx5090, "
+                          "mi250x, mi300x, mi355x. Default: the local GPU, else cuda:90."),
+        click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+                     help="A compile option of the installed Triton's backend, e.g. num_warps=8 (repeatable)."),
+        click.option("--out", "-o", "out_dir", type=click.Path(), default="irscope-out",
+                     show_default=True, help="Folder for the dump."),
+        LOAD_TIMEOUT_OPTION,
+        click.option("--no-cache", is_flag=True, help="Compile even if an identical dump is cached."),
+        click.option("--debug", is_flag=True, help="Show tracebacks."),
+        click.option("--recipe", "-r", metavar="NAME|PATH",
+                     help="A recipe (recipes/NAME.toml or a path): target, options, env knobs, constexprs and pins; "
+                          "alone it selects the target. See irscope recipes list."),
+        click.option("--variant", "variants", multiple=True, metavar="NAME",
+                     help="A named variant of the --recipe (e.g. deep-pipeline); repeat it to get one compile "
+                          "(dump) or one timed variant (bench) per variant."),
+        click.option("--pin-layout", "pin_layouts", multiple=True, metavar="ALIAS=LAYOUT|ALIAS:FIELD=VALUE",
+                     help="Replace a TTGIR layout: 'blocked=#ttg.blocked<{...}>', or edit fields: "
+                          "'blocked:sizePerThread=[1]' (repeatable)."),
+        click.option("--pin-loop", "pin_loops", multiple=True, metavar="[FILE:]LINE:KEY=VALUE",
+                     help="Per-loop attributes of the loop at a source line: '33:num_stages=4', "
+                          "'examples/softmax.py:15:num_stages=1', '*:num_stages=2'; keys num_stages, "
+                          "loop_unroll_factor, warp_specialize, flatten, disallow_acc_multi_buffer (repeatable)."),
+    ]
+    f = _into_request(f)
+    for d in reversed(decorators):
+        f = d(f)
+    return f
+
+
+_REQUEST_KEYS = ("file", "kernels", "signature", "named_args", "consts", "target", "sets", "recipe", "variants",
+                 "pin_layouts", "pin_loops")
+
+
+def _into_request(f):
+    """Gather the shared options into one jobs.Request (the first --variant in it; all in `variants`)."""
+    @functools.wraps(f)
+    def run(**kwargs):
+        from irscope.core import inputs
+        from irscope.jobs import Request
+
+        inputs.take_shared(kwargs)  # --load-timeout, -o, --target, --arg/--const: checked before any loading
+        given = {k: kwargs.pop(k) for k in _REQUEST_KEYS}
+        variants = tuple(given.pop("variants") or ())
+        sets = tuple(given.pop("sets") or ())
+        request = Request(**{k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in given.items()},
+                          variant=variants[0] if variants else None).with_sets(sets, "--set")
+        return f(request=request, variants=variants, **kwargs)
+
+    return run
+
+
+DUTY_OPTION = click.option(
+    "--duty", type=click.FloatRange(0.05, 1.0), default=0.5, show_default=True,
+    help="Fraction of the timing rounds the GPU is busy; the rest idle, so large kernels are timed below the "
+         "power limit, as a launch in a burst runs (1.0: back to back, the sustained regime).")

@@ -1,0 +1,125 @@
+"""Checks of command-line input that need no kernel, made before anything compiles or runs: the
+output folder (-o), a log file (--script-log), each parameter named once (--arg/--const), and
+option values that must not be empty (--target). Each failure is one BadInput line.
+
+Every command that writes a dump can use check_output_dir (dump, passes, capture, diff, sweep); the
+CLI's shared spec options go through take_shared.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from irscope.core import loader
+from irscope.errors import BadInput
+
+TARGET_CHOICES = ("cuda:80|90|100|120, hip:gfx90a|gfx942|gfx950, or a100, h100, h200, b200, rtx5090, mi250x, "
+                  "mi300x, mi355x")
+
+
+def take_shared(options: dict) -> None:
+    """The shared spec options' checks, in place: --load-timeout (set for the loader, taken out),
+    -o (text -> Path), --target not empty, each parameter named once by --arg/--const."""
+    loader.set_load_timeout(options.pop("load_timeout"))
+    options["out_dir"] = out_path(options["out_dir"])
+    check_request_text(options["target"], options["named_args"], options["consts"])
+
+
+def check_dump_flags(stage: str | None, as_json: bool, out_dir: Path) -> None:
+    """dump: --stage and --json exclude each other; the output folder can be written."""
+    if stage and as_json:
+        raise BadInput("--stage and --json: choose one (--stage prints one stage's text, --json the whole dump "
+                       "as a document whose 'stages' name each stage's file)")
+    check_output_dir(out_dir)
+
+
+def check_capture_only(script_args, script_log, compile_only: bool) -> None:
+    """ARGS, --script-log and --compile-only belong to a capture (no --signature/--arg/--const)."""
+    extra = [name for name, given in (("ARGS", script_args), ("--script-log", script_log),
+                                      ("--compile-only", compile_only)) if given not in (None, (), False)]
+    if extra:
+        raise BadInput(f"{', '.join(extra)}: apply when FILE is a script run for capture "
+                       f"(no --signature/--arg/--const)")
+
+
+def check_stage(results, stage: str) -> None:
+    """dump --stage: the stage must exist for every kernel dumped (a cuda dump has no amdgcn)."""
+    for r in results:
+        if stage not in r.manifest["stages"]:
+            raise BadInput(f"stage {stage!r} does not exist for {r.manifest['kernel']} on {r.manifest['target']}; "
+                           f"stages: {', '.join(r.manifest['stages'])}")
+
+
+def out_path(text: str | Path, flag: str = "-o") -> Path:
+    """-o's text as a folder path; empty text is refused (Path('') would silently mean '.')."""
+    if not str(text).strip():
+        raise BadInput(f"{flag}: empty; give a folder for the dump (default: irscope-out)")
+    return Path(text)
+
+
+def check_request_text(target: str | None, named_args, consts, flag: str = "--target") -> None:
+    """--target given but empty; a parameter named twice by --arg/--const."""
+    if target is not None and not target.strip():
+        raise BadInput(f"{flag}: empty; give a target: {TARGET_CHOICES}")
+    check_named_once(named_args, consts)
+
+
+def check_named_once(named_args, consts) -> None:
+    """--arg/--const: each parameter once (a positional --signature element and a name may both
+    give one: the named form wins, as documented; the same NAME twice is a mistake)."""
+    seen: dict[str, str] = {}
+    for flag, items in (("--arg", named_args), ("--const", consts)):
+        for item in items or ():
+            key = item.partition("=")[0].strip()
+            if key and key in seen:
+                raise BadInput(f"{flag} {item!r}: parameter {key!r} is already given by {seen[key]}; "
+                               f"give each parameter once")
+            seen[key] = f"{flag} {item!r}"
+
+
+def check_output_dir(path: Path | str, flag: str = "-o") -> None:
+    """Refuse an output folder that cannot be written: empty, a file or device, under a file, or
+    where this user cannot write. Creates nothing: a probe file is made and removed in the
+    nearest folder that exists."""
+    if not str(path).strip():
+        raise BadInput(f"{flag}: empty; give a folder")
+    p = Path(path)
+    probe = p
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        what = "" if probe == p else f" ({probe} is not a folder)"
+        raise BadInput(f"{flag} {path}: not a folder{what}; give a folder irscope may write in")
+    try:
+        fd, name = tempfile.mkstemp(prefix=".irscope-probe-", dir=probe)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as e:
+        raise BadInput(f"{flag} {path}: cannot write in {probe} ({e.strerror or type(e).__name__}); "
+                       f"give a folder irscope may write in") from None
+
+
+def check_log_file(path: Path | str | None, flag: str = "--script-log") -> Path | None:
+    """A file irscope will open for writing: not empty, not a folder or FIFO, in a writable folder."""
+    if path is None:
+        return None
+    if not str(path).strip():
+        raise BadInput(f"{flag}: empty; give a file to write the script's output to")
+    p = Path(path)
+    if p.is_dir():
+        raise BadInput(f"{flag} {path}: is a folder; give a file")
+    if p.exists():
+        mode = p.stat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)):
+            raise BadInput(f"{flag} {path}: not a regular file (a FIFO or socket); give a file")
+        if not os.access(p, os.W_OK):
+            raise BadInput(f"{flag} {path}: cannot be written")
+        return p
+    if not p.parent.is_dir():
+        what = "is a file, not a folder" if os.path.lexists(p.parent) else "does not exist"
+        raise BadInput(f"{flag} {path}: its folder {what} ({p.parent})")
+    check_output_dir(p.parent, flag)
+    return p
