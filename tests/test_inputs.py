@@ -11,9 +11,11 @@ import os
 import re
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import DATA, EXAMPLES, MATMUL, ROOT, VECTOR_ADD, run_cli
+from test_pins import irscope
 
 VA = str(VECTOR_ADD)
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
@@ -358,3 +360,32 @@ def test_capture_warns_that_pins_do_not_apply(tmp_path):
     r = run_cli("dump", SCRIPT, "-o", str(tmp_path / "o"), "--pin-loop", "*:num_stages=2")
     assert r.code == 0, r.err
     assert "irscope: warning: --pin-loop does not apply to a capture" in r.err
+
+
+def test_a_stage_of_the_other_vendor_is_refused_before_compiling(tmp_path, monkeypatch):
+    """--stage amdgcn for a cuda target: one line, exit 2, and nothing compiled (the cache stays empty)."""
+    monkeypatch.setenv("IRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    r = irscope("dump", str(VECTOR_ADD), "-s", "*fp32, *fp32, *fp32, i32:16, 1024", "-t", "h100",
+                "--stage", "amdgcn", "-o", str(tmp_path / "out"))
+    assert r.code == 2 and "cuda:90 has no amdgcn stage" in r.err, r.err
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_set_without_a_key_says_what_a_set_looks_like(tmp_path):
+    r = irscope("dump", str(VECTOR_ADD), "-s", "*fp32, *fp32, *fp32, i32:16, 1024", "--set", "=4",
+                "-o", str(tmp_path / "out"))
+    assert r.code == 2 and "expected KEY=VALUE" in r.err, r.err
+
+
+def test_a_passes_folder_that_lost_a_file_is_one_line(tmp_path):
+    out = tmp_path / "out"
+    r = irscope("dump", str(VECTOR_ADD), "-s", "*fp32, *fp32, *fp32, i32:16, 1024", "-t", "h100", "--passes",
+                "-o", str(out), "--json")
+    assert r.code == 0, r.err
+    folder = Path(json.loads(r.out)["kernels"][0]["folder"])
+    victim = sorted((folder / "passes").glob("*.mlir"))[2]
+    victim.unlink()
+    for extra in ([], ["--first", "ld.global"]):
+        r = irscope("passes", str(folder), *extra)
+        assert r.code == 2 and victim.name in r.err and "dump --passes again" in r.err, r.err
+        assert "Traceback" not in r.err and len(r.err.strip().splitlines()) == 1

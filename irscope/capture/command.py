@@ -30,7 +30,7 @@ from irscope import jobs
 from irscope.capture.records import ScriptRun
 from irscope.capture.replay import dump_all, prepare, write_specs
 from irscope.capture.runner import run_script
-from irscope.core import adapter
+from irscope.core import adapter, inputs
 from irscope.core.dump import DumpResult
 from irscope.core.settings import parse_assignments
 from irscope.core.targets import Target, local_gpu_target
@@ -104,11 +104,7 @@ def check_before_running(tgt: Target, sets: list[str], out_dir: Path, stage: str
         adapter.make_backend(tgt).parse_options(dict(options))
     except (ValueError, AssertionError, TypeError) as e:
         raise BadInput(f"--set: rejected by Triton's {tgt.backend} backend: {str(e) or type(e).__name__}") from None
-    vendor_stages = {"cuda": ("ptx", "cubin", "sass"), "hip": ("amdgcn", "hsaco")}
-    other = "hip" if tgt.backend == "cuda" else "cuda"
-    if stage in vendor_stages[other]:
-        raise BadInput(f"--stage {stage}: {tgt.name} has no {stage} stage (its last stages: "
-                       f"{', '.join(vendor_stages[tgt.backend])})")
+    inputs.check_stage_for_target(stage, tgt)
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(f"-o {out_dir}: is a file, not a folder")
     if script_log is not None and not Path(script_log).resolve().parent.is_dir():

@@ -71,8 +71,10 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
     inputs.check_capture_only(script_args, script_log, compile_only)
     from irscope import jobs
 
-    results = [dump_job.dump(job.spec, job.settings, out_dir, with_passes, not no_cache)
-               for job in jobs.variants(request, variants)]
+    todo = jobs.variants(request, variants)
+    for job in todo:
+        inputs.check_stage_for_target(stage, job.settings.target)
+    results = [dump_job.dump(job.spec, job.settings, out_dir, with_passes, not no_cache) for job in todo]
     if stage:
         inputs.check_stage(results, stage)
         view.print_stage(results, stage)

@@ -127,17 +127,27 @@ def first_producer(pattern: str, records: list[PassRecord], afters: list[str | N
 
 
 def load(folder, manifest: dict) -> tuple[list[PassRecord], list[str | None], str]:
-    """Records, after-texts and the first dumped IR, read back from a dump folder."""
+    """Records, after-texts and the first dumped IR, read back from a dump folder.
 
+    A folder that lost a file since it was dumped is bad input, named with the file: dump it again.
+    """
     records = [PassRecord(**p) for p in manifest.get("passes") or []]
     afters: list[str | None] = []
     for rec in records:
-        text = (Path(folder) / rec.file).read_text()
+        text = _read(Path(folder), rec.file)
         body = text.split("\n", 1)[1] if text.startswith("// irscope:") else text
         afters.append(None if body.startswith("// (not dumped") else body)
     frontend = manifest["stages"].get("frontend")
-    first = (Path(folder) / frontend).read_text() if frontend else ""
+    first = _read(Path(folder), frontend) if frontend else ""
     return records, afters, first
+
+
+def _read(folder: Path, name: str) -> str:
+    try:
+        return (folder / name).read_text()
+    except OSError as e:
+        raise BadInput(f"{folder}: {name} is missing or unreadable ({e.strerror or e}); the folder is not "
+                       f"whole any more: run irscope dump --passes again") from None
 
 
 def read_folder(folder: Path) -> dict:
@@ -158,5 +168,4 @@ def check_pattern(pattern: str) -> None:
 
 def stage_texts(folder: Path, manifest: dict) -> dict[str, str]:
     """The text stages of a dump folder, by name (binaries left out), for first_producer."""
-    return {s: (Path(folder) / f).read_text() for s, f in manifest["stages"].items()
-            if s not in artifacts.BINARY_STAGES}
+    return {s: _read(Path(folder), f) for s, f in manifest["stages"].items() if s not in artifacts.BINARY_STAGES}

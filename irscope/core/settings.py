@@ -67,7 +67,7 @@ def parse_assignments(items: list[str], target: Target, source: str = "--set") -
     for item in items:
         key, sep, raw = item.partition("=")
         key = key.strip()
-        if not sep:
+        if not sep or not key:
             raise BadInput(f"{source} {item!r}: expected KEY=VALUE, e.g. num_warps=8")
         if key not in fields_:
             raise BadInput(
