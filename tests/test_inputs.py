@@ -6,6 +6,7 @@ a script that closes stdout or calls os._exit."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -17,6 +18,8 @@ import pytest
 from conftest import DATA, EXAMPLES, MATMUL, ROOT, VECTOR_ADD, run_cli
 from test_pins import irscope
 
+# capture runs scripts that make torch tensors: without torch (the README's plain install) they skip
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="capture scripts need torch")
 VA = str(VECTOR_ADD)
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 SCRIPT = str(EXAMPLES / "scripts" / "vector_add.py")
@@ -341,6 +344,7 @@ def _script(tmp_path, tail: str):
     return path
 
 
+@needs_torch
 def test_capture_survives_os_exit(tmp_path):
     script = _script(tmp_path, "    import os\n    os._exit(0)\n")
     r = run_cli("dump", str(script), "-o", str(tmp_path / "o"))
@@ -349,6 +353,7 @@ def test_capture_survives_os_exit(tmp_path):
     assert list((tmp_path / "o" / "captures").glob("add_kernel-*.json"))
 
 
+@needs_torch
 def test_capture_survives_a_closed_stdout(tmp_path):
     script = _script(tmp_path, "    import sys\n    sys.stdout.close()\n")
     r = run_cli("dump", str(script), "-o", str(tmp_path / "o"), "--json")
@@ -356,6 +361,7 @@ def test_capture_survives_a_closed_stdout(tmp_path):
     assert json.loads(r.out)["kernels"]
 
 
+@needs_torch
 def test_capture_warns_that_pins_do_not_apply(tmp_path):
     r = run_cli("dump", SCRIPT, "-o", str(tmp_path / "o"), "--pin-loop", "*:num_stages=2")
     assert r.code == 0, r.err
