@@ -8,7 +8,6 @@ Everything runs in this process through irscope.cli.main (Triton stays warm).
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -17,8 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import VECTOR_ADD
-
-from irscope.cli import main
+from test_diff import error_lines, irscope
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 VA = str(VECTOR_ADD)
@@ -27,22 +25,6 @@ VA = str(VECTOR_ADD)
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("IRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
-
-
-def irscope(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
-
-
-def error_lines(err: str) -> list[str]:
-    return [line for line in err.splitlines() if line.strip() and "UserWarning" not in line
-            and "warn_once" not in line]
 
 
 def written(folder: Path) -> list[Path]:
