@@ -24,6 +24,7 @@ write_specs, dump_all (replay.py); the CLI hands the ScriptRun to its view (view
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from irscope import jobs
@@ -39,13 +40,20 @@ from irscope.errors import BadInput
 
 def run(file: Path, script_args: list[str], kernel_globs: list[str], target: str | None, sets: list[str],
         out_dir: Path, no_cache: bool, with_passes: bool, quiet: bool, stage: str | None,
-        script_log: Path | None, compile_only: bool) -> ScriptRun:
-    """irscope dump SCRIPT [-- ARGS]: refuse what can be refused, run, capture, write specs, dump."""
+        script_log: Path | None, compile_only: bool, time_limit: float | None = None) -> ScriptRun:
+    """irscope dump SCRIPT [-- ARGS]: refuse what can be refused, run, capture, write specs, dump.
+
+    SIGINT, SIGTERM, --time-limit and the script's own failure end the script, not the capture:
+    what it captured so far is written and dumped as usual. The spec files are written before any
+    dump, so a second Ctrl-C during the dumps (which aborts irscope) still leaves them on disk.
+    """
     tgt, reason, mode = choose_mode(target, compile_only)
     out_dir = Path(out_dir).resolve()  # the script may change directory
     check_before_running(tgt, sets, out_dir, stage, script_log)
+    if time_limit is not None and not (math.isfinite(time_limit) and 0 < time_limit <= 1e8):
+        raise BadInput(f"--time-limit {time_limit}: give a positive number of seconds")
     script_run = run_script(Path(file), list(script_args), tgt, reason, mode, list(kernel_globs), script_log,
-                            quiet=quiet)
+                            quiet=quiet, time_limit=time_limit)
     prepare(script_run, list(sets))
     write_specs(script_run, out_dir)
     dump_all(script_run, out_dir, with_passes, not no_cache)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import runpy
+import signal
 import sys
 import threading
 import traceback
@@ -28,8 +29,11 @@ from irscope.standin import gpu as standin
 
 def run_script(script: Path, args: list[str], target: Target, target_reason: str, mode: str,
                kernel_globs: list[str], script_log: Path | None = None, quiet: bool = False,
-               stand_in: bool | None = None) -> ScriptRun:
+               stand_in: bool | None = None, time_limit: float | None = None) -> ScriptRun:
     """Run the script as __main__ with the recorder installed; the captures, and why it stopped if it did.
+
+    SIGINT, SIGTERM and `time_limit` (seconds, --time-limit) end the script, not irscope: what
+    it captured so far is kept, and `stopped` says why (see _stops_from_outside).
 
     `stand_in` (tests only) overrides whether the stand-in GPU is used: True with
     mode "gpu" compiles through Triton's JIT as a real run does, without a GPU.
@@ -38,6 +42,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
     rec = Recorder(target, mode == "compile-only", kernel_globs)
     use_stand_in = mode == "compile-only" if stand_in is None else stand_in
     stopped: str | None = None
+    outside: str | None = None  # SIGINT, SIGTERM or --time-limit: why the script was ended
     raised = False
     saved_argv, saved_path, saved_cwd = list(sys.argv), list(sys.path), os.getcwd()
     script = script.resolve()  # a script that changes directory must not move it, or the output
@@ -50,11 +55,15 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
         stack.enter_context(_stdio_restored())
         stack.enter_context(_script_output(script_log, quiet))
         stack.enter_context(_os_exit_ends_script())
+        armed = stack.enter_context(_stops_from_outside(time_limit))
         sys.argv = [str(script), *args]
         if folder not in sys.path:
             sys.path.insert(0, folder)
         try:
             runpy.run_path(str(script), run_name="__main__")
+        except _Stop as e:  # SIGINT, SIGTERM or --time-limit: the script ends, its captures are kept
+            outside, raised = e.reason, True
+            stopped = f"{e.reason} after {_kernels(len(rec.captures))}"
         except _OsExit as e:  # the script ended itself at once: what it launched is still kept, and said
             stopped, raised = f"called os._exit({e.code})", True
         except SystemExit as e:
@@ -65,6 +74,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
         except BaseException as e:  # the script's own failure: reported, never an irscope crash
             stopped, raised = f"{_where(e, script)}{type(e).__name__}: {_first_line(e)}", True
         finally:
+            armed.clear()  # a signal from here on ends nothing: the script is over
             sys.argv[:] = saved_argv
             sys.path[:] = saved_path
             os.chdir(saved_cwd)
@@ -77,6 +87,8 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
         if kernel_globs and rec.filtered_out:
             raise BadInput(f"{script}: no kernel the script launched matches --kernel {' '.join(kernel_globs)}; "
                            f"it launched: {', '.join(rec.filtered_out)}")
+        if outside is not None:
+            raise BadInput(f"{script}: {outside} before the script launched a Triton kernel; nothing written")
         if raised:
             raise BadInput(f"{script}: the script {_stop_phrase(stopped)} before it launched a Triton kernel")
         if threads_left:
@@ -95,6 +107,62 @@ def threads_note(names: list[str]) -> str:
     return (f"{n} thread{'s' if n != 1 else ''} it started {'were' if n != 1 else 'was'} still running when it ended "
             f"({', '.join(names)}): kernels launched from {'them' if n != 1 else 'it'} after that are not captured "
             f"(join threads, and shut executors down, before the script ends)")
+
+
+class _Stop(BaseException):
+    """Raised in the script's frame by SIGINT, SIGTERM or the --time-limit timer: ends only the script.
+    Not a KeyboardInterrupt, so a script's own `except KeyboardInterrupt` cannot keep it running."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+STOPS_FROM_OUTSIDE = ("interrupted (", "terminated (", "time limit of ")
+
+
+def stopped_from_outside(stopped: str | None) -> bool:
+    """Whether `stopped` is a SIGINT, SIGTERM or --time-limit stop (not the script's own failure)."""
+    return bool(stopped) and stopped.startswith(STOPS_FROM_OUTSIDE)
+
+
+def _kernels(n: int) -> str:
+    return f"{n} kernel{'s' if n != 1 else ''}"
+
+
+@contextlib.contextmanager
+def _stops_from_outside(time_limit: float | None) -> Iterator[set]:
+    """While the script runs (main thread only): SIGINT and SIGTERM, and SIGALRM after `time_limit`
+    seconds, raise _Stop in it. Yields a set that is non-empty while armed; clear it as soon as the
+    script is over, so a late signal raises nothing in irscope's own code. The previous handlers and
+    timer are put back (core/loader.py's --load-timeout also uses SIGALRM, never while a script runs)."""
+    armed = {True}
+    if threading.current_thread() is not threading.main_thread():
+        yield armed
+        return
+
+    def handler(reason: str):
+        def stop(signum, frame):
+            if armed:  # each time, so a script that swallows one (`except BaseException`) still ends
+                raise _Stop(reason)
+        return stop
+
+    old = {signal.SIGINT: signal.signal(signal.SIGINT, handler("interrupted (SIGINT)")),
+           signal.SIGTERM: signal.signal(signal.SIGTERM, handler("terminated (SIGTERM)"))}
+    old_timer = None
+    if time_limit is not None and hasattr(signal, "setitimer"):
+        old[signal.SIGALRM] = signal.signal(signal.SIGALRM, handler(f"time limit of {time_limit:g} s reached"))
+        old_timer = signal.setitimer(signal.ITIMER_REAL, time_limit)
+    try:
+        yield armed
+    finally:
+        armed.clear()
+        if old_timer is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        for signum, previous in old.items():
+            signal.signal(signum, previous)
+        if old_timer is not None and old_timer[0]:
+            signal.setitimer(signal.ITIMER_REAL, *old_timer)
 
 
 class _OsExit(SystemExit):

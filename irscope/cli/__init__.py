@@ -37,9 +37,12 @@ def cli():
               help="Capture: send the script's own output (stdout and stderr) to FILE.")
 @click.option("--compile-only", is_flag=True,
               help="Capture: do not run kernels even on the local GPU; record launches and compile only.")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Capture: end the script after SECONDS; what it captured so far is written and dumped "
+                   "(as after Ctrl-C or SIGTERM: one line says why, exit 0 when a kernel was dumped).")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- ARGS]")
 def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_json, script_log, compile_only,
-         script_args):
+         time_limit, script_args):
     """Compile a kernel and lay out every stage, its resources and instruction mix.
 
     \b
@@ -62,13 +65,15 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
             capture_view.print_warning(unused)
         run = capture.run(request.file, list(script_args), list(request.kernels), request.target,
                           request.all_sets(), out_dir, no_cache, with_passes, bool(stage or as_json), stage,
-                          script_log, compile_only)
+                          script_log, compile_only, time_limit)
         capture_view.render(run, stage, as_json)
         code = capture.exit_status(run, request.file)
         if code:
             sys.exit(code)
         return
     inputs.check_capture_only(script_args, script_log, compile_only)
+    if time_limit is not None:
+        raise BadInput("--time-limit: applies when FILE is a script run for capture (no --signature/--arg/--const)")
     from irscope import jobs
 
     todo = jobs.variants(request, variants)

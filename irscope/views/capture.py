@@ -15,7 +15,7 @@ from typing import Any
 
 from irscope.capture import command as capture
 from irscope.capture.records import Capture, ScriptRun
-from irscope.capture.runner import threads_note
+from irscope.capture.runner import stopped_from_outside, threads_note
 from irscope.core.settings import jsonable
 from irscope.views import dump as dump_view
 from irscope.views.console import console
@@ -44,6 +44,9 @@ def print_run(run: ScriptRun) -> None:
 
 def print_stopped(run: ScriptRun) -> None:
     """The one stderr line that says the script stopped early (and what is kept)."""
+    if stopped_from_outside(run.stopped):  # SIGINT, SIGTERM, --time-limit: the count is in `stopped`
+        _err(f"irscope: the script stopped: {run.stopped}; the captures up to there are kept")
+        return
     why = ("in compile-only mode kernels do not run, so results the script checks are not computed"
            if run.mode == "compile-only" and not run.stopped.startswith("called os._exit")
            else "the captures up to there are kept")
