@@ -244,7 +244,7 @@ def test_sweep_readonly_output_refused(tmp_path, monkeypatch):
     ro.mkdir()
     monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == ro else real(p, mode, **kw))
     code, _, err = irscope(*S, "--grid", "num_warps=4,8", "-o", ro / "out")
-    assert code == 2 and "not writable" in err and len(error_lines(err)) == 1
+    assert code == 2 and "cannot write in" in err and len(error_lines(err)) == 1
 
 
 def test_sweep_table_shows_the_whole_reason():

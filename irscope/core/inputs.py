@@ -105,6 +105,9 @@ def check_output_dir(path: Path | str, flag: str = "-o") -> None:
         what = "" if probe == p else f" ({probe} is not a folder)"
         raise BadInput(f"{flag} {path}: not a folder{what}; give a folder irscope may write in")
     try:
+        if not os.access(probe, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+        # and a real probe: as root, os.access says yes on a read-only mount
         fd, name = tempfile.mkstemp(prefix=".irscope-probe-", dir=probe)
         os.close(fd)
         os.unlink(name)

@@ -20,14 +20,13 @@ The flow, a module each:
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from irscope.core import dump
+from irscope.core.inputs import check_output_dir
 from irscope.errors import BadInput
 from irscope.sweep import pool
 from irscope.sweep.configs import Config
@@ -109,26 +108,7 @@ def check_inputs(out_dir: Path, jobs: int, timeout: float) -> None:
         raise BadInput(f"--timeout {shown}: the seconds one config may compile must be > 0, e.g. --timeout 300")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise BadInput(f"--jobs {jobs!r}: the number of compile processes must be 1 or more")
-    check_writable_folder(Path(out_dir), "-o")
-
-
-def check_writable_folder(folder: Path, flag: str) -> None:
-    """A folder irscope will write into: it is one (or can be made) and this user may write there."""
-    existing = folder
-    while not existing.exists():
-        if existing.parent == existing:
-            break
-        existing = existing.parent
-    if not existing.is_dir():
-        raise BadInput(f"{flag} {folder}: {existing} is not a folder; give a folder to write the dumps into")
-    try:
-        if not os.access(existing, os.W_OK | os.X_OK):
-            raise OSError("permission denied")
-        with tempfile.TemporaryFile(dir=existing):   # a read-only mount passes os.access as root
-            pass
-    except OSError as e:
-        raise BadInput(f"{flag} {folder}: {existing} is not writable ({e.strerror or e}); "
-                       f"give a folder you may write into") from None
+    check_output_dir(out_dir, "-o")
 
 
 def refuse_if_all_bad(configs: list[Config]) -> None:
