@@ -91,3 +91,13 @@ DUTY_OPTION = click.option(
     "--duty", type=click.FloatRange(0.05, 1.0), default=0.5, show_default=True,
     help="Fraction of the timing rounds the GPU is busy; the rest idle, so large kernels are timed below the "
          "power limit, as a launch in a burst runs (1.0: back to back, the sustained regime).")
+
+
+def timing_session():
+    """Start the timing process now, so torch and the CUDA context come up while irscope compiles."""
+    from irscope.timing.bench import TimingSession, require_gpu
+
+    session = TimingSession()  # first: every moment counts on its way to a CUDA context
+    click.get_current_context().call_on_close(session.close)
+    require_gpu()
+    return session

@@ -1,0 +1,43 @@
+"""`irscope bench`: time variants of a kernel on this machine's GPU."""
+
+from __future__ import annotations
+
+import click
+
+from irscope.cli.options import DUTY_OPTION, spec_options, timing_session
+
+
+@click.command()
+@spec_options
+@click.option("--args", "launch_args", metavar="ARGS",
+              help='Launch arguments: "x=randn(4096, fp32), n=4096, ..." (see irscope/timing/launch.py).')
+@click.option("--grid", metavar="EXPR", help='Grid over the arguments and constexprs: "cdiv(n, BLOCK)".')
+@click.option("--try", "tries", multiple=True, metavar="KEY=VALUE[,KEY=VALUE]",
+              help="Another variant: these options on top of the baseline's (repeatable).")
+@click.option("--aa", is_flag=True, help="Add a copy of the baseline as a variant (an A/A check of the noise).")
+@click.option("--flops", metavar="EXPR", help='FLOPs per launch, e.g. "2*M*N*K": gives TFLOP/s and % of peak.')
+@click.option("--bytes", "nbytes", metavar="EXPR", help="Bytes moved per launch: gives GB/s and % of peak.")
+@click.option("--precision", type=float, default=0.005, show_default=True,
+              help="Stop once every ratio's 95% CI half-width is within this fraction.")
+@click.option("--max-seconds", type=float, default=20.0, show_default=True, help="Time budget for the rounds.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--graph", type=click.Choice(["off", "on", "auto"]), default="off", show_default=True,
+              help="Time inside CUDA graphs (auto: kernels under 100 us). Off by default: on the H200 they "
+                   "showed A/A offsets up to 3 % on a 4 us kernel (docs/benchmarks.md); events did not.")
+@DUTY_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
+def bench(request, variants, out_dir, no_cache, debug, launch_args, grid, tries, aa, flops, nbytes, precision,
+          max_seconds, seed, graph, duty, as_json):
+    """Time variants of a kernel on this machine's GPU: interleaved, L2-flushed, with confidence intervals."""
+    from irscope.timing import bench as bench_job
+    from irscope.timing.plan import bench_variants
+    from irscope.views import bench as view
+
+    session = timing_session()
+    timed, launch = bench_variants(request, variants, launch_args, grid, tries, aa)
+    result = bench_job.run(timed, launch, seed=seed, flops=flops, nbytes=nbytes, precision=precision,
+                           max_seconds=max_seconds, graph=graph, duty=duty, session=session)
+    if as_json:
+        click.echo(view.bench_json(result))
+    else:
+        view.bench_summary(result)

@@ -1,0 +1,104 @@
+"""`irscope diff`: two compiles of a kernel side by side (stats, stages, passes, timing)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from irscope.cli.options import STAGE_CHOICES, spec_options, timing_session
+from irscope.errors import BadInput
+
+
+@click.command()
+@spec_options
+@click.argument("dir_b", metavar="[DIR_B]", required=False, type=click.Path(path_type=Path))
+@click.option("--a", "a_sets", multiple=True, metavar="KEY=VALUE",
+              help="A compile option for side a only, on top of --set (repeatable).")
+@click.option("--b", "b_sets", multiple=True, metavar="KEY=VALUE",
+              help="A compile option for side b only, on top of --set (repeatable).")
+@click.option("--a-target", metavar="TARGET", help="Target of side a (default: --target).")
+@click.option("--b-target", metavar="TARGET", help="Target of side b (default: --target).")
+@click.option("--stage", "stages", multiple=True, metavar="STAGE",
+              type=click.Choice([s for s in STAGE_CHOICES if s not in ("cubin", "hsaco")]),
+              help="Show this stage's diff after the summary (repeatable): ttir, ttgir, llir, ptx, sass, amdgcn, "
+                   "frontend, glir, source. The exit status then answers for these stages.")
+@click.option("--passes", "with_passes", is_flag=True,
+              help="Dump both sides with per-pass IR and compare what each MLIR pass did.")
+@click.option("--raw", is_flag=True, help="Compare the compiler's own text, without normalisation.")
+@click.option("--side-by-side/--unified", "side_by_side", default=None,
+              help="Layout of stage diffs. Default: side by side on a terminal of 160 columns or more.")
+@click.option("--context", "-U", "context", type=click.IntRange(0), default=3, show_default=True,
+              help="Lines of context around each change.")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
+@click.option("--a-variant", metavar="NAME", help="Side a: this variant of the --recipe.")
+@click.option("--b-variant", metavar="NAME", help="Side b: this variant of the --recipe.")
+@click.option("--time", "do_time", is_flag=True, help="Also time both sides on this machine's GPU (as bench does).")
+@click.option("--args", "launch_args", metavar="ARGS", help="With --time: launch arguments (as for bench).")
+@click.option("--grid", "launch_grid", metavar="EXPR", help="With --time: the launch grid (as for bench).")
+@click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
+def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_target, b_target, stages,
+         with_passes, raw, side_by_side, context, as_json, a_variant, b_variant, do_time, launch_args, launch_grid,
+         max_seconds):
+    """Compare two compiles of a kernel: stats, stages, passes. Exit 0 equal, 1 different, 2 trouble.
+
+    \b
+    irscope diff k.py -s SIG --a num_warps=4 --b num_warps=8
+    irscope diff k.py -s SIG --a-target h100 --b-target mi300x --stage ttgir
+    irscope diff DIR_A DIR_B        (two earlier `irscope dump -o` folders)
+
+    FILE is a kernel file (or spec file) compiled once per side, or DIR_A.
+    Stages are compared after normalisation (value, register and label names
+    renumbered in order of first appearance; debug locations, paths and hashes
+    dropped), so only real changes show; --raw compares the text as is.
+    """
+    from irscope.compare import diff as diff_mod
+    from irscope.compare import sides
+    from irscope.core import inputs
+    from irscope.views import bench as bench_view
+    from irscope.views import diff as view
+
+    file = request.file
+    session = None
+    if do_time:
+        if dir_b is not None or file.is_dir():
+            raise BadInput("--time compiles and launches a kernel file; two dump folders cannot be timed")
+        session = timing_session()
+    if dir_b is not None or file.is_dir():
+        if dir_b is None:
+            raise BadInput(f"{file}: a dump folder; give a second one to compare with (irscope diff DIR_A DIR_B)")
+        compile_flags = [name for name, given in (
+            ("--a", a_sets), ("--b", b_sets), ("--a-target", a_target), ("--b-target", b_target),
+            ("--set", request.sets), ("--target", request.target), ("--signature", request.signature),
+            ("--arg", request.named_args), ("--const", request.consts)) if given]
+        if compile_flags:
+            raise BadInput(f"{', '.join(compile_flags)}: apply when compiling a kernel file; "
+                           f"DIR_A DIR_B compares two dumps as they are")
+        a = sides.load_side("a", file, request.kernels)
+        b = sides.load_side("b", dir_b, request.kernels)
+        sides.check_same_kernel(a, b)
+    else:
+        reqs = (sides.SideRequest("a", a_target, list(a_sets), a_variant),
+                sides.SideRequest("b", b_target, list(b_sets), b_variant))
+        inputs.check_output_dir(out_dir)  # both sides are written there: refused before either compiles
+        side_jobs = sides.side_jobs(request, reqs)
+        a, b = sides.dump_sides(side_jobs, reqs, out_dir, with_passes, not no_cache)
+    result = diff_mod.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes)
+    timed = None
+    if do_time:
+        from irscope.timing import bench as bench_job
+        from irscope.timing.plan import side_variants
+
+        variants, launch = side_variants(side_jobs, (a.label, b.label), request, launch_args, launch_grid)
+        timed = bench_job.run(variants, launch, max_seconds=max_seconds, session=session)
+    if as_json:
+        click.echo(view.diff_json_with_timing(result, context, timed))
+    else:
+        view.diff_summary(result)
+        if result.selected:
+            view.print_stage_diffs(result, side_by_side, context)
+        if timed is not None:
+            bench_view.bench_summary(timed)
+    if not result.equal:
+        sys.exit(1)

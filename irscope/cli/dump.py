@@ -1,0 +1,73 @@
+"""`irscope dump`: compile a kernel (or capture a script's kernels) and lay out every stage."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from irscope.cli.options import STAGE_CHOICES, spec_options
+from irscope.errors import BadInput
+
+
+@click.command()
+@spec_options
+@click.option("--stage", type=click.Choice(STAGE_CHOICES), help="Print this stage to stdout instead of the summary.")
+@click.option("--passes", "with_passes", is_flag=True, help="Also record the IR after every MLIR pass.")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead of the summary.")
+@click.option("--script-log", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Capture: send the script's own output (stdout and stderr) to FILE.")
+@click.option("--compile-only", is_flag=True,
+              help="Capture: do not run kernels even on the local GPU; record launches and compile only.")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Capture: end the script after SECONDS; what it captured so far is written and dumped "
+                   "(as after Ctrl-C or SIGTERM: one line says why, exit 0 when a kernel was dumped).")
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- ARGS]")
+def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_json, script_log, compile_only,
+         time_limit, script_args):
+    """Compile a kernel and lay out every stage, its resources and instruction mix.
+
+    \b
+    With no --signature/--arg/--const, FILE is a script: it runs (as __main__, with
+    ARGS after --) and every kernel it compiles is captured and dumped; --kernel
+    filters by name (glob). Without a GPU, or for another --target, kernels are
+    compiled for the target and launches recorded, not run.
+    """
+    from irscope.core import dump as dump_job
+    from irscope.core import inputs
+    from irscope.views import dump as view
+
+    inputs.check_dump_flags(stage, as_json, out_dir)
+    if not request.has_specialization and not request.is_spec_file:
+        from irscope.capture import command as capture
+        from irscope.views import capture as capture_view
+
+        script_log = inputs.check_log_file(script_log)
+        if (unused := capture.not_applied(request, variants, out_dir)) is not None:
+            capture_view.print_warning(unused)
+        run = capture.run(request.file, list(script_args), list(request.kernels), request.target,
+                          request.all_sets(), out_dir, no_cache, with_passes, bool(stage or as_json), stage,
+                          script_log, compile_only, time_limit)
+        capture_view.render(run, stage, as_json)
+        code = capture.exit_status(run, request.file)
+        if code:
+            sys.exit(code)
+        return
+    inputs.check_capture_only(script_args, script_log, compile_only)
+    if time_limit is not None:
+        raise BadInput("--time-limit: applies when FILE is a script run for capture (no --signature/--arg/--const)")
+    from irscope import jobs
+
+    todo = jobs.variants(request, variants)
+    for job in todo:
+        inputs.check_stage_for_target(stage, job.settings.target)
+    results = [dump_job.dump(job.spec, job.settings, out_dir, with_passes, not no_cache) for job in todo]
+    if stage:
+        inputs.check_stage(results, stage)
+        view.print_stage(results, stage)
+    elif as_json:
+        click.echo(view.as_json(results))
+    else:
+        view.summary(results)
+    if stage or as_json:  # the summary shows pin checks; other views get the warnings on stderr
+        view.warn_pins_without_effect(results)

@@ -1,0 +1,47 @@
+"""`irscope passes`: the IR after every MLIR pass."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from irscope.cli.options import spec_options
+
+
+@click.command()
+@spec_options
+@click.option("--first", "pattern", metavar="REGEX", help="Name the pass that first produced IR matching REGEX.")
+@click.option("--all", "show_all", is_flag=True, help="List every pass, not only those that changed the IR.")
+def passes(request, variants, out_dir, no_cache, debug, pattern, show_all):
+    """The IR after every MLIR pass: which passes changed it, and which first produced a pattern.
+
+    FILE is a kernel file (compiled with the same options as dump) or an earlier
+    `irscope dump --passes` folder.
+    """
+    from irscope.core import dump as dump_job
+    from irscope.core import passes as passes_mod
+    from irscope.views import passes as view
+
+    if pattern is not None:
+        passes_mod.check_pattern(pattern)
+    if request.file.is_dir():
+        folders = [(request.file, passes_mod.read_folder(request.file))]
+    else:
+        from irscope import jobs
+        from irscope.core import inputs
+
+        inputs.check_output_dir(out_dir)
+        results = [dump_job.dump(job.spec, job.settings, out_dir, True, not no_cache)
+                   for job in jobs.variants(request, variants)]
+        folders = [(r.folder, r.manifest) for r in results]
+    for folder, manifest in folders:
+        records, afters, first_ir = passes_mod.load(folder, manifest)
+        view.header(folder, manifest, records)
+        if pattern is None:
+            view.table(records, show_all)
+            continue
+        hit = passes_mod.first_producer(pattern, records, afters, first_ir, passes_mod.stage_texts(folder, manifest))
+        view.first_match(pattern, hit, folder)
+        if hit.where == "none":
+            sys.exit(1)
