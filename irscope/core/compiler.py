@@ -40,7 +40,7 @@ from irscope.core import stats as stats_mod
 from irscope.core.artifacts import TRITON_STAGE_NAMES, Artifacts
 from irscope.core.native_output import capture_native_output
 from irscope.core.settings import Settings, jsonable
-from irscope.core.spec import KernelSpec, check_binding
+from irscope.core.spec import KernelSpec, check_binding, check_descriptors
 from irscope.errors import BadInput, CompileFailure
 
 STAGE_DESCRIPTIONS = {
@@ -65,6 +65,7 @@ STAGE_DESCRIPTIONS = {
 def bind(spec: KernelSpec, settings: Settings):
     """(options, signature, constexprs, attrs) exactly as a launch would produce them."""
     kwargs = adapter.launch_kwargs(spec.fn, settings.options)
+    check_descriptors(spec, settings.target.backend)
     try:
         options, signature, constexprs, attrs = adapter.bind(spec.fn, settings.target, spec.launch_args(), kwargs)
     except (ValueError, AssertionError, KeyError, TypeError) as e:

@@ -164,6 +164,10 @@ def load_module(path: str | Path) -> ModuleType:
         sys.modules.pop(name, None)
         line = _user_line(e, file)
         first = (str(e).strip().splitlines() or [""])[0]
+        if isinstance(e, ImportError) and (e.name or "").startswith("triton.language.extra.tlx"):
+            raise BadInput(f"{file}{line}: a TLX kernel, but this Triton ({adapter.triton_version()}) has no "
+                           f"triton.language.extra.tlx: TLX comes with Meta's fork (pip install fbtriton, then "
+                           f"irscope; see the README)") from None
         raise BadInput(f"{file}{line}: importing the file raised {type(e).__name__}: {first}") from e
     return module
 
@@ -182,6 +186,19 @@ def _returns_value(fn) -> bool:
     except SyntaxError:
         return False
     return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(tree))
+
+
+def _names_used_by(kernels: dict[str, "KernelRef"]) -> set[str]:
+    """Names that one kernel's source uses for another: device helpers and warp-specialize
+    partitions (gl.warp_specialize([(partition, args), ...])), which return nothing but are no kernels."""
+    used: set[str] = set()
+    for name, ref in kernels.items():
+        try:
+            tree = ast.parse(getattr(ref.fn, "src", "") or "")
+        except SyntaxError:
+            continue
+        used |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id != name}
+    return used & set(kernels)
 
 
 def find_kernels(module: ModuleType, file: Path) -> dict[str, KernelRef]:
@@ -213,9 +230,10 @@ def select_kernels(file: str | Path, names: list[str] | None, every: bool = Fals
                 )
             chosen.append(kernels[name])
         return chosen
+    referenced = _names_used_by(kernels)
     defined_here = {
         n: k for n, k in kernels.items()
-        if getattr(k.fn, "module", None) == module.__name__ and not _returns_value(k.fn)
+        if getattr(k.fn, "module", None) == module.__name__ and not _returns_value(k.fn) and n not in referenced
     }
     candidates = defined_here or kernels
     if len(candidates) > 1 and not every:

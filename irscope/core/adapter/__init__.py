@@ -31,6 +31,7 @@ from irscope.core.adapter.binding import (  # noqa: F401
     pointer_dtype,
     pointer_dtype_names,
     quiet_replaced_warnings,
+    tensor_descriptor,
     triton_version,
     unwrap_kernel,
     version_tuple,

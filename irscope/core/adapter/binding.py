@@ -15,6 +15,8 @@ import warnings
 from dataclasses import fields
 from typing import Any, Iterator
 
+from irscope.errors import BadInput
+
 
 def triton_version() -> str:
     import triton
@@ -174,6 +176,35 @@ def make_source(fn, signature, constexprs, attrs):
     from triton.compiler import ASTSource
 
     return ASTSource(fn, signature, constexprs, attrs)
+
+
+def tensor_descriptor(base, shape: list[int], strides: list[int], block: list[int], layout, padding: str,
+                      tf32: bool, gluon: bool):
+    """A host-side TensorDescriptor as a script would build it: triton.tools' for Triton kernels,
+    Gluon's (with its NVMMASharedLayout, the default for the block when none is given) for Gluon.
+
+    3.6 has no round_f32_to_tf32 field (3.9 and fbtriton 3.7 do); asking for it there is refused.
+    """
+    if gluon:
+        from triton.experimental.gluon.language import NVMMASharedLayout
+        from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+        if layout is None:
+            layout = NVMMASharedLayout.get_default_for(block, base.dtype)
+        extra = {"layout": layout}
+    else:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        extra = {}
+    names = {f.name for f in fields(TensorDescriptor)}
+    if tf32:
+        if "round_f32_to_tf32" not in names:
+            raise BadInput(f"round_f32_to_tf32: this Triton ({triton_version()}) has no such descriptor field")
+        extra["round_f32_to_tf32"] = True
+    try:
+        return TensorDescriptor(base, shape, strides, block, padding=padding, **extra)
+    except (AssertionError, ValueError, TypeError) as e:
+        raise BadInput(f"tensordesc {block}: Triton's TensorDescriptor refuses it: {e}") from None
 
 
 def pointer_dtype(name: str):

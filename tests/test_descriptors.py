@@ -1,0 +1,226 @@
+"""The Gluon/TLX level: tensor descriptors, tuples, constexpr functions, warp specialization (issue 12).
+
+Every element kind Triton's launch binder accepts has a spelling in the signature grammar, is bound by
+Triton's own binder, compiles for cuda:90 / cuda:100 / hip:gfx942, and replays from its manifest; the
+summary and --json say which warp-specialized partitions exist, with their warps, registers and ops.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, EXAMPLES, compile_example
+from test_inputs import run_in
+
+TMA = EXAMPLES / "tma_matmul.py"
+GLUON_WS = EXAMPLES / "gluon_ws_matmul.py"
+TLX_WS = EXAMPLES / "tlx_ws_matmul.py"
+ARGS = DATA / "argument_kinds.py"
+
+TMA_SIG = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[256, 64]>, tensordesc<fp16[128, 256]>, "
+           "i32:16, i32:16, i32:16, 128, 256, 64, 8, 132")
+GLUON_SIG = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, "
+             "i32:16, i32:16, i32:16, 128, 128, 64, 4, 24, 4")
+TLX_SIG = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, "
+           "i32:16, i32:16, i32:16, 128, 128, 64, 3, 4, 232")
+
+
+def _has_tlx() -> bool:
+    try:
+        import triton.language.extra.tlx  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _triton_minor() -> tuple[int, int]:
+    import triton
+
+    return tuple(int(x) for x in triton.__version__.split(".")[:2])
+
+
+# ---------------------------------------------------------------- the grammar
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("tensordesc<fp16[128, 64]>", "tensordesc"),
+    ("tensordesc<bf16[64, 64], padding=nan>", "tensordesc"),
+    ("(*fp16:16, i32:16)", "tuple"),
+    ("((*fp32:16, i32), (i64:16,))", "tuple"),
+    ("(*fp16:16,)", "tuple"),
+    ("fn:leaky_relu", "fn"),
+    ("None", "constexpr"),
+    ("(1, 2)", "constexpr"),          # all literals: a constexpr tuple value, as before
+    ("tl.float16", "constexpr"),
+])
+def test_elements_parse_and_print_back(text, kind):
+    from irscope.core.elements import parse_element
+
+    a = parse_element(text, "element 1")
+    assert a.kind == kind
+    again = parse_element(a.text(), "element 1")
+    assert again == a, (text, a.text())
+
+
+def test_a_gluon_descriptor_carries_its_layout():
+    from irscope.core.elements import parse_element
+
+    a = parse_element("tensordesc<fp16[128, 64], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, "
+                      "rank=2)>", "element 1")
+    assert a.block == (128, 64) and type(a.value).__name__ == "NVMMASharedLayout"
+    assert a.value.swizzle_byte_width == 128
+    assert parse_element(a.text(), "element 1").value == a.value
+
+
+# ---------------------------------------------------------------- descriptors compile and replay
+
+
+@pytest.mark.parametrize("target, mma", [("cuda:90", "wgmma.mma_async"), ("cuda:100", "tcgen05.mma")])
+def test_tma_matmul_compiles_to_bulk_tensor_copies(target, mma):
+    art = compile_example(TMA, TMA_SIG + ", False, True", target=target, sets=("num_warps=8", "num_stages=3"))
+    ptx = art.stages["ptx"]
+    assert "cp.async.bulk.tensor" in ptx            # the descriptors became TMA loads and stores
+    assert mma in ptx
+    mach = art.stats["machinery"]
+    boxes = [d["block"] for d in mach["tma_descriptors"]]
+    assert [128, 64] in boxes and [256, 64] in boxes  # A's and B's boxes, from Triton's own metadata
+    assert mach["mbarriers"] >= 1
+
+
+def test_descriptor_kernel_on_amd_compiles_without_tma():
+    art = compile_example(TMA, TMA_SIG + ", False, False", target="hip:gfx942")
+    assert "v_mfma" in art.stages["amdgcn"]
+    assert "cp.async.bulk" not in art.stages["amdgcn"]
+
+
+def test_descriptor_dump_replays_from_its_manifest(tmp_path, capsys):
+    out = tmp_path / "out"
+    code, stdout, err = run_in(capsys, "dump", str(TMA), "--target", "h100", "--signature", TMA_SIG + ", False, True",
+                               "-o", str(out), "--json")
+    assert code == 0, err
+    first = json.loads(stdout)["kernels"][0]
+    manifest = Path(first["stages"]["ptx"]).parent / "manifest.json"
+    assert json.loads(manifest.read_text())["args"]["a_desc"] == "tensordesc<fp16[128, 64]>"
+    code, stdout, err = run_in(capsys, "dump", str(manifest), "--set", "num_warps=4", "-o", str(out), "--json")
+    assert code == 0, err
+    again = json.loads(stdout)["kernels"][0]
+    assert again["options"]["num_warps"] == 4
+    assert "cp.async.bulk.tensor" in Path(again["stages"]["ptx"]).read_text()
+
+
+def test_tuples_none_and_constexpr_functions_bind_like_a_launch():
+    art = compile_example(ARGS, "(*fp16:16, *fp16:16, None), i32:16, fn:relu, 128", kernel="tuple_kernel")
+    ttir = art.stages["ttir"]
+    assert "arith.maxnumf" in ttir or "arith.maximumf" in ttir   # fn:relu was inlined as the ACT constexpr
+    # both tuple pointers kept their 16-byte alignment hint, as a launch on torch tensors gives them
+    assert ttir.count("tt.divisibility = 16") >= 3
+
+
+def test_a_one_element_tuple_and_nesting(tmp_path, capsys):
+    code, out, err = run_in(capsys, "dump", str(ARGS), "-k", "nested_kernel", "--target", "h100",
+                            "--signature", "((*fp32:16, i32:16), (*fp32:16,)), 64", "-o", str(tmp_path), "--json")
+    assert code == 0, err
+    k = json.loads(out)["kernels"][0]
+    assert k["signature"].startswith("((*fp32:16, i32:16), (*fp32:16,))")
+
+
+# ---------------------------------------------------------------- warp specialization in the summary
+
+
+def test_gluon_partitions_are_reported_with_warps_registers_and_ops():
+    art = compile_example(GLUON_WS, GLUON_SIG, target="cuda:90")
+    parts = {p["name"]: p for p in art.stats["machinery"]["partitions"]}
+    assert set(parts) == {"default", "worker0"}
+    assert parts["default"]["warps"] == 4 and parts["default"]["ops"].get("mma", 0) >= 1
+    assert parts["worker0"]["warps"] == 1 and parts["worker0"]["registers"] == 24
+    assert parts["worker0"]["ops"]["tma_load"] == 2 and "mma" not in parts["worker0"]["ops"]
+    assert art.stats["machinery"]["setmaxnreg"]["dec"] == [24]   # the worker's budget, as PTX sets it
+
+
+def test_worker_register_budget_is_the_kernels_argument():
+    art = compile_example(GLUON_WS, GLUON_SIG.replace(", 24, 4", ", 40, 4"), target="cuda:90")
+    worker = art.stats["machinery"]["partitions"][1]
+    assert worker["registers"] == 40 and 40 in art.stats["machinery"]["setmaxnreg"]["dec"]
+
+
+def test_summary_names_the_partitions(tmp_path, capsys):
+    code, out, err = run_in(capsys, "dump", str(GLUON_WS), "--target", "h100", "--signature", GLUON_SIG,
+                            "-o", str(tmp_path))
+    assert code == 0, err
+    assert "partition  default" in out and "partition  worker0  1 warp, 24 regs" in out
+    assert "TMA load 2" in out and "3 TMA descriptors" in out
+
+
+@pytest.mark.skipif(_triton_minor() < (3, 9), reason="Triton 3.6 does not split warp_specialize loops on sm_100")
+def test_triton_automatic_warp_specialization_on_blackwell():
+    art = compile_example(TMA, TMA_SIG + ", True, False", target="cuda:100", sets=("num_warps=8", "num_stages=3"))
+    parts = art.stats["machinery"]["partitions"]
+    assert parts[0]["name"] == "default" and len(parts) >= 2
+    ops = {p["name"]: p["ops"] for p in parts}
+    assert any(o.get("tma_load") for o in ops.values()) and any(o.get("mma") for o in ops.values())
+    assert art.stats["machinery"]["tmem_columns"] > 0
+
+
+def test_a_loop_that_asks_for_warp_specialization_but_is_not_split_is_said():
+    art = compile_example(TMA, TMA_SIG + ", True, False", target="cuda:90", sets=("num_warps=8", "num_stages=3"))
+    mach = art.stats["machinery"]
+    assert ("partitions" in mach) != ("warp_specialize_not_applied" in mach)
+
+
+# ---------------------------------------------------------------- TLX
+
+
+@pytest.mark.skipif(not _has_tlx(), reason="TLX needs Meta's Triton fork (pip install fbtriton)")
+def test_tlx_kernel_partitions():
+    art = compile_example(TLX_WS, TLX_SIG, target="cuda:90")
+    parts = {p["name"]: p for p in art.stats["machinery"]["partitions"]}
+    assert parts["worker0"]["warps"] == 4 and parts["worker0"]["registers"] == 232
+    assert parts["default"]["ops"]["tma_load"] == 2 and parts["worker0"]["ops"]["mma"] >= 1
+    assert "launch_metadata" not in art.stages   # the fork's extra outputs are files, not compiler stages
+
+
+@pytest.mark.skipif(_has_tlx(), reason="checks the message under upstream Triton")
+def test_tlx_kernel_under_upstream_triton_is_one_line(tmp_path, capsys):
+    code, out, err = run_in(capsys, "dump", str(TLX_WS), "--target", "h100", "--signature", TLX_SIG,
+                            "-o", str(tmp_path / "o"))
+    assert code == 2 and "fbtriton" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("element, words", [
+    ("tensordesc<fp16[512, 64]>", "TMA box limit of 256"),
+    ("tensordesc<fp16[64, 4]>", "multiple of 16 bytes"),
+    ("tensordesc<fp16[64, 48]>", "not a power of two"),
+    ("tensordesc<fq16[64, 64]>", "unknown descriptor element type 'fq16'"),
+    ("tensordesc<fp16>", "block shape"),
+    ("tensordesc<i32[64, 64], padding=nan>", "floating-point"),
+    ("tensordesc<fp16[64, 64], padding=inf>", "zero or nan"),
+    ("tensordesc<fp16[64, 64], gl.BlockedLayout([1], [32], [4], [0])>", "not a shared layout"),
+])
+def test_bad_descriptors_are_one_line_and_write_nothing(element, words, tmp_path, capsys):
+    sig = TMA_SIG.replace("tensordesc<fp16[128, 64]>", element, 1) + ", False, True"
+    code, out, err = run_in(capsys, "dump", str(TMA), "--target", "h100", "--signature", sig,
+                            "-o", str(tmp_path / "o"))
+    assert code == 2, err
+    assert words in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_unknown_function_and_wrong_tuple_are_refused(tmp_path, capsys):
+    code, _, err = run_in(capsys, "dump", str(ARGS), "-k", "tuple_kernel", "--target", "h100",
+                          "--signature", "(*fp16:16, *fp16:16, None), i32:16, fn:rleu, 128", "-o", str(tmp_path / "o"))
+    assert code == 2 and "fn:rleu" in err and "no function 'rleu'" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_pointer_where_the_kernel_indexes_a_tuple_is_a_frontend_failure(tmp_path, capsys):
+    """What a launch with the wrong argument would do: the compile stops in the frontend, at the line."""
+    code, _, err = run_in(capsys, "dump", str(ARGS), "-k", "tuple_kernel", "--target", "h100",
+                          "--signature", "*fp16:16, i32:16, fn:relu, 128", "-o", str(tmp_path / "o"))
+    assert code == 1 and "stage 'source'" in err and "argument_kinds.py:15" in err
