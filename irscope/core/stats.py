@@ -7,6 +7,8 @@ Sources, per vendor:
   AMD     VGPR/AGPR/SGPR counts, spills, scratch and the compiler's own occupancy
           from the AMDGCN kernel metadata; instruction mix from AMDGCN.
   Both    convert_layouts, shared-memory ops and the layouts used, from TTGIR.
+  Hopper/Blackwell: warp-specialized partitions, TMA descriptors, mbarriers, TMEM, clusters
+          (machinery.py), under stats["machinery"].
 
 Occupancy on NVIDIA is estimated from registers, shared memory and warps per
 block against the chip's limits (hardware.py); on AMD it is the LLVM
@@ -20,6 +22,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from irscope.core import machinery
 from irscope.core.targets import Target
 
 # ------------------------------------------------------------------ NVIDIA: ptxas report
@@ -257,6 +260,10 @@ def compute(art, target: Target) -> dict[str, Any]:
             stats["ptx"] = ptx_mix(stages["ptx"])
         if isinstance(stages.get("sass"), str):
             stats["sass"] = sass_mix(stages["sass"])
+        ptx = stages.get("ptx") if isinstance(stages.get("ptx"), str) else None
+        if found := machinery.facts(stages.get("ttgir") if isinstance(stages.get("ttgir"), str) else None, ptx,
+                                    dict(art.metadata), dict(art.options)):
+            stats["machinery"] = found
     else:
         asm = stages.get("amdgcn") or ""
         res = amd_resources(asm)

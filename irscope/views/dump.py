@@ -162,12 +162,51 @@ def resource_lines(m: dict[str, Any]) -> list[str]:
             lines.append(f"mix        {a['instructions']} instructions: mfma {a['mfma']}, wmma {a['wmma']}, "
                          f"LDS read {a['lds_load']} / write {a['lds_store']}, async copy to LDS "
                          f"{a['async_copy_to_lds']}, s_barrier {a['barrier']}")
+    lines += machinery_lines(s.get("machinery") or {})
     tg = s.get("ttgir") or {}
     if tg:
         lines.append(f"ttgir      convert_layout {tg['convert_layout']}, local_alloc {tg['local_alloc']}, "
                      f"async_copy {tg['async_copy']}, tma {tg['tma_load']}, dot {tg['dot']}, loops {tg['loops']}")
         for lay in tg["layouts"]:
             lines.append(f"  layout   #{lay['alias']} = {lay['kind']}<{lay['params']}>")
+    return lines
+
+
+OP_WORDS = {"tma_load": "TMA load", "tma_store": "TMA store", "mma": "MMA", "barrier_wait": "mbarrier wait",
+            "barrier_arrive": "mbarrier arrive", "tmem": "TMEM", "shared": "shared", "global": "global"}
+
+
+def machinery_lines(mach: dict[str, Any]) -> list[str]:
+    """Warp-specialized partitions and the Hopper/Blackwell machinery (stats["machinery"]), if any."""
+    lines = []
+    for p in mach.get("partitions") or []:
+        regs = f"{p['registers']} regs ({p['registers_from']})" if p.get("registers") else "regs: compiler's choice"
+        ops = ", ".join(f"{OP_WORDS.get(k, k)} {v}" for k, v in p["ops"].items()) or "no memory, MMA or barrier ops"
+        warps = p.get("warps")
+        lines.append(f"partition  {p['name']:<8} {warps} warp{'s' if warps != 1 else ''}, {regs}: {ops}")
+    if mach.get("partitions") and mach.get("total_warps"):
+        lines.append(f"  warps    {mach['total_warps']} in all (partitions are allocated by warpgroups of 4)")
+    if n := mach.get("warp_specialize_not_applied"):
+        lines.append(f"partition  none: {n} loop(s) ask for warp_specialize but this Triton did not split them "
+                     f"(the attribute stays in TTGIR)")
+    parts = []
+    if descs := mach.get("tma_descriptors"):
+        boxes = ", ".join("x".join(map(str, d["block"])) + f"/{d['elem_bytes']}B" for d in descs)
+        parts.append(f"{len(descs)} TMA descriptors (boxes {boxes})")
+    if n := mach.get("device_descriptors"):
+        parts.append(f"{n} device-side descriptors")
+    for key, word in (("mbarriers", "mbarriers"), ("wgmma", "wgmma"), ("tcgen05.mma", "tcgen05.mma"),
+                      ("tcgen05.mma.cta_pair", "2-CTA tcgen05.mma"), ("tmem_columns", "TMEM columns"),
+                      ("cluster_launch_control", "cluster launch control ops")):
+        if mach.get(key):
+            parts.append(f"{word} {mach[key]}")
+    if c := mach.get("cluster"):
+        dims = "x".join(map(str, c["cluster_dims"])) if c.get("cluster_dims") else "?"
+        parts.append(f"cluster {dims} ({c['num_ctas']} CTAs{', CTA pairs' if c['two_ctas'] else ''})")
+    if regs := mach.get("setmaxnreg"):
+        parts.append("setmaxnreg " + " ".join([f"+{n}" for n in regs["inc"]] + [f"-{n}" for n in regs["dec"]]))
+    if parts:
+        lines.append("machinery  " + "; ".join(parts))
     return lines
 
 
