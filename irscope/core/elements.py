@@ -446,3 +446,33 @@ def function_name(value: Any, fn) -> str | None:
         if getattr(obj, "__name__", None) == target and getattr(obj, getattr(value, "__name__", ""), None) is value:
             return f"{name}.{value.__name__}"
     return None
+
+
+def bound_text(ty: Any, path: tuple[int, ...], attrs: dict, constants: dict, fn=None) -> str | None:
+    """The element text for what Triton's binder decided at `path` (a capture's record), or None when
+    the grammar has no element for it. Tuples recurse; a descriptor is read back through the grammar
+    (Gluon's carries its layout's repr); constexprs inside tuples are their values."""
+    if isinstance(ty, tuple):
+        items = [bound_text(t, (*path, i), attrs, constants, fn) for i, t in enumerate(ty)]
+        if any(i is None for i in items):
+            return None
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if ty == "constexpr":
+        value = constants.get(path)
+        if callable(value) and not type(value).__name__.endswith("Layout"):
+            name = function_name(value, fn)
+            return f"fn:{name}" if name else None
+        return _value_text(value)
+    if isinstance(ty, str) and ty.startswith("tensordesc"):
+        try:
+            return parse_element(ty, "capture").text()
+        except BadInput:
+            return None
+    divisible = any(len(kv) == 2 and kv[0] == "tt.divisibility" and kv[1] == 16 for kv in attrs.get(path) or [])
+    if isinstance(ty, str) and ty.startswith("*"):
+        return f"{ty}:{16 if divisible else 8}"
+    if isinstance(ty, str) and ty[:1] in "iu" and ty[1:].isdigit() and ty not in BOOL_TYPES:
+        return f"{ty}:16" if divisible else ty
+    if ty in BOOL_TYPES or ty in FLOAT_TYPES:
+        return ty
+    return None
