@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from conftest import MATMUL, VECTOR_ADD, compile_example
+from conftest import EXAMPLES, MATMUL, VECTOR_ADD, compile_example
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -61,6 +61,52 @@ def test_matmul_ptx_equals_jit():
     assert _strip_header(art.stages["ptx"]) == _strip_header(kernel.asm["ptx"])
     assert art.stats["registers"] == kernel.n_regs
     assert art.metadata["shared"] == kernel.metadata.shared
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("ws", [False, True])
+def test_tma_descriptor_matmul_ptx_equals_jit(ws):
+    """A host-side TensorDescriptor launch: irscope's tensordesc<...> elements give the JIT's PTX."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    mod = _load(EXAMPLES / "tma_matmul.py")
+    M, N, K = 1024, 768, 512
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(N, K, device="cuda", dtype=torch.float16)
+    c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    descs = (TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [256, 64]),
+             TensorDescriptor.from_tensor(c, [128, 256]))
+    tiles = triton_cdiv(M, 128) * triton_cdiv(N, 256)
+    kernel = mod.matmul_tma_persistent[(min(sms, tiles),)](*descs, M, N, K, 128, 256, 64, 8, sms, ws, not ws,
+                                                            num_warps=8, num_stages=3)
+    torch.testing.assert_close(c, a @ b.T, rtol=1e-2, atol=1e-2)
+    sig = (f"tensordesc<fp16[128, 64]>, tensordesc<fp16[256, 64]>, tensordesc<fp16[128, 256]>, i32:16, i32:16, "
+           f"i32:16, 128, 256, 64, 8, {sms}, {ws}, {not ws}")
+    art = compile_example(EXAMPLES / "tma_matmul.py", sig, target=_local_target(), sets=("num_warps=8", "num_stages=3"))
+    assert _strip_header(art.stages["ptx"]) == _strip_header(kernel.asm["ptx"])
+    assert "cp.async.bulk.tensor" in art.stages["ptx"]
+
+
+def test_gluon_warp_specialized_matmul_is_correct_and_ptx_equals_jit():
+    mod = _load(EXAMPLES / "gluon_ws_matmul.py")
+    a = torch.randn(1024, 512, device="cuda", dtype=torch.float16)
+    b = torch.randn(512, 768, device="cuda", dtype=torch.float16)
+    c = mod.matmul(a, b)
+    torch.testing.assert_close(c, a @ b, rtol=1e-2, atol=1e-2)
+    launched = [k for k in mod.matmul_ws_kernel.device_caches[0][0].values()]
+    assert len(launched) == 1
+    sig = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, i32:16, "
+           "i32:16, 128, 128, 64, 4, 24, 4")
+    art = compile_example(EXAMPLES / "gluon_ws_matmul.py", sig, target=_local_target())
+    assert _strip_header(art.stages["ptx"]) == _strip_header(launched[0].asm["ptx"])
+    assert [p["name"] for p in art.stats["machinery"]["partitions"]] == ["default", "worker0"]
 
 
 def triton_cdiv(a: int, b: int) -> int:
