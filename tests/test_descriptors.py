@@ -224,3 +224,28 @@ def test_a_pointer_where_the_kernel_indexes_a_tuple_is_a_frontend_failure(tmp_pa
     code, _, err = run_in(capsys, "dump", str(ARGS), "-k", "tuple_kernel", "--target", "h100",
                           "--signature", "*fp16:16, i32:16, fn:relu, 128", "-o", str(tmp_path / "o"))
     assert code == 1 and "stage 'source'" in err and "argument_kinds.py:15" in err
+
+
+# ---------------------------------------------------------------- captures of such kernels replay
+
+
+def test_a_capture_of_descriptor_and_tuple_launches_replays(tmp_path, capsys):
+    pytest.importorskip("torch")
+    out = tmp_path / "cap"
+    code, stdout, err = run_in(capsys, "dump", str(DATA / "descriptor_script.py"), "--target", "h100",
+                               "--compile-only", "-o", str(out), "--json")
+    assert code == 0, err
+    doc = json.loads(stdout)
+    specs = sorted((out / "captures").glob("*.json"))
+    names = {json.loads(p.read_text())["kernel"] for p in specs}
+    assert {"matmul_tma_persistent", "tuple_kernel"} <= names, (names, doc.get("capture"))
+    tuple_spec = next(p for p in specs if json.loads(p.read_text())["kernel"] == "tuple_kernel")
+    args = json.loads(tuple_spec.read_text())["args"]
+    assert args["ptrs"] == "(*fp32:16, *fp32:16, None)" and args["ACT"] == "fn:relu"
+    for spec in specs:
+        code, stdout, err = run_in(capsys, "dump", str(spec), "--set", "num_warps=4", "-o", str(tmp_path / "re"),
+                                   "--json")
+        assert code == 0, (spec.name, err)
+        k = json.loads(stdout)["kernels"][0]
+        if k["name"] == "matmul_tma_persistent":
+            assert "cp.async.bulk.tensor" in Path(k["stages"]["ptx"]).read_text()

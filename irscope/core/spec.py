@@ -105,7 +105,10 @@ def build_spec(kernel_ref, signature: str | None, named_args: list[str], consts:
             raise BadInput(f"{flag} {item!r}: {kernel_ref.name} has no parameter {key!r}"
                            f"{did_you_mean(key, names)}; parameters: {', '.join(names)}")
         where = f"{flag} {key}"
-        args[key] = ArgSpec("constexpr", value=parse_value(val, where)) if is_const else parse_element(val, where)
+        if is_const and not val.strip().startswith("fn:"):
+            args[key] = ArgSpec("constexpr", value=parse_value(val, where))
+        else:
+            args[key] = parse_element(val, where)
     missing = [p.name for p in params if p.name not in args and not p.has_default]
     if missing:
         raise BadInput(
