@@ -51,6 +51,7 @@ class Request:
     variant: str | None = None
     pin_layouts: tuple[str, ...] = ()
     pin_loops: tuple[str, ...] = ()
+    pin_partitions: tuple[str, ...] = ()
 
     @property
     def is_spec_file(self) -> bool:
@@ -63,7 +64,7 @@ class Request:
 
     @property
     def steered(self) -> bool:
-        return bool(self.recipe or self.variant or self.pin_layouts or self.pin_loops)
+        return bool(self.recipe or self.variant or self.pin_layouts or self.pin_loops or self.pin_partitions)
 
     def with_sets(self, items: tuple[str, ...] | list[str], source: str) -> Request:
         """Another layer of KEY=VALUE options on top, recorded as coming from `source`."""
@@ -166,12 +167,13 @@ def for_kernel(ref: loader.KernelRef, base: Settings, req: Request, *, recipe: R
     for source, items in req.sets:
         settings = settings.overlay(parse_assignments(list(items), settings.target, source), source)
     pins = settings.pins if settings.pins is not None else Pins()
-    if req.pin_loops or req.pin_layouts:
+    if req.pin_loops or req.pin_layouts or req.pin_partitions:
         # the pin grammar (and its MLIR helpers): loaded only when pins are given, like _recipe's reader
-        from irscope.steer.pins import parse_pin_layout, parse_pin_loop
+        from irscope.steer.pins import parse_pin_layout, parse_pin_loop, parse_pin_partition
 
         pins.loops.extend(parse_pin_loop(t) for t in req.pin_loops)
         pins.layouts.extend(parse_pin_layout(t) for t in req.pin_layouts)
+        pins.partitions.extend(parse_pin_partition(t) for t in req.pin_partitions)
     settings = replace(settings, pins=pins)
     given = list(req.named_args if named_args is None else named_args)
     if recorded_args:

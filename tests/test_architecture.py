@@ -27,7 +27,8 @@ LAZY = {
                      "irscope.standin.gpu": "the stand-in GPU, only to load a captured script for a replay"},
     "irscope.steer.pinset": {"irscope.steer.checks": "checks of the output, only once a compile ran",
                              "irscope.steer.layouts": "the TTGIR rewrite, only once a compile runs",
-                             "irscope.steer.loops": "the TTIR rewrite, only once a compile runs"},
+                             "irscope.steer.loops": "the TTIR rewrite, only once a compile runs",
+                             "irscope.steer.partitions": "the partition-register rewrite, only once a compile runs"},
 }
 
 

@@ -249,3 +249,58 @@ def test_a_capture_of_descriptor_and_tuple_launches_replays(tmp_path, capsys):
         k = json.loads(stdout)["kernels"][0]
         if k["name"] == "matmul_tma_persistent":
             assert "cp.async.bulk.tensor" in Path(k["stages"]["ptx"]).read_text()
+
+
+# ---------------------------------------------------------------- partition register pins
+
+
+def test_a_partition_register_pin_is_applied_and_checked():
+    from irscope import jobs
+    from irscope.core import compiler
+
+    req = jobs.Request(GLUON_WS, (), GLUON_SIG, target="cuda:90", pin_partitions=("worker0:registers=40",))
+    job = jobs.resolve_one(req, "a test compiles")
+    art = compiler.compile_spec(job.spec, job.settings)
+    worker = art.stats["machinery"]["partitions"][1]
+    assert worker["registers"] == 40
+    assert "setmaxnreg.dec.sync.aligned.u32 \t40;" in art.stages["ptx"]
+    pin = next(p for p in art.pins if p["kind"] == "partition")
+    assert pin["status"] == "ok" and "was 24" in pin["detail"]
+
+
+def test_a_recipe_variant_pins_the_producer_budget(tmp_path, capsys):
+    code, out, err = run_in(capsys, "dump", str(GLUON_WS), "--recipe", "h200", "--variant", "roomy-producer",
+                            "--signature", ", ".join(GLUON_SIG.split(", ")[:6]), "--const", "num_warps=4",
+                            "-o", str(tmp_path), "--json")
+    assert code == 0, err
+    k = json.loads(out)["kernels"][0]
+    assert k["stats"]["machinery"]["partitions"][1]["registers"] == 56
+    assert any(p["kind"] == "partition" and p["status"] == "ok" for p in k["pins"])
+
+
+@pytest.mark.parametrize("pin, words", [
+    ("worker0:registers=20", "multiple of 8 from 24 to 256"),
+    ("worker0:registers=44", "multiple of 8"),
+    ("worker0:regs=40", "expected workerN:registers=R"),
+    ("worker3:registers=40", "1 worker partition(s)"),
+])
+def test_bad_partition_pins(pin, words, tmp_path, capsys):
+    code, _, err = run_in(capsys, "dump", str(GLUON_WS), "--target", "h100", "--signature", GLUON_SIG,
+                          "--pin-partition", pin, "-o", str(tmp_path / "o"))
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_partition_pin_on_a_kernel_without_partitions_is_refused(tmp_path, capsys):
+    code, _, err = run_in(capsys, "dump", str(EXAMPLES / "vector_add.py"), "--target", "h100",
+                          "--signature", "*fp32, *fp32, *fp32, i32, 1024", "--pin-partition", "worker0:registers=40",
+                          "-o", str(tmp_path / "o"))
+    assert code == 2 and "no warp-specialized partitions" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_recipe_partitions_only_in_kernel_sections(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[recipe]\ntarget = "h100"\npurpose = "x"\n\n[partitions]\nworker0 = { registers = 48 }\n')
+    code, out, err = run_in(capsys, "recipes", "check", str(bad))
+    assert code == 2 and "kernel section" in out + err

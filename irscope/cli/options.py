@@ -58,6 +58,9 @@ def spec_options(f):
                      help="Per-loop attributes of the loop at a source line: '33:num_stages=4', "
                           "'examples/softmax.py:15:num_stages=1', '*:num_stages=2'; keys num_stages, "
                           "loop_unroll_factor, warp_specialize, flatten, disallow_acc_multi_buffer (repeatable)."),
+        click.option("--pin-partition", "pin_partitions", multiple=True, metavar="workerN:registers=R",
+                     help="Register budget of a warp-specialized worker partition: 'worker0:registers=48' "
+                          "(a multiple of 8, 24-256; checked in TTGIR and PTX's setmaxnreg; repeatable)."),
     ]
     f = _into_request(f)
     for d in reversed(decorators):
@@ -66,7 +69,7 @@ def spec_options(f):
 
 
 _REQUEST_KEYS = ("file", "kernels", "signature", "named_args", "consts", "target", "sets", "recipe", "variants",
-                 "pin_layouts", "pin_loops")
+                 "pin_layouts", "pin_loops", "pin_partitions")
 
 
 def _into_request(f):

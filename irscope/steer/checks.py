@@ -34,7 +34,7 @@ from irscope.steer.pinset import ConstPin
 
 
 def check(spec: KernelSpec, settings: Settings, loop_done: list[dict], layout_done: list[dict],
-          art: Artifacts) -> list[dict]:
+          art: Artifacts, partition_done: list[dict] | None = None) -> list[dict]:
     """Confirm each pin (and each option a recipe or --set gave) in the compiled output.
 
     `loop_done` and `layout_done` are what the rewrites did (loops.rewrite_loops, layouts.apply_layout_pins).
@@ -56,7 +56,28 @@ def check(spec: KernelSpec, settings: Settings, loop_done: list[dict], layout_do
             records.extend(_check_loop(pin, loop_done, ttir, ttgir, gluon, spec.file))
         for pin in pins.layouts:
             records.append(_check_layout(pin, layout_done, ttgir))
+        for pin in pins.partitions:
+            records.append(_check_partition(pin, partition_done or [], art))
     return records
+
+
+def _check_partition(pin, done: list[dict], art: Artifacts) -> dict:
+    """The worker's budget in the compiled output: the machinery facts (TTGIR) and setmaxnreg in PTX."""
+    mach = (art.stats or {}).get("machinery") or {}
+    workers = [p for p in mach.get("partitions") or [] if p["name"] != "default"]
+    got = workers[pin.index]["registers"] if pin.index < len(workers) else None
+    ptx = art.stages.get("ptx") if isinstance(art.stages.get("ptx"), str) else ""
+    before = next((d["before"] for d in done if d["pin"] is pin), None)
+    was = f" (was {before})" if before else ""
+    # the warpgroup a worker shares with others gets the largest budget among them: setmaxnreg inc or dec
+    in_ptx = re.search(rf"setmaxnreg\.(?:inc|dec)\.sync\.aligned\.u32\s+{pin.registers};", ptx) if ptx else None
+    if got == pin.registers and (not ptx or in_ptx):
+        where = f"; {in_ptx.group(0).split('.sync')[0]} {pin.registers} in PTX" if in_ptx else ""
+        return _rec("partition", f"worker{pin.index}", pin.registers, pin.source, "ok",
+                    f"requestedRegisters {pin.registers} in TTGIR{was}{where}")
+    detail = (f"worker{pin.index} has {got} registers in TTGIR, not {pin.registers}" if got != pin.registers
+              else f"requestedRegisters {pin.registers} in TTGIR but no setmaxnreg {pin.registers} in PTX")
+    return _rec("partition", f"worker{pin.index}", pin.registers, pin.source, "changed", detail)
 
 
 def _rec(kind: str, name: str, value: Any, source: str, status: str, detail: str) -> dict:

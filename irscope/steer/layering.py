@@ -31,6 +31,7 @@ def apply(settings: Settings, recipe: Recipe | None, variant: str | None, kernel
     """
     pins = Pins(loops=list(settings.pins.loops) if settings.pins else [],
                 layouts=list(settings.pins.layouts) if settings.pins else [],
+                partitions=list(settings.pins.partitions) if settings.pins else [],
                 constexprs=dict(settings.pins.constexprs) if settings.pins else {})
     out = settings
     if recipe is not None:
@@ -49,6 +50,7 @@ def apply(settings: Settings, recipe: Recipe | None, variant: str | None, kernel
                 pins.constexprs[k] = ConstPin(k, text, layer.source)
             pins.layouts.extend(layer.layouts)
             pins.loops.extend(layer.loops)
+            pins.partitions.extend(layer.partitions)
     return replace(out, pins=pins)
 
 

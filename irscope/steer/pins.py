@@ -4,6 +4,8 @@
                attributes `tl.range(...)` would set, on the scf.for of that Python line (LoopPin)
     layout     `--pin-layout 'blocked=#ttg.blocked<{...}>'` replaces the layout of a TTGIR alias;
                `'blocked:sizePerThread=[1];order=[0]'` edits fields of it (LayoutPin)
+    partition  `--pin-partition 'worker0:registers=48'`: the register budget of one warp-specialized worker
+               partition (TTGIR's requestedRegisters; PTX's setmaxnreg.dec then says it) (PartitionPin)
     constexpr  a recipe's constexpr value (Gluon layouts included), part of the specialization (pinset.ConstPin)
 
 A pin here is data: parsed and checked for form (known attribute, known field, balanced brackets).
@@ -81,6 +83,36 @@ class LayoutPin:
         if self.value is not None:
             return f"{self.alias}={self.value}"
         return f"{self.alias}:" + ";".join(f"{k}={v}" for k, v in self.fields)
+
+
+@dataclass(frozen=True)
+class PartitionPin:
+    """The register budget of worker partition `index` of the kernel's ttg.warp_specialize op."""
+
+    index: int
+    registers: int
+    source: str
+
+    def text(self) -> str:
+        """The pin as --pin-partition takes it."""
+        return f"worker{self.index}:registers={self.registers}"
+
+
+SETMAXNREG_RANGE = (24, 256)   # PTX: setmaxnreg takes 24..256, a multiple of 8
+
+
+def parse_pin_partition(text: str, source: str = "--pin-partition") -> PartitionPin:
+    """'worker0:registers=48' (or '0:registers=48')."""
+    m = re.fullmatch(r"\s*(?:worker)?(\d+)\s*:\s*registers\s*=\s*(\d+)\s*", text)
+    if not m:
+        raise BadInput(f"{source} {text!r}: expected workerN:registers=R, e.g. 'worker0:registers=48' (the "
+                       f"register budget of the first worker partition)")
+    regs = int(m.group(2))
+    lo, hi = SETMAXNREG_RANGE
+    if not lo <= regs <= hi or regs % 8:
+        raise BadInput(f"{source} {text!r}: a partition's registers are a multiple of 8 from {lo} to {hi} "
+                       f"(what PTX's setmaxnreg accepts), not {regs}")
+    return PartitionPin(int(m.group(1)), regs, source)
 
 
 def py_text(v: Any) -> str:

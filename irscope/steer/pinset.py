@@ -24,7 +24,7 @@ from irscope.errors import BadInput
 from irscope.steer.verify_child import verify_isolated
 
 if TYPE_CHECKING:  # annotations only: a plain compile (no pins) never loads the pin parsers
-    from irscope.steer.pins import LayoutPin, LoopPin
+    from irscope.steer.pins import LayoutPin, LoopPin, PartitionPin
 
 
 @dataclass(frozen=True)
@@ -42,12 +42,13 @@ class Pins:
 
     loops: list[LoopPin] = field(default_factory=list)
     layouts: list[LayoutPin] = field(default_factory=list)
+    partitions: list[PartitionPin] = field(default_factory=list)
     constexprs: dict[str, ConstPin] = field(default_factory=dict)
     recipe: dict[str, Any] | None = None      # {"name", "path", "variant"} when a recipe was applied
     overridden: dict[str, str] = field(default_factory=dict)   # constexpr -> what the command line gave
 
     def __bool__(self) -> bool:
-        return bool(self.loops or self.layouts or self.constexprs or self.recipe)
+        return bool(self.loops or self.layouts or self.partitions or self.constexprs or self.recipe)
 
     def plan(self, spec: KernelSpec, settings: Settings) -> Plan:
         """The stage edits and output checks of one compile (the PinSet protocol core.compiler calls)."""
@@ -58,9 +59,11 @@ class Pins:
         return {
             "loops": [[p.where, [[k, v] for k, v in p.attrs]] for p in self.loops],
             "layouts": [[p.alias, p.value, [list(f) for f in p.fields]] for p in self.layouts],
+            "partitions": [[p.index, p.registers] for p in self.partitions],
             "constexprs": {k: v.text for k, v in sorted(self.constexprs.items())},
             "recipe": self.recipe,
             "sources": [p.source for p in self.loops] + [p.source for p in self.layouts]
+                       + [p.source for p in self.partitions]
                        + [v.source for _, v in sorted(self.constexprs.items())],
         }
 
@@ -74,11 +77,13 @@ class Plan:
     edits: list[tuple[str, Callable[[str], str]]] = field(default_factory=list)
     loop_done: list[dict] = field(default_factory=list)     # what rewrite_loops did, per pin
     layout_done: list[dict] = field(default_factory=list)   # what apply_layout_pins did, per pin
+    partition_done: list[dict] = field(default_factory=list)   # what apply_partition_pins did, per pin
 
     def describe(self) -> str:
         """The loop and layout pins, as they are written on the command line."""
         pins = self.settings.pins
-        parts = [p.text() for p in pins.loops] + [p.text() for p in pins.layouts] if pins else []
+        parts = ([p.text() for p in pins.loops] + [p.text() for p in pins.layouts]
+                 + [p.text() for p in pins.partitions]) if pins else []
         return "; ".join(parts)
 
     def check(self, art: Artifacts) -> list[dict]:
@@ -87,7 +92,7 @@ class Plan:
             checks,  # needed once a compile ran: a cache hit never loads it
         )
 
-        return checks.check(self.spec, self.settings, self.loop_done, self.layout_done, art)
+        return checks.check(self.spec, self.settings, self.loop_done, self.layout_done, art, self.partition_done)
 
 
 def plan(spec: KernelSpec, settings: Settings) -> Plan:
@@ -107,8 +112,14 @@ def plan(spec: KernelSpec, settings: Settings) -> Plan:
             return out
 
         p.edits.append(("ttir", edit_ttir))
-    if pins.layouts:
+    if pins.layouts or pins.partitions:
         def edit_ttgir(text: str) -> str:
+            if pins.partitions:
+                from irscope.steer.partitions import apply_partition_pins
+
+                text, p.partition_done = apply_partition_pins(text, pins.partitions, spec.kernel)
+            if not pins.layouts:
+                return text
             out, p.layout_done = apply_layout_pins(text, pins.layouts, settings.target.warp_size)
             # in a child process: Triton's native code aborts (SIGABRT) on some layouts it cannot build
             error = verify_isolated(out, "ttgir", settings.target)

@@ -35,6 +35,7 @@ from irscope.steer.pins import (
     layout_value,
     loop_attr_value,
     parse_loop_where,
+    parse_pin_partition,
 )
 from irscope.steer.recipe_model import Layer, Recipe, Variant
 from irscope.steer.toml_lines import KeyLines
@@ -44,7 +45,7 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-SECTIONS = ("options", "env", "constexprs", "layouts", "loops")
+SECTIONS = ("options", "env", "constexprs", "layouts", "loops", "partitions")
 TOP_KEYS = ("recipe",) + SECTIONS + ("kernel", "variant")
 RECIPE_KEYS = ("target", "purpose", "targets")
 VARIANT_KEYS = ("purpose",) + SECTIONS + ("kernel",)
@@ -263,6 +264,23 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
             except BadInput as e:
                 c.error(kk + (a,), str(e).removeprefix("attr: "))
         layer.loops.append(LoopPin(file, line, tuple(attrs), source, optional=not kernel_specific))
+    parts = c.table(body.get("partitions", {}), keys + ("partitions",)) or {}
+    for name, v in parts.items():
+        kk = keys + ("partitions", name)
+        if not kernel_specific:
+            c.error(kk, "a partition's registers belong in a kernel section ([kernel.NAME.partitions]): "
+                        "kernels without warp specialization have none")
+            continue
+        v = c.table(v, kk)
+        if v is None:
+            continue
+        if set(v) != {"registers"}:
+            c.error(kk, "expected { registers = R } (e.g. worker0 = { registers = 48 })")
+            continue
+        try:
+            layer.partitions.append(parse_pin_partition(f"{name}:registers={v['registers']}", source))
+        except BadInput as e:
+            c.error(kk, str(e).split(": ", 1)[-1])
     return layer
 
 

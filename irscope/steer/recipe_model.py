@@ -16,7 +16,7 @@ from typing import Any
 
 from irscope.core.targets import Target
 from irscope.errors import BadInput, did_you_mean
-from irscope.steer.pins import LayoutPin, LoopPin
+from irscope.steer.pins import LayoutPin, LoopPin, PartitionPin
 
 
 @dataclass
@@ -30,6 +30,7 @@ class Layer:
     constexprs: dict[str, str] = field(default_factory=dict)   # name -> text spec.parse_value reads
     layouts: list[LayoutPin] = field(default_factory=list)
     loops: list[LoopPin] = field(default_factory=list)
+    partitions: list[PartitionPin] = field(default_factory=list)
 
 
 @dataclass
