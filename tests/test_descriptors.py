@@ -24,6 +24,8 @@ TMA_SIG = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[256, 64]>, tensordesc<fp1
            "i32:16, i32:16, i32:16, 128, 256, 64, 8, 132")
 GLUON_SIG = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, "
              "i32:16, i32:16, i32:16, 128, 128, 64, 4, 24, 4")
+GLUON_SIG6 = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, "
+              "i32:16, i32:16, i32:16")   # the rest from the recipe
 TLX_SIG = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, "
            "i32:16, i32:16, i32:16, 128, 128, 64, 3, 4, 232")
 
@@ -132,7 +134,7 @@ def test_a_one_element_tuple_and_nesting(tmp_path, capsys):
 
 def test_gluon_partitions_are_reported_with_warps_registers_and_ops():
     art = compile_example(GLUON_WS, GLUON_SIG, target="cuda:90")
-    parts = {p["name"]: p for p in art.stats["machinery"]["partitions"]}
+    parts = art.stats["machinery"]["partitions"]
     assert set(parts) == {"default", "worker0"}
     assert parts["default"]["warps"] == 4 and parts["default"]["ops"].get("mma", 0) >= 1
     assert parts["worker0"]["warps"] == 1 and parts["worker0"]["registers"] == 24
@@ -142,7 +144,7 @@ def test_gluon_partitions_are_reported_with_warps_registers_and_ops():
 
 def test_worker_register_budget_is_the_kernels_argument():
     art = compile_example(GLUON_WS, GLUON_SIG.replace(", 24, 4", ", 40, 4"), target="cuda:90")
-    worker = art.stats["machinery"]["partitions"][1]
+    worker = art.stats["machinery"]["partitions"]["worker0"]
     assert worker["registers"] == 40 and 40 in art.stats["machinery"]["setmaxnreg"]["dec"]
 
 
@@ -158,8 +160,8 @@ def test_summary_names_the_partitions(tmp_path, capsys):
 def test_triton_automatic_warp_specialization_on_blackwell():
     art = compile_example(TMA, TMA_SIG + ", True, False", target="cuda:100", sets=("num_warps=8", "num_stages=3"))
     parts = art.stats["machinery"]["partitions"]
-    assert parts[0]["name"] == "default" and len(parts) >= 2
-    ops = {p["name"]: p["ops"] for p in parts}
+    assert list(parts)[0] == "default" and len(parts) >= 2
+    ops = {name: p["ops"] for name, p in parts.items()}
     assert any(o.get("tma_load") for o in ops.values()) and any(o.get("mma") for o in ops.values())
     assert art.stats["machinery"]["tmem_columns"] > 0
 
@@ -176,7 +178,7 @@ def test_a_loop_that_asks_for_warp_specialization_but_is_not_split_is_said():
 @pytest.mark.skipif(not _has_tlx(), reason="TLX needs Meta's Triton fork (pip install fbtriton)")
 def test_tlx_kernel_partitions():
     art = compile_example(TLX_WS, TLX_SIG, target="cuda:90")
-    parts = {p["name"]: p for p in art.stats["machinery"]["partitions"]}
+    parts = art.stats["machinery"]["partitions"]
     assert parts["worker0"]["warps"] == 4 and parts["worker0"]["registers"] == 232
     assert parts["default"]["ops"]["tma_load"] == 2 and parts["worker0"]["ops"]["mma"] >= 1
     assert "launch_metadata" not in art.stages   # the fork's extra outputs are files, not compiler stages
@@ -261,7 +263,7 @@ def test_a_partition_register_pin_is_applied_and_checked():
     req = jobs.Request(GLUON_WS, (), GLUON_SIG, target="cuda:90", pin_partitions=("worker0:registers=40",))
     job = jobs.resolve_one(req, "a test compiles")
     art = compiler.compile_spec(job.spec, job.settings)
-    worker = art.stats["machinery"]["partitions"][1]
+    worker = art.stats["machinery"]["partitions"]["worker0"]
     assert worker["registers"] == 40
     assert "setmaxnreg.dec.sync.aligned.u32 \t40;" in art.stages["ptx"]
     pin = next(p for p in art.pins if p["kind"] == "partition")
@@ -270,11 +272,11 @@ def test_a_partition_register_pin_is_applied_and_checked():
 
 def test_a_recipe_variant_pins_the_producer_budget(tmp_path, capsys):
     code, out, err = run_in(capsys, "dump", str(GLUON_WS), "--recipe", "h200", "--variant", "roomy-producer",
-                            "--signature", ", ".join(GLUON_SIG.split(", ")[:6]), "--const", "num_warps=4",
+                            "--signature", GLUON_SIG6, "--const", "num_warps=4",
                             "-o", str(tmp_path), "--json")
     assert code == 0, err
     k = json.loads(out)["kernels"][0]
-    assert k["stats"]["machinery"]["partitions"][1]["registers"] == 56
+    assert k["stats"]["machinery"]["partitions"]["worker0"]["registers"] == 56
     assert any(p["kind"] == "partition" and p["status"] == "ok" for p in k["pins"])
 
 
@@ -304,3 +306,14 @@ def test_recipe_partitions_only_in_kernel_sections(tmp_path, capsys):
     bad.write_text('[recipe]\ntarget = "h100"\npurpose = "x"\n\n[partitions]\nworker0 = { registers = 48 }\n')
     code, out, err = run_in(capsys, "recipes", "check", str(bad))
     assert code == 2 and "kernel section" in out + err
+
+
+def test_diff_shows_a_partition_budget_change(tmp_path, capsys):
+    """Two recipe variants that differ in the producer's budget: the diff names the partition's registers."""
+    code, out, err = run_in(capsys, "diff", str(GLUON_WS), "--recipe", "h200", "--a-variant", "lean-producer",
+                            "--b-variant", "roomy-producer", "--signature", GLUON_SIG6,
+                            "--const", "num_warps=4", "-o", str(tmp_path / "d"), "--json")
+    assert code == 1, err
+    deltas = json.loads(out)["stats"]
+    assert deltas["machinery.partitions.worker0.registers"] == {"a": 24, "b": 56}, sorted(deltas)
+    assert deltas["machinery.setmaxnreg.dec"] == {"a": [24], "b": [56]}

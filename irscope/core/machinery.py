@@ -3,7 +3,7 @@
 What a Gluon or TLX author (or a Triton one using `tl.range(..., warp_specialize=True)`) asks after a
 compile, read from what the compiler already wrote, each figure from the stage that decides it:
 
-  partitions     TTGIR's ttg.warp_specialize op (Triton's automatic WS, gl.warp_specialize and
+  partitions     {"default": {...}, "worker0": {...}} from TTGIR's ttg.warp_specialize op (Triton's automatic WS, gl.warp_specialize and
                  tlx.async_tasks all lower to it): its default region and each partitionN region with
                  num_warps(N), the workers' requestedRegisters / actualRegisters, and per region the
                  ops that say what runs there (TMA loads/stores, MMAs, mbarrier waits/arrives, TMEM,
@@ -64,7 +64,8 @@ def facts(ttgir: str | None, ptx: str | None, metadata: dict[str, Any], options:
                   "dec": sorted({int(n) for k, n in SETMAXNREG.findall(ptx) if k == "dec"})}
     partitions = _partitions(ttgir, regs, setmaxnreg, options)
     if partitions:
-        out["partitions"] = partitions
+        # keyed by name, so a diff reads machinery.partitions.worker0.registers: 24 -> 48
+        out["partitions"] = {p.pop("name"): p for p in partitions}
         out["total_warps"] = int(metadata.get("num_warps") or 0) or None
     requested = len(re.findall(r"\{[^{}]*\btt\.warp_specialize\b", ttgir))
     if requested and not partitions:

@@ -64,8 +64,7 @@ def check(spec: KernelSpec, settings: Settings, loop_done: list[dict], layout_do
 def _check_partition(pin, done: list[dict], art: Artifacts) -> dict:
     """The worker's budget in the compiled output: the machinery facts (TTGIR) and setmaxnreg in PTX."""
     mach = (art.stats or {}).get("machinery") or {}
-    workers = [p for p in mach.get("partitions") or [] if p["name"] != "default"]
-    got = workers[pin.index]["registers"] if pin.index < len(workers) else None
+    got = ((mach.get("partitions") or {}).get(f"worker{pin.index}") or {}).get("registers")
     ptx = art.stages.get("ptx") if isinstance(art.stages.get("ptx"), str) else ""
     before = next((d["before"] for d in done if d["pin"] is pin), None)
     was = f" (was {before})" if before else ""

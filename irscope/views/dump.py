@@ -179,11 +179,11 @@ OP_WORDS = {"tma_load": "TMA load", "tma_store": "TMA store", "mma": "MMA", "bar
 def machinery_lines(mach: dict[str, Any]) -> list[str]:
     """Warp-specialized partitions and the Hopper/Blackwell machinery (stats["machinery"]), if any."""
     lines = []
-    for p in mach.get("partitions") or []:
+    for name, p in (mach.get("partitions") or {}).items():
         regs = f"{p['registers']} regs ({p['registers_from']})" if p.get("registers") else "regs: compiler's choice"
         ops = ", ".join(f"{OP_WORDS.get(k, k)} {v}" for k, v in p["ops"].items()) or "no memory, MMA or barrier ops"
         warps = p.get("warps")
-        lines.append(f"partition  {p['name']:<8} {warps} warp{'s' if warps != 1 else ''}, {regs}: {ops}")
+        lines.append(f"partition  {name:<8} {warps} warp{'s' if warps != 1 else ''}, {regs}: {ops}")
     if mach.get("partitions") and mach.get("total_warps"):
         lines.append(f"  warps    {mach['total_warps']} in all (partitions are allocated by warpgroups of 4)")
     if n := mach.get("warp_specialize_not_applied"):
