@@ -14,7 +14,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "irscope"
-HEAVY = ("triton", "torch", "rich", "click", "numpy", "ctypes", "ray", "optuna", "pynvml", "jinja2", "playwright")
+HEAVY = ("triton", "torch", "rich", "click", "numpy", "ctypes", "ray", "optuna", "pynvml", "amdsmi", "jinja2",
+         "playwright")
 # a module may import from its own layer and the layers before it
 LAYERS = [("errors",), ("core",), ("standin",), ("steer",), ("jobs",), ("capture", "compare", "timing", "workers"), ("sweep",),
           ("views",), ("cli", "__main__", "__init__")]

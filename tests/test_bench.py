@@ -44,12 +44,12 @@ def test_paired_ratio_sees_a_two_percent_win_through_drift():
     assert abs(c.delta_percent + 2) < 0.5
 
 
-def test_identical_variants_are_no_significant_difference():
+def test_identical_variants_are_the_same():
     rng = random.Random(2)
     a = [1 + rng.gauss(0, 0.01) for _ in range(300)]
     b = [1 + rng.gauss(0, 0.01) for _ in range(300)]
     c = timing.compare(a, b)
-    assert c.verdict == "no significant difference" and c.ci_low < 1 < c.ci_high
+    assert c.verdict == "same" and c.ci_low < 1 < c.ci_high and c.margin == timing.DEFAULT_MARGIN
 
 
 def test_a_variant_dropped_early_is_compared_over_the_rounds_both_ran():
@@ -60,11 +60,22 @@ def test_a_variant_dropped_early_is_compared_over_the_rounds_both_ran():
     assert timing.compare_shared_rounds(b, a).verdict == "faster"
 
 
-def test_verdicts():
-    assert timing.verdict(0.95, 0.99) == "faster"
-    assert timing.verdict(1.01, 1.03) == "slower"
-    assert timing.verdict(0.99, 1.01) == "no significant difference"
+def test_verdicts_against_the_equivalence_margin():
+    assert timing.verdict(0.95, 0.985) == "faster"
+    assert timing.verdict(1.015, 1.03) == "slower"
+    assert timing.verdict(0.995, 1.008) == "same"
+    assert timing.verdict(0.985, 0.995) == "ambiguous", "faster, but maybe by less than the margin"
+    assert timing.verdict(0.98, 1.02) == "ambiguous"
+    assert timing.verdict(0.985, 0.995, margin=0.0) == "faster"
+    assert timing.verdict(0.995, 1.008, margin=0.0) == "ambiguous"
+    assert timing.verdict(0.97, 0.99, margin=0.05) == "same"
     assert not timing.precise_enough([1.0] * 5, [1.0] * 5, 0.01), "too few rounds is never precise"
+
+
+@pytest.mark.parametrize("margin", [-0.01, 1.0, 5, True])
+def test_a_margin_outside_zero_to_one_is_bad_input(margin):
+    with pytest.raises(BadInput, match=r"--margin .*fraction from 0 to below 1"):
+        bench.check_margin(margin)
 
 
 def test_a_sweep_drops_only_the_variants_clearly_behind_the_leader():
@@ -216,7 +227,7 @@ def test_faulting_variant_is_reported_and_others_measured():
     r = bench.run(vs, lw, max_seconds=3, min_rounds=20)
     status = {v.name: v.status for v in r.variants}
     assert status == {"v0": "ok", "v1": "faulted", "v2": "ok"}
-    assert r.variants[2].summary.n >= 20
+    assert r.rounds_run >= 20 and r.variants[2].summary.n == r.rounds, "rounds dropped for a low clock: counted"
 
 
 @gpu
@@ -242,8 +253,9 @@ def test_aa_and_options_on_the_cli(cli, tmp_path):
     names = [v["name"] for v in doc["variants"]]
     assert names == ["baseline", "baseline (A/A copy)", "num_warps=8"]
     aa = doc["variants"][1]["versus_baseline"]
-    assert aa["verdict"] in ("no significant difference", "faster", "slower")
-    assert abs(aa["ratio"] - 1) < 0.02
+    assert aa["verdict"] in ("same", "ambiguous"), aa
+    assert abs(aa["ratio"] - 1) < 0.02 and aa["ci_low"] < aa["ci_high"]
+    assert doc["clocks"].get("source") or doc["clocks"]["why_not"].startswith("clocks not watched")
     assert doc["variants"][0]["gbps"] > 100
 
 
@@ -268,16 +280,15 @@ def test_diff_time_on_the_gpu(cli, tmp_path):
     doc = json.loads(r.out)
     names = [v["name"] for v in doc["timing"]["variants"]]
     assert names == ["a: num_warps=4", "b: num_warps=8"]
-    assert doc["timing"]["variants"][1]["versus_baseline"]["verdict"] in ("faster", "slower",
-                                                                          "no significant difference")
+    assert doc["timing"]["variants"][1]["versus_baseline"]["verdict"] in ("faster", "slower", "same", "ambiguous")
 
 
 @gpu
 @pytest.mark.gpu
 def test_short_kernels_are_timed_in_cuda_graphs(cli, tmp_path):
     """4096 floats: a few microseconds, where the launch path would dominate; auto picks graphs, off does not."""
-    args = ("bench", str(VECTOR_ADD), "--args", "x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), "
-            "out_ptr=empty(4096, fp32), n_elements=4096", "--const", "BLOCK_SIZE=1024", "--grid",
+    args = ("bench", str(VECTOR_ADD), "--args", ("x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), "
+            "out_ptr=empty(4096, fp32), n_elements=4096"), "--const", "BLOCK_SIZE=1024", "--grid",
             "cdiv(n_elements, BLOCK_SIZE)", "--aa", "--max-seconds", "3", "--json", "-o", str(tmp_path))
     docs = {}
     for mode in ("auto", "off"):
@@ -288,8 +299,12 @@ def test_short_kernels_are_timed_in_cuda_graphs(cli, tmp_path):
     graph = docs["auto"]
     assert 0.0005 < graph["variants"][0]["summary"]["median"] < 0.05, ("a 4096-element add takes microseconds",
                                                                        graph["variants"][0])
-    assert len(graph["samples"]["baseline"]) == graph["rounds"], "one sample a round: the median of its replay"
-    assert abs(graph["variants"][1]["versus_baseline"]["ratio"] - 1) < 0.05, graph["variants"][1]
+    assert len(graph["samples"]["baseline"]) == graph["rounds"], "one sample a round: the mean of its runs"
+    assert graph["runs_per_round"] >= 2 and graph["runs_per_round"] % 2 == 0, "a replay is balanced: ABBA"
+    for doc in docs.values():
+        aa = doc["variants"][1]["versus_baseline"]
+        assert aa["verdict"] in ("same", "ambiguous") and aa["ci_low"] < aa["ci_high"], aa
+        assert 0 < doc["tick_ms"] < 0.001 or doc["tick_ms"] == 0
 
 
 @gpu
@@ -309,3 +324,194 @@ def test_sweep_time_names_a_winner_and_drops_the_clearly_slower(cli, tmp_path):
     assert rows["BLOCK_M=32, BLOCK_N=32"]["dropped"].startswith("dropped after"), "several times slower: dropped"
     assert not rows[doc["winner"]["config"]]["dropped"]
     assert all(v["status"] == "ok" for v in rows.values())
+
+
+# ---------------------------------------------------------------- --ref: a torch call in the same rounds
+
+MATMUL_ARGS = ("a_ptr=randn(256, 128, fp16), b_ptr=randn(128, 64, fp16), c_ptr=empty(256, 64, fp16), "
+               "M=256, N=64, K=128, x=randn(32, 100, fp32)")
+
+
+def test_reference_grammar_accepts_torch_calls_over_the_args():
+    from irscope.timing import reference
+
+    args = launch.parse_args(MATMUL_ARGS)
+    ref = reference.parse("torch.matmul(a_ptr, b_ptr)", args)
+    assert ref.call == ("call", "torch.matmul", (("arg", "a_ptr"), ("arg", "b_ptr")), ())
+    assert ref.label == "ref: torch.matmul(a_ptr, b_ptr)"
+    sm = reference.parse("F.softmax(x, dim=-1, dtype=torch.float32)", args)
+    assert sm.call[1] == "torch.nn.functional.softmax" and sm.call[3][0] == ("dim", ("const", -1))
+    assert sm.call[3][1] == ("dtype", ("dtype", "float32")), "keyword dtype=, the value a dtype"
+    nested = reference.parse("torch.nn.functional.gelu(torch.mm(a_ptr, b_ptr), approximate='tanh')", args)
+    assert nested.call[2][0][0] == "call"
+    assert reference.parse("torch.matmul(b_ptr.T, a_ptr.T)", args).call[2][0] == ("attr", ("arg", "b_ptr"), "T")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("torch.mutmul(a_ptr, b_ptr)", r"torch.mutmul\(…\) is not a known reference function"),
+    ("torch.add_(a_ptr, b_ptr)", "it writes its inputs"),
+    ("numpy.matmul(a_ptr, b_ptr)", "functions come from torch, F"),
+    ("torch.matmul(a_ptr, w)", r"unknown name 'w': a reference uses the names of --args \(a_ptr, b_ptr"),
+    ("torch.matmul(a_ptr, b_ptr, out=c_ptr)", "out= would write into an argument"),
+    ("__import__('os').system('true')", "is not a function of the grammar"),
+    ("torch.matmul(a_ptr.float(), b_ptr)", "is not allowed"),
+    ("torch.matmul(a_ptr, b_ptr) + 1", "not a call"),
+    ("(lambda: 0)()", "is not a function of the grammar"),
+    ("torch.matmul(*a_ptr)", r"\*args is not part of the grammar"),
+    ("torch.matmul(a_ptr,", "cannot parse it"),
+    ("", "empty"),
+    ("torch.matmul(M.T, b_ptr)", r"\.T follows the name of a tensor"),
+])
+def test_reference_refuses_what_is_not_the_grammar_in_one_line(text, message):
+    from irscope.timing import reference
+
+    with pytest.raises(BadInput, match=message) as e:
+        reference.parse(text, launch.parse_args(MATMUL_ARGS))
+    assert "\n" not in str(e.value) and str(e.value).startswith("--ref ")
+
+
+def test_reference_shapes_are_checked_on_the_meta_device():
+    pytest.importorskip("torch")
+    from irscope.timing import reference
+
+    lw = launch.Launch(launch.parse_args(MATMUL_ARGS))
+    reference.check(reference.parse("torch.matmul(a_ptr, b_ptr)", lw), lw)  # fits: no error
+    reference.check(reference.parse("F.softmax(x, -1)", lw), lw)
+    for text, why in [("torch.matmul(b_ptr, a_ptr)", "does not fit the --args"),
+                      ("torch.argmax(x, 5)", "Dimension out of range"),
+                      ("torch.matmul(a_ptr, x)", "does not fit the --args"),
+                      ("F.layer_norm(x, (64,))", "does not fit the --args"),
+                      ("torch.cat((a_ptr, b_ptr))", "does not fit the --args"),
+                      ("torch.argmax(x, -1, True, 3)", "does not fit the --args")]:
+        with pytest.raises(BadInput, match=why) as e:
+            reference.check(reference.parse(text, lw), lw)
+        assert "\n" not in str(e.value)
+
+
+def test_a_reference_computes_what_torch_computes():
+    torch = pytest.importorskip("torch")
+    from irscope.timing import reference
+
+    x = torch.randn(8, 16)
+    w = torch.randn(16, 4)
+    ref = reference.parse("F.gelu(torch.matmul(x, w), approximate='tanh')", {"x": None, "w": None})
+    got = reference.bind(ref, {"x": x, "w": w})()
+    assert torch.equal(got, torch.nn.functional.gelu(x @ w, approximate="tanh"))
+
+
+def test_bench_with_a_bad_ref_exits_2_in_one_line_before_the_gpu(monkeypatch, capsys):
+    """The CLI path in-process, with the timing process replaced (no GPU here): refused before any run."""
+    from irscope import cli
+    from irscope.cli import bench as bench_cli
+
+    started = []
+
+    class NoSession:
+        def __init__(self):
+            started.append(self)
+
+    monkeypatch.setattr(bench_cli, "timing_session", NoSession)
+    monkeypatch.setattr(bench, "run", lambda *a, **k: pytest.fail("timed a bad --ref"))
+    for ref, why in [("torch.matmul(x_ptr, z)", "unknown name 'z'"), ("os.system('x')", "functions come from")]:
+        with pytest.raises(SystemExit) as e:
+            cli.main(["bench", str(VECTOR_ADD), "--args", ("x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), "
+                      "out_ptr=empty(4096, fp32), n_elements=4096"), "--const", "BLOCK_SIZE=1024", "--grid", "4",
+                      "--target", "h100", "--ref", ref])
+        assert e.value.code == 2
+        err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert len(err) == 1 and why in err[0] and err[0].startswith("irscope: error: --ref")
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench", str(VECTOR_ADD), "--args", "n_elements=4096", "--grid", "4", "--margin", "2"])
+    assert e.value.code == 2 and "--margin 2" in capsys.readouterr().err
+
+
+FAKE_REF_CHILD = """
+import sys
+from irscope import workers
+workers.say("UP")
+for msg in workers.messages():
+    if msg["op"] == "launch" and msg.get("ref") is not None:
+        workers.say("FAIL", ("ref", "--ref 'torch.matmul(b, a)': does not fit the --args: shapes cannot be multiplied"))
+        sys.exit(1)
+"""
+
+
+def test_a_reference_the_timing_process_refuses_is_bad_input(monkeypatch):
+    """The timing process checks the shapes before it makes any input; the parent says it as BadInput (exit 2)."""
+    from irscope.timing import reference
+
+    monkeypatch.setattr(session_mod, "CHILD", ("-c", FAKE_REF_CHILD))
+    job = jobs.resolve_one(jobs.Request(DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N,
+                                        consts=("BLOCK=1024", "SCALE=2"), target="h100"), "a test times")
+    lw = launch.Launch(launch.parse_args("x_ptr=randn(64, fp32), out_ptr=zeros(64, fp32), n=64"), (1, 1, 1))
+    with TimingSession() as session:
+        session.start(lw, ref=reference.parse("torch.neg(x_ptr)", lw), seed=0)
+        session.add(Variant("a", job.spec, job.settings))
+        with pytest.raises(BadInput, match="does not fit the --args"):
+            session.finish(session.sent, budget=60)
+
+
+def test_the_report_gives_each_variant_its_ratio_to_the_reference():
+    """report() on known samples (what the timing process returns): rows against the baseline and the ref."""
+    pytest.importorskip("triton")
+    from irscope.timing import reference
+    from irscope.views.bench import bench_json, bench_summary
+
+    job = jobs.resolve_one(jobs.Request(DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N,
+                                        consts=("BLOCK=1024", "SCALE=2"), target="h100"), "a test times")
+    lw = launch.Launch(launch.parse_args("x_ptr=randn(64, fp32), out_ptr=zeros(64, fp32), n=64"), (1, 1, 1))
+    rng = random.Random(4)
+    drift = [1 + 0.01 * rng.random() for _ in range(60)]
+    base = Variant("baseline", job.spec, job.settings, samples_ms=[0.100 * d * (1 + rng.gauss(0, 1e-3)) for d in drift])
+    other = Variant("v2", job.spec, job.settings, samples_ms=[0.095 * d * (1 + rng.gauss(0, 1e-3)) for d in drift])
+    ref_v = Variant("ref: torch.neg(x_ptr)", None, None, ref=reference.parse("torch.neg(x_ptr)", lw),
+                    samples_ms=[0.090 * d * (1 + rng.gauss(0, 1e-3)) for d in drift])
+    clocks = {"source": "NVML", "why_not": "", "sm_mhz": (1900.0, 1980.0, 1980.0), "power_w": (300.0, 650.0),
+              "temp_c": (40.0, 60.0), "dropped_rounds": 2, "floor": 0.95}
+    r = bench.report([base, other], lw, {"rounds": 60, "method": "m", "tick_ms": 3.2e-5, "runs_per_round": 1,
+                                         "clocks": clocks}, 1.0, 0.005, None, "8*n", "NVIDIA H200", ref=ref_v)
+    assert r.variants[1].versus_baseline.verdict == "faster"
+    vr = r.variants[0].versus_reference
+    assert vr.verdict == "slower" and abs(vr.ratio - 0.100 / 0.090) < 0.005 and vr.ci_low < vr.ratio < vr.ci_high
+    assert r.ref.name == "ref: torch.neg(x_ptr)" and r.ref.summary.n == 60 and r.ref.gbps is not None
+    doc = json.loads(bench_json(r))
+    assert doc["variants"][0]["versus_reference"]["verdict"] == "slower"
+    assert "delta_percent" in doc["variants"][0]["versus_reference"]
+    assert doc["ref"]["summary"]["median"] == r.ref.summary.median and doc["margin"] == 0.01
+    assert doc["clocks"]["dropped_rounds"] == 2 and "ref: torch.neg(x_ptr)" in doc["samples"]
+    from rich.console import Console
+
+    con = Console(record=True, width=220)
+    bench_summary(r, con)
+    text = con.export_text()
+    assert "clocks (NVML): SM 1900-1980 MHz (median 1980), 300-650 W, 40-60 C, 2 rounds dropped" in text
+    assert "baseline takes 1.11" in text and "torch.neg(x_ptr)" in text and "timer: 32 ns ticks" in text
+    r.clocks = {"source": "", "why_not": "clocks not watched: nvidia-ml-py (pynvml) is not installed"}
+    con = Console(record=True, width=220)
+    bench_summary(r, con)
+    assert con.export_text().count("clocks not watched") == 1
+
+
+@gpu
+@pytest.mark.gpu
+def test_ref_times_torch_in_the_same_rounds(cli, tmp_path):
+    """The example matmul against torch.matmul over the same inputs: a ratio with its CI, and a bad shape refused."""
+    n = 2048
+    args = (f"a_ptr=randn({n}, {n}, fp16), b_ptr=randn({n}, {n}, fp16), c_ptr=empty({n}, {n}, fp16), M={n}, N={n}, "
+            f"K={n}, stride_am={n}, stride_ak=1, stride_bk={n}, stride_bn=1, stride_cm={n}, stride_cn=1")
+    common = ("bench", str(MATMUL), "--kernel", "matmul_kernel", "--args", args, "--const", "BLOCK_M=128",
+              "--const", "BLOCK_N=128", "--const", "BLOCK_K=64", "--const", "GROUP_M=8",
+              "--grid", "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)", "--flops", "2*M*N*K", "-o", str(tmp_path))
+    r = cli(*common, "--ref", "torch.matmul(a_ptr, b_ptr)", "--max-seconds", "4", "--json")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    vr = doc["variants"][0]["versus_reference"]
+    assert vr["ci_low"] < vr["ratio"] < vr["ci_high"] and 0.3 < vr["ratio"] < 5, vr
+    assert doc["ref"]["name"] == "ref: torch.matmul(a_ptr, b_ptr)" and doc["ref"]["tflops"] > 50
+    assert doc["ref"]["reason"] == "", "torch.matmul computes what the kernel computes"
+    bad = cli(*common, "--ref", "torch.matmul(a_ptr, torch.zeros(3))", "--max-seconds", "1")
+    assert bad.code == 2 and len([x for x in bad.err.splitlines() if x.strip()]) == 1, bad.err
+    assert "torch.zeros(…) is not a known reference function" in bad.err
+    n2 = cli(*[a if a != args else args.replace(f"b_ptr=randn({n}, {n}", f"b_ptr=randn({n // 2}, {n}")
+               for a in common], "--ref", "torch.matmul(a_ptr, b_ptr)", "--max-seconds", "1")
+    assert n2.code == 2 and "does not fit the --args" in n2.err, n2.err

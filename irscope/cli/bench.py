@@ -15,6 +15,12 @@ from irscope.cli.options import DUTY_OPTION, spec_options, timing_session
 @click.option("--try", "tries", multiple=True, metavar="KEY=VALUE[,KEY=VALUE]",
               help="Another variant: these options on top of the baseline's (repeatable).")
 @click.option("--aa", is_flag=True, help="Add a copy of the baseline as a variant (an A/A check of the noise).")
+@click.option("--ref", "ref_text", metavar="CALL",
+              help='What a user would call instead, timed in the same rounds: a torch call over the --args names, '
+                   'e.g. "torch.matmul(a_ptr, b_ptr)" or "F.softmax(x_ptr, -1)" (irscope/timing/reference.py).')
+@click.option("--margin", type=float, default=0.01, show_default=True,
+              help="Equivalence margin of the verdicts (a fraction): within it is 'same', beyond it 'faster' or "
+                   "'slower', straddling it 'ambiguous'. Never below one timer tick of the kernel.")
 @click.option("--flops", metavar="EXPR", help='FLOPs per launch, e.g. "2*M*N*K": gives TFLOP/s and % of peak.')
 @click.option("--bytes", "nbytes", metavar="EXPR", help="Bytes moved per launch: gives GB/s and % of peak.")
 @click.option("--precision", type=float, default=0.005, show_default=True,
@@ -22,21 +28,24 @@ from irscope.cli.options import DUTY_OPTION, spec_options, timing_session
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="Time budget for the rounds.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--graph", type=click.Choice(["off", "on", "auto"]), default="off", show_default=True,
-              help="Time inside CUDA graphs (auto: kernels under 100 us). Off by default: on the H200 they "
-                   "showed A/A offsets up to 3 % on a 4 us kernel (docs/benchmarks.md); events did not.")
+              help="Time inside CUDA graphs (auto: kernels under 100 us): one replay a round holds every variant's "
+                   "runs in mirrored order. Off: CUDA events around each run.")
 @DUTY_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
-def bench(request, variants, out_dir, no_cache, debug, launch_args, grid, tries, aa, flops, nbytes, precision,
-          max_seconds, seed, graph, duty, as_json):
+def bench(request, variants, out_dir, no_cache, debug, launch_args, grid, tries, aa, ref_text, margin, flops, nbytes,
+          precision, max_seconds, seed, graph, duty, as_json):
     """Time variants of a kernel on this machine's GPU: interleaved, L2-flushed, with confidence intervals."""
     from irscope.timing import bench as bench_job
     from irscope.timing.plan import bench_variants
+    from irscope.timing.reference import parse as parse_ref
     from irscope.views import bench as view
 
     session = timing_session()
+    bench_job.check_margin(margin)
     timed, launch = bench_variants(request, variants, launch_args, grid, tries, aa)
+    ref = parse_ref(ref_text, launch) if ref_text is not None else None
     result = bench_job.run(timed, launch, seed=seed, flops=flops, nbytes=nbytes, precision=precision,
-                           max_seconds=max_seconds, graph=graph, duty=duty, session=session)
+                           max_seconds=max_seconds, graph=graph, duty=duty, session=session, ref=ref, margin=margin)
     if as_json:
         click.echo(view.bench_json(result))
     else:

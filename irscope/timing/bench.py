@@ -12,14 +12,16 @@ The method, in order:
                inputs before every run (so a kernel that writes its inputs sees the same data each time)
   4. check     each variant's outputs against the baseline's (tolerance by dtype); a variant that
                computes something else is flagged and never reported as a win
-  5. time      warm-up, then rounds: in each round every variant runs, in rotated order, each run
+  5. time      warm-up, then rounds: in each round every variant runs, in mirrored order (ABBA), each run
                preceded by an L2 flush (a 256 MiB write) and bracketed by CUDA events (or, asked for,
                inside CUDA graphs), the GPU then left idle as long (50 % duty: below the power
-               limit); rounds continue until the confidence interval of every ratio to the baseline
+               limit); rounds run below 95 % of the median SM clock are dropped (NVML); rounds continue until the confidence interval of every ratio to the baseline
                is within the requested precision, or the time budget is spent; a sweep drops
                variants that are clearly slower than its leader
   6. report    per variant: median, IQR, 95 % CI; against the baseline: the paired ratio with its CI
-               and a verdict (statistics.py); optional TFLOP/s, GB/s and fraction of the device's peak
+               and a verdict within an equivalence margin (same / faster / slower / ambiguous,
+               statistics.py); against a --ref (a torch call timed in the same rounds) the ratio and
+               its CI; the clocks seen; optional TFLOP/s, GB/s and fraction of the device's peak
 
 Where each step lives: plan.py (the variants and the launch of a request), session.py (0, 2: the
 parent's side of the timing process), gpu_process.py (2, 3, 4: the process), measure.py (5),
@@ -39,6 +41,7 @@ from irscope.core.targets import local_gpu_present
 from irscope.errors import BadInput, CompileFailure
 from irscope.timing import statistics as timing
 from irscope.timing.launch import Launch, TensorSpec, evaluate
+from irscope.timing.reference import Reference
 from irscope.timing.session import TimingSession
 from irscope.timing.variant import Variant
 
@@ -55,6 +58,7 @@ class VariantReport:
     gbps: float | None = None
     peak_fraction: float | None = None
     dropped: str = ""
+    versus_reference: timing.Comparison | None = None   # t_variant / t_ref (--ref): below 1, the kernel is faster
 
 
 @dataclass
@@ -69,6 +73,12 @@ class BenchReport:
     samples: dict[str, list[float]] = field(default_factory=dict)   # per variant, ms, in round order
     phases: dict[str, float] = field(default_factory=dict)          # the timing process's seconds, by phase
     reference: str = ""         # the variant every versus_baseline is against
+    margin: float = timing.DEFAULT_MARGIN   # the equivalence margin of the verdicts
+    runs_per_round: int = 1     # runs of each variant a round; a sample is their mean
+    tick_ms: float = 0.0        # the timer's tick seen in the run times (0: continuous)
+    rounds_run: int = 0         # rounds run, including those dropped for a low clock
+    clocks: dict[str, Any] = field(default_factory=dict)    # clocks.ClockReport as a dict
+    ref: VariantReport | None = None    # --ref: the torch call timed in the same rounds
 
 
 def require_gpu() -> None:
@@ -116,12 +126,30 @@ def device_peaks(name: str):
     return chip.key.upper(), (chip.tflops_16, chip.tflops_tf32, chip.tflops_fp8, chip.hbm_tbps)
 
 
+def _throughput(row: VariantReport, flops: float | None, nbytes: float | None, peaks, dtype: str) -> None:
+    """TFLOP/s, GB/s and the fraction of the device's peak from the row's median."""
+    secs = row.summary.median / 1e3
+    if flops:
+        row.tflops = flops / secs / 1e12
+        if peaks:
+            peak = {"fp16": peaks[0], "bf16": peaks[0], "fp32": peaks[1], "fp8e4nv": peaks[2],
+                    "fp8e5": peaks[2]}.get(dtype)
+            row.peak_fraction = row.tflops / peak if peak else None
+    if nbytes:
+        row.gbps = nbytes / secs / 1e9
+        if peaks and not flops:
+            row.peak_fraction = row.gbps / (peaks[3] * 1e3)
+
+
 def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any], seconds: float, precision: float,
-           flops_expr: str | None, bytes_expr: str | None, device: str, against_leader: bool = False) -> BenchReport:
-    """The per-variant rows; ratios against the baseline (the first variant), or for a sweep the leader."""
+           flops_expr: str | None, bytes_expr: str | None, device: str, against_leader: bool = False,
+           margin: float = timing.DEFAULT_MARGIN, ref: Variant | None = None) -> BenchReport:
+    """The per-variant rows; ratios against the baseline (the first variant), or for a sweep the leader;
+    with a reference, each row's ratio to it too (the reference's own row apart: never a winner)."""
     import triton
 
     _, peaks = device_peaks(device)
+    tick, runs = measurement.get("tick_ms", 0.0), measurement.get("runs_per_round", 1)
     env = dict(launch.args)
     flops = evaluate(flops_expr, env, "--flops") if flops_expr else None
     nbytes = evaluate(bytes_expr, env, "--bytes") if bytes_expr else None
@@ -131,48 +159,53 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
     if against_leader:  # a sweep: ratios against the fastest config timed to the end, not config #0
         finalists = [v for v in variants if v.status == "ok" and v.samples_ms and not v.dropped]
         base = min(finalists, key=lambda v: timing.median(v.samples_ms), default=base)
+    how = {"margin": margin, "tick_ms": tick, "runs": runs}
+    ref_ok = ref is not None and bool(ref.samples_ms)
     for v in variants:
-        summary = timing.summarize(v.samples_ms) if v.samples_ms else None
+        summary = timing.summarize(v.samples_ms, tick_ms=tick) if v.samples_ms else None
         vs = None
         if summary and base is not None and v is not base:
-            vs = timing.compare_shared_rounds(base.samples_ms, v.samples_ms)
+            vs = timing.compare_shared_rounds(base.samples_ms, v.samples_ms, **how)
         row = VariantReport(v.name, dict(v.settings.options), v.status, v.reason, summary, vs, dropped=v.dropped)
         if summary:
-            secs = summary.median / 1e3
-            if flops:
-                row.tflops = flops / secs / 1e12
-                if peaks:
-                    peak = {"fp16": peaks[0], "bf16": peaks[0], "fp32": peaks[1], "fp8e4nv": peaks[2],
-                            "fp8e5": peaks[2]}.get(dtype)
-                    row.peak_fraction = row.tflops / peak if peak else None
-            if nbytes:
-                row.gbps = nbytes / secs / 1e9
-                if peaks and not flops:
-                    row.peak_fraction = row.gbps / (peaks[3] * 1e3)
+            _throughput(row, flops, nbytes, peaks, dtype)
+            if ref_ok:
+                row.versus_reference = timing.compare_shared_rounds(ref.samples_ms, v.samples_ms, **how)
         rows.append(row)
+    ref_row = None
+    if ref is not None:
+        ref_row = VariantReport(ref.name, {}, ref.status, ref.reason,
+                                timing.summarize(ref.samples_ms, tick_ms=tick) if ref_ok else None, None)
+        if ref_row.summary:
+            _throughput(ref_row, flops, nbytes, peaks, dtype)
+    samples = {v.name: list(v.samples_ms) for v in variants + ([ref] if ref_ok else []) if v.samples_ms}
     return BenchReport(device, triton.__version__, measurement.get("rounds", 0), seconds, precision, rows,
-                       measurement.get("method", ""), {v.name: list(v.samples_ms) for v in variants if v.samples_ms},
-                       measurement.get("phases", {}), base.name if base else "")
+                       measurement.get("method", ""), samples, measurement.get("phases", {}),
+                       base.name if base else "", margin, runs, tick, measurement.get("rounds_run", 0),
+                       measurement.get("clocks", {}), ref_row)
 
 
 def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,
         nbytes: str | None = None, precision: float = 0.005, max_seconds: float = 20.0, min_rounds: int = 20,
         graph: str = "off", prune: float | None = None, duty: float = 0.5, session: TimingSession | None = None,
-        compiled: bool = False) -> BenchReport:
+        compiled: bool = False, ref: Reference | None = None, margin: float = timing.DEFAULT_MARGIN) -> BenchReport:
     """Time the variants; the first is the baseline.
 
     session: a TimingSession started early by the caller (so torch comes up while it parses and
     compiles); compiled=True: the caller compiled the variants and handed them to the session
-    (a sweep, as each config finished). Without a session, one is started here.
+    (a sweep, as each config finished). Without a session, one is started here. ref: a torch call
+    (reference.parse) timed in the same rounds; a caller that starts the session itself passes it
+    to session.start instead. margin: the equivalence margin of the verdicts (a fraction).
     """
+    check_margin(margin)
     require_gpu()
     _unique_names(variants)
     own = session is None
     session = session or TimingSession()
     try:
         if session.launch is None:
-            session.start(launch, seed=seed, precision=precision, max_seconds=max_seconds, min_rounds=min_rounds,
-                          graph=graph, prune=prune, duty=duty)
+            session.start(launch, ref=ref, seed=seed, precision=precision, max_seconds=max_seconds,
+                          min_rounds=min_rounds, graph=graph, prune=prune, duty=duty)
         if not compiled:
             launcher_built = False
             for v in variants:
@@ -191,5 +224,19 @@ def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | 
     for v in variants:
         if v.name in result.get("variants", {}) and v.status == "ok":
             v.status, v.reason, v.samples_ms, v.dropped = result["variants"][v.name]
+    ref_variant = None
+    if session.ref is not None:
+        ref_variant = Variant(session.ref.label, None, None, ref=session.ref)
+        if result.get("ref") and result["ref"][2]:
+            ref_variant.name, ref_variant.reason, ref_variant.samples_ms = result["ref"]
+        else:
+            ref_variant.status, ref_variant.reason = "not timed", "no variant was timed"
     return report(variants, launch, result, time.perf_counter() - start, precision, flops, nbytes, device,
-                  against_leader=session.measure_kwargs.get("prune") is not None)
+                  against_leader=session.measure_kwargs.get("prune") is not None, margin=margin, ref=ref_variant)
+
+
+def check_margin(margin: float) -> None:
+    """--margin: a fraction from 0 (any difference counts) to below 1."""
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
+        raise BadInput(f"--margin {margin!r}: the equivalence margin is a fraction from 0 to below 1, "
+                       f"e.g. --margin 0.01 (+-1 %)")

@@ -21,7 +21,8 @@ from typing import Any
 from irscope import workers
 from irscope.core import adapter, compiler, loader
 from irscope.core.spec import KernelSpec
-from irscope.timing import inputs
+from irscope.errors import BadInput
+from irscope.timing import inputs, reference
 from irscope.timing.launch import Launch
 from irscope.timing.measure import Workbench, measure
 from irscope.timing.variant import Variant, launcher
@@ -55,6 +56,29 @@ class Runner:
         self.written[v.name] = written
         self.outputs[v.name] = {k: self.scratch[k].clone() for k in written}
         self.variants[v.name] = v
+
+    def preflight_ref(self, v: Variant, baseline: str | None) -> None:
+        """Run the reference once; where the baseline wrote one tensor of the reference's shape, say
+        in v.reason if the two differ (a note: the user's call may mean another layout)."""
+        import torch
+
+        inputs.restore(self.scratch, self.pristine)
+        result = launcher(v, self.scratch, self.launch)()
+        torch.cuda.synchronize()
+        result = result[0] if isinstance(result, (tuple, list)) else result
+        self.variants[v.name] = v
+        wrote = self.outputs.get(baseline, {}) if baseline else {}
+        if len(wrote) == 1 and isinstance(result, torch.Tensor):
+            (name, out), = wrote.items()
+            if tuple(out.shape) == tuple(result.shape):
+                rtol, atol = inputs.TOLERANCE.get(self._dtype(name), (1e-2, 1e-2))
+                if not torch.allclose(out.float(), result.float(), rtol=rtol, atol=atol, equal_nan=True):
+                    diff = (out.float() - result.float()).abs().max().item()
+                    v.reason = f"computes something else than the baseline's {name} (max abs difference {diff:.3g})"
+
+    def _dtype(self, name: str) -> str:
+        spec = self.launch.args.get(name)
+        return getattr(spec, "dtype", "")
 
     def output(self, name: str) -> dict[str, Any]:
         """The variant's launch arguments after its preflight: what it wrote, the pristine inputs elsewhere."""
@@ -126,9 +150,17 @@ def main() -> int:
     phases = {"start": time.perf_counter() - born, "preflight": 0.0, "first_preflight": 0.0,
               "at_born": time.time() - (time.perf_counter() - born), "at_ready": time.time()}  # wall clock
     runner: Runner | None = None
+    ref: reference.Reference | None = None
     measure_kwargs: dict[str, Any] = {}
     while (msg := inbox.get()) is not None:
         if msg["op"] == "launch":
+            ref = msg.get("ref")
+            if ref is not None:
+                try:  # before the inputs: a reference that does not fit runs nothing on the GPU
+                    reference.check(ref, msg["launch"])
+                except BadInput as e:
+                    workers.say("FAIL", ("ref", str(e)))
+                    return 1
             try:
                 runner = Runner(msg["launch"], msg["measure"].get("seed", 0))
             except BaseException as e:  # noqa: BLE001
@@ -153,9 +185,17 @@ def main() -> int:
         elif msg["op"] == "measure":
             order = [runner.variants[name] for name in msg["order"]]
             phases["at_measure"] = time.time()
+            ref_variant = Variant(ref.label, None, None, ref=ref) if ref is not None else None
+            try:
+                if ref_variant is not None:
+                    runner.preflight_ref(ref_variant, order[0].name if order else None)
+            except BaseException as e:  # noqa: BLE001 - passed the meta check, failed on the GPU
+                workers.say("FAIL", ("ref", f"--ref {ref.text!r}: failed on the GPU: {_one_line(e)}"))
+                return 1
             try:
                 live = runner.check(order)
-                result = measure(runner.workbench(live), live, **measure_kwargs)
+                timed = live + ([ref_variant] if ref_variant is not None and live else [])
+                result = measure(runner.workbench(live), timed, **measure_kwargs)
             except BaseException as e:  # noqa: BLE001 - e.g. out of memory: said, not blamed on a kernel
                 workers.say("FAIL", ("measure", _one_line(e)))
                 return 1
@@ -163,6 +203,8 @@ def main() -> int:
                                     **{f"prepared_{k}": v for k, v in prepared.items()})
             result["device"] = torch.cuda.get_device_name()
             result["variants"] = {v.name: (v.status, v.reason, v.samples_ms, v.dropped) for v in order}
+            if ref_variant is not None:
+                result["ref"] = (ref_variant.name, ref_variant.reason, ref_variant.samples_ms)
             workers.say("RESULT", result)
             return 0
     return 0

@@ -108,3 +108,14 @@ def check_outputs(baseline: dict[str, Any], other: dict[str, Any], launch: Launc
             diff = (a.float() - b.float()).abs()
             return f"{name} differs from the baseline (max abs difference {diff.max().item():.3g})"
     return ""
+
+
+def meta_tensor(t: TensorSpec):
+    """The tensor a TensorSpec makes, on torch's meta device: shapes, strides, dtype, and no memory."""
+    import torch
+
+    dtype = _torch_dtype(t.dtype)
+    if t.strides is not None:
+        return torch.empty_strided(t.shape, t.strides, dtype=dtype, device="meta")
+    view = torch.empty(t.shape, dtype=dtype, device="meta")
+    return view.t() if t.transpose else view

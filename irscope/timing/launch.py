@@ -139,7 +139,7 @@ def _bounded(value: Any, node: ast.AST, where: str, whole: str) -> Any:
     return value
 
 
-def _power(base: int | float, exp: int | float, node: ast.AST, where: str, whole: str) -> int | float:
+def _power(base: float, exp: float, node: ast.AST, where: str, whole: str) -> float:
     """base ** exp, refused before computing an integer power that would leave the bounds (float
     powers overflow by themselves: OverflowError, reported by evaluate)."""
     if isinstance(base, int) and isinstance(exp, int) and abs(base) > 1 and exp > 0 \

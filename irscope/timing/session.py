@@ -11,18 +11,20 @@ parent never launches.
 
 The child's messages (workers protocol): UP (torch and the CUDA context are ready), OK i (variant
 i passed its preflight), FAIL (where, why) where is -1 (starting, the inputs), i (variant i
-faulted: an illegal address poisons a CUDA context) or "measure", RESULT (the measurement).
+faulted: an illegal address poisons a CUDA context), "measure" or "ref" (the --ref does not fit
+the inputs: BadInput), RESULT (the measurement).
 A variant that faults is marked faulted and a new child carries on with the others.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Self
 
 from irscope import workers
-from irscope.errors import IrscopeError
+from irscope.errors import BadInput, IrscopeError
 from irscope.timing.launch import Launch
+from irscope.timing.reference import Reference
 from irscope.timing.variant import Variant
 
 CHILD = ("-m", "irscope.timing.gpu_process")
@@ -36,6 +38,7 @@ class TimingSession:
 
     def __init__(self) -> None:
         self.launch: Launch | None = None
+        self.ref: Reference | None = None
         self.measure_kwargs: dict[str, Any] = {}
         self._spawn()
 
@@ -44,14 +47,14 @@ class TimingSession:
         self.ok = 0                         # preflights passed in the current child
         self.sent: list[Variant] = []       # what the current child was given, in order
         if self.launch is not None:
-            self.worker.send({"op": "launch", "launch": self.launch, "measure": self.measure_kwargs})
+            self.worker.send({"op": "launch", "launch": self.launch, "measure": self.measure_kwargs, "ref": self.ref})
 
     @property
     def up(self) -> bool:
         """The current child said UP: torch and the CUDA context are ready."""
         return self.worker.ready
 
-    def __enter__(self) -> TimingSession:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -60,10 +63,12 @@ class TimingSession:
     def close(self) -> None:
         self.worker.stop()
 
-    def start(self, launch: Launch, **measure_kwargs: Any) -> None:
-        """The launch every variant runs, and how to measure (measure.measure's keywords, and seed)."""
-        self.launch, self.measure_kwargs = launch, measure_kwargs
-        self.worker.send({"op": "launch", "launch": launch, "measure": measure_kwargs})
+    def start(self, launch: Launch, ref: Reference | None = None, **measure_kwargs: Any) -> None:
+        """The launch every variant runs, a reference to time with them (--ref: reference.parse), and how
+        to measure (measure.measure's keywords, and seed). The timing process checks the reference's
+        shapes before it makes any input; one that does not fit is a BadInput from finish()."""
+        self.launch, self.ref, self.measure_kwargs = launch, ref, measure_kwargs
+        self.worker.send({"op": "launch", "launch": launch, "measure": measure_kwargs, "ref": ref})
 
     def add(self, v: Variant) -> None:
         """Hand over a compiled variant: the child preflights it while the parent goes on."""
@@ -84,6 +89,8 @@ class TimingSession:
                 return result["device"], result
             died = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
             why = failure or (self.worker.tail[-1].strip() if self.worker.tail else "") or died
+            if culprit == "ref":  # the reference does not fit the inputs: the user's input, exit 2
+                raise BadInput(why)
             if culprit == -1 or not self.up:  # no variant to blame: torch, the GPU, the inputs, the machine
                 raise IrscopeError(f"the timing process could not start: {why}")
             if culprit == "measure":  # not a launch that faulted, but the measuring itself

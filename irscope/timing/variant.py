@@ -8,13 +8,15 @@ constexprs) and the positional arguments (the launch's, the variant's constexprs
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from irscope.core.settings import Settings
 from irscope.core.spec import KernelSpec
 from irscope.errors import BadInput
 from irscope.timing.launch import Launch, parse_grid
+from irscope.timing.reference import bind
 
 
 @dataclass
@@ -28,6 +30,7 @@ class Variant:
     reason: str = ""
     samples_ms: list[float] = field(default_factory=list)
     dropped: str = ""           # a sweep stopped timing it: clearly slower than the leader (why)
+    ref: Any = None             # a reference.Reference (--ref): a torch call timed alike, not a kernel
 
 
 def _positional(v: Variant, args: dict[str, Any]) -> list[Any]:
@@ -55,6 +58,8 @@ def grid_for(v: Variant, launch: Launch) -> tuple[int, int, int]:
 
 def launcher(v: Variant, args: dict[str, Any], launch: Launch) -> Callable[[], None]:
     """A ready-bound launch: the runner and its arguments resolved once, outside the timed loop."""
+    if v.ref is not None:
+        return bind(v.ref, args)
     runner = (v.binary or v.art.compiled)[grid_for(v, launch)]
     values = _positional(v, args)
     return lambda: runner(*values)
