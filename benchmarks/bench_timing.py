@@ -57,9 +57,9 @@ class Kernel:
         self.art = compiler.compile_spec(job.spec, job.settings, fresh=False, with_sass=False)
         self.binaries = [compiler.load_binary(job.spec, job.settings) for _ in range(2)]
 
-    def variants(self, names=("A", "A'")) -> list[Variant]:
+    def variants(self, names=("A", "A'"), same_binary: bool = False) -> list[Variant]:
         out = []
-        for name, binary in zip(names, self.binaries):
+        for name, binary in zip(names, self.binaries[:1] * 2 if same_binary else self.binaries):
             v = Variant(name, self.job.spec, self.job.settings)
             v.binary = binary
             out.append(v)
@@ -83,6 +83,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20, help="A/A runs per kernel and mode")
     ap.add_argument("--budget", type=float, default=450,
                     help="seconds from the start after which no A/A run starts (the A/B and tables follow)")
+    ap.add_argument("--same-binary", action="store_true",
+                    help="A/A with one loaded binary for both variants (isolates the method from code placement)")
     ap.add_argument("--only", default="", help="comma list of rows to run: 4us,200us,1.6ms,ab,cublas")
     a = ap.parse_args()
     began = time.perf_counter()
@@ -156,7 +158,7 @@ def main() -> None:
                 if time.perf_counter() - began > a.budget:
                     break
                 try:
-                    r = time_here(k.variants(), k.launch, i, mode, max_seconds, k.flops, device)
+                    r = time_here(k.variants(same_binary=a.same_binary), k.launch, i, mode, max_seconds, k.flops, device)
                 except Exception as e:  # noqa: BLE001
                     print(f"  {key} {label} run {i + 1}: failed: {type(e).__name__}: {e}", flush=True)
                     continue

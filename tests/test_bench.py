@@ -285,25 +285,27 @@ def test_diff_time_on_the_gpu(cli, tmp_path):
 
 @gpu
 @pytest.mark.gpu
-def test_short_kernels_are_timed_in_cuda_graphs(cli, tmp_path):
-    """4096 floats: a few microseconds, where the launch path would dominate; auto picks graphs, off does not."""
+def test_short_kernels_in_cuda_graphs_say_the_bias(cli, tmp_path):
+    """4096 floats: a few microseconds. Graph mode (on) is measured biased for such kernels on the H200, so
+    auto keeps events, and a graph run says so in its method."""
     args = ("bench", str(VECTOR_ADD), "--args", ("x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), "
             "out_ptr=empty(4096, fp32), n_elements=4096"), "--const", "BLOCK_SIZE=1024", "--grid",
             "cdiv(n_elements, BLOCK_SIZE)", "--aa", "--max-seconds", "3", "--json", "-o", str(tmp_path))
     docs = {}
-    for mode in ("auto", "off"):
+    for mode in ("on", "auto"):
         r = cli(*args, "--graph", mode)
         assert r.code == 0, r.err
         docs[mode] = json.loads(r.out)
-    assert docs["auto"]["method"].startswith("CUDA graph") and docs["off"]["method"].startswith("CUDA events")
-    graph = docs["auto"]
+    assert docs["on"]["method"].startswith("CUDA graph") and docs["auto"]["method"].startswith("CUDA events")
+    assert "biased for short kernels" in docs["on"]["method"]
+    graph = docs["on"]
     assert 0.0005 < graph["variants"][0]["summary"]["median"] < 0.05, ("a 4096-element add takes microseconds",
                                                                        graph["variants"][0])
     assert len(graph["samples"]["baseline"]) == graph["rounds"], "one sample a round: the mean of its runs"
     assert graph["runs_per_round"] >= 2 and graph["runs_per_round"] % 2 == 0, "a replay is balanced: ABBA"
+    aa = docs["auto"]["variants"][1]["versus_baseline"]   # events: the A/A verdict holds (graphs' may not)
+    assert aa["verdict"] in ("same", "ambiguous") and aa["ci_low"] < aa["ci_high"], aa
     for doc in docs.values():
-        aa = doc["variants"][1]["versus_baseline"]
-        assert aa["verdict"] in ("same", "ambiguous") and aa["ci_low"] < aa["ci_high"], aa
         assert 0 < doc["tick_ms"] < 0.001 or doc["tick_ms"] == 0
 
 

@@ -112,18 +112,17 @@ def run(monkeypatch, times: dict[str, float], ref: str | None = None, tick: floa
     return result, live, gpu
 
 
-def test_each_round_gives_each_variant_one_sample_the_mean_of_its_runs(monkeypatch):
+def test_each_round_gives_each_variant_one_sample(monkeypatch):
     result, live, gpu = run(monkeypatch, {"a": 0.004, "b": 0.004}, min_rounds=24, max_rounds=24,
                             watch=ScriptedWatch())
-    assert result["rounds"] == 24 and result["runs_per_round"] == 10
+    assert result["rounds"] == 24 and result["runs_per_round"] == 1
     assert all(len(v.samples_ms) == 24 for v in live)
     assert all(s == pytest.approx(0.004) for v in live for s in v.samples_ms)
     timed = gpu.trace[2 * 2:]  # after the warm-up rounds (two, one run each)
-    per_round = 1 + 2 * 10     # the lead-in, then ten runs of each
-    first = timed[:per_round]
-    assert first[1:] == ["a", "b", "b", "a"] * 5 and first[0] == "a", "mirrored order after a lead-in"
+    rounds = [timed[i:i + 3] for i in range(0, 12, 3)]  # the lead-in, then one run of each
+    assert rounds[0] == ["a", "a", "b"] and rounds[1] == ["b", "b", "a"], "mirrored order after a lead-in"
     assert result["clocks"]["sm_mhz"] == (1980.0, 1980.0, 1980.0) and result["clocks"]["dropped_rounds"] == 0
-    assert result["method"].startswith("CUDA events around each run; 10 runs")
+    assert result["method"].startswith("CUDA events around each run; 1 run of each variant")
 
 
 def test_rounds_run_at_a_low_clock_are_dropped_in_pairs(monkeypatch):
@@ -135,9 +134,10 @@ def test_rounds_run_at_a_low_clock_are_dropped_in_pairs(monkeypatch):
 
 
 def test_graph_rounds_replay_every_variant_in_one_graph(monkeypatch):
-    result, live, gpu = run(monkeypatch, {"a": 0.004, "b": 0.006}, graph="auto", min_rounds=20, max_rounds=20,
+    result, live, gpu = run(monkeypatch, {"a": 0.004, "b": 0.006}, graph="on", min_rounds=20, max_rounds=20,
                             watch=ScriptedWatch())
     assert result["method"].startswith("CUDA graphs: one replay a round holds every variant")
+    assert "graph mode is biased for short kernels" in result["method"]
     assert result["runs_per_round"] == 10
     assert all(len(v.samples_ms) == 20 for v in live)
     assert live[0].samples_ms[0] == pytest.approx(0.004) and live[1].samples_ms[0] == pytest.approx(0.006)

@@ -28,8 +28,9 @@ from irscope.cli.options import DUTY_OPTION, spec_options, timing_session
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="Time budget for the rounds.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--graph", type=click.Choice(["off", "on", "auto"]), default="off", show_default=True,
-              help="Time inside CUDA graphs (auto: kernels under 100 us): one replay a round holds every variant's "
-                   "runs in mirrored order. Off: CUDA events around each run.")
+              help="Time inside CUDA graphs: one replay a round holds every variant's runs in mirrored order "
+                   "(biased for short kernels on the H200: auto keeps events for now). Off: CUDA events around "
+                   "each run, one run of each variant a round.")
 @DUTY_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
 def bench(request, variants, out_dir, no_cache, debug, launch_args, grid, tries, aa, ref_text, margin, flops, nbytes,
