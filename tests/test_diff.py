@@ -104,7 +104,7 @@ def dumps(tmp_path_factory):
         (root / side / "kern.py").write_text(source)
 
     def dump(name, *args):
-        code, out, err = irscope("dump", *args, "--no-cache", "-o", root / name)
+        code, _out, err = irscope("dump", *args, "--no-cache", "-o", root / name)
         assert code == 0, err
         return only_dump(root / name)
 
@@ -185,7 +185,7 @@ def test_passes_compared_by_name(tmp_path):
 
 
 def test_compile_failure_names_the_side(tmp_path):
-    code, out, err = irscope("diff", VECTOR_ADD, "-s", ADD16, "-t", "cuda:90", "--b", "ptx_version=99",
+    code, _out, err = irscope("diff", VECTOR_ADD, "-s", ADD16, "-t", "cuda:90", "--b", "ptx_version=99",
                              "-o", tmp_path)
     assert code == 2  # trouble, as diff(1): not "different"
     assert "side b (ptx_version=99)" in err and "compile failed in stage" in err
@@ -231,7 +231,7 @@ def test_vector_loads_vs_scalar_loads(dumps):
 
 
 def test_json_schema_is_stable(dumps):
-    code, out, err = irscope("diff", dumps["add16"], dumps["add4"], "--stage", "sass", "--json")
+    code, out, _err = irscope("diff", dumps["add16"], dumps["add4"], "--stage", "sass", "--json")
     doc = json.loads(out)
     assert list(doc) == ["irscope_diff", "equal", "normalized", "kernel", "file", "a", "b", "inputs", "stats",
                          "stages", "passes", "files", "sources_differ"]
@@ -259,11 +259,11 @@ def test_an_out_folder_holding_one_dump_is_accepted(dumps):
 
 
 def test_side_by_side_and_unified(dumps):
-    code, out, err = irscope("diff", dumps["add16"], dumps["add4"], "--stage", "ptx", "--side-by-side")
+    code, out, _err = irscope("diff", dumps["add16"], dumps["add4"], "--stage", "ptx", "--side-by-side")
     assert code == 1
     assert "a/ptx" in out and "b/ptx" in out and "--- a/ptx" not in out
     assert any(" | " in line or " < " in line or " > " in line for line in out.splitlines())
-    code, out, err = irscope("diff", dumps["add16"], dumps["add4"], "--stage", "ptx", "-U", "0")
+    code, out, _err = irscope("diff", dumps["add16"], dumps["add4"], "--stage", "ptx", "-U", "0")
     assert "--- a/ptx" in out and "\x1b[" not in out        # unified, no colour when not a terminal
     hunk = [line for line in out.split("--- a/ptx")[1].splitlines()[2:] if not line.startswith("@@")]
     assert hunk and all(line[:1] in "+-" for line in hunk)  # no context lines with -U 0

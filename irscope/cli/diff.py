@@ -26,6 +26,8 @@ from irscope.errors import BadInput
                    "frontend, glir, source. The exit status then answers for these stages.")
 @click.option("--passes", "with_passes", is_flag=True,
               help="Dump both sides with per-pass IR and compare what each MLIR pass did.")
+@click.option("--by-line", "by_line", is_flag=True,
+              help="Also say per Python line what changed: instruction classes and opcodes, spills, layouts.")
 @click.option("--raw", is_flag=True, help="Compare the compiler's own text, without normalisation.")
 @click.option("--side-by-side/--unified", "side_by_side", default=None,
               help="Layout of stage diffs. Default: side by side on a terminal of 160 columns or more.")
@@ -39,7 +41,7 @@ from irscope.errors import BadInput
 @click.option("--grid", "launch_grid", metavar="EXPR", help="With --time: the launch grid (as for bench).")
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
 def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_target, b_target, stages,
-         with_passes, raw, side_by_side, context, as_json, a_variant, b_variant, do_time, launch_args, launch_grid,
+         with_passes, by_line, raw, side_by_side, context, as_json, a_variant, b_variant, do_time, launch_args, launch_grid,
          max_seconds):
     """Compare two compiles of a kernel: stats, stages, passes. Exit 0 equal, 1 different, 2 trouble.
 
@@ -84,7 +86,7 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
         inputs.check_output_dir(out_dir)  # both sides are written there: refused before either compiles
         side_jobs = sides.side_jobs(request, reqs)
         a, b = sides.dump_sides(side_jobs, reqs, out_dir, with_passes, not no_cache)
-    result = diff_mod.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes)
+    result = diff_mod.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes, lines=by_line)
     timed = None
     if do_time:
         from irscope.timing import bench as bench_job
@@ -96,6 +98,8 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
         click.echo(view.diff_json_with_timing(result, context, timed))
     else:
         view.diff_summary(result)
+        if result.by_line is not None:
+            view.by_line_summary(result)
         if result.selected:
             view.print_stage_diffs(result, side_by_side, context)
         if timed is not None:

@@ -15,6 +15,8 @@ from irscope.errors import BadInput
 @click.option("--stage", type=click.Choice(STAGE_CHOICES), help="Print this stage to stdout instead of the summary.")
 @click.option("--passes", "with_passes", is_flag=True, help="Also record the IR after every MLIR pass.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead of the summary.")
+@click.option("--lines", "with_lines", is_flag=True,
+              help="Under the summary, the hot lines: what each Python line became (irscope lines DIR for more).")
 @click.option("--script-log", type=click.Path(dir_okay=False), metavar="FILE",
               help="Capture: send the script's own output (stdout and stderr) to FILE.")
 @click.option("--compile-only", is_flag=True,
@@ -23,8 +25,8 @@ from irscope.errors import BadInput
               help="Capture: end the script after SECONDS; what it captured so far is written and dumped "
                    "(as after Ctrl-C or SIGTERM: one line says why, exit 0 when a kernel was dumped).")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- ARGS]")
-def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_json, script_log, compile_only,
-         time_limit, script_args):
+def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_json, with_lines, script_log,
+         compile_only, time_limit, script_args):
     """Compile a kernel and lay out every stage, its resources and instruction mix.
 
     \b
@@ -38,10 +40,16 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
     from irscope.views import dump as view
 
     inputs.check_dump_flags(stage, as_json, out_dir)
+    if with_lines and (stage or as_json):
+        raise BadInput("--lines: shows the hot lines under the summary; with --stage or --json use "
+                       "irscope lines DIR [--json]")
     if not request.has_specialization and not request.is_spec_file:
         from irscope.capture import command as capture
         from irscope.views import capture as capture_view
 
+        if with_lines:
+            raise BadInput("--lines: shows one kernel's hot lines under its summary; for a captured script run "
+                           "irscope lines on each dump folder it lists")
         script_log = inputs.check_log_file(script_log)
         if (unused := capture.not_applied(request, variants, out_dir)) is not None:
             capture_view.print_warning(unused)
@@ -69,5 +77,18 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
         click.echo(view.as_json(results))
     else:
         view.summary(results)
+        if with_lines:
+            _hot_lines(results)
     if stage or as_json:  # the summary shows pin checks; other views get the warnings on stderr
         view.warn_pins_without_effect(results)
+
+
+def _hot_lines(results) -> None:
+    """The hot-lines table of each dump, under its summary (the source map's top 15 lines)."""
+    from irscope.core import sourcemap
+    from irscope.views import lines as lines_view
+
+    for r in results:
+        source_map = sourcemap.load(r.folder, r.manifest)
+        lines_view.hot_table(r.manifest, source_map, sourcemap.hot_lines(source_map),
+                             sourcemap.no_line_row(source_map), top=15, indent="  ")

@@ -13,7 +13,9 @@ from irscope.cli.options import spec_options
 @spec_options
 @click.option("--first", "pattern", metavar="REGEX", help="Name the pass that first produced IR matching REGEX.")
 @click.option("--all", "show_all", is_flag=True, help="List every pass, not only those that changed the IR.")
-def passes(request, variants, out_dir, no_cache, debug, pattern, show_all):
+@click.option("--line", "line_spec", metavar="[FILE:]LINE",
+              help="How this Python line's ops changed pass by pass (33, or FILE:LINE for an inlined helper).")
+def passes(request, variants, out_dir, no_cache, debug, pattern, show_all, line_spec):
     """The IR after every MLIR pass: which passes changed it, and which first produced a pattern.
 
     FILE is a kernel file (compiled with the same options as dump) or an earlier
@@ -25,6 +27,10 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all):
 
     if pattern is not None:
         passes_mod.check_pattern(pattern)
+    if line_spec is not None:
+        from irscope.core import sourcemap
+
+        sourcemap.parse_line_spec(line_spec)
     if request.file.is_dir():
         folders = [(request.file, passes_mod.read_folder(request.file))]
     else:
@@ -37,7 +43,15 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all):
         folders = [(r.folder, r.manifest) for r in results]
     for folder, manifest in folders:
         records, afters, first_ir = passes_mod.load(folder, manifest)
+        history = None
+        if line_spec is not None:  # before any output: a line with no ops is one line on stderr
+            history = passes_mod.line_history(line_spec, sourcemap.kernel_file(folder, manifest), records, afters,
+                                              first_ir)
         view.header(folder, manifest, records)
+        if history is not None:
+            view.line_history(line_spec, history)
+            if pattern is None:
+                continue
         if pattern is None:
             view.table(records, show_all)
             continue

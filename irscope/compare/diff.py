@@ -10,6 +10,9 @@ each read through its manifest. The levels, one analyzer function each, coarse t
     stages   diff_stage(a, b, stage) -> StageDiff   (diff_stages for all of them)
              each text stage (ttir, ttgir, llir, ptx, sass, amdgcn, ...) after
              normalisation (normalize.py), as difflib opcodes plus +/- line counts
+    lines    bylines.by_line(a, b) -> [LineDelta]     (--by-line)
+             per Python line, from both source maps: instruction classes and opcodes,
+             spills, registers, convert_layouts, layouts that changed
     passes   diff_passes(a, b) -> PassesDiff
              with per-pass IR on both sides (--passes): passes that ran on one side
              only or changed the IR differently, and the first pass after which the
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from irscope.compare.bylines import LineDelta, by_line
 from irscope.compare.normalize import Normalized, normalize
 from irscope.compare.normalize import mlir as normalize_mlir
 from irscope.compare.sides import Side
@@ -319,6 +323,7 @@ class DiffResult:
     normalized: bool = True
     selected: list[str] = field(default_factory=list)   # stages asked for with --stage
     sources_differ: bool = False                         # the kernel's source text differs between the sides
+    by_line: list[LineDelta] | None = None               # --by-line: per Python line, what changed (bylines.py)
 
     @property
     def files(self) -> tuple[str, str]:
@@ -338,7 +343,7 @@ class DiffResult:
 
 
 def compare(a: Side, b: Side, stages: list[str] | None = None, normalized: bool = True,
-            require_passes: bool = False) -> DiffResult:
+            require_passes: bool = False, lines: bool = False) -> DiffResult:
     """All levels. `stages`: the ones to show in full (all text stages are compared for the summary)."""
     selected = list(dict.fromkeys(stages or []))
     for s in selected:
@@ -349,6 +354,7 @@ def compare(a: Side, b: Side, stages: list[str] | None = None, normalized: bool 
         for side in (a, b):
             if side.manifest.get("passes") is None:
                 raise BadInput(f"{side.label}: dumped without --passes; run irscope dump --passes again")
+    lines_diff = by_line(a, b) if lines else None  # first: a side without map.json is bad input, said at once
     names = text_stages(a, b)
     names += [s for s in selected if s not in names]
     return DiffResult(
@@ -360,6 +366,7 @@ def compare(a: Side, b: Side, stages: list[str] | None = None, normalized: bool 
         normalized=normalized,
         selected=selected,
         sources_differ=_sources_differ(a, b),
+        by_line=lines_diff,
     )
 
 
@@ -399,8 +406,22 @@ def hunks(opcodes, n: int = 3) -> list[list[tuple]]:
 
 
 __all__ = [
-    "StatDelta", "StatsDiff", "diff_stats", "diff_inputs", "flatten_stats",
-    "StageDiff", "diff_stage", "diff_stages", "diff_texts", "line_opcodes", "hunks",
-    "PassDelta", "PassesDiff", "Divergence", "diff_passes",
-    "DiffResult", "compare",
+    "DiffResult",
+    "Divergence",
+    "LineDelta",
+    "PassDelta",
+    "PassesDiff",
+    "StageDiff",
+    "StatDelta",
+    "StatsDiff",
+    "compare",
+    "diff_inputs",
+    "diff_passes",
+    "diff_stage",
+    "diff_stages",
+    "diff_stats",
+    "diff_texts",
+    "flatten_stats",
+    "hunks",
+    "line_opcodes",
 ]

@@ -9,6 +9,7 @@ Layout of `-o DIR` (kernels, targets and settings never overwrite each other):
         <kernel>.ttir  .ttgir  .llir  .ptx  .cubin  .sass      (NVIDIA)
         <kernel>.ttir  .ttgir  .llir  .amdgcn  .hsaco          (AMD)
         passes/                with --passes: the IR after every MLIR pass + index.json
+        map.json               the source map: what each Python line became in every stage (sourcemap.py)
         compile.log            anything the compiler printed, when it printed something
 
 A dump folder is written under a temporary name and renamed into place, so a
@@ -42,6 +43,7 @@ from typing import Any
 from irscope.errors import BadInput
 
 MANIFEST = "manifest.json"
+MAP_FILE = "map.json"      # the source map (core/sourcemap.py)
 BINARY_STAGES = {"cubin", "hsaco"}
 
 # Triton's asm key -> irscope stage name. Triton calls the frontend's output "source".
@@ -94,6 +96,7 @@ class Artifacts:
     compiled: Any = None                 # Triton's CompiledKernel (in memory only; for launching on a GPU)
     pins: list[dict[str, Any]] = field(default_factory=list)  # each pin/option set and its check (pins.check)
     recipe: dict[str, Any] | None = None  # {"name", "path", "variant"} of the recipe applied
+    source_map: dict[str, Any] | None = None  # map.json (core.sourcemap.build)
 
     def stage_files(self) -> dict[str, str]:
         return {name: stage_filename(self.kernel, name) for name in self.stages}
@@ -121,6 +124,7 @@ class Artifacts:
             "key": self.key,
             "recipe": self.recipe,
             "pins": self.pins,
+            "map": MAP_FILE if self.source_map is not None else None,
         }
 
 
@@ -194,6 +198,8 @@ def write_into(art: Artifacts, folder: Path) -> None:
                                                      "// (not dumped: the module is translated to LLVM IR next;"
                                                      " see the llir stage)\n"))
         (pdir / "index.json").write_text(json.dumps([p.__dict__ for p in art.passes], indent=1))
+    if art.source_map is not None:
+        (folder / MAP_FILE).write_text(json.dumps(art.source_map, separators=(",", ":")))
     (folder / MANIFEST).write_text(json.dumps(art.manifest(), indent=1, default=str))
 
 

@@ -17,6 +17,7 @@ takes the Compile in progress and adds to it:
     resources   what a real launch checks on load (shared memory vs the chip's limit)
     pins        every pin and option checked against the output (the plan's checks)
     passes      with --passes: the MLIR dump split into one record per pass (passes.py)
+    lines       the source map (map.json): what each Python line became in every stage (sourcemap.py)
 
 core never imports steer: Settings.pins brings its own plan (core.settings.PinSet).
 """
@@ -30,11 +31,12 @@ import os
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, ClassVar
 
 from irscope import __version__
-from irscope.core import adapter, cache
+from irscope.core import adapter, cache, lineinfo, sourcemap
 from irscope.core import passes as passes_mod
 from irscope.core import stats as stats_mod
 from irscope.core.artifacts import TRITON_STAGE_NAMES, Artifacts
@@ -115,6 +117,7 @@ class _StageRecorder:
         self.dump_offsets: dict[str, int] = {}
         self.workdir = workdir
         self.sass_proc: subprocess.Popen | None = None
+        self.sass_info: list[lineinfo.SassLine] | None = None  # each SASS instruction's source and PTX line
         self.first_stage_at: float | None = None
         # compiling in segments (pins): stop after this stage; keep each stage's text and the metadata
         self.stop_after: str | None = None
@@ -154,7 +157,7 @@ class _StageRecorder:
         with open(path, "wb") as f:
             f.write(cubin)
         self.sass_start = time.perf_counter()
-        self.sass_proc = subprocess.Popen([adapter.nvdisasm_path(), "-c", path],
+        self.sass_proc = subprocess.Popen([adapter.nvdisasm_path(), "-c", "-g", "-gp", path],
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def finish_sass(self) -> str | None:
@@ -166,6 +169,7 @@ class _StageRecorder:
 
         if self.sass_proc.returncode != 0:
             raise CompileFailure("sass", f"nvdisasm failed: {err.strip()}")
+        out, self.sass_info = lineinfo.split_sass(out)  # -g -gp line info goes to the map, not the .sass
         return out
 
 
@@ -221,7 +225,7 @@ class Compile:
 class _NoPins:
     """The plan of a compile without pins (Settings.pins is None): no edits, nothing to check."""
 
-    edits: list = []
+    edits: ClassVar[list] = []
 
     def check(self, art) -> list[dict]:
         return []
@@ -260,7 +264,7 @@ def _stages_step(c: Compile) -> None:
             raise
         except adapter.compile_error_types() as e:
             failure = _frontend_failure(c.spec, e)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - any failure inside a stage is that stage's failure, named
             failure = _stage_failure(c.spec, rec.current or "frontend", e)
         else:
             failure = None
@@ -330,6 +334,17 @@ def _passes_step(c: Compile) -> None:
         c.art.passes, c.art.pass_texts = passes_mod.split(c.native.stderr, c.rec.dump_offsets, c.art.stages)
 
 
+def _lines_step(c: Compile) -> None:
+    """The source map, in every dump (it costs a few % of a compile: benchmarks/bench_lines.py). The map is
+    an addition: IR it cannot read leaves a note and no map.json, never a failed dump."""
+    start = time.perf_counter()
+    try:
+        c.art.source_map = sourcemap.build(c.art.stages, str(c.spec.file), c.art.stage_files(), c.rec.sass_info)
+    except (ValueError, IndexError, KeyError, TypeError) as e:
+        c.art.notes.append(f"no source map (irscope lines): {type(e).__name__}: {e}")
+    c.art.times_ms["map"] = round((time.perf_counter() - start) * 1e3, 2)
+
+
 PIPELINE: dict[str, Callable[[Compile], None]] = {
     "bind": _bind_step,
     "stages": _stages_step,
@@ -339,6 +354,7 @@ PIPELINE: dict[str, Callable[[Compile], None]] = {
     "resources": _resources_step,
     "pins": _pins_step,
     "passes": _passes_step,
+    "lines": _lines_step,
 }
 
 

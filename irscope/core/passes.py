@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from irscope.core import artifacts
+from irscope.core import artifacts, lineinfo, sourcemap
 from irscope.core.artifacts import PassRecord
 from irscope.errors import BadInput
 
@@ -27,7 +28,7 @@ HEADER = re.compile(
     r"^// -----// IR Dump Before (?P<name>[\w.:<>-]+?)"
     r"(?: \((?P<arg1>[^()']*)\)|: (?P<arg2>.*?))? \('(?P<op>[\w.]+)' operation"
     r"(?:: @(?P<fn>[\w.$]+))?\) //----- //\s*$",
-    re.M,
+    re.MULTILINE,
 )
 LOC = re.compile(r"\s*loc\((?:[^()]|\([^()]*\))*\)")
 MLIR_STAGES = ("ttir", "ttgir")
@@ -47,7 +48,12 @@ def _parse(text: str, stage: str) -> list[_Dump]:
     for i, m in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
         arg = (m.group("arg1") or m.group("arg2") or "").split("{")[0].strip()
-        dumps.append(_Dump(stage, m.group("name"), arg, text[m.end():end].strip("\n") + "\n"))
+        body = text[m.end():end]
+        # what the pass prints while it runs (the pipeliner's "// -----// SoftwarePipeliner internal IR
+        # Dump After: ..." modules) follows the dump before it: not the IR after the previous pass
+        inner = body.find("\n// -----//")
+        body = body[:inner] if inner >= 0 else body
+        dumps.append(_Dump(stage, m.group("name"), arg, body.strip("\n") + "\n"))
     return dumps
 
 
@@ -107,6 +113,7 @@ class FirstMatch:
     where: str          # "frontend" | "pass" | "stage" | "none"
     stage: str = ""
     record: PassRecord | None = None
+    sources: list[tuple[str, int]] = field(default_factory=list)  # the Python lines of the matching ops
 
 
 def first_producer(pattern: str, records: list[PassRecord], afters: list[str | None],
@@ -114,16 +121,57 @@ def first_producer(pattern: str, records: list[PassRecord], afters: list[str | N
     """Which pass first produced IR matching `pattern` (a regex)."""
     rx = re.compile(pattern)
     if rx.search(first_ir):
-        return FirstMatch("frontend", "frontend")
+        return FirstMatch("frontend", "frontend", sources=matching_sources(rx, "ttir", first_ir))
     for rec, after in zip(records, afters):
         if after is not None and rx.search(after):
-            return FirstMatch("pass", rec.stage, rec)
+            return FirstMatch("pass", rec.stage, rec, matching_sources(rx, "ttir", after))
     for name, content in stages.items():
         if name in ("source",) or not isinstance(content, str):
             continue
         if rx.search(content):
-            return FirstMatch("stage", name)
+            return FirstMatch("stage", name, sources=matching_sources(rx, name, content))
     return FirstMatch("none")
+
+
+def matching_sources(rx: re.Pattern, stage: str, text: str) -> list[tuple[str, int]]:
+    """The Python lines (outermost frame: the kernel's line) of the units whose line matches rx."""
+    units = sourcemap.stage_units({stage: text}).get(stage, [])
+    lines = text.splitlines()
+    hits = {u.frames[0] for u in units if u.frames and 0 < u.line <= len(lines) and rx.search(lines[u.line - 1])}
+    return sorted(hits)
+
+
+@dataclass
+class LineChange:
+    """What one pass did to the ops of one Python line (record None: the frontend's IR)."""
+
+    record: PassRecord | None
+    added: Counter
+    removed: Counter
+
+
+def line_history(spec: str, kernel_file: str, records: list[PassRecord], afters: list[str | None],
+                 first_ir: str) -> list[LineChange]:
+    """For --line SPEC: the frontend's ops of that line, then each pass that added or removed some."""
+    file, line = sourcemap.parse_line_spec(spec)
+
+    def ops(text: str) -> Counter:
+        return Counter(u.op for u in lineinfo.mlir_units(text)
+                       if sourcemap.frames_match(u.frames, file, line, kernel_file))
+
+    prev = ops(first_ir)
+    out = [LineChange(None, prev, Counter())] if prev else []
+    for rec, after in zip(records, afters):
+        if after is None:
+            continue
+        cur = ops(after)
+        if cur != prev:
+            out.append(LineChange(rec, cur - prev, prev - cur))
+        prev = cur
+    if not out:
+        raise BadInput(f"--line {spec}: no op of that line in the frontend's IR or after any pass; "
+                       f"irscope lines DIR lists the lines with code")
+    return out
 
 
 def load(folder, manifest: dict) -> tuple[list[PassRecord], list[str | None], str]:

@@ -297,7 +297,10 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
      "passes": null | {"a_count", "b_count", "first_divergence": {"where", "stage", "pass", "a_index",
                "b_index"}, "differ": [{"stage", "pass", "a", "b"}]},  a/b: {"index", "added", "removed"} | null
      "files": {"a", "b"},                    the kernel file of each side (dumps of one kernel from two files)
-     "sources_differ": bool}                 the kernel's source text differs between the sides
+     "sources_differ": bool,                 the kernel's source text differs between the sides
+     "by_line": [{"file", "line", "text", "changes": {figure: {"a", "b"}}, "classes": {class: {"a", "b"}}}]}
+                                             only with --by-line; figure: an opcode, spills, ptx registers, ...;
+                                             line 0 / file "": units with no line
     """
     def side(s):
         m = s.manifest
@@ -339,6 +342,11 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
         "files": dict(zip("ab", result.files)),
         "sources_differ": result.sources_differ,
     }
+    if result.by_line is not None:
+        doc["by_line"] = [
+            {"file": d.file, "line": d.line, "text": d.text, "changes": {n: {"a": x, "b": y} for n, x, y in d.changes},
+             "classes": {n: {"a": x, "b": y} for n, x, y in d.classes}}
+            for d in result.by_line]
     return json.dumps(doc, indent=1, default=str)
 
 
@@ -348,3 +356,29 @@ def diff_json_with_timing(result: DiffResult, context: int = 3, timed: BenchRepo
     if timed is not None:
         doc["timing"] = json.loads(bench_json(timed))
     return json.dumps(doc, indent=1)
+
+
+def _line_change(name: str, a, b) -> str:
+    if name == "layouts":
+        gone, new = [x for x in a if x not in b], [x for x in b if x not in a]
+        return "layouts " + " ".join([f"-#{x}" for x in gone] + [f"+#{x}" for x in new])
+    if name == "spills":
+        return f"spills {a} -> {b} B"
+    if name in ("instructions", "ptx registers", "convert_layouts"):
+        return f"{name} {a} -> {b}"
+    return f"{b - a:+d} {name} ({a} -> {b})"
+
+
+def by_line_summary(result: DiffResult, limit: int = 40) -> None:
+    """Per Python line: the figures that changed between a and b (diff --by-line)."""
+    con = console()
+    deltas = result.by_line or []
+    con.print()
+    con.print(f"[bold]by line[/bold]  {len(deltas)} source lines changed"
+              + ("  [yellow](the sources differ: lines are matched by number)[/yellow]" if result.sources_differ else ""))
+    for d in deltas[:limit]:
+        where = "(no line)" if not d.line else f"{d.file.rsplit('/', 1)[-1]}:{d.line}"
+        con.print(f"  [bold]{where}[/bold]  [dim]{esc(d.text[:60])}[/dim]")
+        con.print("      " + esc(", ".join(_line_change(n, a, b) for n, a, b in d.changes)))
+    if len(deltas) > limit:
+        con.print(f"  [dim]{len(deltas) - limit} more lines (--json lists them)[/dim]")

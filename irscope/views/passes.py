@@ -11,19 +11,22 @@ from pathlib import Path
 import click
 
 from irscope.core.artifacts import PassRecord
-from irscope.core.passes import FirstMatch
+from irscope.core.passes import FirstMatch, LineChange
 from irscope.views.console import console
 
 
 def header(folder: Path, manifest: dict, records: list[PassRecord]) -> None:
     """'KERNEL on TARGET: N MLIR passes, M changed the IR  (FOLDER/passes)'."""
     console().print(f"[bold]{manifest['kernel']}[/bold] on {manifest['target']}: {len(records)} MLIR passes, "
-                    f"{sum(r.changed for r in records)} changed the IR  ({folder}/passes)")
+                    f"{sum(r.changed for r in records)} changed the IR  ({folder}/passes)", emoji=False)
 
 
 def first_match(pattern: str, hit: FirstMatch, folder: Path) -> None:
     """Where --first's pattern first appears: after a pass, already in the frontend, in a stage, or nowhere."""
     pattern = f"'{pattern}'"  # as the user gave it (repr would double its backslashes)
+    if hit.sources:
+        names = ", ".join(f"{Path(f).name}:{n}" for f, n in hit.sources[:12])
+        pattern += f" (from {names}{', ...' if len(hit.sources) > 12 else ''})"
     if hit.where == "pass":
         rec = hit.record
         click.echo(f"{pattern} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
@@ -48,3 +51,23 @@ def table(records: list[PassRecord], show_all: bool = False) -> None:
             t.add_row(str(rec.index), rec.stage, f"{rec.name} [dim]({rec.arg})[/dim]",
                       str(rec.added), str(rec.removed))
     console().print(t)
+
+
+def _ops(counts) -> str:
+    return ", ".join(f"{op} x{n}" if n > 1 else op for op, n in sorted(counts.items()))
+
+
+def line_history(spec: str, changes: list[LineChange]) -> None:
+    """Line SPEC's ops in the frontend, then per pass that changed them: + ops it produced, - ops it removed."""
+    con = console()
+    con.print(f"line {spec}, pass by pass:")
+    for ch in changes:
+        if ch.record is None:
+            con.print(f"  [bold]frontend[/bold]  {_ops(ch.added)}")
+            continue
+        rec = ch.record
+        con.print(f"  {rec.index:3} {rec.stage:5} [bold]{rec.name}[/bold] [dim]({rec.arg})[/dim]")
+        if ch.added:
+            con.print(f"        [green]+ {_ops(ch.added)}[/green]")
+        if ch.removed:
+            con.print(f"        [red]- {_ops(ch.removed)}[/red]")

@@ -1,0 +1,74 @@
+"""`irscope lines`: what each Python line became, in every stage (the dump's source map)."""
+
+from __future__ import annotations
+
+import click
+
+from irscope.cli.options import STAGE_CHOICES, spec_options
+
+
+@click.command()
+@spec_options
+@click.option("--line", "line_spec", metavar="[FILE:]LINE",
+              help="One source line in every stage: 33 (the kernel's file) or FILE:LINE (an inlined helper, "
+                   "e.g. standard.py:43).")
+@click.option("--stage", type=click.Choice([s for s in STAGE_CHOICES if s in
+                                            ("ttir", "glir", "ttgir", "llir", "ptx", "sass", "amdgcn")]),
+              help="With --line: only this stage, with the stage file's lines the source line became.")
+@click.option("--sort", "sort", default="instructions", show_default=True, metavar="KEY",
+              help="Order of the hot-lines table: instructions, spills, mma, global_load, global_store, "
+                   "shared_load, shared_store, async_copy, tma, local_load, local_store, barrier, regs, "
+                   "convert_layouts, line.")
+@click.option("--top", type=click.IntRange(0), default=0, show_default=True,
+              help="Show the first N lines of the table (0: all).")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
+def lines(request, variants, out_dir, no_cache, debug, line_spec, stage, sort, top, as_json):
+    """Per Python line, what it became in each stage: ops, instructions by class, spills, layouts.
+
+    \b
+    irscope lines DUMP_DIR                    hot lines, most machine instructions first
+    irscope lines DUMP_DIR --sort spills
+    irscope lines DUMP_DIR --line 33          line 33 in every stage (FILE:33 for an inlined callee)
+    irscope lines DUMP_DIR --line 33 --stage sass --json
+
+    FILE is a kernel file (compiled with the same options as dump) or an earlier dump folder.
+    """
+    from irscope.core import artifacts, sourcemap
+    from irscope.errors import BadInput
+    from irscope.views import lines as view
+
+    sourcemap.check_sort(sort)
+    if line_spec is not None:
+        sourcemap.parse_line_spec(line_spec)
+    elif stage is not None:
+        raise BadInput("--stage: applies with --line (which source line's IR to print)")
+    if request.file.is_dir():
+        folders = [(request.file, artifacts.read_manifest(request.file))]
+    else:
+        from irscope import jobs
+        from irscope.core import dump as dump_job
+        from irscope.core import inputs
+
+        inputs.check_output_dir(out_dir)
+        results = [dump_job.dump(job.spec, job.settings, out_dir, False, not no_cache)
+                   for job in jobs.variants(request, variants)]
+        folders = [(r.folder, r.manifest) for r in results]
+    for folder, manifest in folders:
+        source_map = sourcemap.load(folder, manifest)
+        if line_spec is None:
+            rows = sourcemap.hot_lines(source_map, sort)
+            no_line = sourcemap.no_line_row(source_map)
+            if as_json:
+                click.echo(view.hot_json(folder, manifest, source_map, sort, rows, no_line))
+            else:
+                view.hot_table(manifest, source_map, rows, no_line, top)
+            continue
+        sourcemap.check_stage(source_map, stage)
+        entry = sourcemap.find_line(source_map, line_spec)
+        ir = None
+        if stage is not None:
+            ir = {stage: sourcemap.stage_lines(folder, source_map, stage, entry["stages"].get(stage, {}).get("at", []))}
+        if as_json:
+            click.echo(view.line_json(folder, manifest, source_map, entry, ir))
+        else:
+            view.line_detail(manifest, source_map, entry, ir)
