@@ -7,11 +7,18 @@
 2. The exhaustive reference: a sequential loop that launches each config through Triton's JIT and
    times it with triton.testing.do_bench (what Triton's autotuner does), with its own empty cache.
 3. The sweep's winner is timed with do_bench like the others, and compared with the loop's best.
+4. With --search optuna|random: a search of a 6,000-config space (BLOCK_M, BLOCK_N 16..256:pow2 x BLOCK_K
+   16..128:pow2 x num_warps 2..8:pow2 x num_stages 2..6 x GROUP_M 1..8:pow2) under --time-budget S, with
+   its own empty caches and database; its winner timed with do_bench too, against the 48-config best.
+   Optuna missing (pip install 'irscope[search]'): one line says so and the search runs as random.
+
+    python3 benchmarks/bench_sweep_h200.py --jobs 16 --search optuna --time-budget 120
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import itertools
 import json
 import os
@@ -29,6 +36,46 @@ ARGS = (f"a_ptr=randn({N}, {N}, bf16), b_ptr=randn({N}, {N}, bf16), c_ptr=empty(
         f"K={N}, stride_am={N}, stride_ak=1, stride_bk={N}, stride_bn=1, stride_cm={N}, stride_cn=1")
 AXES = {"BLOCK_M": [64, 128], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64], "num_warps": [4, 8],
         "num_stages": [3, 4]}
+SEARCH_AXES = ["BLOCK_M=16..256:pow2", "BLOCK_N=16..256:pow2", "BLOCK_K=16..128:pow2", "num_warps=2..8:pow2",
+               "num_stages=2..6", "GROUP_M=1..8:pow2"]
+
+
+def parse_label(label: str) -> dict[str, int]:
+    """'BLOCK_M=64, num_warps=4' -> {'BLOCK_M': 64, 'num_warps': 4}."""
+    return {k.strip(): int(v) for k, v in (part.split("=") for part in label.split(", "))}
+
+
+def run_search(a, strategy: str) -> tuple[dict, float]:
+    """The search, with its own empty caches and database: (its --json document, wall seconds)."""
+    tmp = Path(tempfile.mkdtemp(prefix="irscope-search-h200-"))
+    env = dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp / "irscope-cache"), TRITON_CACHE_DIR=str(tmp / "triton-cache"))
+    cmd = [sys.executable, "-m", "irscope", "sweep", str(ROOT / "examples" / "matmul.py"), "--kernel",
+           "matmul_kernel", "--signature", SIG, "--jobs", str(a.jobs), "--time", "--args", ARGS,
+           "--launch-grid", "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)", "--max-seconds", str(a.max_seconds),
+           "--duty", str(a.duty), "--search", strategy, "--time-budget", str(a.time_budget), "--seed", "0",
+           "-o", str(tmp / "out"), "--json"]
+    if a.trials:
+        cmd += ["--trials", str(a.trials)]
+    for axis in SEARCH_AXES:
+        cmd += ["--grid", axis]
+    start = time.perf_counter()
+    p = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - start
+    if p.returncode != 0:
+        print(p.stdout[-3000:], p.stderr[-3000:])
+        raise SystemExit(f"search failed with {p.returncode}")
+    doc = json.loads(p.stdout)
+    s = doc["search"]
+    statuses = {}
+    for c in doc["configs"]:
+        statuses[c["status"]] = statuses.get(c["status"], 0) + 1
+    print(f"irscope sweep --search {strategy} over {6000} configs, --time-budget {a.time_budget:g} s: {wall:.1f} s "
+          f"wall; {s['proposed']} tried in {s['generations']} generations, {s['pruned']} pruned statically, "
+          f"{s['skipped']} skipped uncompiled; statuses {statuses}; stopped: {s['stopped']}; winner "
+          f"{doc['winner']['config']} at {doc['winner']['median_ms'] * 1e3:.1f} us")
+    for note in doc.get("notes", []):
+        print(f"  {note}")
+    return doc, wall
 
 
 def main() -> None:
@@ -37,7 +84,17 @@ def main() -> None:
     ap.add_argument("--max-seconds", type=float, default=3.0)
     ap.add_argument("--sweep-only", action="store_true", help="skip the exhaustive reference loop (~30 s)")
     ap.add_argument("--duty", type=float, default=0.5, help="irscope sweep --duty")
+    ap.add_argument("--search", choices=("optuna", "random"), help="also search the 6,000-config space")
+    ap.add_argument("--time-budget", type=float, default=120.0, help="the search's --time-budget")
+    ap.add_argument("--trials", type=int, default=0, help="the search's --trials (0: only the time budget)")
     a = ap.parse_args()
+    searched = None
+    if a.search:
+        strategy = a.search
+        if strategy == "optuna" and importlib.util.find_spec("optuna") is None:
+            print("optuna is not installed here (pip install 'irscope[search]'): searching with --search random")
+            strategy = "random"
+        searched = run_search(a, strategy)
 
     tmp = Path(tempfile.mkdtemp(prefix="irscope-sweep-h200-"))
     env = dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp / "irscope-cache"), TRITON_CACHE_DIR=str(tmp / "triton-cache"))
@@ -49,7 +106,7 @@ def main() -> None:
     for key, values in AXES.items():
         cmd += ["--grid", f"{key}={','.join(map(str, values))}"]
     start, epoch = time.perf_counter(), time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    p = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
     sweep_wall = time.perf_counter() - start
     if p.returncode != 0:
         print(p.stdout[-3000:], p.stderr[-3000:])
@@ -82,6 +139,7 @@ def main() -> None:
 
     if a.sweep_only:
         return
+    search_winner = parse_label(searched[0]["winner"]["config"]) if searched else None
     # exhaustive, autotuner-style: JIT launch + do_bench, one config after another, cold cache
     os.environ["TRITON_CACHE_DIR"] = str(tmp / "triton-cache-exhaustive")
     import torch
@@ -95,19 +153,22 @@ def main() -> None:
     c_ = torch.empty(N, N, device="cuda", dtype=torch.bfloat16)
     results = {}
     start = time.perf_counter()
-    for combo in itertools.product(*AXES.values()):
-        cfg = dict(zip(AXES, combo))
+    def do_bench(cfg: dict[str, int]) -> float:
         grid = (triton.cdiv(N, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]),)
 
-        def go(cfg=cfg, grid=grid):
+        def go():
             matmul.matmul_kernel[grid](a_, b_, c_, N, N, N, N, 1, N, 1, N, 1, BLOCK_M=cfg["BLOCK_M"],
-                                       BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"], GROUP_M=8,
+                                       BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"], GROUP_M=cfg.get("GROUP_M", 8),
                                        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
         try:
-            results[tuple(cfg.items())] = triton.testing.do_bench(go, warmup=25, rep=100)
-        except Exception as e:  # out of resources
-            results[tuple(cfg.items())] = float("inf")
+            return triton.testing.do_bench(go, warmup=25, rep=100)
+        except Exception as e:  # noqa: BLE001 - out of resources, whatever Triton calls it
             print(f"  {cfg}: {type(e).__name__}")
+            return float("inf")
+
+    for combo in itertools.product(*AXES.values()):
+        cfg = dict(zip(AXES, combo))
+        results[tuple(cfg.items())] = do_bench(cfg)
     loop_wall = time.perf_counter() - start
     best_cfg, best = min(results.items(), key=lambda kv: kv[1])
     label = lambda cfg: ", ".join(f"{k}={v}" for k, v in cfg)
@@ -128,6 +189,11 @@ def main() -> None:
     finalists = sorted((v for v in doc["timing"]["variants"] if v["summary"] and not v.get("dropped")),
                        key=lambda v: v["summary"]["median"])
     print("sweep finalists: " + "; ".join(f"{v['name']} {v['summary']['median'] * 1e3:.1f} us" for v in finalists))
+    if search_winner is not None:
+        t = min(do_bench(search_winner) for _ in range(3))
+        print(f"search winner {searched[0]['winner']['config']} under do_bench (best of 3): {t * 1e3:.1f} us, "
+              f"{(t / best - 1) * 100:+.2f}% against the 48-config exhaustive best "
+              f"({len(searched[0]['configs'])} of 6000 configs tried in {searched[1]:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ from irscope import jobs
 from irscope.sweep import pool
 from irscope.sweep import run as sweep
 from irscope.sweep.configs import expand, parse_axes
-from irscope.timing import bench
+from irscope.sweep.timers import LocalTimers
+from irscope.timing import bench, statistics
 
 SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
 
@@ -122,7 +123,7 @@ def test_configs_are_handed_to_the_timing_process_as_they_compile(tmp_path, monk
     """--time's orchestration on the CPU: a stand-in session sees each survivor once, the timing gets them in order."""
     class Session:
         def __init__(self):
-            self.started, self.added = None, []
+            self.started, self.added, self.closed = None, [], False
 
         def start(self, launch, **kwargs):
             self.started = kwargs
@@ -131,16 +132,28 @@ def test_configs_are_handed_to_the_timing_process_as_they_compile(tmp_path, monk
             assert self.started is not None, "the launch goes first"
             self.added.append(v.name)
 
+        def close(self):
+            self.closed = True
+
+    def run(variants, launch, **kw):
+        timed["names"] = [v.name for v in variants]
+        samples = {v.name: [0.01] * 5 for v in variants}
+        rows = [bench.VariantReport(v.name, {}, "ok", "", statistics.summarize(samples[v.name]), None)
+                for v in variants]
+        return bench.BenchReport("Stand-in GPU", "x", 5, 0.1, 0.005, rows, "stand-in", samples)
+
     timed = {}
-    monkeypatch.setattr(bench, "run",
-                        lambda variants, launch, **kw: timed.setdefault("names", [v.name for v in variants]))
+    monkeypatch.setattr(bench, "run", run)
     base = jobs.resolve_one(jobs.Request(MATMUL, ("matmul_kernel",), SIG16, target="h100"), "a sweep explores")
     # BLOCK_N=256 with BLOCK_M=256 and 4 stages does not fit in shared memory: compiled, never handed over
     configs = expand(base, parse_axes(["BLOCK_N=128,256", "BLOCK_M=256", "num_stages=4", "num_warps=8"], base))
     session = Session()
-    run = sweep.compile_and_time(configs, tmp_path, 2, 300, lambda cfg: None, use_cache=False, with_sass=False,
-                                 session=session, launch=object(), max_seconds=3)
+    timers = LocalTimers(session, object(), {"max_seconds": 3, "prune": sweep.PRUNE_MARGIN, "graph": "off",
+                                             "duty": 0.5})
+    run = sweep.compile_and_time(configs, tmp_path, sweep.Engine(jobs=2, use_cache=False, timers=timers),
+                                 lambda cfg: None)
     assert session.started["prune"] == sweep.PRUNE_MARGIN and session.started["warmup"] == 1
-    assert session.added == ["BLOCK_N=128, BLOCK_M=256, num_stages=4, num_warps=8"]
-    assert timed["names"] == session.added and run.timed == session.added
+    assert session.added == ["BLOCK_N=128, BLOCK_M=256, num_stages=4, num_warps=8"] and session.closed
+    assert timed["names"] == session.added and run.timed.winner.name == session.added[0]
+    assert run.timed.batches == 1 and not run.timed.notes, "one GPU, one batch: nothing re-timed"
     assert run.compile_seconds > 0

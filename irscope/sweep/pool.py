@@ -15,12 +15,14 @@ timing process, which waits on nothing but the CPU.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from irscope import workers
 from irscope.core import adapter, compiler, dump, loader
@@ -38,30 +40,44 @@ EXIT_GRACE = 5.0         # seconds a worker whose output ended gets to exit befo
 
 def compile_all(configs: list[Config], out_dir: Path, jobs: int, timeout: float,
                 done: Callable[[Config], None] | None = None, *, use_cache: bool = True, with_sass: bool = False,
-                for_launch: bool = False) -> None:
+                for_launch: bool = False, pool: Pool | None = None) -> None:
     """Compile every config in `jobs` reused worker processes; `done` sees each result as it comes.
 
     use_cache: the workers store what they compile in irscope's cache. for_launch: the configs
     will be launched (--time); the first worker to get a config also builds the launcher a first
-    launch would build, so the timing process finds it in the cache.
+    launch would build, so the timing process finds it in the cache. pool: workers kept from an
+    earlier call (a search's generations), used and left running; else started and stopped here.
     """
     job = {"out_dir": str(out_dir), "use_cache": use_cache, "with_sass": with_sass}
-    _Pool(list(configs), max(1, jobs), timeout, done or (lambda cfg: None), job, for_launch).run()
+    own = pool is None
+    pool = pool or Pool(max(1, jobs), timeout)
+    try:
+        pool.run(list(configs), done or (lambda cfg: None), job, for_launch)
+    finally:
+        if own:
+            pool.close()
 
 
-class _Pool:
-    def __init__(self, queued: list[Config], size: int, timeout: float, done: Callable[[Config], None],
-                 job: dict[str, Any], for_launch: bool) -> None:
-        self.queued, self.size, self.timeout, self.done, self.job = queued, size, timeout, done, job
-        self.launcher_wanted = for_launch
+class Pool:
+    """The compile workers: hired as configs need them, kept across run() calls until close()."""
+
+    def __init__(self, size: int, timeout: float) -> None:
+        self.size, self.timeout = size, timeout
+        self.queued: list[Config] = []
+        self.done: Callable[[Config], None] = lambda cfg: None
+        self.job: dict[str, Any] = {}
+        self.launcher_wanted = False
         self.inbox: queue.Queue[workers.Message] = queue.Queue()   # every worker's messages
         self.workers: list[workers.Worker] = []
         self.held: dict[workers.Worker, tuple[Config, float]] = {}  # a worker's config, since when
         self.ever_ready = False     # a worker that never gets ready fails the sweep only if none ever did
         self.failed_starts = 0      # deaths before READY in a row
 
-    def run(self) -> None:
-        for _ in range(min(self.size, len(self.queued))):
+    def run(self, queued: list[Config], done: Callable[[Config], None], job: dict[str, Any],
+            for_launch: bool) -> None:
+        self.queued, self.done, self.job = queued, done, job
+        self.launcher_wanted = for_launch
+        for _ in range(min(self.size, len(self.queued)) - len(self.workers)):
             self.hire()
         try:
             while self.queued or self.held:
@@ -77,9 +93,13 @@ class _Pool:
                         _read_result(cfg, message.body)
                         self.done(cfg)
                 self.time_out()
-        finally:
-            for w in list(self.workers):
-                self.fire(w)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        for w in list(self.workers):
+            self.fire(w)
 
     def hire(self) -> None:
         self.workers.append(workers.Worker(WORKER, ready=READY, inbox=self.inbox, niceness=NICENESS))
@@ -175,10 +195,8 @@ def main() -> int:
 
 def _prebuild_launcher(spec: KernelSpec, settings: Settings) -> None:
     """Build the C launcher the timing process would build at the first launch (Triton 3.6); best effort."""
-    try:
+    with contextlib.suppress(Exception):  # the first launch builds it then, or reports why not
         adapter.prebuild_launcher(compiler.load_binary(spec, settings))
-    except Exception:  # noqa: BLE001 - the first launch builds it then, or reports why not
-        pass
 
 
 if __name__ == "__main__":

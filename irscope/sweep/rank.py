@@ -69,7 +69,9 @@ def to_json(configs: list[Config]) -> list[dict[str, Any]]:
     """One row per config, as sweep --json prints it."""
     return [{"index": c.index, "config": c.values and {k: _jsonable(v) for k, v in c.values.items()},
              "label": c.label, "status": c.status, "reason": c.reason, "folder": c.folder,
-             "compile_seconds": round(c.seconds, 3), "stats": row(c), "spills": c.spills} for c in configs]
+             "compile_seconds": round(c.seconds, 3), "stats": row(c), "spills": c.spills,
+             **({"node": c.node} if c.node else {}), **({"retried": c.retried} if c.retried else {})}
+            for c in configs]
 
 
 def _jsonable(v: Any) -> Any:
@@ -162,21 +164,21 @@ def check_recipe_path(path: Path) -> None:
 
 
 def write_winners(path: Path, base: Job, configs: list[Config], ordered: list[Config],
-                  timed: BenchReport | None, sort_key: str, top: int) -> None:
+                  timed: Any, sort_key: str, top: int) -> None:
     """--write-recipe: the timed winners first when timed; untimed, the static order asked for with
     --sort, and under --sort config (the grid's order, no ranking at all) the default static ranking
     (static_best_first: fewest spills, then occupancy, then registers). The recipe's header says which.
     """
-    check_recipe_path(path)
+    check_recipe_path(path)   # timed: a timed.SweepTiming (rows by label), None when not timed
     by_label = {c.label: c for c in configs}
     timings = None
     if timed is not None:
-        # the configs timed to the end first, then those dropped early as clearly slower
-        ok = sorted((v for v in timed.variants if v.status == "ok" and v.summary),
-                    key=lambda v: (bool(v.dropped), v.summary.median))
-        ranked = [by_label[v.name] for v in ok if v.name in by_label]
-        timings = {v.name: v.summary.median for v in ok}
-        how = f"timed on {timed.device}"
+        # the configs timed to the end first (by their estimate on the common scale), then those dropped early
+        ok = sorted((r for r in timed.rows.values() if r.status == "ok" and r.estimate_ms),
+                    key=lambda r: (bool(r.dropped), r.estimate_ms))
+        ranked = [by_label[r.name] for r in ok if r.name in by_label]
+        timings = {r.name: r.estimate_ms for r in ok}
+        how = f"timed on {timed.device or 'the GPU'}"
     elif sort_key == "config":
         ranked = survivors(static_best_first(configs))
         how = f"ranked by {STATIC_DEFAULT} (static, not timed)"

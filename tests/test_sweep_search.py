@@ -1,0 +1,200 @@
+"""--search and ranges: reproducible strategies that never propose a config known not to fit, and
+axis ranges (16..256:pow2, 1..8, 32..256:step32) with their bad inputs.
+
+The strategy tests use a synthetic compile (shared memory grows with the tile and the stages, as
+a matmul's does) so that hundreds of proposals cost nothing; one test compiles for real.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import MATMUL, VECTOR_ADD, run_cli
+
+from irscope import jobs
+from irscope.errors import BadInput
+from irscope.sweep import run as sweep
+from irscope.sweep import search
+from irscope.sweep.configs import (
+    Config,
+    expand_values,
+    grid_items,
+    make_config,
+    parse_axes,
+)
+
+SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
+SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
+LIMIT = 228 * 1024     # an H100's shared memory per block
+
+
+@pytest.fixture(scope="module")
+def base():
+    return jobs.resolve_one(jobs.Request(MATMUL, ("matmul_kernel",), SIG16, target="h100"), "a sweep explores")
+
+
+def _axes(base):
+    return parse_axes(["BLOCK_M=16..256:pow2", "BLOCK_N=16..256:pow2", "BLOCK_K=32..128:step32", "num_stages=1..5",
+                       "num_warps=4,8"], base)
+
+
+def _fake_compile(batch: list[Config]) -> None:
+    """Shared memory of a matmul's operand ring; over the limit: does not fit; num_warps=4 with 256 x 256
+    tiles spills (a made-up rule); the rest compile."""
+    for c in batch:
+        v = c.values
+        shared = v["num_stages"] * (v["BLOCK_M"] + v["BLOCK_N"]) * v["BLOCK_K"] * 2
+        if shared > LIMIT:
+            c.status, c.reason = "does not fit", f"needs {shared} bytes"
+            continue
+        c.status = "ok"
+        spills = 64 if v["num_warps"] == 4 and v["BLOCK_M"] * v["BLOCK_N"] >= 256 * 256 else 0
+        c.stats = {"registers": 40 + v["BLOCK_M"] * v["BLOCK_N"] // (32 * v["num_warps"] * 4), "spills": spills,
+                   "shared_bytes": shared, "occupancy": {"occupancy": max(0.125, 1 - shared / LIMIT)}}
+
+
+def _run(base, name: str, seed: int, trials: int = 60):
+    strategy = search.make_strategy(name, _axes(base), seed)
+    log = search.SearchLog(name, "static")
+    proposed: list[Config] = []
+    tried = search.search(strategy, lambda i, v: make_config(base, i, v), trials=trials, time_budget=None, width=4,
+                          compile_batch=lambda b: (proposed.extend(b), _fake_compile(b)), objective=None,
+                          max_registers=None, log=log)
+    return tried, log
+
+
+@pytest.mark.parametrize("name", ["random", "optuna", "optuna-cmaes"])
+def test_a_seeded_search_is_reproducible_and_never_proposes_what_cannot_fit(base, name):
+    if name.startswith("optuna"):
+        pytest.importorskip("optuna")
+    if name == "optuna-cmaes":
+        pytest.importorskip("cmaes")
+    a, log = _run(base, name, seed=11)
+    b, _ = _run(base, name, seed=11)
+    assert [c.label for c in a] == [c.label for c in b], "the same seed, the same proposals"
+    c, _ = _run(base, name, seed=12)
+    assert [x.label for x in c] != [x.label for x in a], "another seed, other proposals"
+    assert len({x.label for x in a}) == len(a), "never the same config twice"
+    too_big = []
+    for cfg in a:   # no proposal needs the shared memory of one seen not to fit before it
+        v = cfg.values
+        assert not any(all(v[k] >= x[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages"))
+                       and v["num_warps"] == x["num_warps"] for x in too_big), cfg.label
+        if cfg.status == "does not fit":
+            too_big.append(v)
+    assert log.proposed == len(a) and log.pruned == sum(1 for x in a if search.pruned(x))
+
+
+def test_optuna_learns_from_the_results(base):
+    """TPE's later proposals prune less than uniform sampling does: it learns where configs fit."""
+    pytest.importorskip("optuna")
+    tpe, _ = _run(base, "optuna", seed=3, trials=80)
+    rnd, _ = _run(base, "random", seed=3, trials=80)
+    late = lambda tried: sum(1 for c in tried[40:] if search.pruned(c))
+    assert late(tpe) < late(rnd), (late(tpe), late(rnd))
+
+
+def test_grid_search_stops_at_trials_and_the_space(base):
+    tried, log = _run(base, "grid", seed=0, trials=10)
+    assert len(tried) == 10 and log.stopped == "--trials 10 reached"
+    small = parse_axes(["num_warps=4,8", "num_stages=2,3"], base)
+    s = search.make_strategy("random", small, 0)
+    log = search.SearchLog("random", "static")
+    tried = search.search(s, lambda i, v: make_config(base, i, v), trials=None, time_budget=None, width=3,
+                          compile_batch=_fake_compile_small, objective=None, max_registers=None, log=log)
+    assert len(tried) == 4 and log.stopped == "every config of the space was tried"
+
+
+def _fake_compile_small(batch):
+    for c in batch:
+        c.status, c.stats = "ok", {"registers": 32, "spills": 0, "occupancy": {"occupancy": 0.5}}
+
+
+def test_static_pruning_and_the_static_objective():
+    ok = Config(0, "a", {}, None, None, status="ok", stats={"registers": 100, "spills": 0,
+                                                            "occupancy": {"occupancy": 0.5}})
+    assert search.pruned(ok) == "" and search.pruned(ok, max_registers=64).startswith("100 registers")
+    assert search.pruned(Config(1, "b", {}, None, None, status="does not fit")) == "does not fit"
+    assert search.pruned(Config(2, "c", {}, None, None, status="ok", stats={"spills": 8})) == "spills"
+    zero = Config(3, "d", {}, None, None, status="ok", stats={"registers": 255, "occupancy": {"occupancy": 0}})
+    assert "no block fits" in search.pruned(zero)
+    better = Config(4, "e", {}, None, None, status="ok", stats={"registers": 120, "occupancy": {"occupancy": 0.75}})
+    assert search.static_score(better) < search.static_score(ok), "occupancy first, then registers"
+
+
+def test_a_real_search_compiles_only_what_it_proposes(tmp_path):
+    base = jobs.resolve_one(jobs.Request(VECTOR_ADD, ("add_kernel",), SIG, target="h100"), "a sweep explores")
+    axes = parse_axes(["num_warps=1..8:pow2", "BLOCK_SIZE=128..4096:pow2"], base)
+    run = sweep.search_and_time(search.make_strategy("random", axes, 5), lambda i, v: make_config(base, i, v),
+                                tmp_path, sweep.Engine(jobs=2, use_cache=False), lambda c: None, trials=5,
+                                time_budget=None, max_registers=None, name="random")
+    assert len(run.configs) == 5 and {c.status for c in run.configs} == {"ok"}
+    assert run.search.generations == 3 and run.search.objective.startswith("static rank (not timed)")
+    assert len(list(tmp_path.glob("add_kernel/*/manifest.json"))) == 5
+
+
+# ---------------------------------------------------------------- ranges
+
+
+def test_ranges():
+    assert expand_values("B", "16..256:pow2", "") == ["16", "32", "64", "128", "256"]
+    assert expand_values("n", "1..4", "") == ["1", "2", "3", "4"]
+    assert expand_values("K", "32..128:step32", "") == ["32", "64", "96", "128"]
+    assert expand_values("K", "8,32..64:step32", "") == ["8", "32", "64"]
+    for bad, word in (("256..16", "empty"), ("5..7:pow2", "empty"), ("1..8:pow3", "not a range"),
+                      ("1..8:step0", "not a range"), ("a..b", "not a range"), ("1..99999999", "over")):
+        with pytest.raises(BadInput, match=word):
+            expand_values("B", bad, f"B={bad}")
+
+
+def test_recipe_axes_share_the_grammar(base):
+    items = grid_items({"BLOCK_M": "64..128:pow2", "num_warps": [4, 8], "GROUP_M": 8}, "r.toml [sweep]")
+    assert dict(parse_axes(items, base)) == {"BLOCK_M": [64, 128], "num_warps": [4, 8], "GROUP_M": [8]}
+    with pytest.raises(BadInput, match=r"r.toml \[sweep\]: sweep axis BLOCK_M"):
+        grid_items({"BLOCK_M": []}, "r.toml [sweep]")
+    with pytest.raises(BadInput, match="empty"):
+        parse_axes(grid_items({"BLOCK_M": "128..64"}, "r.toml [sweep]"), base)
+
+
+def test_range_on_the_command_line_and_its_bad_input(tmp_path):
+    r = run_cli("sweep", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--grid", "num_warps=2..4:pow2",
+                "--grid", "BLOCK_SIZE=512..1024:step512", "-o", str(tmp_path / "o"), "--json")
+    assert r.code == 0, r.err
+    assert sorted(c["label"] for c in json.loads(r.out)["configs"]) == [
+        "num_warps=2, BLOCK_SIZE=1024", "num_warps=2, BLOCK_SIZE=512", "num_warps=4, BLOCK_SIZE=1024",
+        "num_warps=4, BLOCK_SIZE=512"]
+    base = ["sweep", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "-o", str(tmp_path / "bad")]
+    for argv, word in ((["--grid", "BLOCK_SIZE=1024..16"], "empty"),
+                       (["--grid", "num_warps=4,8", "--search", "annealing"], "annealing"),
+                       (["--grid", "num_warps=4,8", "--trials", "5"], "--search"),
+                       (["--grid", "num_warps=4,8", "--search", "random", "--trials", "0"], "--trials"),
+                       (["--grid", "num_warps=4,8", "--search", "random", "--time-budget", "-1"], "--time-budget")):
+        r = run_cli(*base, *argv)
+        assert r.code == 2 and word in r.err and len(r.err.strip().splitlines()) == 1, (argv, r.err)
+    assert not (tmp_path / "bad").exists()
+
+
+def test_without_optuna_a_search_degrades_to_random_in_one_line(monkeypatch, tmp_path):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "optuna" else real(name, *a))
+    strategy, note = search.available("optuna")
+    assert strategy == "random" and "pip install 'irscope[search]'" in note and "\n" not in note
+    assert search.available("random") == ("random", "")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cmaes" else real(name, *a))
+    assert search.available("optuna-cmaes")[0] == "optuna"
+
+
+def test_search_on_the_command_line(tmp_path):
+    args = ("sweep", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--grid", "num_warps=1..8:pow2",
+            "--grid", "BLOCK_SIZE=128..4096:pow2", "--search", "random", "--trials", "3", "--seed", "1", "-j", "2",
+            "-o", str(tmp_path / "o"))
+    r = run_cli(*args)
+    assert r.code == 0, r.err
+    assert "search random: 3 configs tried in 2 generations" in r.out and "objective: static rank" in r.out
+    again = run_cli(*args, "--json")
+    doc = json.loads(again.out)
+    assert len(doc["configs"]) == 3 and all(c["label"] in r.out for c in doc["configs"])
+    assert {c["status"] for c in doc["configs"]} == {"cached"}, "the same seed: the same configs, from the cache"
