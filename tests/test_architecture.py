@@ -3,7 +3,7 @@
 - no import cycle between irscope's modules (module-level imports);
 - imports inside functions only for heavy or optional third-party packages, at the command
   boundary (irscope/cli), or for the optional machinery LAZY names (kept off the plain dump's start-up);
-- the layers point one way: core <- standin <- steer <- jobs <- capture, compare, timing <- sweep <- views <- cli;
+- the layers point one way: core <- standin <- steer <- jobs <- capture, compare, timing <- sweep <- report <- views <- cli;
 - only views and cli speak click or rich;
 - no module over 500 lines.
 """
@@ -18,7 +18,7 @@ HEAVY = ("triton", "torch", "rich", "click", "numpy", "ctypes", "ray", "optuna",
          "playwright")
 # a module may import from its own layer and the layers before it
 LAYERS = [("errors",), ("core",), ("standin",), ("steer",), ("jobs",), ("capture", "compare", "timing", "workers"), ("sweep",),
-          ("views",), ("cli", "__main__", "__init__")]
+          ("report",), ("views",), ("cli", "__main__", "__init__")]
 MAX_LINES = 500
 # Optional machinery kept off the plain dump's start-up (a cached re-dump pays only for what it uses):
 # the module that imports it inside a function -> what it imports there, and why.

@@ -1,7 +1,7 @@
 """Command line: each command parses its options, calls the jobs and packages, and hands the result
 to its view (irscope/views); main() turns errors into one line and an exit status.
 
-One module per command (dump, lines, passes, signature, diff, bench, sweep, recipes). No compiler logic and
+One module per command (dump, lines, report, passes, signature, diff, bench, sweep, recipes). No compiler logic and
 no formatting lives here. Imports of irscope's packages stay inside the commands (this is the command
 boundary), so `irscope --help` loads neither Triton nor torch.
 """
@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from irscope.cli import bench, diff, dump, lines, passes, recipes, signature, sweep
+from irscope.cli import bench, diff, dump, lines, passes, recipes, report, signature, sweep
 from irscope.errors import IrscopeError
 
 
@@ -22,8 +22,8 @@ def cli():
     """irscope: see and steer what the Triton compiler makes of a kernel."""
 
 
-for _command in (dump.dump, lines.lines, passes.passes, signature.signature, diff.diff, bench.bench, sweep.sweep,
-                 recipes.recipes_group):
+for _command in (dump.dump, lines.lines, report.report, passes.passes, signature.signature, diff.diff, bench.bench,
+                 sweep.sweep, recipes.recipes_group):
     cli.add_command(_command)
 
 

@@ -40,9 +40,11 @@ from irscope.errors import BadInput
 @click.option("--args", "launch_args", metavar="ARGS", help="With --time: launch arguments (as for bench).")
 @click.option("--grid", "launch_grid", metavar="EXPR", help="With --time: the launch grid (as for bench).")
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
+@click.option("--html", type=click.Path(path_type=Path), metavar="FILE",
+              help="Also write the diff as one self-contained HTML page to FILE.")
 def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_target, b_target, stages,
          with_passes, by_line, raw, side_by_side, context, as_json, a_variant, b_variant, do_time, launch_args, launch_grid,
-         max_seconds):
+         max_seconds, html):
     """Compare two compiles of a kernel: stats, stages, passes. Exit 0 equal, 1 different, 2 trouble.
 
     \b
@@ -60,6 +62,11 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     from irscope.core import inputs
     from irscope.views import bench as bench_view
     from irscope.views import diff as view
+
+    if html is not None:
+        from irscope.report.output import check_output
+
+        check_output(html, "--html")
 
     file = request.file
     session = None
@@ -104,5 +111,9 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
             view.print_stage_diffs(result, side_by_side, context)
         if timed is not None:
             bench_view.bench_summary(timed)
+    if html is not None:
+        from irscope.views import report as report_view
+
+        click.echo(report_view.write_diff(result, html), err=as_json)
     if not result.equal:
         sys.exit(1)

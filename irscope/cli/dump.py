@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -24,9 +25,11 @@ from irscope.errors import BadInput
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Capture: end the script after SECONDS; what it captured so far is written and dumped "
                    "(as after Ctrl-C or SIGTERM: one line says why, exit 0 when a kernel was dumped).")
+@click.option("--html", type=click.Path(path_type=Path), metavar="FILE",
+              help="After dumping, write the dumps' HTML report to FILE (as irscope report).")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- ARGS]")
 def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_json, with_lines, script_log,
-         compile_only, time_limit, script_args):
+         compile_only, time_limit, html, script_args):
     """Compile a kernel and lay out every stage, its resources and instruction mix.
 
     \b
@@ -40,6 +43,10 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
     from irscope.views import dump as view
 
     inputs.check_dump_flags(stage, as_json, out_dir)
+    if html is not None:
+        from irscope.report.output import check_output
+
+        check_output(html, "--html")
     if with_lines and (stage or as_json):
         raise BadInput("--lines: shows the hot lines under the summary; with --stage or --json use "
                        "irscope lines DIR [--json]")
@@ -57,6 +64,9 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
                           request.all_sets(), out_dir, no_cache, with_passes, bool(stage or as_json), stage,
                           script_log, compile_only, time_limit)
         capture_view.render(run, stage, as_json)
+        folders = [c.result.folder for c in run.captures if c.result is not None]
+        if html is not None and folders:
+            _write_report(folders, html, quiet=bool(stage or as_json))
         code = capture.exit_status(run, request.file)
         if code:
             sys.exit(code)
@@ -81,6 +91,15 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
             _hot_lines(results)
     if stage or as_json:  # the summary shows pin checks; other views get the warnings on stderr
         view.warn_pins_without_effect(results)
+    if html is not None:
+        _write_report([r.folder for r in results], html, quiet=bool(stage or as_json))
+
+
+def _write_report(folders, html: Path, quiet: bool) -> None:
+    """--html: the report of the dump folders, written whole; its line on stderr when stdout is data."""
+    from irscope.views import report as report_view
+
+    click.echo(report_view.write_dumps(folders, html, flag="--html"), err=quiet)
 
 
 def _hot_lines(results) -> None:

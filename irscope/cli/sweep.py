@@ -53,9 +53,11 @@ from irscope.errors import BadInput
               help="Write the winner (and --top N best) as variants of a recipe that `recipes check` accepts.")
 @click.option("--top", type=click.IntRange(1), default=1, show_default=True, help="With --write-recipe: how many.")
 @click.option("--json", "as_json", is_flag=True, help="Print one result per config as JSON.")
+@click.option("--html", type=click.Path(path_type=Path), metavar="FILE",
+              help="Also write the sweep's table and charts as one self-contained HTML page to FILE.")
 def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort_key, cluster, strategy, trials,
           time_budget, seed, max_registers, do_time, launch_args, launch_grid, max_seconds, graph, duty, db_path,
-          no_db, history, with_sass, write_recipe, top, as_json):
+          no_db, history, with_sass, write_recipe, top, as_json, html):
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
     from irscope import jobs as jobs_mod
     from irscope.sweep import configs as sweep_configs
@@ -70,6 +72,10 @@ def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort
         view.history_table(db.sweeps(kernels, str(Path(request.file).resolve()) if not kernels else None),
                            db.path, as_json)
         return
+    if html is not None:
+        from irscope.report.output import check_output
+
+        check_output(html, "--html")
     engine_name, address = ray_engine.parse_cluster(cluster)
     search.check_search(strategy, trials, time_budget, 0)   # an unknown strategy: before anything loads
     session = timing_session() if do_time and engine_name == "local" else None
@@ -137,5 +143,10 @@ def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort
         view.sweep_table(ordered, timed, search=result.search)
         if write_recipe is not None:
             view.wrote_recipe(write_recipe)
+    if html is not None:
+        from irscope.views import report as report_view
+
+        click.echo(report_view.write_sweep(ordered, timed, html, title=f"{base.spec.kernel} on {base.settings.target.name}"),
+                   err=as_json)
     if not any(c.usable for c in configs):
         sys.exit(1)

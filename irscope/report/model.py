@@ -1,0 +1,240 @@
+"""Dump folders gathered into the report's model: a JSON-able dict the page is rendered from.
+
+Everything the page shows is computed here, at report time: stage texts, the links between the
+Python source and every stage (from the dump's map.json, when it has one), the per-pass IR
+diffs (difflib), resources, instruction mix and hot lines, and the layout pictures
+(layouts.py). The view (views/report.py) only renders this model.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from irscope.core import artifacts, sourcemap
+from irscope.core import passes as passes_mod
+from irscope.core.artifacts import BINARY_STAGES, MANIFEST
+from irscope.core.sourcemap import CLASSES
+from irscope.errors import BadInput
+from irscope.report import layouts
+
+LANGS = {"source": "python", "frontend": "mlir", "ttir": "mlir", "glir": "mlir", "ttgir": "mlir", "llir": "llvm",
+         "ptx": "ptx", "sass": "sass", "amdgcn": "amdgcn"}
+MAX_STAGE_BYTES = 8 << 20      # a stage bigger than this is cut (the page says so)
+MAX_DIFF_LINES = 1500          # per pass
+MAX_LINE_CHARS = 300           # a longer diff line is cut (LLVM-dialect lines run to thousands)
+DIFF_BUDGET = 2 << 20          # characters of pass diffs in one dump's page; later passes say they were left out
+SHOWN_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+
+
+def find_dumps(paths: list[Path]) -> list[Path]:
+    """Each path is a dump folder, or a folder holding dump folders (a capture's -o): BadInput otherwise."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise BadInput(f"{p}: no such folder (give a dump folder, or a folder of dump folders)")
+        if not p.is_dir():
+            raise BadInput(f"{p}: not a folder (give a dump folder, or a folder of dump folders)")
+        if (p / MANIFEST).is_file():
+            out.append(p)
+            continue
+        found = sorted(Path(root) for root, dirs, files in os.walk(p)
+                       if MANIFEST in files and not Path(root).name.startswith(artifacts.TMP_PREFIX)
+                       and "captures" not in Path(root).parts)
+        if not found:
+            raise BadInput(f"{p}: not an irscope dump folder (no {MANIFEST} in it or below it)")
+        out += found
+    return list(dict.fromkeys(out))
+
+
+def dump_model(folder: Path, index: int = 0, with_layouts: bool = True) -> dict[str, Any]:
+    """One dump folder as the page's data."""
+    m = artifacts.read_manifest(folder)
+    texts = _stage_texts(folder, m)
+    source = texts.get("source", {}).get("text", "")
+    smap, why = _load_map(folder, m)
+    first = first_line(source, smap) if smap else 1
+    return {
+        "id": f"d{index}",
+        "title": f"{m['kernel']} · {m['target']}" + (f" · {m['options'].get('num_warps')}w"
+                                                     if m.get("options", {}).get("num_warps") else ""),
+        "folder": str(folder),
+        "kernel": m["kernel"],
+        "target": m["target"],
+        "triton": m.get("triton_version", ""),
+        "signature": m.get("signature", ""),
+        "options": {k: m["options"][k] for k in SHOWN_OPTIONS if m.get("options", {}).get(k) is not None},
+        "notes": m.get("notes") or [],
+        "stages": [dict(name=name, lang=LANGS.get(name, "text"), **t) for name, t in texts.items()],
+        "source_first_line": first,
+        "map": links(smap, first, len(source.splitlines())) if smap else {"available": False, "why": why},
+        "resources": resources(m),
+        "charts": charts(m.get("stats") or {}),
+        "passes": pass_diffs(folder, m) if m.get("passes") is not None else None,
+        "layouts": (layouts.pictures(texts["ttgir"]["text"]) if with_layouts and "ttgir" in texts else []),
+    }
+
+
+def _stage_texts(folder: Path, m: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, fname in m["stages"].items():
+        if name in BINARY_STAGES:
+            continue
+        try:
+            raw = (Path(folder) / fname).read_bytes()
+        except OSError as e:
+            raise BadInput(f"{folder}: {fname} is missing or unreadable ({e.strerror or e}); dump it again") from None
+        cut = len(raw) > MAX_STAGE_BYTES
+        text = raw[:MAX_STAGE_BYTES].decode("utf-8", errors="replace")
+        if cut:
+            text = text[:text.rfind("\n") + 1]
+        out[name] = {"text": text, "lines": text.count("\n") + (not text.endswith("\n") and bool(text)),
+                     "cut": cut, "bytes": len(raw)}
+    return out
+
+
+def _load_map(folder: Path, m: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The source map, or None and why there is none (the page says it)."""
+    try:
+        return sourcemap.load(folder, m), ""
+    except BadInput as e:
+        return None, str(e)
+
+
+def first_line(source: str, smap: dict[str, Any]) -> int:
+    """The kernel file's line number of the dump's source stage line 1 (the stage holds the kernel only):
+    the offset most of the map's line texts agree on."""
+    lines = [s.strip() for s in source.splitlines()]
+    where: dict[str, list[int]] = {}
+    for i, s in enumerate(lines):
+        where.setdefault(s, []).append(i + 1)
+    votes: Counter = Counter()
+    for e in smap["lines"]:
+        if e["file"] != smap["kernel_file"] or not e.get("text"):
+            continue
+        for j in where.get(e["text"], []):
+            votes[e["line"] - j + 1] += 1
+    return votes.most_common(1)[0][0] if votes else 1
+
+
+def links(smap: dict[str, Any], first: int, source_lines: int) -> dict[str, Any]:
+    """The source map as the page uses it: per source-pane line, what it became (stage lines and figures),
+    and per stage line, the source-pane lines it came from."""
+    machine = smap.get("machine")
+    rows: dict[int, dict[str, Any]] = {}
+    reverse: dict[str, dict[int, list[int]]] = {}
+    elsewhere = 0
+    for e in smap["lines"]:
+        src = e["line"] - first + 1
+        if e["file"] != smap["kernel_file"] or not 0 < src <= source_lines:
+            elsewhere += 1
+            continue
+        figs = sourcemap.figures(e, machine)
+        rows[src] = {"at": {s: f["at"] for s, f in e["stages"].items()},
+                     "n": figs["instructions"], "spills": figs["spills"],
+                     "classes": {c: figs[c] for c in CLASSES if figs[c]},
+                     "layouts": figs["layouts"], "convert_layouts": figs["convert_layouts"]}
+        for s, f in e["stages"].items():
+            for ln in f["at"]:
+                reverse.setdefault(s, {}).setdefault(ln, []).append(src)
+    hot = sorted(rows, key=lambda k: (-rows[k]["n"], k))[:15]
+    return {"available": True, "machine": machine, "rows": rows, "reverse": reverse,
+            "hot": [{"src": k, **rows[k]} for k in hot if rows[k]["n"]],
+            "max_n": max((r["n"] for r in rows.values()), default=0), "elsewhere": elsewhere,
+            "no_line": {s: f["n"] for s, f in (smap.get("no_line") or {}).items()},
+            "stages": smap.get("stages") or {}}
+
+
+def resources(m: dict[str, Any]) -> list[dict[str, Any]]:
+    """The headline figures as cards: label, value, detail, and a 0..1 fill where one makes sense."""
+    s = m.get("stats") or {}
+    occ = s.get("occupancy") or {}
+    cards = []
+    if m["target"].startswith("cuda"):
+        cards.append({"label": "registers", "value": s.get("registers", "?"), "detail": "per thread (ptxas)",
+                      "fill": (s["registers"] / 255) if isinstance(s.get("registers"), int) else None})
+        cards.append({"label": "spills", "value": f"{s.get('spills', 0)} B",
+                      "detail": f"{s.get('spill_store_bytes', 0)} B stored, {s.get('spill_load_bytes', 0)} B loaded",
+                      "bad": bool(s.get("spills"))})
+    else:
+        cards.append({"label": "VGPRs", "value": s.get("vgpr_count", "?"),
+                      "detail": f"{s.get('arch_vgprs', '?')} arch + {s.get('acc_vgprs', 0)} acc; "
+                                f"{s.get('sgpr_count', '?')} SGPRs", "fill": None})
+        cards.append({"label": "spills", "value": s.get("spills", 0), "detail": "VGPR + SGPR spill count",
+                      "bad": bool(s.get("spills"))})
+    cards.append({"label": "shared memory", "value": _bytes(s.get("shared_bytes", 0)),
+                  "detail": f"{s.get('shared_bytes', 0)} B per block"})
+    if occ:
+        detail = (f"{occ['blocks_per_sm']} blocks, {occ['warps_per_sm']} warps per SM" if "blocks_per_sm" in occ
+                  else f"{occ.get('waves_per_simd')} waves per SIMD")
+        cards.append({"label": "occupancy", "value": f"{occ['occupancy'] * 100:.0f}%",
+                      "detail": f"{detail}; limited by {occ['limited_by']}", "fill": occ["occupancy"]})
+    cards.append({"label": "warps", "value": s.get("num_warps", "?"), "detail": "per block"})
+    return [{"fill": None, "bad": False, **c} for c in cards]
+
+
+def _bytes(n: int) -> str:
+    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
+
+
+def charts(s: dict[str, Any]) -> list[dict[str, Any]]:
+    """Instruction mix per stage, as bar charts: [{"title", "bars": [[label, count]]}] (empty bars dropped)."""
+    out = []
+    if sass := s.get("sass"):
+        out.append({"title": f"SASS: {sass['instructions']} instructions by class",
+                    "bars": [[k, v] for k, v in sass["classes"].items()]})
+        out.append({"title": "SASS: top opcodes", "bars": [[k, v] for k, v in sass["top"].items()]})
+    if ptx := s.get("ptx"):
+        ops = [[k, v] for k, v in ptx.items() if isinstance(v, int)]
+        widths = [[f"{kind} {bits}b", n] for kind in ("global_load", "global_store", "shared_load", "shared_store")
+                  for bits, n in (ptx.get(kind) or {}).items()]
+        out.append({"title": "PTX: key operations", "bars": ops})
+        out.append({"title": "PTX: memory ops by width (bits per thread)", "bars": widths})
+    if a := s.get("amdgcn"):
+        out.append({"title": f"AMDGCN: {a['instructions']} instructions",
+                    "bars": [[k, a[k]] for k in ("mfma", "wmma", "lds_load", "lds_store", "async_copy_to_lds",
+                                                 "barrier", "scratch_ops")]})
+        out.append({"title": "AMDGCN: top opcodes", "bars": [[k, v] for k, v in a["top"].items()]})
+    if t := s.get("ttgir"):
+        out.append({"title": "TTGIR ops", "bars": [[k, v] for k, v in t.items() if isinstance(v, int) and k != "num_warps"]})
+    for c in out:
+        c["bars"] = [b for b in c["bars"] if b[1]]
+        c["max"] = max((b[1] for b in c["bars"]), default=0)
+    return [c for c in out if c["bars"]]
+
+
+def pass_diffs(folder: Path, m: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every recorded pass with its change counts, and for those that changed the IR, the unified diff
+    (debug locations dropped, as the counts are made) against the IR before it."""
+    records, afters, first = passes_mod.load(folder, m)
+    out = []
+    before = first
+    budget = DIFF_BUDGET
+    for rec, after in zip(records, afters):
+        item = {"index": rec.index, "stage": rec.stage, "name": rec.name, "arg": rec.arg,
+                "added": rec.added, "removed": rec.removed, "diff": None, "cut": False, "left_out": False}
+        if after is not None and rec.changed and before is not None:
+            if budget <= 0:
+                item["left_out"] = True
+            else:
+                diff = list(difflib.unified_diff(passes_mod.normalized_lines(before),
+                                                 passes_mod.normalized_lines(after), lineterm="", n=3))[2:]
+                item["cut"] = len(diff) > MAX_DIFF_LINES or any(len(x) > MAX_LINE_CHARS for x in diff)
+                item["diff"] = [x[:MAX_LINE_CHARS] for x in diff[:MAX_DIFF_LINES]]
+                budget -= sum(len(x) for x in item["diff"])
+        if after is not None:
+            before = after
+        out.append(item)
+    return out
+
+
+def report_model(folders: list[Path], with_layouts: bool = True) -> dict[str, Any]:
+    """The page for `irscope report DIR...`: one entry per dump folder found."""
+    models = [dump_model(f, i, with_layouts) for i, f in enumerate(find_dumps(folders))]
+    kernels = list(dict.fromkeys(m["kernel"] for m in models))
+    return {"kind": "dumps", "title": "irscope report: " + ", ".join(kernels[:3]) + (" ..." if len(kernels) > 3 else ""),
+            "dumps": models}
