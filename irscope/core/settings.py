@@ -34,7 +34,12 @@ class Settings:
                 "pins": self.pins.canonical() if self.pins else None}
 
     def overlay(self, values: dict[str, Any], source: str) -> Settings:
-        """These options on top, each recorded as coming from `source`: the one way options are merged."""
+        """These options on top, each recorded as coming from `source`: the one way options are merged.
+
+        Lists become tuples: Triton's options are hashed and compared (fbtriton's ctas_per_cga must equal
+        cluster_dims), and a spec file or capture read back from JSON has lists where launches had tuples.
+        """
+        values = {k: _tuples(v) for k, v in values.items()}
         return replace(self, options={**self.options, **values},
                        sources={**self.sources, **{k: source for k in values}})
 
@@ -42,6 +47,10 @@ class Settings:
         """Triton env knobs on top (recorded as 'env:NAME' in sources)."""
         return replace(self, env={**self.env, **values},
                        sources={**self.sources, **{f"env:{k}": source for k in values}})
+
+
+def _tuples(v: Any) -> Any:
+    return tuple(_tuples(x) for x in v) if isinstance(v, (list, tuple)) else v
 
 
 class PinSet(Protocol):

@@ -202,7 +202,7 @@ def machinery_lines(mach: dict[str, Any]) -> list[str]:
             parts.append(f"{word} {mach[key]}")
     if c := mach.get("cluster"):
         dims = "x".join(map(str, c["cluster_dims"])) if c.get("cluster_dims") else "?"
-        parts.append(f"cluster {dims} ({c['num_ctas']} CTAs{', CTA pairs' if c['two_ctas'] else ''})")
+        parts.append(f"cluster {dims} (num_ctas={c['num_ctas']}{', CTA pairs' if c['two_ctas'] else ''})")
     if regs := mach.get("setmaxnreg"):
         parts.append("setmaxnreg " + " ".join([f"+{n}" for n in regs["inc"]] + [f"-{n}" for n in regs["dec"]]))
     if parts:
