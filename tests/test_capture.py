@@ -1,8 +1,8 @@
 """Capture: `irscope dump SCRIPT` runs an unmodified script and dumps every kernel it compiles.
 
 The CPU tests capture compile-only (--compile-only, so they mean the same on a GPU machine):
-the script runs on irscope's stand-in GPU (CPU tensors, launches recorded, not run). The GPU
-tests at the end (skipped without CUDA) check that a real run captures the same kernels,
+the script runs on irscope's stand-in GPU (CPU tensors; launches recorded, and computed by
+Triton's interpreter). The GPU tests at the end (skipped without CUDA) check that a real run captures the same kernels,
 down to the PTX.
 """
 
@@ -49,14 +49,18 @@ def _by_kernel(doc: dict, name: str) -> list[dict]:
     return [k for k in doc["kernels"] if k["name"] == name]
 
 
-def test_script_runs_and_stops_in_one_line(captured):
+def test_script_runs_to_its_end_because_the_stand_in_computes_results(captured):
+    """Its assert_close checks pass: the interpreter computed the launches they read."""
     target, r, doc, _ = captured
-    stops = [line for line in _irscope_lines(r.err) if line.startswith("irscope:")]
-    assert len(stops) == 1 and stops[0].startswith("irscope: the script stopped: capture_tutorial.py:")
-    assert "AssertionError" in stops[0] and "4 kernels captured" in stops[0]
+    assert not [line for line in _irscope_lines(r.err) if line.startswith("irscope:")]  # no stop, no note
     assert "capture_tutorial: n=4096 on cuda:0" in r.err  # -- ARGS reached the script; its output kept off stdout
+    assert "capture_tutorial: ok" in r.err  # the script's own last line: both checks passed
+    assert doc["capture"]["stopped"] is None
     assert doc["capture"]["mode"] == "compile-only" and doc["capture"]["target"] == target
     assert doc["capture"]["args"] == ["--n", "4096"]
+    # axpy's two autotune trials are recorded but not computed (do_bench throws their results away);
+    # its final launch and scale's are computed
+    assert doc["capture"]["launches"] == 4 and doc["capture"]["computed"]["computed"] == 2
 
 
 def test_every_capture_has_all_its_stages(captured):
@@ -156,8 +160,8 @@ def test_script_output_stays_visible(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["dump", "no_such_script.py"], "no_such_script.py: no such file"),
-    (["dump", str(RAISES)], "capture_raises.py: the script raised capture_raises.py:13: RuntimeError: no input data "
-                            "before it launched a Triton kernel"),
+    (["dump", str(RAISES)], ("capture_raises.py: the script raised capture_raises.py:13: RuntimeError: no input data "
+                             "before it launched a Triton kernel")),
     (["dump", str(VECTOR_ADD)], "ran to the end without launching a Triton kernel"),
     (["dump", str(SCRIPT), "--compile-only", "--kernel", "nothing*"],
      "no kernel the script launched matches --kernel nothing*"),
@@ -221,7 +225,7 @@ def test_stand_in_gpu_maps_cuda_to_cpu_and_is_put_back():
     assert triton.runtime.driver._active is None or triton.runtime.driver._active is not drv
     run = runner.run_script(SCRIPT, ["--n", "512"], parse_target("cuda:90"), "requested", "compile-only", [],
                             quiet=True)
-    assert len(run.captures) == 4 and run.stopped
+    assert len(run.captures) == 4 and run.stopped is None and run.computed.computed == 2
     assert adapter.jit_function_type().run is run_before
     assert knobs.runtime.jit_cache_hook is None and knobs.runtime.jit_post_compile_hook is None
 
@@ -250,7 +254,7 @@ SCRIPTS = sorted((EXAMPLES / "scripts").glob("*.py"))
 @needs_cuda
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_example_scripts_pass_their_own_checks_on_a_gpu(script):
-    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, check=False)
     assert p.returncode == 0, p.stderr
     assert ": ok" in p.stdout
 

@@ -105,8 +105,8 @@ def test_time_limit_ends_a_script_that_never_ends(tmp_path):
     took = time.monotonic() - start
     assert r.code == 0, r.err
     assert 3 <= took < 120
-    assert _lines(r.err) == ["irscope: the script stopped: time limit of 3 s reached after 1 kernel; "
-                             "the captures up to there are kept"]
+    assert _lines(r.err) == [("irscope: the script stopped: time limit of 3 s reached after 1 kernel; "
+                              "the captures up to there are kept")]
     _kept(out_dir)
 
 

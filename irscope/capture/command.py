@@ -14,8 +14,9 @@ Two modes:
                 kernels the config the autotuner chose is marked.
   compile-only  no GPU here, or --target is another chip: the script runs on the stand-in GPU
                 (irscope/standin/): tensors live on the CPU, kernels are bound for the requested
-                target, launches are recorded and not run. Results are not computed, so a
-                script's own checks may fail after its launches; what was captured is kept.
+                target, launches are recorded and their results computed by Triton's interpreter
+                on the CPU (bounded), so a script's own checks pass and it goes on; torch work
+                too big for the CPU runs shape-only; do_bench runs its function once.
 
 The pipeline, one module each: check what can be refused before running (here) -> run_script
 (runner.py, with the Recorder's hooks, recorder.py) -> Capture records (records.py) -> prepare,
@@ -40,12 +41,15 @@ from irscope.errors import BadInput
 
 def run(file: Path, script_args: list[str], kernel_globs: list[str], target: str | None, sets: list[str],
         out_dir: Path, no_cache: bool, with_passes: bool, quiet: bool, stage: str | None,
-        script_log: Path | None, compile_only: bool, time_limit: float | None = None) -> ScriptRun:
+        script_log: Path | None, compile_only: bool, time_limit: float | None = None,
+        interpret_s: tuple[float | None, float | None] = (None, None)) -> ScriptRun:
     """irscope dump SCRIPT [-- ARGS]: refuse what can be refused, run, capture, write specs, dump.
 
     SIGINT, SIGTERM, --time-limit and the script's own failure end the script, not the capture:
     what it captured so far is written and dumped as usual. The spec files are written before any
     dump, so a second Ctrl-C during the dumps (which aborts irscope) still leaves them on disk.
+    `interpret_s`: the interpreter's (per-launch, whole-run) budgets in seconds on the stand-in GPU
+    (None: IRSCOPE_INTERPRET_LAUNCH_S / IRSCOPE_INTERPRET_TOTAL_S, or the defaults).
     """
     tgt, reason, mode = choose_mode(target, compile_only)
     out_dir = Path(out_dir).resolve()  # the script may change directory
@@ -53,7 +57,7 @@ def run(file: Path, script_args: list[str], kernel_globs: list[str], target: str
     if time_limit is not None and not (math.isfinite(time_limit) and 0 < time_limit <= 1e8):
         raise BadInput(f"--time-limit {time_limit}: give a positive number of seconds")
     script_run = run_script(Path(file), list(script_args), tgt, reason, mode, list(kernel_globs), script_log,
-                            quiet=quiet, time_limit=time_limit)
+                            quiet=quiet, time_limit=time_limit, interpret_s=interpret_s)
     prepare(script_run, list(sets))
     write_specs(script_run, out_dir)
     dump_all(script_run, out_dir, with_passes, not no_cache)

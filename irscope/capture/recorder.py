@@ -21,13 +21,15 @@ import contextlib
 import contextvars
 import fnmatch
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from irscope.capture.records import Capture, describe, grid_3d, launch_record
 from irscope.core import adapter
 from irscope.core.adapter import runtime as triton_runtime
 from irscope.core.targets import Target
+from irscope.standin.driver import placeholder_benchmark
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn")
 
@@ -51,6 +53,7 @@ class _Tuning:
 
     tuner: Any
     captures: list[Capture] = field(default_factory=list)
+    trial: Any = None                  # the Config being benchmarked (Autotuner._bench), if any
 
 
 class Recorder:
@@ -61,8 +64,9 @@ class Recorder:
     the same kernel from making two captures of it, and the counts exact.
     """
 
-    def __init__(self, target: Target, compile_only: bool, kernel_globs: list[str]):
+    def __init__(self, target: Target, compile_only: bool, kernel_globs: list[str], executor: Any = None):
         self.target = target
+        self.executor = executor           # standin.interpret.Executor: computes compile-only launches
         self.compile_only = compile_only
         self.globs = list(kernel_globs)
         self.captures: list[Capture] = []
@@ -117,7 +121,7 @@ class Recorder:
         if ctx is not None and ctx.jit is jit:
             ctx.capture = cap
             if ctx.tuning is not None and triton_runtime.autotuner_jit(ctx.tuning.tuner) is jit:
-                cap.config = cap.config or _config_label(ctx.tuning.tuner, ctx.kwargs)
+                cap.config = cap.config or _config_label(ctx.tuning.tuner, ctx.kwargs, ctx.tuning.trial)
                 if cap not in ctx.tuning.captures:
                     ctx.tuning.captures.append(cap)
         return skip
@@ -152,9 +156,9 @@ class Recorder:
             ctx = _Launch(jit, args, dict(kwargs), grid, warmup, rec._tuning.get())
             token = rec._launch.set(ctx)
             ret = None
+            number = 0
             try:
                 ret = original(jit, *args, grid=grid, warmup=warmup, **kwargs)
-                return ret
             finally:
                 rec._launch.reset(token)
                 cap = ctx.capture
@@ -163,11 +167,15 @@ class Recorder:
                 if not warmup:
                     with rec._lock:
                         rec.launches += 1
+                        number = rec.launches
                         if cap is not None:
                             cap.launches += 1
                             if not cap.launch.get("grid"):
                                 cap.launch = _record_of(ctx)
                                 cap.warmup = False
+            if number and rec.compile_only and rec.executor is not None:
+                rec.executor.launch(jit, number, args, kwargs, grid)  # the results the script checks
+            return ret
 
         return run
 
@@ -184,11 +192,15 @@ class Recorder:
             def launch(*args, **kwargs):
                 with rec._lock:
                     rec.launches += 1
+                    number = rec.launches
                     cap.launches += 1
                     if not cap.launch.get("grid"):
                         names = [p.name for p in adapter.kernel_params(cap.jit)]
                         cap.launch = describe(dict(zip(names, args)), cap.jit, grid_3d(grid))
-                return runner(*args, **kwargs)
+                ret = runner(*args, **kwargs)
+                if rec.compile_only and rec.executor is not None:
+                    rec.executor.launch(cap.jit, number, tuple(args), {}, grid)
+                return ret
 
             return launch
 
@@ -199,13 +211,19 @@ class Recorder:
         rec = self
 
         def run(tuner, *args, **kwargs):
+            outer = rec._tuning.get()
+            if outer is not None and outer.tuner is tuner:  # a subclass's run calling the base's
+                return original(tuner, *args, **kwargs)
             if rec.compile_only and id(tuner) not in rec._tuners:
                 # no timings here: never read or write the tuner's on-disk cache; keep its
-                # in-process choices out of later sessions
+                # in-process choices out of later sessions; every trial is one recorded call
+                # (a custom do_bench or use_cuda_graph's included)
                 rec._tuners[id(tuner)] = (tuner, {"cache": dict(getattr(tuner, "cache", {}) or {}),
                                                   "cache_results": getattr(tuner, "cache_results", False),
                                                   "do_bench": tuner.__dict__.get("do_bench", _MISSING)})
                 tuner.cache_results = False
+                with contextlib.suppress(Exception):
+                    tuner.__dict__["do_bench"] = placeholder_benchmark
             state = _Tuning(tuner)
             token = rec._tuning.set(state)
             try:
@@ -219,6 +237,48 @@ class Recorder:
                         cap.winner = bool(cap.winner) or cap.config == label
 
         return run
+
+    def wrap_bench(self, original):
+        """Autotuner._bench: the Config each trial launches (pruning may have made it anew)."""
+        rec = self
+
+        def bench(tuner, *args, config, **meta):
+            state = rec._tuning.get()
+            if state is None or state.tuner is not tuner:
+                return original(tuner, *args, config=config, **meta)
+            before, state.trial = state.trial, config
+            try:
+                return original(tuner, *args, config=config, **meta)
+            finally:
+                state.trial = before
+
+        return bench
+
+    @contextlib.contextmanager
+    def _subclasses_wrapped(self, tuner_cls) -> Iterator[None]:
+        """Autotuner subclasses the script defines (FlagGems' LibTuner) that override run, warmup or
+        _bench get the same wrappers, so their configs are labelled too; put back on exit."""
+        rec, done = self, []
+        previous = tuner_cls.__dict__.get("__init_subclass__")
+
+        def init_subclass(cls, **kwargs):
+            super(tuner_cls, cls).__init_subclass__(**kwargs)
+            for name, wrap in (("run", lambda f: rec.wrap_autotuner(f, True)),
+                               ("warmup", lambda f: rec.wrap_autotuner(f, False)), ("_bench", rec.wrap_bench)):
+                if name in cls.__dict__:
+                    done.append((cls, name, cls.__dict__[name]))
+                    setattr(cls, name, wrap(cls.__dict__[name]))
+
+        tuner_cls.__init_subclass__ = classmethod(init_subclass)
+        try:
+            yield
+        finally:
+            if previous is None:
+                del tuner_cls.__init_subclass__
+            else:
+                tuner_cls.__init_subclass__ = previous
+            for cls, name, fn in done:
+                setattr(cls, name, fn)
 
     def restore_tuners(self) -> None:
         """Give the autotuners compile-only mode touched their caches and settings back."""
@@ -243,6 +303,8 @@ class Recorder:
             stack.enter_context(triton_runtime.patched(jit_cls, "run", self.wrap_jit_run(jit_cls.run)))
             stack.enter_context(triton_runtime.patched(tuner_cls, "run", self.wrap_autotuner(tuner_cls.run, True)))
             stack.enter_context(triton_runtime.patched(tuner_cls, "warmup", self.wrap_autotuner(tuner_cls.warmup, False)))
+            stack.enter_context(triton_runtime.patched(tuner_cls, "_bench", self.wrap_bench(tuner_cls._bench)))
+            stack.enter_context(self._subclasses_wrapped(tuner_cls))
             stack.enter_context(triton_runtime.patched(kernel_cls, "__getitem__",
                                                 self.wrap_compiled_getitem(kernel_cls.__getitem__)))
             try:
@@ -267,14 +329,18 @@ def _label(kwargs: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in kwargs.items())
 
 
-def _config_label(tuner, launch_kwargs: dict[str, Any]) -> str | None:
-    """The tuner's config whose kwargs this launch carries (the one with the most keys)."""
+def _config_label(tuner, launch_kwargs: dict[str, Any], trial: Any = None) -> str | None:
+    """The config this launch is: the one being benchmarked, or the tuner's choice for the final
+    launch, or else the config of the tuner's list whose kwargs it carries (the one with the most
+    keys). Configs early_config_prune made anew (changed num_stages, say) are labelled as launched."""
+    candidates = [c for c in (trial, getattr(tuner, "best_config", None)) if c is not None]
+    candidates += list(getattr(tuner, "configs", []) or [])
     best, best_n = None, -1
-    for cfg in getattr(tuner, "configs", []) or []:
+    for cfg in candidates:
         ck = triton_runtime.autotune_config_kwargs(cfg)
         try:
             hit = all(k in launch_kwargs and launch_kwargs[k] == v for k, v in ck.items())
-        except Exception:
+        except Exception:  # noqa: BLE001  a kwarg that cannot be compared matches nothing
             hit = False
         if hit and len(ck) > best_n:
             best, best_n = ck, len(ck)

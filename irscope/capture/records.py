@@ -72,6 +72,8 @@ class ScriptRun:
     filtered_out: list[str] = field(default_factory=list)   # kernels --kernel left out
     script_log: Path | None = None
     threads_left: list[str] = field(default_factory=list)   # threads it started, still running at its end
+    computed: Any = None               # standin.interpret.Computed: which launches the interpreter computed
+    standin_notes: list[str] = field(default_factory=list)  # what the stand-in GPU did not do (shape-only ops)
 
 
 def launch_record(jit: Any, args: tuple, kwargs: dict[str, Any], grid: Any, warmup: bool) -> dict[str, Any]:
@@ -81,7 +83,7 @@ def launch_record(jit: Any, args: tuple, kwargs: dict[str, Any], grid: Any, warm
     if not warmup and grid is not None:
         try:
             grid3 = grid_3d(grid(bound) if callable(grid) else grid)
-        except Exception:
+        except Exception:  # noqa: BLE001  a grid function that fails on a record is no grid
             grid3 = None
     return describe(bound, jit, grid3)
 

@@ -20,6 +20,7 @@ from irscope.capture.records import Capture, ScriptRun
 from irscope.compare.normalize import normalize
 from irscope.core import adapter, compiler, loader
 from irscope.core import dump as dump_job
+from irscope.core.elements import bound_text, function_name
 from irscope.core.settings import DERIVED_FIELDS, Settings, jsonable, settable_options
 from irscope.core.spec import ArgSpec, KernelSpec
 from irscope.core.specfile import spec_document
@@ -70,8 +71,11 @@ def _elements(cap: Capture, run: ScriptRun) -> tuple[list[str], list[str]]:
             if not p.is_constexpr and type(value) is int and value == 1:
                 text = "i32:1"          # an int equal to 1, made a constant by the launch
             elif callable(value) and not type(value).__name__.endswith("Layout"):
-                raise BadInput(f"{p.name} is the function {getattr(value, '__name__', value)!r}: "
-                               f"a constexpr the spec grammar cannot name")
+                name = function_name(value, cap.jit)
+                if name is None:
+                    raise BadInput(f"{p.name} is the function {getattr(value, '__name__', value)!r}, which the "
+                                   f"kernel's module does not name (fn:NAME needs a name the module has)")
+                text = f"fn:{name}"
             else:
                 text = _constexpr_text(value) or ArgSpec("constexpr", value=value).text()
             (consts if p.is_constexpr else named).append(f"{p.name}={text}")
@@ -86,9 +90,10 @@ def _elements(cap: Capture, run: ScriptRun) -> tuple[list[str], list[str]]:
             named.append(f"{p.name}={ty}:16" if _divisible(cap.attrs.get(path)) else f"{p.name}={ty}")
         elif ty in ("i1", "u1", "fp16", "bf16", "fp32", "fp64"):
             named.append(f"{p.name}={ty}")
+        elif (text := bound_text(ty, path, cap.attrs, cap.constants, cap.jit)) is not None:
+            named.append(f"{p.name}={text}")   # a tensor descriptor or a tuple (nested), as the binder saw it
         else:
-            raise BadInput(f"parameter {p.name} is bound as {ty!r} (a tensor descriptor, tuple or other "
-                           f"argument the spec grammar has no element for)")
+            raise BadInput(f"parameter {p.name} is bound as {ty!r}, an argument the spec grammar has no element for")
     return named, consts
 
 
@@ -217,8 +222,8 @@ def dump_all(run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool) 
         try:
             cap.result = dump_job.dump(cap.spec, cap.settings, out_dir, with_passes, use_cache)
         except CompileFailure as e:
-            if e.stage == "resources" and cap.config:
-                cap.skipped = e.reason  # the autotuner drops such a config (OutOfResources)
+            if cap.config and _would_not_launch(e):
+                cap.skipped = f"would not launch: {e.reason}"  # the autotuner drops such a config (OutOfResources)
             else:
                 cap.failure = str(e)
             continue
@@ -227,6 +232,13 @@ def dump_all(run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool) 
             n for n in cap.notes if n not in cap.result.manifest["notes"]]
         if cap.asm:
             cap.matches_launch = _compare_with_launch(cap)
+
+
+def _would_not_launch(e: CompileFailure) -> bool:
+    """A failure the autotuner skips a config for: OutOfResources (shared memory, threads) or
+    ptxas refusing it (registers)."""
+    text = e.reason.lower()
+    return e.stage == "resources" or (e.stage == "cubin" and "ptxas" in text and "regist" in text)
 
 
 def _compare_with_launch(cap: Capture) -> dict[str, bool]:

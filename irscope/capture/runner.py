@@ -16,8 +16,8 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from irscope.capture.recorder import Recorder
 from irscope.capture.records import ScriptRun
@@ -25,11 +25,13 @@ from irscope.core import loader
 from irscope.core.targets import Target
 from irscope.errors import BadInput
 from irscope.standin import gpu as standin
+from irscope.standin.interpret import Executor
 
 
 def run_script(script: Path, args: list[str], target: Target, target_reason: str, mode: str,
                kernel_globs: list[str], script_log: Path | None = None, quiet: bool = False,
-               stand_in: bool | None = None, time_limit: float | None = None) -> ScriptRun:
+               stand_in: bool | None = None, time_limit: float | None = None,
+               interpret_s: tuple[float | None, float | None] = (None, None)) -> ScriptRun:
     """Run the script as __main__ with the recorder installed; the captures, and why it stopped if it did.
 
     SIGINT, SIGTERM and `time_limit` (seconds, --time-limit) end the script, not irscope: what
@@ -37,10 +39,13 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
 
     `stand_in` (tests only) overrides whether the stand-in GPU is used: True with
     mode "gpu" compiles through Triton's JIT as a real run does, without a GPU.
+    `interpret_s` (per launch, whole run; None: the env or the default) bounds the CPU time
+    the stand-in spends computing launches with Triton's interpreter (standin/interpret.py).
     """
     script = loader.check_python_file(Path(script), "a Python script")
-    rec = Recorder(target, mode == "compile-only", kernel_globs)
     use_stand_in = mode == "compile-only" if stand_in is None else stand_in
+    executor = Executor(*interpret_s) if use_stand_in and mode == "compile-only" else None
+    rec = Recorder(target, mode == "compile-only", kernel_globs, executor)
     stopped: str | None = None
     outside: str | None = None  # SIGINT, SIGTERM or --time-limit: why the script was ended
     raised = False
@@ -48,9 +53,10 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
     script = script.resolve()  # a script that changes directory must not move it, or the output
     folder = str(script.parent)
     threads_before = set(threading.enumerate())
+    drv = None
     with contextlib.ExitStack() as stack:
         if use_stand_in:
-            stack.enter_context(standin.machine(target))
+            drv = stack.enter_context(standin.machine(target))
         stack.enter_context(rec.installed())
         stack.enter_context(_stdio_restored())
         stack.enter_context(_script_output(script_log, quiet))
@@ -71,7 +77,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
                 stopped, raised = f"exited with status {e.code}", True
         except KeyboardInterrupt:
             raise
-        except BaseException as e:  # the script's own failure: reported, never an irscope crash
+        except BaseException as e:  # noqa: BLE001  the script's own failure: reported, never an irscope crash
             stopped, raised = f"{_where(e, script)}{type(e).__name__}: {_first_line(e)}", True
         finally:
             armed.clear()  # a signal from here on ends nothing: the script is over
@@ -79,10 +85,12 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
             sys.path[:] = saved_path
             os.chdir(saved_cwd)
             threads_left = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+    standin_notes = drv.notes() if drv is not None else []
     if rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
         raise rec.internal_error
     run = ScriptRun(script, list(args), target, target_reason, mode, rec.captures, rec.launches, stopped,
-                    rec.filtered_out, script_log, threads_left)
+                    rec.filtered_out, script_log, threads_left,
+                    executor.stats if executor is not None else None, standin_notes)
     if not run.captures:
         if kernel_globs and rec.filtered_out:
             raise BadInput(f"{script}: no kernel the script launched matches --kernel {' '.join(kernel_globs)}; "
@@ -200,7 +208,8 @@ def _stdio_restored() -> Iterator[None]:
             stream = getattr(sys, name)
             if getattr(stream, "closed", False):
                 with contextlib.suppress(OSError):
-                    setattr(sys, name, open(os.dup(fd), "w", buffering=1, encoding="utf-8", errors="replace"))
+                    setattr(sys, name, open(os.dup(fd), "w", buffering=1, encoding="utf-8",  # noqa: SIM115
+                                            errors="replace"))  # stays open as sys.stdout / sys.stderr
 
 
 @contextlib.contextmanager
@@ -212,7 +221,7 @@ def _script_output(log: Path | None, keep_stdout_clean: bool) -> Iterator[None]:
         return
     sys.stdout.flush()
     sys.stderr.flush()
-    sink = open(log, "w") if log is not None else None
+    sink = open(log, "w") if log is not None else None  # noqa: SIM115  (closed in the finally below)
     target_fd = sink.fileno() if sink is not None else 2
     saved = {fd: os.dup(fd) for fd in ((1, 2) if sink is not None else (1,))}
     py_out, py_err = sys.stdout, sys.stderr

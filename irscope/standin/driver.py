@@ -4,7 +4,7 @@ While the stand-in is up (standin.machine), Triton's active driver is a CaptureD
 get_current_target() is the requested target, so every kernel is bound (specialized) and
 compiled for it; get_active_torch_device() is cuda:0 (tensors made for it live on the CPU,
 tensors.py); launches go to a launcher that does nothing (the Recorder has recorded them
-before that); the benchmarker and the device interface that triton.testing and @triton.autotune
+before that, and Triton's interpreter computes them: interpret.py); the benchmarker and the device interface that triton.testing and @triton.autotune
 use answer at once with a placeholder time. The chip's facts (name, SMs, memory, clocks,
 limits) come from core/hardware.py; kernel.n_regs is read from the compiled binary.
 """
@@ -22,6 +22,7 @@ from typing import Any
 from irscope.core import adapter
 from irscope.core.adapter import runtime as triton_runtime
 from irscope.core.targets import Target
+from irscope.standin.interpret import benchmarking
 
 PLACEHOLDER_MS = 100.0  # what a fake event says elapsed: large, so timing loops run each call once
 
@@ -105,8 +106,10 @@ class FakeStream:
 
 
 def placeholder_benchmark(kernel_call, quantiles=None, **kwargs):
-    """The autotuner's benchmarker: one call (so the config is bound and recorded), no timing."""
-    kernel_call()
+    """The autotuner's benchmarker: one call (so the config is bound and recorded), no timing;
+    its launch is recorded, not computed (its result is thrown away)."""
+    with benchmarking():
+        kernel_call()
     if quantiles:
         return [PLACEHOLDER_MS] * len(quantiles)
     return PLACEHOLDER_MS
@@ -149,6 +152,9 @@ class FakeDeviceInterface:
     def stream(self, *args, **kwargs):
         return contextlib.nullcontext()
 
+    def set_stream(self, *args, **kwargs) -> None:
+        pass
+
     def get_device_capability(self, *args) -> tuple[int, int]:
         return capability(self.target)
 
@@ -170,12 +176,21 @@ class FakeDeviceInterface:
     def get_device_properties(self, *args):
         hw = self.target.hardware
         major, minor = capability(self.target)
+        hip = self.target.backend == "hip"
         return SimpleNamespace(name=hw.name, major=major, minor=minor,
                                multi_processor_count=hw.sms,
                                total_memory=hw.memory_gib * 2**30, warp_size=self.target.warp_size,
-                               max_threads_per_multi_processor=2048, regs_per_multiprocessor=hw.regs_per_sm,
+                               max_threads_per_multi_processor=2048 if not hip else hw.max_warps_per_sm * hw.simds_per_cu * 64,
+                               max_threads_per_block=1024,
+                               regs_per_multiprocessor=hw.regs_per_sm if not hip else hw.regs_per_sm * 64 * hw.simds_per_cu,
+                               regs_per_block=hw.regs_per_sm if not hip else hw.regs_per_sm * 64 * hw.simds_per_cu,
+                               shared_memory_per_block=min(hw.max_shared_per_block, 49152),
+                               shared_memory_per_multiprocessor=hw.shared_per_sm,
                                shared_memory_per_block_optin=hw.max_shared_per_block,
-                               gcnArchName=str(self.target.arch) if self.target.backend == "hip" else "")
+                               L2_cache_size=hw.l2_mib * 2**20, clock_rate=hw.sm_clock_mhz * 1000,
+                               memory_clock_rate=hw.mem_clock_mhz * 1000, memory_bus_width=hw.mem_bus_bits,
+                               is_integrated=0, is_multi_gpu_board=0, uuid="1a2b3c4d-0000-4000-8000-000000000000",
+                               gcnArchName=f"{self.target.arch}:sramecc+:xnack-" if hip else "")
 
     def empty_cache(self) -> None:
         pass
@@ -194,7 +209,8 @@ class FakeDeviceInterface:
         pass
 
     def mem_get_info(self, *args) -> tuple[int, int]:
-        return 80 * 2**30, 80 * 2**30
+        total = self.target.hardware.memory_gib * 2**30
+        return total, total
 
 
 # ---------------------------------------------------------------- the driver
@@ -246,7 +262,7 @@ class _Utils:
 
 def _msgpack_uint(blob: bytes, key: bytes) -> int | None:
     """The unsigned integer after `key` in the hsaco's msgpack metadata (fixint, uint8/16/32)."""
-    m = re.search(re.escape(key) + rb"(?:\xcc(.)|\xcd(..)|\xce(....)|([\x00-\x7f]))", blob, re.S)
+    m = re.search(re.escape(key) + rb"(?:\xcc(.)|\xcd(..)|\xce(....)|([\x00-\x7f]))", blob, re.DOTALL)
     if m is None:
         return None
     raw = next(g for g in m.groups() if g is not None)
@@ -262,7 +278,7 @@ def binary_registers(target: Target, name: str, binary: bytes) -> tuple[int, int
                 path = f.name
             try:
                 out = subprocess.run([adapter.cuobjdump_path(), "-res-usage", path], capture_output=True,
-                                     text=True, timeout=60).stdout
+                                     text=True, timeout=60, check=False).stdout
             finally:
                 os.unlink(path)
             m = re.search(r"REG:(\d+)", out)

@@ -2,24 +2,29 @@
 
 Used by capture (irscope dump SCRIPT) when there is no GPU here, or when --target is not the
 local GPU, and when a capture's kernel file is loaded again for a replay. `machine(target)`
-puts up its two halves together and takes them down together:
+puts up its parts together and takes them down together:
 
     driver.py       Triton's active driver is one for `target` that binds and compiles for it
                     and runs nothing (launches are recorded, not run; timings are placeholders)
     tensors.py      tensors made for "cuda" live on the CPU and say they are on cuda:0;
                     torch.cuda answers as a GPU of the target would
-
-Nothing here computes a result: kernels do not run.
+    interpret.py    each recorded launch is computed by Triton's interpreter (bounded; capture calls it)
+    shapes.py       torch ops too big for the CPU run shape-only
+    bench.py        do_bench* run their function once; CUDA graphs capture and replay as plain calls
+    identity.py     torch.version, and nvidia-smi / rocm-smi on PATH (smi.py), answer as the chip
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from irscope.core.adapter import runtime as triton_runtime
 from irscope.core.targets import Target, local_gpu_target
 from irscope.standin.driver import make_driver
+from irscope.standin.identity import smi_on_path
+from irscope.standin.shapes import ShapeOnly, op_budget_s
 from irscope.standin.tensors import torch_on_cpu
 
 _sessions = iter(range(1_000_000, 2_000_000))
@@ -27,12 +32,15 @@ _sessions = iter(range(1_000_000, 2_000_000))
 
 @contextlib.contextmanager
 def machine(target: Target) -> Iterator[Any]:
-    """Run a script as if a GPU of `target` were here; yields the driver."""
+    """Run a script as if a GPU of `target` were here; yields the driver (drv.notes(): what the
+    stand-in did not compute, one line each)."""
     # A device id of its own per session: JITFunctions cache their binder (which holds
     # the backend, hence the target) per device id, so a later session for another
     # target in this process does not reuse this one's.
     drv = make_driver(target, next(_sessions))
-    with triton_runtime.active_driver(drv), torch_on_cpu(target):
+    big = ShapeOnly(op_budget_s())
+    drv.notes = lambda: [n for n in (big.note(),) if n]
+    with triton_runtime.active_driver(drv), torch_on_cpu(target, big), smi_on_path(target):
         yield drv
 
 

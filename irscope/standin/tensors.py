@@ -20,11 +20,16 @@ import contextlib
 import importlib.util
 import threading
 import warnings
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from irscope.core.adapter import runtime as triton_runtime
 from irscope.core.targets import Target
+from irscope.standin.bench import benchmarks_once
+from irscope.standin.dispatch import cuda_registrations_on_cpu
 from irscope.standin.driver import FakeDeviceInterface
+from irscope.standin.identity import torch_version
+from irscope.standin.shapes import ShapeOnly, shape_only_mode
 
 
 def _is_gpu_device(d: Any) -> bool:
@@ -89,9 +94,7 @@ def _cpu_mode():
                 return cuda0
             if func == get_device:
                 return 0
-            if "device" in kwargs and _is_gpu_device(kwargs["device"]):
-                kwargs = dict(kwargs, device="cpu")
-            elif kwargs.get("device") is None and func in constructors and _is_gpu_device(default_device()):
+            if "device" in kwargs and _is_gpu_device(kwargs["device"]) or kwargs.get("device") is None and func in constructors and _is_gpu_device(default_device()):
                 kwargs = dict(kwargs, device="cpu")
             if kwargs.get("pin_memory"):
                 kwargs = dict(kwargs, pin_memory=False)
@@ -148,7 +151,7 @@ def _default_device_kept(torch: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _in_new_threads(mode) -> Iterator[None]:
+def _in_new_threads(mode, dispatch_mode=None) -> Iterator[None]:
     """Threads started while the stand-in is up run on it too.
 
     torch's mode stack is per thread and a new thread starts with an empty one: its
@@ -163,7 +166,7 @@ def _in_new_threads(mode) -> Iterator[None]:
         return
 
     def bootstrap_inner(self) -> None:
-        with mode:
+        with mode, (dispatch_mode if dispatch_mode is not None else contextlib.nullcontext()):
             original(self)
 
     with triton_runtime.patched(threading.Thread, "_bootstrap_inner", bootstrap_inner):
@@ -171,8 +174,9 @@ def _in_new_threads(mode) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def torch_on_cpu(target: Target) -> Iterator[None]:
-    """torch as on a GPU of `target`, with tensors on the CPU (nothing to do without torch)."""
+def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterator[None]:
+    """torch as on a GPU of `target`, with tensors on the CPU (nothing to do without torch);
+    with `shape_only`, ops too big for the CPU run shape-only (shapes.py) and are counted there."""
     if importlib.util.find_spec("torch") is None:
         yield
         return
@@ -182,17 +186,23 @@ def torch_on_cpu(target: Target) -> Iterator[None]:
 
     iface = FakeDeviceInterface(target)
     names = ["is_available", "device_count", "current_device", "set_device", "synchronize", "current_stream",
-             "default_stream", "stream", "get_device_capability", "get_device_name", "get_device_properties",
+             "default_stream", "stream", "set_stream", "get_device_capability", "get_device_name", "get_device_properties",
              "empty_cache", "is_bf16_supported", "memory_allocated", "max_memory_allocated", "memory_reserved",
              "max_memory_reserved", "reset_peak_memory_stats", "mem_get_info", "Event", "Stream", "ExternalStream",
              "device", "device_of"]
     with contextlib.ExitStack() as stack:
         for name in names:
             stack.enter_context(triton_runtime.patched(torch.cuda, name, getattr(iface, name)))
+        stack.enter_context(torch_version(torch, target))
+        stack.enter_context(benchmarks_once(torch))
+        stack.enter_context(cuda_registrations_on_cpu(torch))
         mode = _cpu_mode()
+        big = shape_only_mode(shape_only) if shape_only is not None and shape_only.budget_s > 0 else None
         stack.enter_context(_default_device_kept(torch))
         stack.enter_context(_backward_in(mode))
-        stack.enter_context(_in_new_threads(mode))
+        stack.enter_context(_in_new_threads(mode, big))
         stack.enter_context(mode)
+        if big is not None:
+            stack.enter_context(big)
         yield
 

@@ -40,6 +40,29 @@ def print_run(run: ScriptRun) -> None:
         print_stopped(run)
     if run.threads_left:
         print_warning(threads_note(run.threads_left))
+    for line in computed_notes(run):
+        _err(f"irscope: note: {line}")
+
+
+def computed_notes(run: ScriptRun) -> list[str]:
+    """What the stand-in GPU did not compute, one line each (results a script checks may be wrong there)."""
+    c = run.computed
+    lines = list(run.standin_notes)
+    if c is None:
+        return lines
+    if c.off:
+        lines.append(f"results are not computed: {c.off}")
+    for kernel, why in c.cannot_run.items():
+        lines.append(f"{kernel}: Triton's interpreter cannot run it ({why}); its results are not computed")
+    if c.over_launch_budget:
+        shown = ", ".join(c.over_launch_budget[:3]) + (" ..." if len(c.over_launch_budget) > 3 else "")
+        lines.append(f"{len(c.over_launch_budget)} launch{'es' if len(c.over_launch_budget) != 1 else ''} over the "
+                     f"per-launch budget of {c.launch_budget_s:g} s not computed: {shown} "
+                     f"(IRSCOPE_INTERPRET_LAUNCH_S)")
+    if c.not_computed_from is not None:
+        lines.append(f"results are not computed from launch {c.not_computed_from} on: the interpreter's budget of "
+                     f"{c.total_budget_s:g} s for the run was spent (IRSCOPE_INTERPRET_TOTAL_S)")
+    return lines
 
 
 def print_stopped(run: ScriptRun) -> None:
@@ -47,8 +70,11 @@ def print_stopped(run: ScriptRun) -> None:
     if stopped_from_outside(run.stopped):  # SIGINT, SIGTERM, --time-limit: the count is in `stopped`
         _err(f"irscope: the script stopped: {run.stopped}; the captures up to there are kept")
         return
-    why = ("in compile-only mode kernels do not run, so results the script checks are not computed"
-           if run.mode == "compile-only" and not run.stopped.startswith("called os._exit")
+    uncomputed = run.computed is not None and bool(run.computed.off or run.computed.cannot_run
+                                                   or run.computed.over_launch_budget
+                                                   or run.computed.not_computed_from or run.standin_notes)
+    why = ("on the stand-in GPU some results the script checks were not computed: see the notes"
+           if run.mode == "compile-only" and uncomputed and not run.stopped.startswith("called os._exit")
            else "the captures up to there are kept")
     n = len(run.captures)
     _err(f"irscope: the script stopped: {run.stopped} ({why}); {n} kernel{'s' if n != 1 else ''} captured")
@@ -111,6 +137,8 @@ def json_document(run: ScriptRun, kernels_json: str) -> str:
         "launches": run.launches,
         "stopped": run.stopped,
         "threads_left": run.threads_left,
+        "computed": run.computed.as_dict() if run.computed is not None else None,
+        "standin_notes": list(run.standin_notes),
         "script_log": str(run.script_log) if run.script_log else None,
         "specs": [str(c.spec_path) for c in run.captures if c.spec_path],
         "captures": [capture_dict(c) for c in run.captures],
@@ -123,8 +151,9 @@ def summary(run: ScriptRun) -> None:
     from rich.markup import escape
 
     con = console()
-    how = ("ran on the local GPU" if run.mode == "gpu"
-           else "compile-only: launches recorded, not run")
+    how = "ran on the local GPU" if run.mode == "gpu" else "compile-only: launches recorded"
+    if run.mode != "gpu" and run.computed is not None:
+        how += f"; {run.computed.computed} computed by Triton's interpreter on the CPU"
     n = len(run.captures)
     con.print(f"[bold]capture[/bold]  {escape(str(run.script))}{' ' + escape(' '.join(run.args)) if run.args else ''}"
               f"  ->  {n} kernel{'s' if n != 1 else ''} from {run.launches} launch"
@@ -161,7 +190,7 @@ def _capture_lines(con: Any, cap: Capture, n: int) -> None:
     if cap.problem:
         con.print(f"  [yellow]not dumped[/yellow] {escape(cap.problem)}")
     if cap.skipped:
-        con.print(f"  [yellow]skipped[/yellow]    {escape(cap.skipped)} (the autotuner drops this config)")
+        con.print(f"  [yellow]skipped[/yellow]    ({escape(cap.skipped)}; the autotuner drops this config)")
     if cap.failure:
         con.print(f"  [red]failed[/red]     {escape(cap.failure)}")
     if cap.matches_launch:

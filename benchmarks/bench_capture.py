@@ -1,0 +1,75 @@
+"""Capture of Triton's matmul tutorial on a CPU: `irscope dump 03-matrix-multiplication.py` end to end.
+
+    python benchmarks/bench_capture.py [--target cuda:90] [--script PATH] [--warm]
+
+Runs the unmodified tutorial ($IRSCOPE_TRITON_TUTORIALS/03-matrix-multiplication.py, or --script: its unit tests,
+then the benchmark tail that calls torch.matmul at up to 4096^3 inside do_bench) under
+`irscope dump SCRIPT --compile-only`, with an empty irscope cache (--warm: a second run reusing
+it), and reports the wall time, the script's part, the kernels captured and dumped, and what the
+stand-in GPU computed. matplotlib and pandas (the tutorial's plotting) are the stand-ins from
+tests/data/plotstubs where they are not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Triton's own tutorial, unmodified (not shipped here: its code is Triton's). Point at a checkout's
+# python/tutorials folder, or give the script's path as the first argument.
+SCRIPT = Path(os.environ.get("IRSCOPE_TRITON_TUTORIALS", "python/tutorials")) / "03-matrix-multiplication.py"
+STUBS = ROOT / "tests" / "data" / "plotstubs"
+
+
+def env_for(cache: str) -> dict[str, str]:
+    env = dict(os.environ, IRSCOPE_CACHE_DIR=cache)
+    if not (importlib.util.find_spec("matplotlib") and importlib.util.find_spec("pandas")):
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(STUBS), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def capture(script: Path, target: str, cache: str) -> tuple[float, dict]:
+    with tempfile.TemporaryDirectory(prefix="irscope-bench-capture-") as tmp:
+        cmd = [sys.executable, "-m", "irscope", "dump", str(script), "--compile-only", "--target", target,
+               "-o", f"{tmp}/out", "--script-log", f"{tmp}/script.log", "--json"]
+        start = time.monotonic()
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env_for(cache), check=False)
+        wall = time.monotonic() - start
+        if p.returncode != 0:
+            sys.exit(f"irscope dump exited {p.returncode}:\n{p.stderr[-3000:]}")
+        return wall, json.loads(p.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--target", default="cuda:90")
+    ap.add_argument("--script", type=Path, default=SCRIPT)
+    ap.add_argument("--warm", action="store_true", help="also a second run on the filled irscope cache")
+    a = ap.parse_args()
+    import triton
+
+    cache = tempfile.mkdtemp(prefix="irscope-cache-")
+    runs = [("cold", *capture(a.script, a.target, cache))]
+    if a.warm:
+        runs.append(("warm", *capture(a.script, a.target, cache)))
+    print(f"machine: {os.cpu_count()} CPUs, no GPU; Triton {triton.__version__}; target {a.target}")
+    for name, wall, doc in runs:
+        c = doc["capture"]
+        caps = c["captures"]
+        print(f"{name}: {wall:.1f} s wall; {len(caps)} kernels captured from {c['launches']} launches; "
+              f"{sum(1 for k in caps if k['folder'])} dumped, {sum(1 for k in caps if k['skipped'])} skipped "
+              f"(would not launch), {sum(1 for k in caps if k['failed'])} failed; stopped: {c['stopped']}; "
+              f"interpreter: {c['computed']['computed']} launches in {c['computed']['seconds']} s; "
+              f"{'; '.join(c['standin_notes']) or 'every torch op computed'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,299 @@
+"""The stand-in GPU computes results: each recorded launch is also run by Triton's own interpreter.
+
+A script's checks (`torch.testing.assert_close(y, ref)`) then pass and it goes on to its next
+kernel. After the Recorder has recorded a launch (its compile is skipped in compile-only mode),
+`Executor.launch` runs the kernel's Python function on the stand-in tensors (real CPU tensors)
+with TRITON_INTERPRET's machinery (triton/runtime/interpreter.py: the AST rewrite, the language
+patched onto numpy, GridExecutor's argument conversion), one program at a time, 3.6-3.9.
+
+Bounded, so a script that launches big kernels still ends:
+    per launch   IRSCOPE_INTERPRET_LAUNCH_S (default 60 s): a launch predicted (from its first
+                 program) or found to take longer is stopped and left not computed
+    whole run    IRSCOPE_INTERPRET_TOTAL_S (default 120 s): once spent, no later launch is computed,
+                 and the summary says from which launch on
+Launches made while benchmarking (do_bench, the autotuner's trials) are not computed: their
+results are thrown away. A kernel the interpreter cannot run (Gluon, an op it lacks) is named
+with the reason once and not computed again; never fatal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import inspect
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from irscope.core import adapter
+
+DEFAULT_LAUNCH_S = 60.0
+DEFAULT_TOTAL_S = 120.0
+
+_benchmarking: contextvars.ContextVar[bool] = contextvars.ContextVar("irscope_benchmarking", default=False)
+
+
+@contextlib.contextmanager
+def benchmarking() -> Iterator[None]:
+    """Launches inside (do_bench's one call, an autotuner trial) are recorded, not computed."""
+    token = _benchmarking.set(True)
+    try:
+        yield
+    finally:
+        _benchmarking.reset(token)
+
+
+def in_benchmark() -> bool:
+    return _benchmarking.get()
+
+
+def _seconds(env: str, given: float | None, default: float) -> float:
+    if given is not None:
+        return float(given)
+    try:
+        value = float(os.environ.get(env, ""))
+        return value if value >= 0 else default
+    except ValueError:
+        return default
+
+
+class _OverBudget(Exception):
+    """Raised inside an interpreted program when its launch's deadline has passed."""
+
+
+@dataclass
+class Computed:
+    """What the interpreter did during a run: for the summary and --json."""
+
+    launch_budget_s: float
+    total_budget_s: float
+    computed: int = 0                        # launches whose results were computed
+    seconds: float = 0.0                     # interpreter time spent
+    not_computed_from: int | None = None     # the launch from which on nothing was computed (run budget)
+    over_launch_budget: list[str] = field(default_factory=list)   # "launch N (kernel)" left not computed
+    cannot_run: dict[str, str] = field(default_factory=dict)      # kernel -> why the interpreter cannot run it
+    off: str | None = None                   # why no launch is computed at all
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"computed": self.computed, "seconds": round(self.seconds, 2),
+                "launch_budget_s": self.launch_budget_s, "total_budget_s": self.total_budget_s,
+                "not_computed_from_launch": self.not_computed_from, "over_launch_budget": list(self.over_launch_budget),
+                "cannot_run": dict(self.cannot_run), "off": self.off}
+
+
+class Executor:
+    """Runs recorded launches with Triton's interpreter, within the budgets."""
+
+    def __init__(self, launch_s: float | None = None, total_s: float | None = None):
+        self.stats = Computed(_seconds("IRSCOPE_INTERPRET_LAUNCH_S", launch_s, DEFAULT_LAUNCH_S),
+                              _seconds("IRSCOPE_INTERPRET_TOTAL_S", total_s, DEFAULT_TOTAL_S))
+        self._lock = threading.Lock()   # the interpreter's builder is one global object
+        self._refused: dict[int, str] = {}
+        self._interp = None
+        if self.stats.total_budget_s <= 0 or self.stats.launch_budget_s <= 0:
+            self.stats.off = "the interpreter's budget is 0"
+        else:
+            try:
+                import numpy  # noqa: F401  (the interpreter computes with numpy)
+                from triton.runtime import interpreter
+                self._interp = interpreter
+            except ImportError as e:
+                self.stats.off = f"Triton's interpreter cannot load here ({e})"
+
+    def launch(self, jit: Any, number: int, args: tuple, kwargs: dict[str, Any], grid: Any) -> None:
+        """Compute launch `number` (1-based) of `jit` on its arguments, if the budgets allow."""
+        if self._interp is None or in_benchmark():
+            return
+        name = getattr(getattr(jit, "fn", None), "__name__", "kernel")
+        with self._lock:
+            left = self.stats.total_budget_s - self.stats.seconds
+            if left <= 0:
+                if self.stats.not_computed_from is None:
+                    self.stats.not_computed_from = number
+                return
+            why = self._refused.get(id(jit))
+            if why is not None:
+                return
+            if adapter.is_gluon(jit):
+                self._refuse(jit, name, "a Gluon kernel (Triton's interpreter runs only triton.language)")
+                return
+            budget = min(self.stats.launch_budget_s, left)
+            start = time.monotonic()
+            try:
+                self._run(jit, args, kwargs, grid, start, budget)
+                self.stats.computed += 1
+            except _OverBudget:
+                self._over(number, name, budget)
+            except Exception as e:  # noqa: BLE001  the interpreter's own limits: named once, never fatal
+                cause = _root(e)
+                if isinstance(cause, _OverBudget):  # raised inside a helper: the interpreter wraps it
+                    self._over(number, name, budget)
+                    return
+                text = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+                self._refuse(jit, name, f"{type(cause).__name__}: {text}"[:300])
+            finally:
+                self.stats.seconds += time.monotonic() - start
+
+    def _over(self, number: int, name: str, budget: float) -> None:
+        if budget < self.stats.launch_budget_s:  # the run's budget ran out during this launch
+            self.stats.not_computed_from = number
+        else:
+            self.stats.over_launch_budget.append(f"launch {number} ({name})")
+
+    def _refuse(self, jit: Any, name: str, why: str) -> None:
+        self._refused[id(jit)] = why
+        self.stats.cannot_run.setdefault(name, why)
+
+    def _run(self, jit: Any, args: tuple, kwargs: dict[str, Any], grid: Any, start: float, budget: float) -> None:
+        """GridExecutor.__call__, with a deadline checked on every load and store."""
+        import triton.language as tl
+        from triton import knobs
+
+        interp = self._interp
+        fn = interp.InterpretedFunction(jit.fn).rewrite()
+        names = [p.name for p in adapter.kernel_params(jit)]
+        executor = interp.GridExecutor(fn, names, grid)
+        argspec = inspect.getfullargspec(fn)
+        kw = {k: v for k, v in kwargs.items() if k in argspec.args or k in argspec.kwonlyargs}
+        args_hst, kwargs_hst = executor._init_args_hst(args, kw)
+        grid3 = _grid(grid, jit, args, kwargs)
+        programs = grid3[0] * grid3[1] * grid3[2]
+        deadline = start + budget
+        builder = interp.interpreter_builder
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_deadline_on(builder, deadline))
+            stack.enter_context(_knob(knobs.runtime, "interpret", True))
+            scope = _patch_lang(interp, fn)
+            stack.callback(scope.restore)
+            patched = {id(v) for v in fn.__globals__.values() if v is tl or v is tl.core}
+            stack.enter_context(_helpers_interpreted(interp, patched, stack))
+            bound = inspect.getcallargs(fn, *args_hst, **kwargs_hst)
+            bound = {n: a if n in executor.constexprs else interp._implicit_cvt(a) for n, a in bound.items()}
+            builder.set_grid_dim(*grid3)
+            done = 0
+            for x in range(grid3[0]):
+                for y in range(grid3[1]):
+                    for z in range(grid3[2]):
+                        builder.set_grid_idx(x, y, z)
+                        fn(**bound)
+                        done += 1
+                        if done == 1:
+                            first = time.monotonic()  # the first program pays for the rewrite and patching
+                        elif done == 3 and (time.monotonic() - first) / 2 * (programs - 1) > deadline - first:
+                            raise _OverBudget()  # two programs say the launch will not fit
+        executor._restore_args_dev(args, args_hst, kw, kwargs_hst)
+
+
+def _patch_lang(interp: Any, fn: Any) -> Any:
+    """interpreter._patch_lang, with 3.9's tensor.__index__ (int of a 1-element array, which
+    NumPy 2.4 refuses: 3.6's `int(data)` fails on tl.range(tl.program_id(0), ...))."""
+    import triton.language as tl
+
+    scope = interp._patch_lang(fn)
+    scope.set_attr(tl.tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+    return scope
+
+
+def _root(e: BaseException) -> BaseException:
+    """The innermost cause (InterpreterError wraps what a helper function raised)."""
+    seen = 0
+    while e.__cause__ is not None and seen < 20:
+        e, seen = e.__cause__, seen + 1
+    return e
+
+
+def _grid(grid: Any, jit: Any, args: tuple, kwargs: dict[str, Any]) -> tuple[int, int, int]:
+    """The launch grid as three ints, computed as JITFunction.run does (a callable gets the bound args)."""
+    if callable(grid):
+        sig = jit.signature
+        bound = sig.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters})
+        bound.apply_defaults()
+        grid = grid(dict(kwargs, **bound.arguments))
+    g = [int(v) for v in grid]
+    g = (g + [1, 1, 1])[:3]
+    return g[0], g[1], g[2]
+
+
+@contextlib.contextmanager
+def _deadline_on(builder: Any, deadline: float) -> Iterator[None]:
+    """Every load, store and dot of the interpreted launch checks the deadline (instance attributes)."""
+    names = [n for n in dir(type(builder)) if n.startswith("create_") and any(
+        w in n for w in ("load", "store", "dot", "atomic"))]
+    originals = {}
+
+    def checked(method):
+        def run(*a, **k):
+            if time.monotonic() > deadline:
+                raise _OverBudget()
+            return method(*a, **k)
+        return run
+
+    for n in names:
+        originals[n] = getattr(builder, n)
+        setattr(builder, n, checked(originals[n]))
+    try:
+        yield
+    finally:
+        for n in names:
+            with contextlib.suppress(AttributeError):
+                delattr(builder, n)
+
+
+@contextlib.contextmanager
+def _helpers_interpreted(interp: Any, patched: set[int], stack: contextlib.ExitStack) -> Iterator[None]:
+    """@triton.jit helpers the kernel calls are interpreted too (under TRITON_INTERPRET they would be
+    InterpretedFunctions; here they are JITFunctions, whose __call__ refuses outside a compile).
+
+    Not InterpretedFunction.__call__: it patches triton.language on every call (tl.sum and tl.max
+    are such helpers: thousands of calls) and leaves it patched (3.6). A helper whose module sees
+    a language module the launch has not patched yet (tl.core, say) patches it once, put back
+    with the launch's other patches (`stack`); `patched` holds the ids of the modules patched.
+    """
+    import triton.language as tl
+
+    jit_cls = adapter.jit_function_type()
+    cache: dict[int, Any] = {}
+
+    def call(self, *args, **kwargs):
+        f = cache.get(id(self))
+        if f is None:
+            f = cache[id(self)] = interp.InterpretedFunction(self.fn)
+        langs = {id(v) for v in self.fn.__globals__.values() if v is tl or v is tl.core}
+        if not langs <= patched:
+            stack.callback(_patch_lang(interp, self.fn).restore)
+            patched.update(langs)
+        try:
+            return f.rewrite()(*args, **kwargs)
+        except Exception as e:
+            if isinstance(_root(e), _OverBudget):
+                raise
+            raise interp.InterpreterError(repr(e)) from e
+
+    had = "__call__" in vars(jit_cls)
+    old = vars(jit_cls).get("__call__")
+    jit_cls.__call__ = call
+    try:
+        yield
+    finally:
+        if had:
+            jit_cls.__call__ = old
+        else:
+            del jit_cls.__call__
+
+
+@contextlib.contextmanager
+def _knob(obj: Any, name: str, value: Any) -> Iterator[None]:
+    try:
+        old = getattr(obj, name)
+        setattr(obj, name, value)
+    except (AttributeError, TypeError, ValueError):  # a knob this Triton does not have
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            setattr(obj, name, old)

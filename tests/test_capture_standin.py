@@ -1,0 +1,226 @@
+"""The stand-in GPU runs real scripts to their end: it computes results, skips work too big for a CPU,
+autotunes as a GPU would, and looks like the chip (issue #13).
+
+CLI runs use --compile-only, so they mean the same on a GPU machine. Each one is a whole
+`irscope dump SCRIPT`; the in-process tests below them check the stand-in's parts directly.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+import subprocess
+
+import pytest
+from conftest import DATA, EXAMPLES, run_cli
+
+from irscope.capture import runner
+from irscope.core.hardware import for_target
+from irscope.core.targets import parse_target
+from irscope.standin import gpu as standin
+
+torch = pytest.importorskip("torch")
+
+# Triton's own tutorials, unmodified: not shipped here (their code is Triton's); a checkout's
+# python/tutorials folder named by IRSCOPE_TRITON_TUTORIALS runs them. The tutorial-style scripts in
+# examples/scripts (the same kernels, checks and benchmark tails) always run.
+TUTORIALS = Path(os.environ["IRSCOPE_TRITON_TUTORIALS"]) if os.environ.get("IRSCOPE_TRITON_TUTORIALS") else None
+
+
+def _plot_env() -> dict[str, str]:
+    """Triton's tutorials end in benchmark.run(show_plots=True), which imports matplotlib and pandas:
+    where they are not installed, tests/data/plotstubs stands in for them (it draws nothing)."""
+    if importlib.util.find_spec("matplotlib") and importlib.util.find_spec("pandas"):
+        return {}
+    return {"PYTHONPATH": os.pathsep.join(p for p in (str(DATA / "plotstubs"), os.environ.get("PYTHONPATH", "")) if p)}
+
+
+def _notes(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("irscope:")]
+
+
+def test_each_check_passes_and_all_four_launches_are_captured(tmp_path):
+    """Plain (with a @jit helper), autotuned (through @heuristics), .warmup: each checked at once, each
+    computed. The Gluon kernel, last, is captured too; the interpreter cannot run it, which is said."""
+    r = run_cli("dump", str(DATA / "capture_checks.py"), "--compile-only", "-o", str(tmp_path / "out"), "--json")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    kernels = [c["kernel"] for c in doc["capture"]["captures"]]
+    assert kernels == ["double_kernel", "add_kernel", "add_kernel", "rowsum_kernel", "gluon_scale_kernel"]
+    for said in ("checks: plain ok", "checks: autotuned ok", "checks: warmup ok"):
+        assert said in r.err
+    assert "checks: gluon ok" not in r.err
+    computed = doc["capture"]["computed"]
+    assert computed["computed"] == 3 and list(computed["cannot_run"]) == ["gluon_scale_kernel"]
+    notes = _notes(r.err)
+    assert notes[0].startswith("irscope: the script stopped: capture_checks.py:") and "AssertionError" in notes[0]
+    assert "not computed: see the notes" in notes[0]
+    assert any("gluon_scale_kernel: Triton's interpreter cannot run it (a Gluon kernel" in n for n in notes)
+    assert all(k["folder"] for k in doc["capture"]["captures"])  # every one dumped
+
+
+def test_past_the_run_budget_launches_are_recorded_not_computed(tmp_path):
+    r = run_cli("dump", str(DATA / "capture_checks.py"), "--compile-only", "-o", str(tmp_path / "out"), "--json",
+                env={"IRSCOPE_INTERPRET_TOTAL_S": "0.000001"})
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["capture"]["computed"]["computed"] == 0
+    assert doc["capture"]["computed"]["not_computed_from_launch"] == 1
+    assert len(doc["capture"]["captures"]) == 1  # the first check failed: the script stopped there
+    assert any("results are not computed from launch 1 on" in n and "IRSCOPE_INTERPRET_TOTAL_S" in n
+               for n in _notes(r.err))
+
+
+def test_autotuning_as_a_gpu_does_it(tmp_path):
+    """early_config_prune's new Configs are labelled as launched, a config over the shared memory is
+    skipped (not a failure), use_cuda_graph=True and an Autotuner subclass capture: exit 0."""
+    r = run_cli("dump", str(DATA / "capture_autotune.py"), "--compile-only", "-o", str(tmp_path / "out"), "--json")
+    assert r.code == 0, r.err
+    assert not _notes(r.err), r.err  # no stop, no failure, nothing left uncomputed
+    for said in ("pruned ok", "cuda graph ok", "subclass ok"):
+        assert f"autotune: {said}" in r.err
+    caps = json.loads(r.out)["capture"]["captures"]
+    by = {}
+    for c in caps:
+        by.setdefault(c["kernel"], []).append(c)
+    # the tuner's list says num_stages 4 and 5; the pruner lowered them by 2
+    assert [c["config"] for c in by["matmul_kernel"]] == [
+        "BM=32, BN=32, BK=32, num_warps=4, num_ctas=1, num_stages=2",
+        "BM=256, BN=256, BK=256, num_warps=8, num_ctas=1, num_stages=3"]
+    small, big = by["matmul_kernel"]
+    assert small["folder"] and not small["skipped"] and not small["failed"]
+    assert big["skipped"].startswith("would not launch: needs ") and "shared memory" in big["skipped"]
+    assert not big["failed"] and not big["folder"]
+    assert [c["config"].split(",")[0] for c in by["scale_kernel"]] == ["BLOCK=64", "BLOCK=128"]
+    assert [c["config"].split(",")[0] for c in by["shift_kernel"]] == ["BLOCK=32", "BLOCK=256"]
+
+
+def test_a_script_sees_the_chip_through_torch_and_nvidia_smi(tmp_path):
+    """Device name and properties, torch.version, nvidia-smi in a subprocess; then a host-side
+    TensorDescriptor launched inside a CUDA graph that is replayed, and tl.make_tensor_descriptor
+    with triton.set_allocator: both checked."""
+    chip = for_target("cuda:90")
+    r = run_cli("dump", str(DATA / "capture_identity.py"), "--compile-only", "--target", "cuda:90", "-o",
+                str(tmp_path / "out"), "--json")
+    assert r.code == 0, r.err
+    said = json.loads(next(line for line in r.err.splitlines() if line.startswith("identity: {"))[len("identity: "):])
+    assert said["name"] == said["props_name"] == chip.name
+    assert said["smi"] == f"{chip.name}, {chip.memory_gib * 1024} MiB"
+    assert said["list"].startswith(f"GPU 0: {chip.name} (UUID: GPU-")
+    assert said["sms"] == chip.sms and said["memory"] == chip.memory_gib * 2**30
+    assert said["l2"] == chip.l2_mib * 2**20 and said["warp_size"] == 32
+    assert said["cuda"] and said["hip"] is None
+    assert "identity: descriptor ok" in r.err and "identity: device-side descriptor ok" in r.err
+    computed = json.loads(r.out)["capture"]["computed"]
+    assert computed["computed"] == 3  # the graph's capture and its replay, and the device-side one
+
+
+def test_the_stand_in_answers_as_an_amd_chip():
+    chip = for_target("hip:gfx942")
+    with standin.machine(parse_target("hip:gfx942")):
+        assert torch.cuda.get_device_name() == chip.name
+        props = torch.cuda.get_device_properties(0)
+        assert props.gcnArchName.split(":")[0] == "gfx942" and props.warp_size == 64
+        assert props.multi_processor_count == chip.sms
+        assert torch.version.hip and torch.version.cuda is None
+        out = subprocess.run(["rocm-smi", "--showproductname", "--json"], capture_output=True, text=True,
+                             check=True).stdout
+        assert json.loads(out)["card0"]["Card Series"] == chip.name
+        nvidia = subprocess.run(["sh", "-c", "command -v nvidia-smi"], capture_output=True, text=True, check=False)
+        assert nvidia.returncode != 0 or "irscope-smi" not in nvidia.stdout  # no NVIDIA tool on an AMD chip
+    assert "irscope-smi" not in os.environ.get("PATH", "")
+
+
+def test_nvidia_smi_answers_the_common_queries():
+    chip = for_target("cuda:100")
+    with standin.machine(parse_target("cuda:100")):
+        def smi(*args: str) -> str:
+            return subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, check=True).stdout.strip()
+
+        assert smi("--query-gpu=name", "--format=csv,noheader") == chip.name
+        assert smi("--query-gpu=name,memory.total", "--format=csv") == (
+            f"name, memory.total\n{chip.name}, {chip.memory_gib * 1024} MiB")
+        assert smi("--query-gpu=memory.total", "--format=csv,noheader,nounits") == str(chip.memory_gib * 1024)
+        assert smi("--query-gpu=compute_cap", "--format=csv,noheader") == "{}.{}".format(*chip.capability)
+        assert chip.name in smi() and smi("-L").startswith(f"GPU 0: {chip.name}")
+        bad = subprocess.run(["nvidia-smi", "--query-gpu=nonsense", "--format=csv"], capture_output=True, text=True,
+                             check=False)
+        assert bad.returncode != 0 and "nonsense" in bad.stderr
+
+
+def test_big_torch_work_is_shape_only_and_do_bench_runs_once():
+    import triton
+
+    calls = []
+    with standin.machine(parse_target("cuda:90")) as drv:
+        a = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
+        small = torch.randn(64, 64, device="cuda", dtype=torch.float16)
+        c = a @ a  # ~17 GFLOP: shape only
+        assert c.shape == (2048, 2048) and c.dtype == torch.float16 and c.is_cuda
+        ref = small.float() @ small.float()
+        torch.testing.assert_close((small @ small).float(), ref, atol=1e-2, rtol=1e-2)  # small: computed
+        ms = triton.testing.do_bench(lambda: calls.append(1), quantiles=[0.5, 0.2, 0.8])
+        assert calls == [1] and len(ms) == 3 and all(0 < m < float("inf") for m in ms)
+        assert triton.testing.do_bench_cudagraph(lambda: calls.append(2)) > 0 and calls == [1, 2]
+        notes = drv.notes()
+    assert len(notes) == 1 and "1 torch op too big for the CPU" in notes[0] and "mm x1" in notes[0]
+
+
+def test_ops_registered_for_the_cuda_key_reach_stand_in_tensors():
+    """As flag_gems.use_gems() registers its Triton ops: Library("aten", "IMPL").impl(op, fn, "CUDA")."""
+    calls = []
+
+    def gems_abs(x):
+        calls.append(x.shape)
+        return torch.ops.aten.neg.default(x)  # not abs: so the result says which kernel ran
+
+    with standin.machine(parse_target("cuda:90")):
+        lib = torch.library.Library("aten", "IMPL")
+        lib.impl("abs", gems_abs, "CUDA")
+        assert torch.abs(torch.tensor([-1.0, 2.0], device="cuda")).tolist() == [1.0, -2.0]
+        assert calls == [(2,)]
+    assert torch.abs(torch.tensor([-1.0, 2.0])).tolist() == [1.0, 2.0]  # torch's CPU kernel is back
+    assert calls == [(2,)]
+    del lib
+
+
+@pytest.mark.parametrize("tutorial, kernels, table", [
+    ("02-fused-softmax.py", {"softmax_kernel"}, "softmax-performance:"),
+    ("05-layer-norm.py", {"_layer_norm_fwd_fused", "_layer_norm_bwd_dx_fused", "_layer_norm_bwd_dwdb"},
+     "layer-norm-backward:")])
+@pytest.mark.skipif(TUTORIALS is None, reason="set IRSCOPE_TRITON_TUTORIALS to a Triton checkout's python/tutorials")
+def test_tritons_tutorial_runs_to_its_end(tutorial, kernels, table, monkeypatch, tmp_path):
+    """The unmodified tutorial: its checks pass (the interpreter computed the kernels they read) and
+    its benchmark tail (do_bench at up to 4096 x 16K) finishes; every kernel it compiled is captured.
+    In-process, without the dumps (the CLI tests above cover those); in a folder of its own, as the
+    layer-norm tutorial saves its table to '.'."""
+    if _plot_env():
+        monkeypatch.syspath_prepend(str(DATA / "plotstubs"))
+    monkeypatch.chdir(tmp_path)
+    log = tmp_path / "log"
+    run = runner.run_script(TUTORIALS / tutorial, [], parse_target("cuda:90"), "requested", "compile-only", [], log)
+    assert run.stopped is None, run.stopped
+    # the launches the checks read (the first of each kernel) were computed; later ones may be over budget
+    uncomputed = [int(s.split()[1]) for s in run.computed.over_launch_budget]
+    uncomputed += [run.computed.not_computed_from] if run.computed.not_computed_from else []
+    assert run.computed.computed >= len(kernels) and all(n > len(kernels) for n in uncomputed)
+    assert not run.computed.cannot_run
+    assert {c.name for c in run.captures} == kernels and len(run.captures) > len(kernels)  # the tail's too
+    assert table in log.read_text()  # the benchmark's table: the script's last line ran
+
+
+@pytest.mark.parametrize("script, kernels", [
+    ("fused_softmax.py", {"softmax_kernel"}),
+    ("layer_norm.py", {"_layer_norm_fwd_fused"}),
+])
+def test_a_tutorial_style_script_with_checks_runs_to_its_end(script, kernels, tmp_path):
+    """examples/scripts: each checks its kernel against torch with assert_close after launching it; on the
+    stand-in the interpreter computes the result, so the check passes and the script ends."""
+    log = tmp_path / "log"
+    run = runner.run_script(EXAMPLES / "scripts" / script, [], parse_target("cuda:90"), "requested", "compile-only",
+                            [], log)
+    assert run.stopped is None, (run.stopped, log.read_text()[-2000:])
+    assert run.computed.computed >= 1 and not run.computed.cannot_run
+    assert kernels <= {c.name for c in run.captures}
