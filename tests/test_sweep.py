@@ -157,3 +157,13 @@ def test_configs_are_handed_to_the_timing_process_as_they_compile(tmp_path, monk
     assert timed["names"] == session.added and run.timed.winner.name == session.added[0]
     assert run.timed.batches == 1 and not run.timed.notes, "one GPU, one batch: nothing re-timed"
     assert run.compile_seconds > 0
+
+
+def test_ref_needs_time(tmp_path):
+    from conftest import run_cli
+
+    r = run_cli("sweep", str(VECTOR_ADD), "--target", "h100", "--signature",
+                "*fp32, *fp32, *fp32, i32, 1024", "--grid", "num_warps=4,8", "--ref", "torch.add(x_ptr, y_ptr)",
+                "-o", str(tmp_path / "o"))
+    assert r.code == 2 and "--ref" in r.err and "--time" in r.err
+    assert not (tmp_path / "o").exists()

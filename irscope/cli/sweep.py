@@ -55,9 +55,12 @@ from irscope.errors import BadInput
 @click.option("--json", "as_json", is_flag=True, help="Print one result per config as JSON.")
 @click.option("--html", type=click.Path(path_type=Path), metavar="FILE",
               help="Also write the sweep's table and charts as one self-contained HTML page to FILE.")
+@click.option("--ref", "ref_text", metavar="CALL",
+              help="With --time: what a user would call instead, timed in the same rounds (as bench --ref): "
+                   "the winner is stated against it, e.g. \"torch.matmul(a_ptr, b_ptr)\".")
 def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort_key, cluster, strategy, trials,
           time_budget, seed, max_registers, do_time, launch_args, launch_grid, max_seconds, graph, duty, db_path,
-          no_db, history, with_sass, write_recipe, top, as_json, html):
+          no_db, history, with_sass, write_recipe, top, as_json, html, ref_text):
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
     from irscope import jobs as jobs_mod
     from irscope.sweep import configs as sweep_configs
@@ -101,9 +104,16 @@ def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort
         if launch_args and not launch_grid:
             raise BadInput("--time needs the launch grid: --launch-grid \"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)\"")
         _, launch = bench_variants(request, (), launch_args, launch_grid)
+    ref = None
+    if ref_text is not None:
+        if not do_time:
+            raise BadInput("--ref: a reference is timed with --time (give --time --args ... --launch-grid ...)")
+        from irscope.timing import reference
+
+        ref = reference.parse(ref_text, launch)
     db = sweep_history.History(db_path) if do_time and not no_db else None
     resources = ray_engine.connect(address, need_gpu=do_time) if engine_name == "ray" else {}
-    measure = {"max_seconds": max_seconds, "prune": sweep_job.PRUNE_MARGIN, "graph": graph, "duty": duty}
+    measure = {"max_seconds": max_seconds, "prune": sweep_job.PRUNE_MARGIN, "graph": graph, "duty": duty, "ref": ref}
     timers = None
     if do_time:
         from irscope.sweep.timers import LocalTimers

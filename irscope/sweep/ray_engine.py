@@ -237,8 +237,8 @@ class TimingActor:
     def start(self) -> None:
         self.session = TimingSession()
         self.variants = []
-        self.session.start(self.launch, max_seconds=self.measure["max_seconds"], prune=self.measure["prune"],
-                           warmup=1, graph=self.measure["graph"], duty=self.measure["duty"])
+        self.session.start(self.launch, ref=self.measure.get("ref"), max_seconds=self.measure["max_seconds"],
+                           prune=self.measure["prune"], warmup=1, graph=self.measure["graph"], duty=self.measure["duty"])
 
     def add(self, job: dict[str, Any]) -> str:
         """Compile here (Triton's cache on this node serves a binary made before) and hand to the session."""

@@ -48,8 +48,8 @@ class LocalTimers:
         else:
             self.session, self.spare = self.spare or TimingSession(), None
         self.variants, self.reference = [], None
-        self.session.start(self.launch, max_seconds=self.measure["max_seconds"], prune=self.measure["prune"],
-                           warmup=1, graph=self.measure["graph"], duty=self.measure["duty"])
+        self.session.start(self.launch, ref=self.measure.get("ref"), max_seconds=self.measure["max_seconds"],
+                           prune=self.measure["prune"], warmup=1, graph=self.measure["graph"], duty=self.measure["duty"])
 
     def add(self, cfg: Config) -> None:
         """A compiled config: the timing process preflights it while the sweep goes on."""
