@@ -48,8 +48,8 @@ DUTY = 0.5               # the fraction of the rounds' wall time the GPU is kept
 # (triton 3.6, 4 us vector add, A/A with one binary) graph replays said faster/slower in 20 of 20 runs,
 # deltas up to 9 %, whatever the order inside the graph; events with one run a round: 0 of 20.
 GRAPH_BELOW_MS = 0.0
-GRAPH_BIAS_NOTE = ("graph mode is biased for short kernels (A/A on the H200: up to 9 % at 4 us); prefer events "
-                   "(--graph off) for verdicts")
+GRAPH_BIAS_NOTE = ("graph mode is biased for short kernels (A/A on the H200: up to 9 % at 4 us; within 0.4 % at "
+                   "200 us and 1.6 ms); for kernels under 100 us prefer events (--graph off)")
 RUNS_TARGET_MS = 0.1     # a round holds at least this much of each variant's kernel time ...
 MAX_RUNS = 10            # ... in at most this many runs of it
 GRAPH_RUNS = MAX_RUNS    # (the former name)
@@ -140,7 +140,7 @@ def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_r
             method = (f"CUDA graphs: one replay a round holds every variant, {runs} runs each in mirrored order "
                       f"after an untimed lead-in run, events inside; two mirrored graphs in alternation, first "
                       f"replays discarded; a sample is the mean of a variant's runs in a replay; rounds at "
-                      f"{duty:.0%} duty" + (f"; {GRAPH_BIAS_NOTE}" if fastest < 0.1 else ""))
+                      f"{duty:.0%} duty; {GRAPH_BIAS_NOTE}")
         except Exception as e:  # noqa: BLE001 - e.g. timing events in graphs unsupported (older ROCm, torch)
             use_graph = False
             torch.cuda.synchronize()
