@@ -105,7 +105,7 @@ def _launch_options(cap: Capture, run: ScriptRun) -> dict[str, Any]:
     for k, v in cap.options.items():
         if k in DERIVED_FIELDS or k not in valid or jsonable(v) == defaults.get(k):
             continue
-        captured[k] = _tuples(v) if isinstance(defaults.get(k), list) else v
+        captured[k] = v   # Settings.overlay makes lists tuples, as Triton's options need
     return captured
 
 
@@ -119,10 +119,6 @@ def _constexpr_text(value: Any) -> str | None:
         if isinstance(v, tl.dtype) and not name.startswith("_") and v == value:
             return f"tl.{name}"
     return None
-
-
-def _tuples(v: Any) -> Any:
-    return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
 
 
 def _divisible(attr_list) -> bool:
