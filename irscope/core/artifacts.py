@@ -97,6 +97,8 @@ class Artifacts:
     pins: list[dict[str, Any]] = field(default_factory=list)  # each pin/option set and its check (pins.check)
     recipe: dict[str, Any] | None = None  # {"name", "path", "variant"} of the recipe applied
     source_map: dict[str, Any] | None = None  # map.json (core.sourcemap.build)
+    extras: dict[str, str | bytes] = field(default_factory=dict)  # outputs that are no compiler stage (fbtriton's
+    #                                    launch_metadata, launcher_src): files in the folder, listed under "files"
 
     def stage_files(self) -> dict[str, str]:
         return {name: stage_filename(self.kernel, name) for name in self.stages}
@@ -125,6 +127,7 @@ class Artifacts:
             "recipe": self.recipe,
             "pins": self.pins,
             "map": MAP_FILE if self.source_map is not None else None,
+            "files": {name: stage_filename(self.kernel, name) for name in self.extras},
         }
 
 
@@ -178,7 +181,7 @@ def remove_stale_tmps(folder: Path, max_age_s: float = STALE_AFTER_S) -> None:
 
 
 def write_into(art: Artifacts, folder: Path) -> None:
-    for name, content in art.stages.items():
+    for name, content in {**art.stages, **art.extras}.items():
         path = folder / stage_filename(art.kernel, name)
         if isinstance(content, bytes):
             path.write_bytes(content)

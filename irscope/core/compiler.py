@@ -286,7 +286,8 @@ def _artifacts_step(c: Compile) -> None:
     spec, settings, rec = c.spec, c.settings, c.rec
     options = c.bound[0]
     stages: dict[str, str | bytes] = {"source": adapter.kernel_source(spec.fn)}
-    for name, content in {**rec.texts, **c.kernel.asm}.items():  # rec.texts: the stages before a pinned one
+    compiled, extras = adapter.split_outputs(c.kernel.asm)
+    for name, content in {**rec.texts, **compiled}.items():  # rec.texts: the stages before a pinned one
         stages[TRITON_STAGE_NAMES.get(name, name)] = content
     if c.sass is not None:
         stages["sass"] = c.sass
@@ -305,6 +306,7 @@ def _artifacts_step(c: Compile) -> None:
         option_sources=dict(settings.sources),
         env=dict(settings.env),
         stages=stages,
+        extras=extras,
         times_ms={k: round(v, 2) for k, v in times.items()},
         metadata=jsonable({**rec.metadata, **_metadata_dict(c.kernel.metadata)}),
         triton_version=adapter.triton_version(),

@@ -50,6 +50,7 @@ from irscope.core.adapter.compiling import (  # noqa: F401
     prebuild_launcher,
     recipe_env_knobs,
     run_with_ptxas_log,
+    split_outputs,
     stage_hook,
     verify_ir,
 )

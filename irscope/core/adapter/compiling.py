@@ -269,3 +269,13 @@ def verify_ir(text: str, ext: str, target) -> str | None:
 def ir_stage_names(fn) -> list[str]:
     """The IR stages a kernel goes through that a pin can edit: no 'ttir' for Gluon kernels (3.5-3.9)."""
     return ["ttgir"] if is_gluon(fn) else ["ttir", "ttgir"]
+
+
+# Outputs a Triton puts beside its stages that are no compile stage: Meta's fork (fbtriton 3.7) adds the
+# launcher's metadata and C source to CompiledKernel.asm. irscope keeps them as files, not stages.
+NOT_STAGES = ("launch_metadata", "launcher_src")
+
+
+def split_outputs(asm: dict) -> tuple[dict, dict]:
+    """(the compiler's stages, the other outputs) of a compiled kernel's asm."""
+    return ({k: v for k, v in asm.items() if k not in NOT_STAGES}, {k: v for k, v in asm.items() if k in NOT_STAGES})
