@@ -198,3 +198,24 @@ def test_search_on_the_command_line(tmp_path):
     doc = json.loads(again.out)
     assert len(doc["configs"]) == 3 and all(c["label"] in r.out for c in doc["configs"])
     assert {c["status"] for c in doc["configs"]} == {"cached"}, "the same seed: the same configs, from the cache"
+
+
+def test_optuna_that_only_repeats_itself_explores_instead_of_stopping(monkeypatch):
+    """TPE converged on one corner proposes known configs; the search draws unseen ones rather than
+    declaring a 1,600-config space exhausted (on the H200 it stopped after 194 of 6,000)."""
+    pytest.importorskip("optuna")
+    axes = [("a", list(range(40))), ("b", list(range(40)))]
+    strategy = search.make_strategy("optuna", axes, 0)
+    first = strategy.propose(1)
+    strategy.tell(first[0], 1.0)
+    ask = strategy._ask
+
+    def stuck():  # every later ask: the config already told (until an enqueued trial is waiting)
+        trial, values = ask()
+        return (trial, values) if trial.number > 0 and strategy.study._storage.get_trial(trial._trial_id).system_attrs \
+            else (trial, dict(first[0]))
+
+    monkeypatch.setattr(strategy, "_ask", stuck)
+    batch = strategy.propose(8)
+    assert len(batch) == 8 and len({(v["a"], v["b"]) for v in batch}) == 8
+    assert all((v["a"], v["b"]) != (first[0]["a"], first[0]["b"]) for v in batch)

@@ -188,6 +188,7 @@ class Optuna(Strategy):
         self.study = optuna.create_study(direction="minimize", sampler=sampler)
         self.cmaes = cmaes
         self.trials: dict[tuple, Any] = {}     # a proposed combination's open trial
+        self.explorer: Random | None = None    # random draws once the sampler only repeats itself
 
     def _ask(self):
         trial = self.study.ask()
@@ -209,6 +210,27 @@ class Optuna(Strategy):
             repeats = 0
             self.trials[k] = trial
             out.append(values)
+        if len(out) < n:
+            out += self._explore(n - len(out), {self.key(v) for v in out})
+        return out
+
+    def _explore(self, n: int, taken: set) -> list[dict[str, Any]]:
+        """The sampler keeps proposing what is known (TPE converged on a corner of a large space): unseen
+        configs drawn at random, enqueued so Optuna still learns from them. The space is exhausted only
+        when no unseen, undominated config is left (the draws are bounded, then a scan decides)."""
+        if self.explorer is None:
+            self.explorer = Random(self.axes, self.seed + 1)
+        out = []
+        for values in self.explorer.propose(4 * n):
+            k = self.key(values)
+            if len(out) == n:
+                break
+            if k in self.seen or k in self.trials or k in taken:
+                continue
+            self.study.enqueue_trial({name: dict(self.axes)[name].index(v) for name, v in values.items()})
+            trial, asked = self._ask()
+            self.trials[self.key(asked)] = trial
+            out.append(asked)
         return out
 
     def tell(self, values, score):
