@@ -10,11 +10,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from pathlib import Path
 import subprocess
+from pathlib import Path
 
 import pytest
-from conftest import DATA, EXAMPLES, run_cli
+from conftest import DATA, EXAMPLES, FB_GLUON_LOAD, FBTRITON, run_cli
 
 from irscope.capture import runner
 from irscope.core.hardware import for_target
@@ -41,6 +41,7 @@ def _notes(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith("irscope:")]
 
 
+@pytest.mark.skipif(FBTRITON, reason=FB_GLUON_LOAD)
 def test_each_check_passes_and_all_four_launches_are_captured(tmp_path):
     """Plain (with a @jit helper), autotuned (through @heuristics), .warmup: each checked at once, each
     computed. The Gluon kernel, last, is captured too; the interpreter cannot run it, which is said."""
@@ -73,6 +74,7 @@ def test_past_the_run_budget_launches_are_recorded_not_computed(tmp_path):
                for n in _notes(r.err))
 
 
+@pytest.mark.skipif(FBTRITON, reason="fbtriton 3.7.4's interpreter: InterpreterBuilder.create_dot() takes another arity, so a matmul's result is not computed")
 def test_autotuning_as_a_gpu_does_it(tmp_path):
     """early_config_prune's new Configs are labelled as launched, a config over the shared memory is
     skipped (not a failure), use_cuda_graph=True and an Autotuner subclass capture: exit 0."""

@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import DATA, EXAMPLES, compile_example
 from test_inputs import run_in
 

@@ -6,7 +6,16 @@ import json
 import os
 import re
 
-from conftest import EXAMPLES, MATMUL, MATMUL_SIG, VECTOR_ADD, compile_example
+import pytest
+from conftest import (
+    EXAMPLES,
+    FB_GLUON_LOAD,
+    FBTRITON,
+    MATMUL,
+    MATMUL_SIG,
+    VECTOR_ADD,
+    compile_example,
+)
 
 from irscope.core import dump, loader
 from irscope.core.settings import Settings
@@ -74,6 +83,7 @@ def test_matmul_on_mi300x_uses_mfma():
     assert any(lay["kind"] == "amd_mfma" for lay in art.stats["ttgir"]["layouts"])
 
 
+@pytest.mark.skipif(FBTRITON, reason=FB_GLUON_LOAD)
 def test_gluon_kernel_has_no_ttir_and_keeps_its_layout():
     art = compile_example(EXAMPLES / "gluon_add.py", "*fp32, *fp32, *fp32, i32:16, 1024",
                           consts=("layout=gl.BlockedLayout([2], [32], [4], [0])",))

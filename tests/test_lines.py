@@ -14,7 +14,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, MATMUL, MATMUL_SIG16, compile_example
+from conftest import (
+    EXAMPLES,
+    FB_GLUON_LOAD,
+    FBTRITON,
+    MATMUL,
+    MATMUL_SIG16,
+    compile_example,
+)
 
 from irscope.cli import main
 from irscope.core import lineinfo, passes, sourcemap
@@ -142,6 +149,7 @@ def test_amd_dot_line_becomes_mfma(tmp_path):
     assert all(asm[n - 1].strip() for n in st["amdgcn"]["at"])
 
 
+@pytest.mark.skipif(FBTRITON, reason=FB_GLUON_LOAD)
 def test_python_api_gluon_kernel():
     art = compile_example(EXAMPLES / "gluon_add.py", "*fp32, *fp32, *fp32, i32:16, 1024")
     source = (EXAMPLES / "gluon_add.py").read_text().splitlines()

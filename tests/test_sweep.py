@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import DATA, MATMUL, VECTOR_ADD
 
 from irscope import jobs
