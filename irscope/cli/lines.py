@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from irscope.cli.options import STAGE_CHOICES, spec_options
+from irscope.cli.options import STAGE_CHOICES, dump_folders, spec_options
 
 
 @click.command()
@@ -42,17 +42,7 @@ def lines(request, variants, out_dir, no_cache, debug, line_spec, stage, sort, t
         sourcemap.parse_line_spec(line_spec)
     elif stage is not None:
         raise BadInput("--stage: applies with --line (which source line's IR to print)")
-    if request.file.is_dir():
-        folders = [(request.file, artifacts.read_manifest(request.file))]
-    else:
-        from irscope import jobs
-        from irscope.core import dump as dump_job
-        from irscope.core import inputs
-
-        inputs.check_output_dir(out_dir)
-        results = [dump_job.dump(job.spec, job.settings, out_dir, False, not no_cache)
-                   for job in jobs.variants(request, variants)]
-        folders = [(r.folder, r.manifest) for r in results]
+    folders = dump_folders(request, variants, out_dir, no_cache, False, artifacts.read_manifest)
     for folder, manifest in folders:
         source_map = sourcemap.load(folder, manifest)
         if line_spec is None:

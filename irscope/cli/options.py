@@ -104,3 +104,18 @@ def timing_session():
     click.get_current_context().call_on_close(session.close)
     require_gpu()
     return session
+
+
+def dump_folders(request, variants, out_dir, no_cache: bool, with_passes: bool, read_folder) -> list[tuple]:
+    """(folder, manifest) for FILE as given: an earlier dump folder, read by `read_folder`, or a kernel
+    file dumped now (one folder per --variant), for the commands that read dumps (lines, passes)."""
+    if request.file.is_dir():
+        return [(request.file, read_folder(request.file))]
+    from irscope import jobs
+    from irscope.core import dump as dump_job
+    from irscope.core import inputs
+
+    inputs.check_output_dir(out_dir)
+    results = [dump_job.dump(job.spec, job.settings, out_dir, with_passes, not no_cache)
+               for job in jobs.variants(request, variants)]
+    return [(r.folder, r.manifest) for r in results]

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from irscope.cli.options import spec_options
+from irscope.cli.options import dump_folders, spec_options
 
 
 @click.command()
@@ -21,7 +21,6 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all, line_
     FILE is a kernel file (compiled with the same options as dump) or an earlier
     `irscope dump --passes` folder.
     """
-    from irscope.core import dump as dump_job
     from irscope.core import passes as passes_mod
     from irscope.views import passes as view
 
@@ -31,16 +30,7 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all, line_
         from irscope.core import sourcemap
 
         sourcemap.parse_line_spec(line_spec)
-    if request.file.is_dir():
-        folders = [(request.file, passes_mod.read_folder(request.file))]
-    else:
-        from irscope import jobs
-        from irscope.core import inputs
-
-        inputs.check_output_dir(out_dir)
-        results = [dump_job.dump(job.spec, job.settings, out_dir, True, not no_cache)
-                   for job in jobs.variants(request, variants)]
-        folders = [(r.folder, r.manifest) for r in results]
+    folders = dump_folders(request, variants, out_dir, no_cache, True, passes_mod.read_folder)
     for folder, manifest in folders:
         records, afters, first_ir = passes_mod.load(folder, manifest)
         history = None
