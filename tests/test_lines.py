@@ -7,8 +7,6 @@ example's source (the line holding `tl.dot(`...), never written down here.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 from pathlib import Path
@@ -22,8 +20,8 @@ from conftest import (
     MATMUL_SIG16,
     compile_example,
 )
+from test_diff import irscope  # the CLI in this process (Triton stays warm)
 
-from irscope.cli import main
 from irscope.core import lineinfo, passes, sourcemap
 
 SOURCE = MATMUL.read_text().splitlines()
@@ -40,18 +38,6 @@ LOAD_B = line_of("b = tl.load(")
 LOOP = line_of("for k in range(")
 CDIV = line_of("tl.cdiv(M")
 BLANK = next(i for i in range(line_of("def matmul_kernel"), len(SOURCE)) if not SOURCE[i - 1].strip())
-
-
-def irscope(*args: str) -> tuple[int, str, str]:
-    """The CLI in this process: exit status, stdout, stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
 
 
 def dump(out: Path, *extra: str, target: str = "cuda:90") -> Path:
