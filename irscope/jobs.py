@@ -169,7 +169,11 @@ def for_kernel(ref: loader.KernelRef, base: Settings, req: Request, *, recipe: R
     pins = settings.pins if settings.pins is not None else Pins()
     if req.pin_loops or req.pin_layouts or req.pin_partitions:
         # the pin grammar (and its MLIR helpers): loaded only when pins are given, like _recipe's reader
-        from irscope.steer.pins import parse_pin_layout, parse_pin_loop, parse_pin_partition
+        from irscope.steer.pins import (
+            parse_pin_layout,
+            parse_pin_loop,
+            parse_pin_partition,
+        )
 
         pins.loops.extend(parse_pin_loop(t) for t in req.pin_loops)
         pins.layouts.extend(parse_pin_layout(t) for t in req.pin_layouts)
@@ -185,7 +189,20 @@ def for_kernel(ref: loader.KernelRef, base: Settings, req: Request, *, recipe: R
         if missing:
             raise BadInput(f"{ref.name}: give a specialization: --signature with one element per parameter "
                            f"({', '.join(params)}) or --arg/--const NAME=...")
-    return Job(build_spec(ref, sig, named, cons), settings)
+    spec = build_spec(ref, sig, named, cons)
+    by_hand = not req.is_spec_file and named_args is None and consts is None and not recorded_args
+    return Job(spec, _options_from_params(spec, settings) if by_hand else settings)
+
+
+def _options_from_params(spec: KernelSpec, settings: Settings) -> Settings:
+    """A hand-written specialization of a constexpr parameter named like an option (Gluon's `num_warps:
+    gl.constexpr`) sets that option too, unless the option was set otherwise: a launch passes such a value
+    by keyword, once, and it sets both (Gluon's layouts are sized by it; with the option left at 4, an
+    8-warp layout is 'invalid'). Captures and spec files keep the options the launch really had."""
+    options = settable_options(settings.target)
+    taken = {name: arg.value for name, arg in spec.args.items()
+             if arg.kind == "constexpr" and name in options and arg.value is not None and name not in settings.options}
+    return settings.overlay(taken, f"the kernel's {', '.join(taken)} parameter") if taken else settings
 
 
 def vary(job: Job, values: dict[str, Any], source: str) -> Job:
@@ -194,6 +211,8 @@ def vary(job: Job, values: dict[str, Any], source: str) -> Job:
     opts = {k: v for k, v in values.items() if k in options}
     args = dict(job.spec.args)
     args.update({k: ArgSpec("constexpr", value=v) for k, v in values.items() if k not in options})
+    for name in set(opts) & set(job.spec.args):  # an option that is also a parameter: both move together
+        args[name] = ArgSpec("constexpr", value=opts[name])
     spec = KernelSpec(job.spec.kernel, job.spec.file, job.spec.fn, args)
     return Job(spec, job.settings.overlay(opts, source), job.label)
 
