@@ -14,7 +14,7 @@ read it retired. Its PTX shows the cost of one partition: every step the 8 warps
 `bar.sync` (around the mbarrier and each TMA issue) and do 3 integer divisions for the next load's
 tile coordinates, on the path between two wgmmas.
 
-`matmul_ws_kernel`: the same ring split between partitions (gl.warp_specialize). A 1-warp producer
+`matmul_persistent_ws_kernel`: the same ring split between partitions (gl.warp_specialize). A 1-warp producer
 (LOAD_REGS registers) walks tiles and k-steps and issues the TMA loads as soon as a slot is freed
 (an `empty` mbarrier per slot); the default partition (num_warps warps, the registers left) waits
 on `ready`, issues the wgmmas (one in flight), frees slots, and stores each tile through TMA while
@@ -24,7 +24,7 @@ warpgroups (64 rows each): 128 fp32 registers a thread.
 Dump them without a GPU (the last element is num_warps, a parameter named like the option: it sets
 both):
 
-    irscope dump examples/gluon_persistent_matmul.py --kernel matmul_ws_kernel --target h100 \\
+    irscope dump examples/gluon_persistent_matmul.py --kernel matmul_persistent_ws_kernel --target h100 \\
         --signature "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, 128, 256, 64, 3, 8, 132, 24, 8"
     irscope dump examples/gluon_persistent_matmul.py --kernel matmul_pipelined_kernel --target h100 \\
         --signature "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, 128, 256, 64, 3, 8, 132, 8"
@@ -192,7 +192,7 @@ def _ws_consumer(a_bufs, b_bufs, ready, empty, c_desc, c_smem, first_tile, my_ti
 
 
 @gluon.jit
-def matmul_ws_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+def matmul_persistent_ws_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                      BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr,
                      STAGES: gl.constexpr, GROUP_M: gl.constexpr, NUM_SMS: gl.constexpr, LOAD_REGS: gl.constexpr,
                      num_warps: gl.constexpr):
@@ -229,7 +229,7 @@ def matmul(a, b, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, STAGES=3, GROUP_M=8, num_
     num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     grid = (min(num_sms, triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)),)
     if warp_specialized:
-        matmul_ws_kernel[grid](a, b, c, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, STAGES, GROUP_M, num_sms, LOAD_REGS,
+        matmul_persistent_ws_kernel[grid](a, b, c, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, STAGES, GROUP_M, num_sms, LOAD_REGS,
                                num_warps=num_warps)
     else:
         matmul_pipelined_kernel[grid](a, b, c, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, STAGES, GROUP_M, num_sms,
