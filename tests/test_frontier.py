@@ -1,0 +1,126 @@
+"""The frontier matmuls of issue 20: what their recipes compile to, and (on a GPU) that they are right.
+
+examples/persistent_matmul.py (upstream Triton) and examples/gluon_persistent_matmul.py (Gluon) take plain
+pointers and build their TMA descriptors on the device; the recipes pin their tiles, warps and stages.
+On the CPU: the Hopper code has wgmma 64x256 and TMA and no spills at the recipe's 128x256x64 / 8 warps;
+the Gluon kernel is split into an 8-warp MMA partition and a 1-warp TMA producer; Blackwell gets tcgen05
+and Triton's own three partitions; CDNA3 gets MFMA and no TMA. A Gluon `num_warps` parameter given in
+the signature sets the option too (a launch passes it once, by keyword).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+import pytest
+from conftest import EXAMPLES, compile_example
+
+PERSISTENT = EXAMPLES / "persistent_matmul.py"
+GLUON = EXAMPLES / "gluon_persistent_matmul.py"
+POINTERS = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16"
+
+
+def _recipe_compile(path, recipe: str, kernel: str | None = None, dtype: str = "fp16"):
+    from irscope import jobs
+    from irscope.core import compiler
+
+    request = jobs.Request(path, (kernel,) if kernel else (), POINTERS.replace("fp16", dtype), recipe=recipe)
+    job = jobs.resolve_one(request, "a test compiles")
+    return job, compiler.compile_spec(job.spec, job.settings)
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_persistent_matmul_on_hopper_is_wgmma_over_tma_without_spills(dtype):
+    job, art = _recipe_compile(PERSISTENT, "h200", dtype=dtype)
+    assert job.settings.options["num_warps"] == 8 and job.settings.options["num_stages"] == 3
+    ptx = art.stages["ptx"]
+    ptx_type = {"fp16": "f16", "bf16": "bf16"}[dtype]
+    assert f"wgmma.mma_async.sync.aligned.m64n256k16.f32.{ptx_type}.{ptx_type}" in ptx
+    assert "cp.async.bulk.tensor.2d" in ptx                  # TMA loads and the TMA store of C
+    assert "tensormap" in ptx                                # descriptors made on the device
+    assert '"ttg.num-warps" = 8' in art.stages["ttgir"]
+    assert art.stats["spills"] == 0 and art.stats["ptx"]["global_load"] == {}
+    assert art.stats["shared_bytes"] <= 227 * 1024
+
+
+def test_gluon_frontier_kernel_splits_producer_and_mma_warps():
+    job, art = _recipe_compile(GLUON, "h200", kernel="matmul_persistent_ws_kernel")
+    assert job.settings.options["num_warps"] == 8
+    parts = art.stats["machinery"]["partitions"]
+    assert parts["default"]["warps"] == 8 and parts["default"]["registers"] == 240
+    assert parts["default"]["ops"].get("mma") and not parts["default"]["ops"].get("tma_load")
+    assert parts["worker0"] == {**parts["worker0"], "warps": 1, "registers": 24}
+    assert parts["worker0"]["ops"]["tma_load"] == 2 and not parts["worker0"]["ops"].get("mma")
+    assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+240;", art.stages["ptx"])
+    assert art.stats["spills"] == 0
+
+
+def test_gluon_one_partition_kernel_meets_at_barriers_every_step():
+    """The walkthrough's point: in one partition the loop's TMA issue is fenced by CTA-wide barriers."""
+    _, one = _recipe_compile(GLUON, "h200", kernel="matmul_pipelined_kernel")
+    _, split = _recipe_compile(GLUON, "h200", kernel="matmul_persistent_ws_kernel")
+    assert "partitions" not in one.stats["machinery"]
+    loop = one.stages["ptx"].split("mbarrier.try_wait")[1]   # from the loop's wait to the end
+    assert loop.count("bar.sync") >= 3 and "div.s32" in loop
+    assert one.stats["ptx"]["wgmma"] == split.stats["ptx"]["wgmma"] == 4
+
+
+def test_num_warps_parameter_sets_the_option_unless_set_otherwise():
+    art = compile_example(GLUON, POINTERS + ", 128, 256, 64, 3, 8, 132, 24, 8", kernel="matmul_persistent_ws_kernel")
+    assert '"ttg.num-warps" = 8' in art.stages["ttgir"]
+    with pytest.raises(Exception, match="invalid layout"):   # the option set to 4 by hand: Gluon refuses it
+        compile_example(GLUON, POINTERS + ", 128, 256, 64, 3, 8, 132, 24, 8", kernel="matmul_persistent_ws_kernel",
+                        sets=("num_warps=4",))
+
+
+def test_persistent_matmul_on_blackwell_is_tcgen05_in_three_partitions():
+    job, art = _recipe_compile(PERSISTENT, "b200")
+    assert job.spec.args["WARP_SPECIALIZE"].value is True
+    assert art.stats["ptx"]["tcgen05.mma"] > 0 and art.stats["ptx"]["wgmma"] == 0
+    assert set(art.stats["machinery"]["partitions"]) == {"default", "worker0", "worker1"}
+
+
+def test_persistent_matmul_on_cdna3_is_mfma_without_spills():
+    _, art = _recipe_compile(PERSISTENT, "mi300x")
+    assert "v_mfma" in art.stages["amdgcn"]
+    assert "cp.async.bulk" not in art.stages["amdgcn"]
+    assert art.stats["spills"] == 0
+
+
+# ---------------------------------------------------------------- on a GPU
+
+def _cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cuda(), reason="needs a Hopper or newer CUDA GPU")
+@pytest.mark.parametrize("which", ["triton", "gluon-ws", "gluon-pipelined"])
+@pytest.mark.parametrize("shape", [(1000, 776, 512), (256, 512, 4096)])
+def test_frontier_matmuls_compute_torch_matmul(which, shape):
+    import torch
+
+    if which.startswith("gluon") and torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the Gluon kernels use wgmma: Hopper only")
+    mod = _load(PERSISTENT if which == "triton" else GLUON)
+    mod.use_torch_allocator()
+    M, N, K = shape
+    for dtype in (torch.float16, torch.bfloat16):
+        a = torch.randn(M, K, device="cuda", dtype=dtype)
+        b = torch.randn(K, N, device="cuda", dtype=dtype)
+        kwargs = {} if which == "triton" else {"warp_specialized": which == "gluon-ws"}
+        c = mod.matmul(a, b, **kwargs)
+        ref = a.double() @ b.double()
+        assert ((c.double() - ref).norm() / ref.norm()).item() < 1e-2
