@@ -191,14 +191,15 @@ def for_kernel(ref: loader.KernelRef, base: Settings, req: Request, *, recipe: R
                            f"({', '.join(params)}) or --arg/--const NAME=...")
     spec = build_spec(ref, sig, named, cons)
     by_hand = not req.is_spec_file and named_args is None and consts is None and not recorded_args
-    return Job(spec, _options_from_params(spec, settings) if by_hand else settings)
+    return Job(spec, _options_from_params(spec, settings) if by_hand and adapter.is_gluon(ref.fn) else settings)
 
 
 def _options_from_params(spec: KernelSpec, settings: Settings) -> Settings:
-    """A hand-written specialization of a constexpr parameter named like an option (Gluon's `num_warps:
-    gl.constexpr`) sets that option too, unless the option was set otherwise: a launch passes such a value
-    by keyword, once, and it sets both (Gluon's layouts are sized by it; with the option left at 4, an
-    8-warp layout is 'invalid'). Captures and spec files keep the options the launch really had."""
+    """In a Gluon kernel, a hand-written specialization of a constexpr parameter named like an option
+    (`num_warps: gl.constexpr`, the Gluon idiom) sets that option too, unless the option was set
+    otherwise: a launch passes it by keyword, once, and it sets both (the kernel's layouts are sized by
+    it; with the option left at 4, an 8-warp layout is 'invalid'). Triton kernels keep the option's own
+    value (a positional launch does not set it); captures and spec files keep what the launch had."""
     options = settable_options(settings.target)
     taken = {name: arg.value for name, arg in spec.args.items()
              if arg.kind == "constexpr" and name in options and arg.value is not None and name not in settings.options}
