@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from irscope.core import compiler
+from irscope.core.adapter import runtime
 from irscope.core.settings import Settings
 from irscope.core.spec import KernelSpec
 from irscope.errors import BadInput
@@ -60,6 +62,10 @@ def launcher(v: Variant, args: dict[str, Any], launch: Launch) -> Callable[[], N
     """A ready-bound launch: the runner and its arguments resolved once, outside the timed loop."""
     if v.ref is not None:
         return bind(v.ref, args)
-    runner = (v.binary or v.art.compiled)[grid_for(v, launch)]
+    compiled = v.binary or v.art.compiled
+    runner = compiled[grid_for(v, launch)]
     values = _positional(v, args)
+    if not runtime.launches_constexprs(compiled):  # built from pinned IR: its launcher has the IR's arguments
+        signature = compiler.bind(v.spec, v.settings)[1]
+        values = [x for x, p in zip(values, v.spec.params) if signature.get(p.name) != "constexpr"]
     return lambda: runner(*values)

@@ -202,3 +202,13 @@ def autotune_config_kwargs(config) -> dict[str, Any]:
 def autotuner_jit(tuner):
     """The JITFunction an Autotuner finally launches (through any @heuristics between)."""
     return unwrap_kernel(tuner)
+
+
+def launches_constexprs(compiled) -> bool:
+    """Whether a CompiledKernel's launcher takes the constexpr arguments too (3.5 - 3.9, the fork alike).
+
+    One compiled from Python (ASTSource) is launched with every parameter, constexprs included, as the
+    JIT does; one compiled from IR text (IRSource: a dump's pinned TTGIR, TRITON_KERNEL_OVERRIDE) has
+    only the IR function's arguments, so the constexprs (and ints specialized to 1) must be left out.
+    """
+    return hasattr(compiled.src, "fn")
