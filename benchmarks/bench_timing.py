@@ -2,6 +2,7 @@
 graphs; A/B comparisons; the h200 recipe's matmul against torch.matmul (cuBLAS). One command:
 
     python benchmarks/bench_timing.py [--runs 20] [--budget 450] [--only 4us,200us,1.6ms,ab,cublas]
+    python benchmarks/bench_timing.py --diagnose [--runs 20] [--diagnose-seconds 1.0] [--diagnose-budget 225]
 
 First the cuBLAS comparison (below), then A/A: two identical variants (the same kernel, its binary loaded twice, as bench --aa does) timed by
 irscope's measurement `--runs` times for each kernel and mode: a ~4 us vector add (4096 fp32), a
@@ -15,12 +16,23 @@ A/B: num_warps 4 vs 8 and num_stages 3 vs 4 on the 4096^3 matmul, with verdicts.
 cuBLAS: `irscope bench`'s own path (bench.run: the timing process, compile, preflight) with
 --recipe h200 and --ref "torch.matmul(a_ptr, b_ptr)" at 8192^3, fp16 and bf16: the ratio and its CI.
 The tables at the end are markdown, to paste into docs/benchmarks.md.
+
+--diagnose (issue 16, the 4 us vector add alone): `--runs` A/A runs of each of four methods, with the
+binary loaded twice (as bench --aa) and with one binary: events one launch a sample (the former method),
+events batched (K launches back to back a sample, measure.batch_size), graphs as they were (two
+"mirrored" graphs that were one palindrome: variant 0 always first, after a lead-in run of itself; one
+launch a sample), graphs as they are (every rotation and its mirror, batched). Runs are interleaved
+(run i of every method before run i + 1 of any), each `--diagnose-seconds` of rounds, none started after
+`--diagnose-budget` seconds; one markdown table at the end, and with $OUT set the whole output in
+$OUT/timing-diagnose.log.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import os
 import sys
 import time
 from pathlib import Path
@@ -31,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 from irscope import jobs
 from irscope.core import compiler
 from irscope.timing import bench, launch, reference
+from irscope.timing import measure as measure_mod
 from irscope.timing.gpu_process import Runner
 from irscope.timing.measure import measure
 from irscope.timing.variant import Variant
@@ -67,14 +80,14 @@ class Kernel:
 
 
 def time_here(variants: list[Variant], lw: launch.Launch, seed: int, graph: str, max_seconds: float,
-              flops: str | None, device: str) -> bench.BenchReport:
+              flops: str | None, device: str, batch: int | str = "auto") -> bench.BenchReport:
     """bench's measurement in this process: inputs from the seed, preflights, the check, the rounds, the report."""
     runner = Runner(lw, seed)
     for v in variants:
         runner.preflight(v)
     live = runner.check(variants)
     start = time.perf_counter()
-    m = measure(runner.workbench(live), live, precision=0.003, max_seconds=max_seconds, graph=graph)
+    m = measure(runner.workbench(live), live, precision=0.003, max_seconds=max_seconds, graph=graph, batch=batch)
     return bench.report(variants, lw, m, time.perf_counter() - start, 0.003, flops, None, device)
 
 
@@ -86,6 +99,12 @@ def main() -> None:
     ap.add_argument("--same-binary", action="store_true",
                     help="A/A with one loaded binary for both variants (isolates the method from code placement)")
     ap.add_argument("--only", default="", help="comma list of rows to run: 4us,200us,1.6ms,ab,cublas")
+    ap.add_argument("--diagnose", action="store_true",
+                    help="the 4 us A/A diagnosis alone: events/graphs, unbatched/batched, old/new graph order, "
+                         "binary loaded twice and once; one table (and $OUT/timing-diagnose.log)")
+    ap.add_argument("--diagnose-seconds", type=float, default=1.0, help="--diagnose: seconds of rounds a run")
+    ap.add_argument("--diagnose-budget", type=float, default=225,
+                    help="--diagnose: seconds from the start after which no run starts")
     a = ap.parse_args()
     began = time.perf_counter()
 
@@ -100,6 +119,10 @@ def main() -> None:
                                    "n_elements=4096")
     add = jobs.resolve_one(jobs.Request(ADD, ("add_kernel",), named_args=named(add_values),
                                         consts=("BLOCK_SIZE=1024",)), "bench_timing times")
+    if a.diagnose:
+        diagnose(Kernel("vector add 4096 fp32 (~4 us)", add, launch.Launch(add_values, (4, 1, 1)), None), a,
+                 began, device, f"{device} (triton {triton.__version__}, torch {torch.__version__})")
+        return
     v4096 = matmul_args(4096, "fp16")
     mm4096 = jobs.resolve_one(jobs.Request(MATMUL, ("matmul_kernel",), named_args=named(v4096),
                                            consts=("BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", "GROUP_M=8")),
@@ -219,6 +242,154 @@ def main() -> None:
 
     print_tables(f"{device} (triton {triton.__version__}, torch {torch.__version__}; "
                  f"{time.perf_counter() - began:.0f} s)", rows, ab_rows, ref_rows)
+
+
+# ---------------------------------------------------------------- --diagnose (issue 16)
+
+
+def old_schedule(n: int, round_index: int, runs: int) -> list[int]:
+    """measure.schedule as it was: odd rounds the even round reversed (for an even number of runs, a
+    palindrome: the same order)."""
+    rot = (round_index // 2) % n
+    base = list(range(rot, n)) + list(range(rot))
+    seq: list[int] = []
+    for r in range(runs):
+        seq += base if r % 2 == 0 else base[::-1]
+    return seq[::-1] if round_index % 2 else seq
+
+
+def old_capture(live: list, runs: int, run_one, round_index: int) -> tuple:
+    """measure._capture as it was: the graphs of rounds 0 and 1 (old_schedule) alone, whatever round asks,
+    each with a lead-in run of its first variant."""
+    import torch
+
+    seq = old_schedule(len(live), round_index % 2, runs)
+    slots = [(i, measure_mod._events(external=True)) for i in seq]
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        run_one(live[seq[0]])
+        for i, ev in slots:
+            run_one(live[i], ev)
+    g.replay()
+    torch.cuda.synchronize()
+    return g, slots
+
+
+@contextlib.contextmanager
+def old_graph_order(on: bool):
+    """measure's graphs captured in the former order while on."""
+    saved = measure_mod._capture
+    if on:
+        measure_mod._capture = old_capture
+    try:
+        yield
+    finally:
+        measure_mod._capture = saved
+
+
+DIAGNOSE_METHODS = [   # (label, graph, batch, old graph order)
+    ("events, 1 launch a sample (before)", "off", 1, False),
+    ("events, batched (now)", "off", "auto", False),
+    ("graphs, 2 palindromic graphs, 1 launch a sample (before)", "on", 1, True),
+    ("graphs, rotated + mirrored, batched (now)", "on", "auto", False),
+]
+
+
+class Tee:
+    """stdout, and a copy of everything written to a log file."""
+
+    def __init__(self, stream, path: Path):
+        self.stream, self.file = stream, open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in diagnose
+
+    def write(self, text: str) -> int:
+        self.file.write(text)
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.file.flush()
+        self.stream.flush()
+
+
+def diagnose(k: Kernel, a, began: float, device: str, where: str) -> None:
+    """--diagnose: the four methods x two binary setups, run i of each before run i + 1 of any."""
+    log = None
+    if os.environ.get("OUT"):
+        log = Tee(sys.stdout, Path(os.environ["OUT"]) / "timing-diagnose.log")
+        sys.stdout = log
+    configs = [(label, graph, batch, old, same) for same in (False, True)
+               for label, graph, batch, old in DIAGNOSE_METHODS]
+    stats = {c: {"deltas": [], "false": 0, "excl": 0, "rounds": [], "batch": set(), "below": 0, "failed": 0,
+                 "method": "", "notes": []} for c in configs}
+    print(f"--diagnose: {k.title}, {a.runs} A/A runs of {len(configs)} setups, {a.diagnose_seconds:g} s of rounds "
+          f"each, none started after {a.diagnose_budget:g} s", flush=True)
+    try:
+        for i in range(a.runs):
+            if time.perf_counter() - began > a.diagnose_budget:
+                print(f"budget spent: {i} runs of each", flush=True)
+                break
+            for c in configs:
+                label, graph, batch, old, same = c
+                st = stats[c]
+                what = f"{label} / {'one binary' if same else 'binary twice'}"
+                try:
+                    with old_graph_order(old):
+                        r = time_here(k.variants(same_binary=same), k.launch, i, graph, a.diagnose_seconds,
+                                      k.flops, device, batch=batch)
+                except Exception as e:  # noqa: BLE001 - one line, and the other setups still run
+                    st["failed"] += 1
+                    print(f"  {what} run {i + 1}: failed: {type(e).__name__}: {e}", flush=True)
+                    continue
+                c_ = r.variants[1].versus_baseline
+                if c_ is None:
+                    st["failed"] += 1
+                    print(f"  {what} run {i + 1}: no comparison: "
+                          + "; ".join(f"{v.name} {v.status} {v.reason}" for v in r.variants), flush=True)
+                    continue
+                st["deltas"].append(c_.delta_percent)
+                st["false"] += c_.verdict in ("faster", "slower")
+                st["excl"] += c_.ci_high < 1 or c_.ci_low > 1
+                st["rounds"].append(r.rounds)
+                st["batch"].add(r.batch)
+                st["below"] += c_.note.startswith("below resolution")
+                st["method"] = r.method
+                if c_.note and c_.note not in st["notes"]:
+                    st["notes"].append(c_.note)
+                print(run_line(what, i, r) + f", {r.batch} launch{'es' if r.batch > 1 else ''} a sample", flush=True)
+            gc.collect()  # the runs' CUDA graphs and their memory pools
+        print_diagnosis(where, configs, stats, time.perf_counter() - began)
+    finally:
+        if log is not None:
+            sys.stdout = log.stream
+            log.file.close()
+
+
+def print_diagnosis(where: str, configs: list, stats: dict, seconds: float) -> None:
+    print(f"\n## 4 us A/A diagnosis on {where} ({seconds:.0f} s)\n")
+    print("vector add 4096 fp32; false verdict = faster/slower at +-1 % (goal <= 1 in 20); CI excludes 0 = the "
+          "95 % interval's misses (about 1 in 20 expected); K = launches back to back a sample\n")
+    print("| method | binaries | runs | false verdicts | CI excludes 0 | abs delta <= 1 % | max abs delta "
+          "| mean delta | K | median rounds | below-resolution notes |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for c in configs:
+        label, _, _, _, same = c
+        st = stats[c]
+        d, n = st["deltas"], len(st["deltas"])
+        mx = f"{max(abs(x) for x in d):.3f}%" if d else "-"
+        mean = f"{sum(d) / n:+.3f}%" if d else "-"
+        rounds = sorted(st["rounds"])[n // 2] if n else 0
+        ks = ",".join(str(x) for x in sorted(st["batch"])) or "-"
+        failed = f" ({st['failed']} failed)" if st["failed"] else ""
+        print(f"| {label} | {'one' if same else 'loaded twice'} | {n}{failed} | {st['false']} of {n} | "
+              f"{st['excl']} of {n} | {sum(abs(x) <= 1.0 for x in d)} of {n} | {mx} | {mean} | {ks} | {rounds} "
+              f"| {st['below']} of {n} |")
+    seen = set()
+    for c in configs:
+        st = stats[c]
+        if st["method"] and c[0] not in seen:
+            seen.add(c[0])
+            print(f"\n{c[0]}: {st['method']}")
+            for note in st["notes"][:2]:
+                print(f"  e.g. {note}")
 
 
 def run_line(what: str, i: int, r: bench.BenchReport) -> str:

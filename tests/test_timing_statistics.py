@@ -252,3 +252,44 @@ def test_aa_rate_where_rounds_differ_more_than_variants(runs):
                                                      first_penalty=0.0), margin=0.0, tick_ms=TICK_MS, runs=runs))
                    for s in range(300))
     assert excluded / 300 <= 0.05
+
+
+def test_a_batched_sample_resolves_one_tick_over_its_launches():
+    """Batched (K launches a sample): a tick of the events is tick / K of a sample, so a 1 us kernel
+    timed 50 at a time is resolved to 0.064 %, below the +-1 % margin, and no note is made."""
+    t = 0.001
+    a, b = simulate((t, t), 200, 1, 5, noise=0.002, tick=0.0)
+    c = st.compare(a, b, tick_ms=TICK_MS, runs=2, batch=50)
+    assert c.resolution == pytest.approx(TICK_MS / 50 / st.median(a)) and c.margin == st.DEFAULT_MARGIN
+    assert c.note == "" and c.verdict == "same"
+    unbatched = st.compare(a, b, tick_ms=TICK_MS, runs=2)
+    assert unbatched.note.startswith("below resolution: 32 ns ticks on a 1.0 us kernel")
+
+
+def test_a_difference_below_one_tick_that_the_interval_excludes_zero_for_says_so():
+    """A 4 us kernel, 32 ns ticks (0.8 %, under the 1 % margin): a consistent 0.3 % offset is found by the
+    CI, but it is less than one tick: the note says below resolution, with the numbers, and no verdict
+    claims it."""
+    a = [0.004 * (1 + 0.001 * ((i % 3) - 1)) for i in range(200)]
+    b = [x * 1.003 for x in a]
+    c = st.compare(a, b, tick_ms=TICK_MS, runs=1)
+    assert c.ci_low > 1 and c.verdict == "same"
+    assert c.note.startswith("below resolution: 32 ns ticks on a 4.0 us kernel: the difference, +0.3%, is less "
+                             "than one tick"), c.note
+
+
+def test_ties_never_give_a_zero_width_interval():
+    """Every sample the same quantized value: with few blocks (the range of the ratios), with the tick
+    known or not, and with many blocks and the tick unknown."""
+    few = [0.0036] * 6
+    c = st.compare(few, list(few), tick_ms=TICK_MS)
+    assert c.ci_low < 1 < c.ci_high and c.ci_high - c.ci_low == pytest.approx(2 * TICK_MS / 0.0036, rel=0.01)
+    c = st.compare(few, list(few))
+    assert c.ci_low < 1 < c.ci_high
+    many = [0.0036] * 40
+    c = st.compare(many, list(many))
+    assert c.ci_low < 1 < c.ci_high and c.resolution == pytest.approx(st.EVENT_RESOLUTION_MS / 0.0036)
+    assert c.margin == c.resolution and c.note.startswith("below resolution: samples in steps of 500 ns")
+    stepped = [0.0036 + 32e-6 * (i % 2) for i in range(40)]
+    c = st.compare(stepped, list(stepped))
+    assert c.ci_low < 1 < c.ci_high and c.resolution == pytest.approx(32e-6 / st.median(stepped))

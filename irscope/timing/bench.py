@@ -14,7 +14,8 @@ The method, in order:
                computes something else is flagged and never reported as a win
   5. time      warm-up, then rounds: in each round every variant runs, in mirrored order (ABBA), each run
                preceded by an L2 flush (a 256 MiB write) and bracketed by CUDA events (or, asked for,
-               inside CUDA graphs), the GPU then left idle as long (50 % duty: below the power
+               inside CUDA graphs); a kernel under 20 us is timed in batches (an untimed launch, then K
+               launches back to back between the events: hot L2), the GPU then left idle as long (50 % duty: below the power
                limit); rounds run below 95 % of the median SM clock are dropped (NVML); rounds continue until the confidence interval of every ratio to the baseline
                is within the requested precision, or the time budget is spent; a sweep drops
                variants that are clearly slower than its leader
@@ -79,6 +80,7 @@ class BenchReport:
     rounds_run: int = 0         # rounds run, including those dropped for a low clock
     clocks: dict[str, Any] = field(default_factory=dict)    # clocks.ClockReport as a dict
     ref: VariantReport | None = None    # --ref: the torch call timed in the same rounds
+    batch: int = 1              # launches back to back between one pair of events in each run (a sample: per launch)
 
 
 def require_gpu() -> None:
@@ -150,6 +152,7 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
 
     _, peaks = device_peaks(device)
     tick, runs = measurement.get("tick_ms", 0.0), measurement.get("runs_per_round", 1)
+    batch = measurement.get("batch", 1)
     env = dict(launch.args)
     flops = evaluate(flops_expr, env, "--flops") if flops_expr else None
     nbytes = evaluate(bytes_expr, env, "--bytes") if bytes_expr else None
@@ -159,10 +162,10 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
     if against_leader:  # a sweep: ratios against the fastest config timed to the end, not config #0
         finalists = [v for v in variants if v.status == "ok" and v.samples_ms and not v.dropped]
         base = min(finalists, key=lambda v: timing.median(v.samples_ms), default=base)
-    how = {"margin": margin, "tick_ms": tick, "runs": runs}
+    how = {"margin": margin, "tick_ms": tick, "runs": runs, "batch": batch}
     ref_ok = ref is not None and bool(ref.samples_ms)
     for v in variants:
-        summary = timing.summarize(v.samples_ms, tick_ms=tick) if v.samples_ms else None
+        summary = timing.summarize(v.samples_ms, tick_ms=tick / batch) if v.samples_ms else None
         vs = None
         if summary and base is not None and v is not base:
             vs = timing.compare_shared_rounds(base.samples_ms, v.samples_ms, **how)
@@ -175,27 +178,29 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
     ref_row = None
     if ref is not None:
         ref_row = VariantReport(ref.name, {}, ref.status, ref.reason,
-                                timing.summarize(ref.samples_ms, tick_ms=tick) if ref_ok else None, None)
+                                timing.summarize(ref.samples_ms, tick_ms=tick / batch) if ref_ok else None, None)
         if ref_row.summary:
             _throughput(ref_row, flops, nbytes, peaks, dtype)
     samples = {v.name: list(v.samples_ms) for v in variants + ([ref] if ref_ok else []) if v.samples_ms}
     return BenchReport(device, triton.__version__, measurement.get("rounds", 0), seconds, precision, rows,
                        measurement.get("method", ""), samples, measurement.get("phases", {}),
                        base.name if base else "", margin, runs, tick, measurement.get("rounds_run", 0),
-                       measurement.get("clocks", {}), ref_row)
+                       measurement.get("clocks", {}), ref_row, batch)
 
 
 def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,
         nbytes: str | None = None, precision: float = 0.005, max_seconds: float = 20.0, min_rounds: int = 20,
         graph: str = "off", prune: float | None = None, duty: float = 0.5, session: TimingSession | None = None,
-        compiled: bool = False, ref: Reference | None = None, margin: float = timing.DEFAULT_MARGIN) -> BenchReport:
+        compiled: bool = False, ref: Reference | None = None, margin: float = timing.DEFAULT_MARGIN,
+        batch: int | str = "auto") -> BenchReport:
     """Time the variants; the first is the baseline.
 
     session: a TimingSession started early by the caller (so torch comes up while it parses and
     compiles); compiled=True: the caller compiled the variants and handed them to the session
     (a sweep, as each config finished). Without a session, one is started here. ref: a torch call
     (reference.parse) timed in the same rounds; a caller that starts the session itself passes it
-    to session.start instead. margin: the equivalence margin of the verdicts (a fraction).
+    to session.start instead. margin: the equivalence margin of the verdicts (a fraction). batch: launches
+    a sample (measure.batch_size: "auto" batches kernels under 20 us; 1: one launch a sample).
     """
     check_margin(margin)
     require_gpu()
@@ -205,7 +210,7 @@ def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | 
     try:
         if session.launch is None:
             session.start(launch, ref=ref, seed=seed, precision=precision, max_seconds=max_seconds,
-                          min_rounds=min_rounds, graph=graph, prune=prune, duty=duty)
+                          min_rounds=min_rounds, graph=graph, prune=prune, duty=duty, batch=batch)
         if not compiled:
             launcher_built = False
             for v in variants:

@@ -76,9 +76,11 @@ def bench_summary(result: BenchReport, out: Console | None = None) -> None:
     if line := clocks_line(getattr(result, "clocks", {})):
         con.print(line)
     if getattr(result, "tick_ms", 0):
-        runs = result.runs_per_round
+        runs, batch = result.runs_per_round, getattr(result, "batch", 1)
+        per = f" of {batch} launches each (timed together: a tick is {result.tick_ms / batch * 1e6:.2g} ns a launch)" \
+            if batch > 1 else ""
         con.print(f"[dim]timer: {result.tick_ms * 1e6:.0f} ns ticks; a sample is the mean of {runs} "
-                  f"run{'s' if runs != 1 else ''} of a variant in a round[/dim]")
+                  f"run{'s' if runs != 1 else ''}{per} of a variant in a round[/dim]")
     if result.phases:
         p = result.phases
         con.print(f"[dim]timing process: torch and CUDA up in {p.get('start', 0):.1f} s (while irscope compiled), "
