@@ -11,8 +11,14 @@
    16..128:pow2 x num_warps 2..8:pow2 x num_stages 2..6 x GROUP_M 1..8:pow2) under --time-budget S, with
    its own empty caches and database; its winner timed with do_bench too, against the 48-config best.
    Optuna missing (pip install 'irscope[search]'): one line says so and the search runs as random.
+5. The same-rounds verdict: the search's winner, the 48-config sweep's winner and the exhaustive loop's
+   best timed together in ONE irscope measurement (sweep.timed.time_together: interleaved, L2-flushed
+   rounds, as the sweep's finalists re-time), each ratio with its 95 % CI and verdict. do_bench's own
+   spread is 2-3 %, too wide to judge a 2 % target by; the paired rounds are not.
+6. The last lines: a markdown table (budget, configs tried, stop reason, winner, ratios [CI], do_bench
+   deltas), for docs/benchmarks.md. With OUT set, the whole log is also written to $OUT/sweep-search.log.
 
-    python3 benchmarks/bench_sweep_h200.py --jobs 16 --search optuna --time-budget 120
+    python3 benchmarks/bench_sweep_h200.py --jobs 16 --search optuna --time-budget 240
 """
 
 from __future__ import annotations
@@ -36,8 +42,55 @@ ARGS = (f"a_ptr=randn({N}, {N}, bf16), b_ptr=randn({N}, {N}, bf16), c_ptr=empty(
         f"K={N}, stride_am={N}, stride_ak=1, stride_bk={N}, stride_bn=1, stride_cm={N}, stride_cn=1")
 AXES = {"BLOCK_M": [64, 128], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64], "num_warps": [4, 8],
         "num_stages": [3, 4]}
+LAUNCH_GRID = "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"
 SEARCH_AXES = ["BLOCK_M=16..256:pow2", "BLOCK_N=16..256:pow2", "BLOCK_K=16..128:pow2", "num_warps=2..8:pow2",
                "num_stages=2..6", "GROUP_M=1..8:pow2"]
+
+
+class Tee:
+    """stdout to the terminal and to $OUT/sweep-search.log."""
+
+    def __init__(self, *streams) -> None:
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for st in self.streams:
+            st.write(text)
+            st.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        for st in self.streams:
+            st.flush()
+
+
+def same_rounds(a, named: dict[str, dict[str, int]]) -> tuple[dict[str, str], object]:
+    """The configs timed together in one irscope measurement: (role -> the variant that timed it, report).
+    Roles that are the same config share one variant (their ratio is 1 by construction)."""
+    sys.path.insert(0, str(ROOT))
+    from irscope import jobs
+    from irscope.sweep.timed import time_together
+    from irscope.timing.plan import bench_variants
+
+    request = jobs.Request(ROOT / "examples" / "matmul.py", ("matmul_kernel",), SIG)
+    _, launch = bench_variants(request, (), ARGS, LAUNCH_GRID)
+    base = jobs.resolve_one(request, "bench times")
+    full = {role: {"GROUP_M": 8, **cfg} for role, cfg in named.items()}   # GROUP_M: the signature's 8 unless set
+    configs, owner = {}, {}
+    for role, cfg in full.items():
+        same = next((r for r, c in configs.items() if c == cfg), None)
+        if same is None:
+            configs[role] = cfg
+        owner[role] = same or role
+    report = time_together(base, launch, configs, max_seconds=a.same_seconds, duty=a.duty)
+    return owner, report
+
+
+def ratio_text(cmp) -> str:
+    if cmp is None:
+        return "not timed"
+    return (f"{cmp.ratio:.3f} [{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] {cmp.verdict} "
+            f"({cmp.delta_percent:+.1f} %)")
 
 
 def parse_label(label: str) -> dict[str, int]:
@@ -51,7 +104,7 @@ def run_search(a, strategy: str) -> tuple[dict, float]:
     env = dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp / "irscope-cache"), TRITON_CACHE_DIR=str(tmp / "triton-cache"))
     cmd = [sys.executable, "-m", "irscope", "sweep", str(ROOT / "examples" / "matmul.py"), "--kernel",
            "matmul_kernel", "--signature", SIG, "--jobs", str(a.jobs), "--time", "--args", ARGS,
-           "--launch-grid", "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)", "--max-seconds", str(a.max_seconds),
+           "--launch-grid", LAUNCH_GRID, "--max-seconds", str(a.max_seconds),
            "--duty", str(a.duty), "--search", strategy, "--time-budget", str(a.time_budget), "--seed", "0",
            "-o", str(tmp / "out"), "--json"]
     if a.trials:
@@ -87,7 +140,14 @@ def main() -> None:
     ap.add_argument("--search", choices=("optuna", "random"), help="also search the 6,000-config space")
     ap.add_argument("--time-budget", type=float, default=120.0, help="the search's --time-budget")
     ap.add_argument("--trials", type=int, default=0, help="the search's --trials (0: only the time budget)")
+    ap.add_argument("--same-seconds", type=float, default=20.0,
+                    help="the same-rounds measurement's --max-seconds (search winner, 48-sweep winner, exhaustive best)")
     a = ap.parse_args()
+    if os.environ.get("OUT"):
+        Path(os.environ["OUT"]).mkdir(parents=True, exist_ok=True)
+        log = open(Path(os.environ["OUT"]) / "sweep-search.log", "w")  # noqa: SIM115 - open for the whole run
+        sys.stdout = Tee(sys.__stdout__, log)
+    print(f"$ {' '.join([Path(sys.executable).name, *sys.argv])}")
     searched = None
     if a.search:
         strategy = a.search
@@ -100,7 +160,7 @@ def main() -> None:
     env = dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp / "irscope-cache"), TRITON_CACHE_DIR=str(tmp / "triton-cache"))
     cmd = [sys.executable, "-m", "irscope", "sweep", str(ROOT / "examples" / "matmul.py"), "--kernel",
            "matmul_kernel", "--signature", SIG, "--jobs", str(a.jobs), "--time", "--args", ARGS,
-           "--launch-grid", "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)", "--max-seconds", str(a.max_seconds),
+           "--launch-grid", LAUNCH_GRID, "--max-seconds", str(a.max_seconds),
            "--duty", str(a.duty),
            "-o", str(tmp / "out"), "--json"]
     for key, values in AXES.items():
@@ -189,12 +249,50 @@ def main() -> None:
     finalists = sorted((v for v in doc["timing"]["variants"] if v["summary"] and not v.get("dropped")),
                        key=lambda v: v["summary"]["median"])
     print("sweep finalists: " + "; ".join(f"{v['name']} {v['summary']['median'] * 1e3:.1f} us" for v in finalists))
+    sweep_delta = (results[win_key] / best - 1) * 100
+    search_delta = None
     if search_winner is not None:
         t = min(do_bench(search_winner) for _ in range(3))
+        search_delta = (t / best - 1) * 100
         print(f"search winner {searched[0]['winner']['config']} under do_bench (best of 3): {t * 1e3:.1f} us, "
-              f"{(t / best - 1) * 100:+.2f}% against the 48-config exhaustive best "
+              f"{search_delta:+.2f}% against the 48-config exhaustive best "
               f"({len(searched[0]['configs'])} of 6000 configs tried in {searched[1]:.0f} s)")
 
+    # the verdict: one irscope measurement, the same interleaved rounds for all three
+    named = {"48-sweep winner": parse_label(winner), "exhaustive best": dict(best_cfg)}
+    if search_winner is not None:
+        named = {"search winner": search_winner, **named}
+    start = time.perf_counter()
+    owner, report = same_rounds(a, named)
+    from irscope.sweep.timed import versus
+    print(f"same rounds (irscope, one measurement, {report.rounds} rounds, {time.perf_counter() - start:.1f} s "
+          f"with its compiles and start-up, on {report.device}):")
+    for v in report.variants:
+        roles = [r for r, o in owner.items() if o == v.name]
+        shown = f"{v.summary.median * 1e3:.1f} us" if v.summary else f"{v.status} {v.reason}"
+        print(f"  {' = '.join(roles)}: {label(tuple(named[roles[0]].items()))}: {shown}{' dropped' if v.dropped else ''}")
+
+    def vs(role_a: str, role_b: str):
+        """role_b against role_a (t_b / t_a); the same config: None and said so."""
+        if owner[role_a] == owner[role_b]:
+            return "same config (1.000)"
+        return ratio_text(versus(report, owner[role_a], owner[role_b]))
+
+    print(f"  48-sweep winner vs exhaustive best: {vs('exhaustive best', '48-sweep winner')}")
+    if search_winner is None:
+        return
+    against_sweep, against_best = vs("48-sweep winner", "search winner"), vs("exhaustive best", "search winner")
+    print(f"  search winner vs 48-sweep winner: {against_sweep}")
+    print(f"  search winner vs exhaustive best: {against_best}")
+    s_ = searched[0]["search"]
+    print()
+    print("| budget | configs tried | stop reason | search winner | vs 48-sweep winner [95 % CI] | "
+          "vs exhaustive best [95 % CI] | do_bench: search / 48-sweep winner vs exhaustive best |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| {a.time_budget:g} s ({searched[1]:.0f} s wall) | {s_['proposed']} of 6000 ({s_['pruned']} pruned, "
+          f"{s_.get('refined', 0)} refined, {s_['generations']} generations) | {s_['stopped']} | "
+          f"{searched[0]['winner']['config']} | {against_sweep} | {against_best} | "
+          f"{search_delta:+.2f} % / {sweep_delta:+.2f} % |")
 
 if __name__ == "__main__":
     main()

@@ -219,3 +219,105 @@ def test_optuna_that_only_repeats_itself_explores_instead_of_stopping(monkeypatc
     batch = strategy.propose(8)
     assert len(batch) == 8 and len({(v["a"], v["b"]) for v in batch}) == 8
     assert all((v["a"], v["b"]) != (first[0]["a"], first[0]["b"]) for v in batch)
+
+
+# ---------------------------------------------------------------- the base config, local refinement
+
+BASE = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_stages": 3, "num_warps": 4}  # SIG16's, CUDA's defaults
+
+
+@pytest.mark.parametrize("name", ["random", "optuna"])
+def test_the_base_config_is_proposed_first(base, name):
+    """The signature's constexprs and the backend's default options (num_warps=4, num_stages=3) lie in
+    the space: the first config tried is the one the sweep started from."""
+    if name == "optuna":
+        pytest.importorskip("optuna")
+    tried, log = _run(base, name, seed=11, trials=12)
+    assert tried[0].values == BASE and log.started_from == ", ".join(f"{k}={v}" for k, v in BASE.items())
+    assert sum(1 for c in tried if c.values == BASE) == 1, "proposed once"
+    grid, glog = _run(base, "grid", seed=0, trials=3)
+    assert grid[0].values != BASE and glog.started_from == "", "a grid search keeps its order"
+
+
+def test_a_base_config_outside_the_space_is_not_proposed(base):
+    axes = parse_axes(["BLOCK_M=16,32", "num_warps=4,8"], base)   # BLOCK_M=128 is not an axis value
+    s = search.make_strategy("random", axes, 0)
+    log = search.SearchLog("random", "static")
+    tried = search.search(s, lambda i, v: make_config(base, i, v), trials=4, time_budget=None, width=4,
+                          compile_batch=_fake_compile_small, objective=None, max_registers=None, log=log)
+    assert len(tried) == 4 and log.started_from == "" and s.base is None
+    assert search.base_values(make_config(base, -1, {}), axes) == {"BLOCK_M": 128, "num_warps": 4}
+
+
+GEMM_AXES = [("BLOCK_M", [64, 128, 256]), ("BLOCK_N", [64, 128, 256]), ("BLOCK_K", [32, 64, 128]),
+             ("num_warps", [4, 8]), ("num_stages", [2, 3, 4, 5]), ("GROUP_M", [1, 2, 4, 8])]
+
+
+def _told(strategy, results):
+    for values, score in results:
+        strategy.tell(values, score)
+
+
+def test_refinement_proposes_the_unseen_undominated_neighbours_of_the_incumbent():
+    pytest.importorskip("optuna")
+    s = search.make_strategy("optuna", GEMM_AXES, 0)
+    best = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3, "GROUP_M": 4}
+    second = {**best, "BLOCK_N": 128}
+    s._open(16)
+    _told(s, [(best, 1.0), (second, 1.5), ({**best, "GROUP_M": 8}, 2.0),        # seen: timed
+              ({**best, "num_stages": 2}, None)])                                # seen: pruned
+    s.did_not_fit({**best, "num_stages": 4})     # so is BLOCK_K=128 at stages 3 (at least as large)
+    s.dominated({**best, "num_stages": 4})
+    s.spent = 0.5
+    early = s.propose(4)
+    assert s.refined == 0 and len(early) == 4, "before REFINE_AT: the sampler's own"
+    for v in early:
+        s.tell(v, 9.0)
+    s.spent = search.REFINE_AT
+    got = s.propose(8)
+    # best's: GROUP_M 8 seen, 2 new; num_stages 4 dominated (did not fit), 2 pruned (seen); BLOCK_K 128 (stages 3
+    # is below the 4 that did not fit), 32; num_warps 4; BLOCK_M 256, 64; BLOCK_N 256 is the edge, 128 is
+    # `second` (seen). Then `second`'s, in the same order.
+    want = [{**best, "GROUP_M": 2}, {**best, "BLOCK_K": 128}, {**best, "BLOCK_K": 32}, {**best, "num_warps": 4},
+            {**best, "BLOCK_M": 256}, {**best, "BLOCK_M": 64}, {**second, "GROUP_M": 8}, {**second, "GROUP_M": 2},
+            {**second, "num_stages": 4}, {**second, "num_stages": 2}, {**second, "BLOCK_K": 128}]
+    want = [w for w in want if s.key(w) not in {s.key(e) for e in early}][:8]
+    assert got == want and s.refined == 8
+    assert all(not s.dominated(v) for v in got)
+    # enqueued: Optuna's open trials are these very configs, and it learns from their results
+    assert all(s.key(v) in s.trials for v in got)
+    again = s.propose(8)
+    assert not {s.key(v) for v in again} & {s.key(v) for v in got + early}, "never proposed twice"
+
+
+def _gemm_time(v: dict) -> float:
+    """A made-up GEMM time over GEMM_AXES: one best config, each axis off it costs a few percent."""
+    best = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4, "GROUP_M": 8}
+    cost = {"BLOCK_M": 0.3, "BLOCK_N": 0.2, "BLOCK_K": 0.08, "num_warps": 0.1, "num_stages": 0.03, "GROUP_M": 0.02}
+    t = 1.0
+    for k, vals in GEMM_AXES:
+        t *= 1 + cost[k] * abs(vals.index(v[k]) - vals.index(best[k]))
+    return t
+
+
+def _timed_search(base, seed: int, trials: int):
+    axes = parse_axes([f"{k}={','.join(map(str, v))}" for k, v in GEMM_AXES], base)
+    s = search.make_strategy("optuna", axes, seed)
+    log = search.SearchLog("optuna", "timed")
+    tried = search.search(s, lambda i, v: make_config(base, i, v), trials=trials, time_budget=None, width=8,
+                          compile_batch=_fake_compile_small,
+                          objective=lambda live: {c.index: _gemm_time(c.values) for c in live},
+                          max_registers=None, log=log)
+    return tried, log, s
+
+
+def test_a_refined_search_is_reproducible_and_settles_the_small_axes(base):
+    pytest.importorskip("optuna")
+    a, log, s = _timed_search(base, seed=5, trials=120)
+    b, _, _ = _timed_search(base, seed=5, trials=120)
+    assert [c.label for c in a] == [c.label for c in b], "the same seed, the same proposals"
+    assert a[0].values == {**BASE, "GROUP_M": 8} and log.refined > 0
+    late = a[int(120 * search.REFINE_AT) + 8:]   # the generations after REFINE_AT was reached
+    assert any(c.values in s.neighbours(x.values) for c in late for x in a[:a.index(c)]), "refines near the best"
+    best = min(a, key=lambda c: _gemm_time(c.values))
+    assert _gemm_time(best.values) <= 1.03, best.label

@@ -20,10 +20,12 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from irscope.jobs import vary
 from irscope.sweep.rank import Winner
 from irscope.sweep.rank import winner as paired_winner
-from irscope.timing import statistics
+from irscope.timing import bench, statistics
 from irscope.timing.bench import BenchReport
+from irscope.timing.variant import Variant
 
 FINALISTS = 4
 
@@ -151,3 +153,24 @@ def local_device() -> str | None:
         return None
     name = out.stdout.strip().splitlines()[0].strip() if out.returncode == 0 and out.stdout.strip() else ""
     return name or None
+
+
+def time_together(base, launch, configs: dict[str, dict], *, max_seconds: float = 20.0, duty: float = 0.5,
+                  precision: float = 0.003) -> BenchReport:
+    """Named configs (axis values on top of the base job, as a sweep makes them) timed in one batch, as the
+    finalists' re-time is: the same interleaved, L2-flushed rounds, so any two compare pairwise (versus)
+    without another batch's noise or another GPU's difference. Needs this machine's GPU."""
+    variants = []
+    for name, values in configs.items():
+        job = vary(base, values, "--grid")
+        variants.append(Variant(name, job.spec, job.settings))
+    return bench.run(variants, launch, max_seconds=max_seconds, duty=duty, precision=precision)
+
+
+def versus(report: BenchReport, a: str, b: str) -> statistics.Comparison | None:
+    """b against a over the rounds both ran: ratio t_b / t_a with its 95 % CI (None: one was not timed)."""
+    sa, sb = report.samples.get(a), report.samples.get(b)
+    if not sa or not sb:
+        return None
+    return statistics.compare_shared_rounds(sa, sb, margin=report.margin, tick_ms=report.tick_ms,
+                                            runs=report.runs_per_round)
