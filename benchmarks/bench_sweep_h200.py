@@ -119,6 +119,9 @@ def run_search(a, strategy: str) -> tuple[dict, float]:
         raise SystemExit(f"search failed with {p.returncode}")
     doc = json.loads(p.stdout)
     s = doc["search"]
+    for g in s.get("history", []):
+        print(f"  generation at {g['at_s']:.0f} s ({g['spent']:.0%} of the budget): {g['proposed']} proposed, "
+              f"{g['refined']} near the best; best so far {g['best'] or '-'}", file=sys.stderr)
     statuses = {}
     for c in doc["configs"]:
         statuses[c["status"]] = statuses.get(c["status"], 0) + 1

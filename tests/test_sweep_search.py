@@ -321,3 +321,6 @@ def test_a_refined_search_is_reproducible_and_settles_the_small_axes(base):
     assert any(c.values in s.neighbours(x.values) for c in late for x in a[:a.index(c)]), "refines near the best"
     best = min(a, key=lambda c: _gemm_time(c.values))
     assert _gemm_time(best.values) <= 1.03, best.label
+    # each generation is logged: the neighbours come only once REFINE_AT of the trials is spent
+    assert sum(g["proposed"] for g in log.history) == len(a) and sum(g["refined"] for g in log.history) == log.refined
+    assert all(g["refined"] == 0 for g in log.history if g["spent"] < search.REFINE_AT)

@@ -49,7 +49,7 @@ import itertools
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from irscope.core import adapter
@@ -413,6 +413,7 @@ class SearchLog:
     stopped: str = ""
     started_from: str = ""  # the base config proposed first ("": outside the space, or a grid search)
     refined: int = 0        # configs proposed as neighbours of the best so far (local refinement)
+    history: list[dict[str, Any]] = field(default_factory=list)  # per generation: when, how many, how many near the best
 
 
 def base_values(base: Config, axes: list[tuple[str, list[Any]]]) -> dict[str, Any] | None:
@@ -463,7 +464,11 @@ def search(strategy: Strategy, make: Callable[[int, dict[str, Any]], Config], *,
         if time_budget is not None and time.perf_counter() - start >= time_budget:
             log.stopped = f"--time-budget {time_budget:g} s spent"
             break
+        refined_before = strategy.refined
         proposals = strategy.propose(width if left is None else min(width, left))
+        log.history.append({"at_s": round(time.perf_counter() - start, 1), "spent": round(strategy.spent, 3),
+                            "proposed": len(proposals), "refined": strategy.refined - refined_before,
+                            "best": _best_text(strategy)})
         if not tried and proposals and strategy.start == [] and _is_base(strategy, proposals[0]):
             log.started_from = ", ".join(f"{k}={v}" for k, v in proposals[0].items())
         if not proposals:
@@ -485,6 +490,11 @@ def search(strategy: Strategy, make: Callable[[int, dict[str, Any]], Config], *,
     log.skipped = strategy.skipped
     log.refined = strategy.refined
     return tried
+
+
+def _best_text(strategy: Strategy) -> str:
+    best = strategy.best(1)
+    return ", ".join(f"{k}={v}" for k, v in best[0].items()) if best else ""
 
 
 def _is_base(strategy: Strategy, values: dict[str, Any]) -> bool:
