@@ -268,9 +268,13 @@ def test_refinement_proposes_the_unseen_undominated_neighbours_of_the_incumbent(
               ({**best, "num_stages": 2}, None)])                                # seen: pruned
     s.did_not_fit({**best, "num_stages": 4})     # so is BLOCK_K=128 at stages 3 (at least as large)
     s.dominated({**best, "num_stages": 4})
-    s.spent = 0.5
+    s.spent = 0.2
     early = s.propose(4)
-    assert s.refined == 0 and len(early) == 4, "before REFINE_AT: the sampler's own"
+    assert s.refined == 0 and len(early) == 4, "before REFINE_FROM: the sampler's own"
+    assert s.refine_quota(16) == 0
+    s.spent = 0.5
+    assert s.refine_quota(16) == 4 and s.refine_quota(3) == 1, "from REFINE_FROM: a quarter, at least one"
+    s.spent = 0.2
     for v in early:
         s.tell(v, 9.0)
     s.spent = search.REFINE_AT
@@ -323,4 +327,5 @@ def test_a_refined_search_is_reproducible_and_settles_the_small_axes(base):
     assert _gemm_time(best.values) <= 1.03, best.label
     # each generation is logged: the neighbours come only once REFINE_AT of the trials is spent
     assert sum(g["proposed"] for g in log.history) == len(a) and sum(g["refined"] for g in log.history) == log.refined
-    assert all(g["refined"] == 0 for g in log.history if g["spent"] < search.REFINE_AT)
+    assert all(g["refined"] == 0 for g in log.history if g["spent"] < search.REFINE_FROM - 0.001)
+    assert all(g["refined"] <= max(1, g["proposed"] // 4) for g in log.history if g["spent"] < search.REFINE_AT - 0.001)

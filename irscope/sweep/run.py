@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +40,9 @@ from irscope.sweep.history import History, method_key
 from irscope.sweep.rank import survivors
 from irscope.sweep.timed import Batch, SweepTiming, combine, conclude
 from irscope.sweep.timers import PRUNE_MARGIN
+
+SLOW_COMPILE = 8.0            # a search config compiling this many times the median so far is cut off ...
+SEARCH_COMPILE_FLOOR = 20.0   # ... but never under this many seconds
 
 __all__ = [
     "PRUNE_MARGIN",
@@ -194,8 +198,18 @@ def search_and_time(strategy: search.Strategy, make: Callable[[int, dict[str, An
                            "static rank (not timed): fewest spills, then occupancy, then registers")
     incumbent: list[Config] = []
 
+    compile_seconds: list[float] = []
+
     def compile_batch(batch: list[Config]) -> None:
+        """One generation; a config compiling SLOW_COMPILE times longer than the median so far (at least
+        SEARCH_COMPILE_FLOOR s) is cut off as 'timed out' and pruned: in a space of thousands, such a
+        config is a spill monster (ptxas on a 256x256 tile over 2 warps), and one of them held a whole
+        generation of the H200 search for 100 s of its 240."""
+        if engine.workers is not None and compile_seconds:
+            engine.workers.timeout = min(engine.timeout, max(SEARCH_COMPILE_FLOOR,
+                                                             SLOW_COMPILE * statistics.median(compile_seconds)))
         engine.compile(batch, out_dir, progress)
+        compile_seconds.extend(c.seconds for c in batch if c.status == "ok" and c.seconds > 0)
 
     def objective(live: list[Config]) -> dict[int, float]:
         """Time the generation with the incumbent as its reference; estimates on the common scale."""

@@ -32,8 +32,9 @@ Three things make the searches (random, optuna, optuna-cmaes) settle a GEMM-like
                             of asking 16 times for the same corner), n_startup_trials of one
                             generation, and the configs pruned statically told as infeasible
                             (constraints) rather than failed: TPE learns where configs do not fit
-    local refinement        (optuna, optuna-cmaes) once REFINE_AT of the trials or the time budget
-                            is spent, the unseen neighbours of the best configs so far (one axis
+    local refinement        (optuna, optuna-cmaes) from REFINE_FROM of the trials or the time budget
+                            a quarter of each generation, from REFINE_AT all of it: the unseen
+                            neighbours of the best configs so far (one axis
                             moved one value: GROUP_M, num_stages, BLOCK_K, num_warps first, then
                             the others) are proposed before the sampler's own asks: a hill climb
                             that settles the axes TPE leaves unsettled in a few hundred trials
@@ -60,6 +61,7 @@ from irscope.sweep.rank import row
 STRATEGIES = ("grid", "random", "optuna", "optuna-cmaes")
 SIZE_AXES = ("BLOCK", "num_stages")  # axes whose growth never shrinks shared memory (by name prefix)
 ASK_LIMIT = 50      # asks in a row that return seen configs before the strategy counts as exhausted
+REFINE_FROM = 1 / 3  # from this share of the trials or the time budget, a quarter of each generation refines
 REFINE_AT = 2 / 3   # the share of the trials or the time budget after which the incumbent's neighbours come first
 REFINE_TOP = 2      # refine around this many of the best configs so far (the best first): estimates carry noise
 REFINE_FIRST = ("GROUP_M", "num_stages", "BLOCK_K", "num_warps")  # the axes a neighbour moves first, in order
@@ -154,8 +156,9 @@ class Strategy:
             if len(out) < n and self.fresh(values):
                 out.append(values)
         self.start = []
-        if self.refines and self.spent >= REFINE_AT and len(out) < n:
-            near = self.refinements(n - len(out), {self.key(v) for v in out})
+        quota = self.refine_quota(n - len(out))
+        if quota:
+            near = self.refinements(quota, {self.key(v) for v in out})
             self.refined += len(near)
             out += near
         out = [self.adopt(v) for v in out]
@@ -165,6 +168,16 @@ class Strategy:
             self.proposed.update(self.key(v) for v in own)
             out += own
         return out
+
+    def refine_quota(self, room: int) -> int:
+        """How many of a generation's `room` slots go to the best configs' neighbours: none before
+        REFINE_FROM of the budget, a quarter (at least one) until REFINE_AT, then all. A quarter early
+        because one generation can take a third of a time budget (on the H200 a generation with a
+        monster compile or very slow kernels took 100 s of 240): waiting for REFINE_AT at a generation's
+        start, the last generations had started at 58 % and no neighbour was ever tried."""
+        if not self.refines or room <= 0 or self.spent < REFINE_FROM:
+            return 0
+        return room if self.spent >= REFINE_AT else max(1, room // 4)
 
     def adopt(self, values: dict[str, Any]) -> dict[str, Any]:
         """A proposal the strategy did not draw itself (the base config, a neighbour): Optuna enqueues it."""
