@@ -14,7 +14,7 @@ import importlib.util
 import re
 
 import pytest
-from conftest import EXAMPLES, compile_example
+from conftest import EXAMPLES, FBTRITON, compile_example
 
 PERSISTENT = EXAMPLES / "persistent_matmul.py"
 GLUON = EXAMPLES / "gluon_persistent_matmul.py"
@@ -74,6 +74,8 @@ def test_num_warps_parameter_sets_the_option_unless_set_otherwise():
                         sets=("num_warps=4",))
 
 
+@pytest.mark.skipif(FBTRITON, reason="fbtriton 3.7.4 fails this compile in TTGIR ('arith.andi' op does not have "
+                    "expected attribute ttg.partition): the fork's automatic warp specialization, not irscope")
 def test_persistent_matmul_on_blackwell_is_tcgen05_in_three_partitions():
     job, art = _recipe_compile(PERSISTENT, "b200")
     assert job.spec.args["WARP_SPECIALIZE"].value is True
