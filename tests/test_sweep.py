@@ -190,3 +190,21 @@ def test_timed_sweep_states_the_winner_against_a_reference(tmp_path):
                 "--max-seconds", "4", "--no-db", "-o", str(tmp_path / "o"))
     assert r.code == 0, r.err
     assert "winner" in r.out and "the time of torch.add(x_ptr, y_ptr)" in r.out, r.out[-1500:]
+
+
+def test_a_recipe_written_from_a_recipe_sweep_compiles_alone(cli, tmp_path):
+    """Swept from --recipe h200 with only the runtime arguments: the written recipe carries the constexprs
+    the h200 recipe gave (BLOCK_*, NUM_SMS, ...), so it compiles its winner without h200 or --const."""
+    recipe = tmp_path / "mine.toml"
+    sig = "*bf16:16, *bf16:16, *bf16:16, i32:16, i32:16, i32:16"
+    persistent = VECTOR_ADD.parent / "persistent_matmul.py"
+    r = cli("sweep", str(persistent), "--recipe", "h200", "--signature", sig, "--grid", "GROUP_M=4,8",
+            "--write-recipe", str(recipe), "-o", str(tmp_path / "o"))
+    assert r.code == 0, r.err
+    text = recipe.read_text()
+    assert "BLOCK_N = 256" in text and "NUM_SMS = 132" in text and "GROUP_M = 8" not in text.split("[variant")[0]
+    r = cli("dump", str(persistent), "--recipe", str(recipe), "--variant", "sweep-best", "--signature", sig,
+            "-o", str(tmp_path / "replay"), "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["kernels"][0]["signature"].endswith("128, 256, 64, 4, 132, False, True") or \
+        json.loads(r.out)["kernels"][0]["signature"].endswith("128, 256, 64, 8, 132, False, True")

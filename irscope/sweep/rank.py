@@ -93,17 +93,27 @@ def _toml_value(v: Any) -> str:
 
 
 def recipe_text(kernel: str, target: str, ranked: list[Config], how: str, base_options: dict[str, Any],
-                timings: dict[str, float] | None = None) -> str:
-    """A recipe whose variants are the ranked configs (best first), as `irscope recipes check` accepts."""
+                timings: dict[str, float] | None = None, base_constexprs: dict[str, str] | None = None) -> str:
+    """A recipe whose variants are the ranked configs (best first), as `irscope recipes check` accepts.
+
+    The [kernel] section holds what every config shared: the base options and the base's constexprs
+    that were not swept (those a recipe or the signature gave the sweep), so that the written recipe
+    alone, with the runtime arguments, compiles each variant."""
     options_keys = set()
     lines = [f"# Written by irscope sweep: {len(ranked)} best configs of {kernel} on {target}, {how}.",
              "# Each variant holds the swept values; the [kernel] section the settings shared by all.",
              "[recipe]", f"target = {_toml_value(target)}",
              f"purpose = {_toml_value(f'sweep winners for {kernel} ({how})')}", ""]
     shared = {k: v for k, v in base_options.items() if v is not None}
-    if shared:
-        lines += [f"[kernel.{_toml_value(kernel)}]",
-                  "options = { " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in shared.items()) + " }", ""]
+    consts = dict(base_constexprs or {})
+    if shared or consts:
+        lines.append(f"[kernel.{_toml_value(kernel)}]")
+        if shared:
+            lines.append("options = { " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in shared.items()) + " }")
+        if consts:
+            lines.append("constexprs = { " + ", ".join(f"{k} = {_constexpr_toml(v)}" for k, v in consts.items())
+                         + " }")
+        lines.append("")
     for rank, cfg in enumerate(ranked, 1):
         name = "sweep-best" if rank == 1 else f"sweep-{rank}"
         note = cfg.label + (f"; {timings[cfg.label] * 1e3:.1f} us" if timings and cfg.label in timings else "")
@@ -188,7 +198,9 @@ def write_winners(path: Path, base: Job, configs: list[Config], ordered: list[Co
     if not ranked:
         raise BadInput("--write-recipe: no config compiled without spilling; nothing to write")
     shared = {k: v for k, v in base.settings.options.items() if k not in ranked[0].values}
-    text = recipe_text(base.spec.kernel, base.settings.target.name, ranked[:top], how, shared, timings)
+    consts = {k: a.text() for k, a in base.spec.args.items()
+              if a.kind == "constexpr" and a.value is not None and k not in ranked[0].values and k not in shared}
+    text = recipe_text(base.spec.kernel, base.settings.target.name, ranked[:top], how, shared, timings, consts)
     write_recipe(Path(path), text)
 
 
