@@ -362,3 +362,15 @@ def test_spill_bytes_per_line_add_up_to_what_ptxas_reports(tmp_path):
     rows = json.loads(out)["lines"]
     assert rows[0]["spills"] == max(per_line) > 0
     assert rows[0]["local_load"] + rows[0]["local_store"] > 0
+
+
+def test_console_prints_colon_words_verbatim():
+    """Source and IR text reach the terminal as they are: rich's emoji codes (':smile:') are off."""
+    import io
+
+    from irscope.views.console import console
+
+    con = console()
+    con.file = io.StringIO()
+    con.print("x = y[:smile:]  # :thumbs_up:")
+    assert con.file.getvalue().strip() == "x = y[:smile:]  # :thumbs_up:"

@@ -20,7 +20,8 @@ def console(stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     # piped output keeps whole lines (grep-able); a terminal gets its own width
     width = None if stream.isatty() else 200
-    return Console(stderr=stderr, highlight=False, width=width)
+    # emoji off: IR, SASS and source text may hold ":name:" runs that rich would turn into emoji
+    return Console(stderr=stderr, highlight=False, emoji=False, width=width)
 
 
 def fmt_bytes(n: int) -> str:
