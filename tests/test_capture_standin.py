@@ -226,3 +226,14 @@ def test_a_tutorial_style_script_with_checks_runs_to_its_end(script, kernels, tm
     assert run.stopped is None, (run.stopped, log.read_text()[-2000:])
     assert run.computed.computed >= 1 and not run.computed.cannot_run
     assert kernels <= {c.name for c in run.captures}
+
+
+def test_a_named_chip_is_the_stand_in_device():
+    """--target h200 and --target h100 are one compile target (cuda:90) but two chips: the stand-in GPU a
+    captured script sees is the one named (its name and memory), and the compile is the same."""
+    from irscope.core.targets import parse_target
+
+    h200, h100 = parse_target("h200"), parse_target("h100")
+    assert h200 == h100 and h200.name == "cuda:90"
+    assert h200.hardware.name == "NVIDIA H200" and h200.hardware.memory_gib == 141
+    assert h100.hardware.key == "h100" and parse_target("cuda:90").hardware.key == "h100"

@@ -9,7 +9,7 @@ CPU compile never sees it).
 from __future__ import annotations
 
 import glob
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from irscope.core.hardware import CHIPS, TARGET_CHIP, Chip, for_target
 from irscope.errors import BadInput, did_you_mean
@@ -20,6 +20,9 @@ class Target:
     backend: str      # "cuda" or "hip"
     arch: int | str   # 90 for cuda (an int: Triton compares it), "gfx942" for hip
     warp_size: int
+    # the chip named (--target h200, a recipe's target, the local GPU's name), else None: the target's
+    # default chip. Not part of equality: h100 and h200 are one compile target (cuda:90), two chips.
+    chip: str | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -33,7 +36,7 @@ class Target:
     @property
     def hardware(self) -> Chip:
         """The chip this target stands for: its limits (hardware.py, the one table of chip facts)."""
-        return for_target(self.name)
+        return CHIPS[self.chip] if self.chip in CHIPS else for_target(self.name)
 
     @property
     def is_nvidia(self) -> bool:
@@ -65,9 +68,10 @@ def parse_target(text: str) -> Target:
             f"valid: {', '.join(VALID_TARGETS)}"
         )
     backend, arch = key.split(":")
+    chip = raw if raw in CHIPS else None
     if backend == "cuda":
-        return Target("cuda", int(arch), 32)
-    return Target("hip", arch, 64)
+        return Target("cuda", int(arch), 32, chip)
+    return Target("hip", arch, 64, chip)
 
 
 def local_gpu_target() -> Target | None:
