@@ -428,6 +428,11 @@ def test_bench_with_a_bad_ref_exits_2_in_one_line_before_the_gpu(monkeypatch, ca
     with pytest.raises(SystemExit) as e:
         cli.main(["bench", str(VECTOR_ADD), "--args", "n_elements=4096", "--grid", "4", "--margin", "2"])
     assert e.value.code == 2 and "--margin 2" in capsys.readouterr().err
+    for bad in ("0", "257", "many"):
+        with pytest.raises(SystemExit) as e:
+            cli.main(["bench", str(VECTOR_ADD), "--args", "n_elements=4096", "--grid", "4", "--batch", bad])
+        err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert e.value.code == 2 and len(err) == 1 and f"--batch {bad!r}: give auto" in err[0]
 
 
 FAKE_REF_CHILD = """
@@ -538,15 +543,17 @@ def test_a_binary_built_from_pinned_ir_is_launched_with_its_runtime_arguments_on
              "stride_cm", "stride_cn"]
     for variant, expected in (("deep-pipeline", 9), ("baseline", 16)):
         job = jobs.resolve_one(jobs.Request(Path("examples/matmul.py"), (), sig, recipe="h200", variant=variant), "t")
-        binary = compiler.load_binary(job.spec, job.settings)
-        seen = []
-
-        class Recorder:
-            src = binary.src
-
-            def __getitem__(self, grid):
-                return lambda *a: seen.append(a)
-
-        v = Variant(variant, job.spec, job.settings, binary=Recorder())
+        recorder = _LaunchRecorder(compiler.load_binary(job.spec, job.settings).src)
+        v = Variant(variant, job.spec, job.settings, binary=recorder)
         launcher(v, {n: 64 for n in names}, Launch(grid=(1, 1, 1)))()
-        assert len(seen[0]) == expected
+        assert len(recorder.calls[0]) == expected
+
+
+class _LaunchRecorder:
+    """Stands for a CompiledKernel: its source (what Triton compiled it from) and the launches made."""
+
+    def __init__(self, src):
+        self.src, self.calls = src, []
+
+    def __getitem__(self, grid):
+        return lambda *args: self.calls.append(args)

@@ -28,25 +28,31 @@ from irscope.cli.options import DUTY_OPTION, spec_options, timing_session
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="Time budget for the rounds.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--graph", type=click.Choice(["off", "on", "auto"]), default="off", show_default=True,
-              help="Time inside CUDA graphs: one replay a round holds every variant's runs in mirrored order "
-                   "(biased for short kernels on the H200: auto keeps events for now). Off: CUDA events around "
-                   "each run, one run of each variant a round.")
+              help="Time inside CUDA graphs: one replay a round holds every variant's runs, 2n graphs (each "
+                   "rotation of the variants and its mirror) in rotation. Off: CUDA events around each run, one "
+                   "run of each variant a round. Auto keeps events.")
+@click.option("--batch", "batch_text", default="auto", show_default=True, metavar="auto|N",
+              help="Launches back to back in one timed sample: auto batches kernels under 20 us (K = 50 us over "
+                   "the kernel's time); N forces it; 1 turns it off (each launch after its own restore and flush: "
+                   "use it for kernels that read what they write, e.g. atomics into an output).")
 @DUTY_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
 def bench(request, variants, out_dir, no_cache, debug, launch_args, grid, tries, aa, ref_text, margin, flops, nbytes,
-          precision, max_seconds, seed, graph, duty, as_json):
+          precision, max_seconds, seed, graph, batch_text, duty, as_json):
     """Time variants of a kernel on this machine's GPU: interleaved, L2-flushed, with confidence intervals."""
     from irscope.timing import bench as bench_job
     from irscope.timing.plan import bench_variants
     from irscope.timing.reference import parse as parse_ref
     from irscope.views import bench as view
 
-    session = timing_session()
     bench_job.check_margin(margin)
+    batch = bench_job.parse_batch(batch_text)
+    session = timing_session()
     timed, launch = bench_variants(request, variants, launch_args, grid, tries, aa)
     ref = parse_ref(ref_text, launch) if ref_text is not None else None
     result = bench_job.run(timed, launch, seed=seed, flops=flops, nbytes=nbytes, precision=precision,
-                           max_seconds=max_seconds, graph=graph, duty=duty, session=session, ref=ref, margin=margin)
+                           max_seconds=max_seconds, graph=graph, duty=duty, session=session, ref=ref, margin=margin,
+                           batch=batch)
     if as_json:
         click.echo(view.bench_json(result))
     else:

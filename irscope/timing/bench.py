@@ -42,6 +42,7 @@ from irscope.core.targets import local_gpu_present
 from irscope.errors import BadInput, CompileFailure
 from irscope.timing import statistics as timing
 from irscope.timing.launch import Launch, TensorSpec, evaluate
+from irscope.timing.measure import MAX_BATCH
 from irscope.timing.reference import Reference
 from irscope.timing.session import TimingSession
 from irscope.timing.variant import Variant
@@ -245,3 +246,16 @@ def check_margin(margin: float) -> None:
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
         raise BadInput(f"--margin {margin!r}: the equivalence margin is a fraction from 0 to below 1, "
                        f"e.g. --margin 0.01 (+-1 %)")
+
+
+def parse_batch(text: str) -> int | str:
+    """--batch: 'auto' or a count of launches a sample from 1 to measure.MAX_BATCH."""
+    if str(text).strip().lower() == "auto":
+        return "auto"
+    try:
+        n = int(str(text).strip())
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_BATCH:
+        raise BadInput(f"--batch {text!r}: give auto, or the launches a sample from 1 (off) to {MAX_BATCH}")
+    return n
