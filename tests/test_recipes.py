@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import tomllib
 from conftest import EXAMPLES, FBTRITON, ROOT, VECTOR_ADD
 from test_pins import irscope
 
@@ -389,8 +390,8 @@ def test_option_values_are_checked_by_the_backend_at_check_time(tmp_path):
 def test_a_recipe_that_is_not_utf8_is_one_problem_and_listed_as_invalid(tmp_path, monkeypatch):
     (tmp_path / "latin.toml").write_bytes(b'[recipe]\ntarget = "h100"\npurpose = "caf\xe9"\n')
     problems = recipes.check(tmp_path / "latin.toml")
-    assert problems == [f"{tmp_path / 'latin.toml'}:3: not UTF-8 text (byte 39: invalid continuation byte); "
-                        f"a recipe is a TOML file, which is UTF-8"]
+    assert problems == [(f"{tmp_path / 'latin.toml'}:3: not UTF-8 text (byte 39: invalid continuation byte); "
+                        f"a recipe is a TOML file, which is UTF-8")]
     monkeypatch.setenv("IRSCOPE_RECIPES", str(tmp_path))
     rows = {r[0]: r for r in recipes.summary_rows()}
     assert "not UTF-8" in rows["latin"][3] and rows["h100"][3] == ""
@@ -405,3 +406,39 @@ def test_a_block_of_more_than_1024_threads_fails_in_the_resources_stage():
         compiler.compile_spec(job.spec, job.settings)
     assert e.value.stage == "resources"
     assert "2048 threads per block" in e.value.reason and "allows 1024" in e.value.reason
+
+
+# One specialization per example kernel the recipes name (the recipe gives the constexprs).
+_P16 = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16"
+_EXAMPLE_SIGNATURES = {
+    "matmul_kernel": ("matmul.py", _P16 + ", i32:16, i32:1, i32:16, i32:1, i32:16, i32:1"),
+    "softmax_kernel": ("softmax.py", "*fp32:16, *fp32:16, i32:16, i32:16, i32, i32"),
+    "add_kernel": ("vector_add.py", "*fp32:16, *fp32:16, *fp32:16, i32:16"),
+    "gluon_add_kernel": ("gluon_add.py", "*fp32:16, *fp32:16, *fp32:16, i32:16"),
+    "matmul_persistent": ("persistent_matmul.py", _P16),
+    "matmul_persistent_ws_kernel": ("gluon_persistent_matmul.py", _P16),
+    "matmul_pipelined_kernel": ("gluon_persistent_matmul.py", _P16),
+    "matmul_ws_kernel": ("gluon_ws_matmul.py", ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, "
+                                               "tensordesc<fp16[128, 128]>, i32:16, i32:16, i32:16")),
+}
+
+
+def _shipped_variants():
+    for path in sorted((ROOT / "recipes").glob("*.toml")):
+        doc = tomllib.loads(path.read_text())
+        for variant, body in {"baseline": {"kernel": doc.get("kernel") or {}}, **(doc.get("variant") or {})}.items():
+            for kernel in sorted(set(body.get("kernel") or {}) & set(_EXAMPLE_SIGNATURES)):
+                yield pytest.param(path.stem, variant, kernel, id=f"{path.stem}-{variant}-{kernel}")
+
+
+@pytest.mark.parametrize("recipe, variant, kernel", list(_shipped_variants()))
+def test_every_shipped_variant_compiles_its_examples_without_spills(recipe, variant, kernel):
+    """A recipe is only as good as what it compiles: every variant, for every example kernel it names, with
+    the installed Triton (tma_matmul's variants: tests/test_frontier.py)."""
+    if FBTRITON and recipe == "b200" and kernel == "matmul_persistent":
+        pytest.skip("fbtriton 3.7.4 fails Blackwell warp specialization of this loop in TTGIR ('arith.andi' op "
+                    "does not have expected attribute ttg.partition)")
+    file, sig = _EXAMPLE_SIGNATURES[kernel]
+    job = jobs.resolve_one(jobs.Request(EXAMPLES / file, (kernel,), sig, recipe=recipe, variant=variant), "a test")
+    art = compiler.compile_spec(job.spec, job.settings)
+    assert art.stats["spills"] == 0
