@@ -149,3 +149,18 @@ def test_every_tma_matmul_variant_of_the_recipes_compiles(recipe, variant, sig):
     job = jobs.resolve_one(request, "a test compiles")
     art = compiler.compile_spec(job.spec, job.settings)
     assert art.stats["spills"] == 0
+
+
+def test_a_descriptor_block_that_disagrees_with_the_tile_is_named():
+    """tma-square-tile sets BLOCK_N=128; with the 256-wide B and C blocks of the baseline's signature Triton
+    fails on a shape, and the message shows the descriptors beside the constexprs (exit 1, a compile)."""
+    from irscope import jobs
+    from irscope.core import compiler
+    from irscope.errors import CompileFailure
+
+    job = jobs.resolve_one(jobs.Request(EXAMPLES / "tma_matmul.py", (), WIDE, recipe="h200",
+                                        variant="tma-square-tile"), "a test")
+    with pytest.raises(CompileFailure) as e:
+        compiler.compile_spec(job.spec, job.settings)
+    assert e.value.stage == "source"
+    assert "b_desc: tensordesc<fp16[256, 64]>" in e.value.reason and "BLOCK_N=128" in e.value.reason

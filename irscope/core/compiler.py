@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from irscope import __version__
-from irscope.core import adapter, cache, lineinfo, sourcemap
+from irscope.core import adapter, cache, failures, lineinfo, sourcemap
 from irscope.core import passes as passes_mod
 from irscope.core import stats as stats_mod
 from irscope.core.artifacts import TRITON_STAGE_NAMES, Artifacts
@@ -263,15 +263,15 @@ def _stages_step(c: Compile) -> None:
         except BadInput:  # a pin that does not fit this kernel (steer/): nothing is written
             raise
         except adapter.compile_error_types() as e:
-            failure = _frontend_failure(c.spec, e)
+            failure = failures.frontend_failure(c.spec, e)
         except Exception as e:  # noqa: BLE001 - any failure inside a stage is that stage's failure, named
-            failure = _stage_failure(c.spec, rec.current or "frontend", e)
+            failure = failures.stage_failure(c.spec, rec.current or "frontend", e)
         else:
             failure = None
     if failure is not None:
         if rec.sass_proc:
             rec.sass_proc.kill()
-        failure.reason = _with_diagnostics(failure.reason, native.text)
+        failure.reason = failures.with_diagnostics(failure.reason, native.text)
         if c.plan.edits:
             failure.reason += f" (compiling onward from the pinned IR: {c.plan.describe()})"
         raise CompileFailure(failure.stage, failure.reason, c.spec.kernel)
@@ -427,47 +427,12 @@ def check_resources(art: Artifacts, settings: Settings) -> None:
         )
 
 
-def _frontend_failure(spec: KernelSpec, e: Exception) -> CompileFailure:
-    """A Python error inside the kernel: point at the file and line, say what Triton said."""
-    inner = e
-    while isinstance(getattr(inner, "__cause__", None), adapter.compile_error_types()):
-        inner = inner.__cause__
-    node = getattr(inner, "node", None)
-    message = getattr(inner, "error_message", None)
-    cause = inner.__cause__ or getattr(inner, "__context__", None)
-    if not message and cause is not None:
-        message = f"{type(cause).__name__}: {cause}"
-    if not message:
-        message = str(inner).strip().splitlines()[-1] if str(inner).strip() else type(inner).__name__
-    where = ""
-    if node is not None and hasattr(node, "lineno"):
-        where = f"{spec.file}:{_absolute_line(spec.fn, inner, node.lineno)}: "
-    return CompileFailure("source", f"{where}{message}")
 
 
-def _absolute_line(fn, err, rel_line: int) -> int:
-    """CompilationError line numbers count from the 'def' line of the function's source."""
-    src = getattr(err, "src", None)
-    start = getattr(fn, "starting_line_number", None)
-    raw = getattr(fn, "raw_src", None)
-    if start is None or raw is None or (src is not None and src != getattr(fn, "src", src)):
-        return rel_line
-    def_offset = next((i for i, line in enumerate(raw) if line.lstrip().startswith("def ")), 0)
-    return start + def_offset + rel_line - 1
 
 
-def _stage_failure(spec: KernelSpec, stage: str, e: Exception) -> CompileFailure:
-    text = str(e).strip() or type(e).__name__
-    return CompileFailure(stage, f"{type(e).__name__}: {text}")
 
 
-def _with_diagnostics(reason: str, native: str) -> str:
-    """Prefer the compiler's own diagnostic lines (error:/note:) over a generic exception text."""
-    diags = [line.strip() for line in native.splitlines()
-             if " error:" in line or line.startswith("error:") or "ptxas fatal" in line or "ptxas error" in line]
-    if not diags:
-        return reason
-    return "; ".join(dict.fromkeys(diags[:4])) + f" ({reason.splitlines()[0]})"
 
 
 def _compiler_messages(native, with_passes: bool) -> str:
