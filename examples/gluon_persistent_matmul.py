@@ -60,16 +60,6 @@ def _tile_origin(tile_id, num_pid_m, num_pid_n, BLOCK_M: gl.constexpr, BLOCK_N: 
 
 
 @gluon.jit
-def _schedule(M, N, K, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr, NUM_SMS: gl.constexpr):
-    """This program's share of the output: the tile grid, the k-steps a tile, its first tile and how many."""
-    num_pid_m = gl.cdiv(M, BLOCK_M)
-    num_pid_n = gl.cdiv(N, BLOCK_N)
-    first_tile = gl.program_id(0)
-    return (num_pid_m, num_pid_n, gl.cdiv(K, BLOCK_K), first_tile,
-            gl.cdiv(num_pid_m * num_pid_n - first_tile, NUM_SMS))
-
-
-@gluon.jit
 def _issue_load(step, k_tiles, first_tile, num_pid_m, num_pid_n, a_desc, b_desc, a_bufs, b_bufs, ready,
                 total, NUM_SMS: gl.constexpr, GROUP_M: gl.constexpr):
     """TMA the A and B tiles of flat step `step` (tile step // k_tiles, k-step step % k_tiles) into its slot;
@@ -102,7 +92,11 @@ def matmul_pipelined_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     for s in gl.static_range(STAGES):
         mbarrier.init(ready.index(s), count=1)
 
-    num_pid_m, num_pid_n, k_tiles, first_tile, my_tiles = _schedule(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, NUM_SMS)
+    num_pid_m = gl.cdiv(M, BLOCK_M)
+    num_pid_n = gl.cdiv(N, BLOCK_N)
+    k_tiles = gl.cdiv(K, BLOCK_K)
+    first_tile = gl.program_id(0)
+    my_tiles = gl.cdiv(num_pid_m * num_pid_n - first_tile, NUM_SMS)
     total = my_tiles * k_tiles
 
     for s in gl.static_range(STAGES - 1):  # the ring's first STAGES - 1 slots
@@ -211,7 +205,11 @@ def matmul_persistent_ws_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     for s in gl.static_range(STAGES):
         mbarrier.init(ready.index(s), count=1)
         mbarrier.init(empty.index(s), count=1)
-    num_pid_m, num_pid_n, k_tiles, first_tile, my_tiles = _schedule(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, NUM_SMS)
+    num_pid_m = gl.cdiv(M, BLOCK_M)
+    num_pid_n = gl.cdiv(N, BLOCK_N)
+    k_tiles = gl.cdiv(K, BLOCK_K)
+    first_tile = gl.program_id(0)
+    my_tiles = gl.cdiv(num_pid_m * num_pid_n - first_tile, NUM_SMS)
     gl.warp_specialize([
         (_ws_consumer, (a_bufs, b_bufs, ready, empty, c_desc, c_smem, first_tile, my_tiles, k_tiles, num_pid_m,
                         num_pid_n, NUM_SMS, GROUP_M, num_warps)),
