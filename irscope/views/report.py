@@ -3,10 +3,17 @@
 Renders the models of irscope.report (dump folders, a diff, a sweep); computes nothing. The page
 makes no request of any kind (a Content-Security-Policy of default-src 'none' says so to the
 browser): the data rides in a JSON script tag, escaped so that no text in an IR can end it.
+
+A dump folder is data from anyone (folders travel between people): every string of it is escaped
+for where it lands (Jinja2's autoescape in the template; text nodes and attributes, never markup,
+in report.js), and the CSP runs only this page's one script and one style, named by their SHA-256
+(csp()), with no 'unsafe-inline': an attribute that escaped its quotes still could not run.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -33,6 +40,29 @@ def _script_data(model: dict[str, Any]) -> str:
         .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
+def _inlined(name: str, end_tag: str) -> str:
+    """A shipped template file as it is inlined: newlines as the HTML parser leaves them (the browser
+    hashes the parsed text, so a CR would break the hash), and nothing in it that ends its element."""
+    text = (TEMPLATES / name).read_text(encoding="utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    if end_tag in text.lower():
+        raise AssertionError(f"{name} holds {end_tag!r}: it would end its inlined element")
+    return text
+
+
+def csp_hash(text: str) -> str:
+    """A CSP source for an inline element whose text is exactly `text`."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def csp(js: str, css: str) -> str:
+    """The page's Content-Security-Policy: no request of any kind, only the inlined script and style run
+    (by hash: no 'unsafe-inline', so no injected handler, script or style attribute would), no form
+    submits, no <base>. (No navigate-to: Chromium no longer knows it and logs a console error.) The JSON
+    data's <script type="application/json"> is not executed and needs no hash."""
+    return (f"default-src 'none'; script-src {csp_hash(js)}; style-src {csp_hash(css)}; "
+            "img-src 'none'; form-action 'none'; base-uri 'none'")
+
+
 def render(model: dict[str, Any]) -> str:
     """The page for a model of kind "dumps", "diff" or "sweep"."""
     import jinja2
@@ -40,8 +70,8 @@ def render(model: dict[str, Any]) -> str:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              trim_blocks=False, lstrip_blocks=False, undefined=jinja2.StrictUndefined)
     template = env.get_template("report.html.j2")
-    return template.render(model=model, data=_script_data(model),
-                           css=(TEMPLATES / "report.css").read_text(), js=(TEMPLATES / "report.js").read_text())
+    css, js = _inlined("report.css", "</style"), _inlined("report.js", "</script")
+    return template.render(model=model, data=_script_data(model), css=css, js=js, csp=csp(js, css))
 
 
 def wrote(path: Path, model: dict[str, Any], size: int) -> str:

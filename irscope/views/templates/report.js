@@ -1,10 +1,28 @@
 /* irscope report: panes with lazy rendering, line links from the source map, pass diffs, layout pictures,
-   the diff's side-by-side stages and the sweep table's sorting. Plain JS, no network, no libraries. */
+   the diff's side-by-side stages and the sweep table's sorting. Plain JS, no network, no libraries.
+   Everything in DATA came from a dump folder, which is data from anyone: it reaches the DOM only as text
+   (textContent, text nodes), attribute values (setAttribute, dataset) or CSSOM numbers, never as markup.
+   There is no innerHTML in this file, and no string is parsed as HTML, CSS or a selector. */
 (function () {
   "use strict";
   var DATA = JSON.parse(document.getElementById("irscope-data").textContent);
   var LH = 18;
-  function esc(s) { return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
+  function str(x) { return x === null || x === undefined ? "" : String(x); }
+  /* o[k] only when o has k itself: a stage named "constructor" or "__proto__" finds nothing inherited */
+  function own(o, k) { return o && Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined; }
+  /* an element of a fixed tag and class (classes are this file's constants), holding `text` as text */
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function svgEl(tag, attrs) {
+    var e = document.createElementNS(SVGNS, tag);
+    for (var k in attrs) e.setAttribute(k, str(attrs[k]));
+    return e;
+  }
+  var SVGNS = "http://www.w3.org/2000/svg";
 
   /* ---------- syntax colouring: one regex per language, a group per token class */
   var RX = {
@@ -20,25 +38,35 @@
     llvm: ["c", "s", "v", "d", "k", "t", "n"], ptx: ["c", "s", "v", "a", "d", "o", "t", "n"],
     sass: ["d", "c", "v", "a", "o", "t", "s", "n"], amdgcn: ["c", "s", "v", "t", "o", "n"]
   };
+  /* a line as tokens [class or "", text]; the classes are CLS's letters, the texts the line's own */
   function colour(line, lang) {
     var rx = RX[lang], cls = CLS[lang];
-    if (!rx) return esc(line);
+    if (!rx) return [["", line]];
     rx.lastIndex = 0;
-    var out = "", last = 0, m;
+    var out = [], last = 0, m;
     while ((m = rx.exec(line)) !== null) {
       if (m[0].length === 0) { rx.lastIndex++; continue; }
-      out += esc(line.slice(last, m.index));
+      out.push(["", line.slice(last, m.index)]);
       var g = 1; while (g < m.length && m[g] === undefined) g++;
       if (lang === "ptx" && g === 5) {           // a predicate then the opcode: two tokens
-        out += '<span class="t-a">' + esc(m[5]) + '</span><span class="t-o">' + esc(m[6]) + "</span>";
+        out.push(["a", m[5]], ["o", m[6]]);
       } else if (lang === "sass" && g === 5) {
-        out += '<span class="t-o">' + esc(m[5]) + '</span><span class="t-t">' + esc(m[6] || "") + "</span>";
+        out.push(["o", m[5]], ["t", m[6] || ""]);
       } else {
-        out += '<span class="t-' + (cls[g - 1] || "d") + '">' + esc(m[0]) + "</span>";
+        out.push([cls[g - 1] || "d", m[0]]);
       }
       last = m.index + m[0].length;
     }
-    return out + esc(line.slice(last));
+    out.push(["", line.slice(last)]);
+    return out;
+  }
+  function codeSpan(tokens) {
+    var code = el("span", "code");
+    tokens.forEach(function (t) {
+      if (!t[1]) return;
+      code.appendChild(t[0] ? el("span", "t-" + t[0], t[1]) : document.createTextNode(t[1]));
+    });
+    return code;
   }
 
   /* ---------- a pane: only the visible lines are in the DOM */
@@ -46,7 +74,7 @@
     this.root = root; this.scroller = root.querySelector(".scroller");
     this.spacer = root.querySelector(".spacer"); this.rowsEl = root.querySelector(".rows");
     this.info = root.querySelector(".info"); this.onClick = onClick; this.gutter = gutter;
-    this.lines = []; this.html = []; this.hl = {}; this.first = 0; this.stage = ""; this.lang = ""; this.offset = 0;
+    this.lines = []; this.tokens = []; this.hl = {}; this.first = 0; this.stage = ""; this.lang = ""; this.offset = 0;
     var self = this, queued = false;
     this.scroller.addEventListener("scroll", function () {
       if (!queued) { queued = true; requestAnimationFrame(function () { queued = false; self.render(); }); }
@@ -56,9 +84,9 @@
     });
   }
   Pane.prototype.setText = function (stage, text, lang) {
-    this.stage = stage; this.lang = lang; this.root.dataset.stage = stage;
-    this.lines = text.split("\n"); if (this.lines.length && this.lines[this.lines.length - 1] === "") this.lines.pop();
-    this.html = new Array(this.lines.length); this.hl = {}; this.firstHl = 0;
+    this.stage = str(stage); this.lang = lang; this.root.dataset.stage = this.stage;
+    this.lines = str(text).split("\n"); if (this.lines.length && this.lines[this.lines.length - 1] === "") this.lines.pop();
+    this.tokens = new Array(this.lines.length); this.hl = {}; this.firstHl = 0;
     this.spacer.style.height = (this.lines.length * LH) + "px"; this.scroller.scrollTop = 0;
     this.setInfo(this.lines.length + " lines"); this.render();
   };
@@ -67,16 +95,18 @@
     var h = this.scroller.clientHeight || 600;
     var first = Math.max(0, Math.floor(this.scroller.scrollTop / LH) - 30);
     var last = Math.min(this.lines.length, first + Math.ceil(h / LH) + 60);
-    var out = [];
+    var out = document.createDocumentFragment();
     for (var i = first; i < last; i++) {
-      if (this.html[i] === undefined) this.html[i] = colour(this.lines[i], this.lang);
-      var n = i + 1, cls = "ln" + (this.hl[n] ? " hl" : "") + (n === this.firstHl ? " first" : "");
-      out.push('<div class="' + cls + '" data-n="' + n + '"><span class="no">' + (n + this.offset) + '</span>' +
-               (this.gutter ? '<span class="gut">' + this.gutter(n) + "</span>" : "") +
-               '<span class="code">' + this.html[i] + "</span></div>");
+      if (this.tokens[i] === undefined) this.tokens[i] = colour(this.lines[i], this.lang);
+      var n = i + 1, row = el("div", "ln" + (this.hl[n] ? " hl" : "") + (n === this.firstHl ? " first" : ""));
+      row.dataset.n = n;
+      row.appendChild(el("span", "no", n + this.offset));
+      if (this.gutter) { var gut = el("span", "gut"), bar = this.gutter(n); if (bar) gut.appendChild(bar); row.appendChild(gut); }
+      row.appendChild(codeSpan(this.tokens[i]));
+      out.appendChild(row);
     }
     this.rowsEl.style.transform = "translateY(" + (first * LH) + "px)";
-    this.rowsEl.innerHTML = out.join("");
+    this.rowsEl.replaceChildren(out);
   };
   Pane.prototype.highlight = function (lines, why) {
     this.hl = {}; var sorted = lines.slice().sort(function (a, b) { return a - b; });
@@ -103,31 +133,35 @@
   }
 
   function Dump(d, section) {
-    var stages = {}; d.stages.forEach(function (s) { stages[s.name] = s; });
+    var stages = Object.create(null); d.stages.forEach(function (s) { stages[str(s.name)] = s; });
     var map = d.map, rows = map.available ? map.rows : {}, rev = map.available ? map.reverse : {};
     var paneEls = section.querySelectorAll(".pane"), panes = [];
     function gutter(n) {
-      var r = rows[n]; if (!r || !r.n) return "";
+      var r = own(rows, n); if (!r || !r.n) return null;
       var w = Math.max(2, Math.round(40 * r.n / (map.max_n || 1)));
-      var t = r.n + " " + (map.machine || "") + " instructions" + Object.keys(r.classes).map(function (k) { return ", " + k + " " + r.classes[k]; }).join("");
-      return '<i class="' + (r.spills ? "spill" : "") + '" style="width:' + w + 'px" title="' + esc(t) + '"></i>';
+      var t = r.n + " " + str(map.machine) + " instructions" + Object.keys(r.classes || {}).map(function (k) { return ", " + k + " " + str(r.classes[k]); }).join("");
+      var bar = el("i", r.spills ? "spill" : "");
+      bar.style.width = (isFinite(w) ? w : 2) + "px";   // CSSOM: a number, never a style string
+      bar.setAttribute("title", t);
+      return bar;
     }
     function fromSource(line) {
-      var r = rows[line];
+      var r = own(rows, line);
       panes[0].highlight(r ? [line] : [], "line " + (line + d.source_first_line - 1));
-      for (var i = 1; i < panes.length; i++) panes[i].highlight(r && r.at[panes[i].stage] ? r.at[panes[i].stage] : [], "Python line " + (line + d.source_first_line - 1));
+      for (var i = 1; i < panes.length; i++) panes[i].highlight(lineList(r && own(r.at, panes[i].stage)), "Python line " + (line + d.source_first_line - 1));
     }
     function fromStage(pane, line) {
-      var srcs = (rev[pane.stage] || {})[line] || [];
+      var srcs = lineList(own(own(rev, pane.stage), line));
       panes[0].highlight(srcs, pane.stage + " line " + line);
       pane.highlight([line], "");
       for (var i = 1; i < panes.length; i++) {
         if (panes[i] === pane) continue;
         var at = [];
-        srcs.forEach(function (s) { var r = rows[s]; if (r && r.at[panes[i].stage]) at = at.concat(r.at[panes[i].stage]); });
+        srcs.forEach(function (s) { var r = own(rows, s); at = at.concat(lineList(r && own(r.at, panes[i].stage))); });
         panes[i].highlight(at, pane.stage + " line " + line);
       }
     }
+    function lineList(x) { return Array.isArray(x) ? x.filter(function (n) { return typeof n === "number"; }) : []; }
     function click(pane, line) {
       if (!map.available) return;
       if (pane === panes[0]) fromSource(line); else fromStage(pane, line);
@@ -142,10 +176,13 @@
       var choice = prefer[i - 1].filter(function (s) { return stages[s]; })[0] || (d.stages[1] || d.stages[0]).name;
       if (i === 1 && stages.ptx && stages.sass) choice = "ptx";
       pick.value = choice;
-      var show = function () { var s = stages[pick.value]; panes[i].setText(s.name, s.text + (s.cut ? "\n(cut: the stage is " + s.bytes + " bytes)" : ""), s.lang); };
+      var show = function () { var s = stages[pick.value]; if (!s) return; panes[i].setText(s.name, s.text + (s.cut ? "\n(cut: the stage is " + s.bytes + " bytes)" : ""), s.lang); };
       pick.addEventListener("change", show); show();
     });
     setupTabs(section);
+    section.querySelectorAll(".fill i[data-fill]").forEach(function (i) {   // the cards' bars: a percentage
+      var f = parseFloat(i.dataset.fill); i.style.width = (isFinite(f) ? Math.max(0, Math.min(100, f)) : 0) + "%";
+    });
     section.addEventListener("tab", function (e) {
       if (e.detail === "code") panes.forEach(function (p) { p.render(); });
       if (e.detail === "layouts") drawLayouts(d, section);
@@ -166,14 +203,16 @@
       tr.addEventListener("click", function () {
         section.querySelectorAll(".pass-table tr.sel").forEach(function (x) { x.classList.remove("sel"); });
         tr.classList.add("sel");
-        var p = d.passes[+tr.dataset.i], out = ['<div class="dl hunk">' + esc(p.name + " (" + p.arg + ") in " + p.stage + ": +" + p.added + " −" + p.removed) + "</div>"];
-        if (p.diff === null) out.push('<div class="note" style="padding:8px">' + (p.left_out ? "This diff was left out to keep the page small; irscope passes DIR shows it." : "This pass did not change the IR (or its IR was not dumped).") + "</div>");
+        var p = d.passes[+tr.dataset.i], out = document.createDocumentFragment();
+        out.appendChild(el("div", "dl hunk", str(p.name) + " (" + str(p.arg) + ") in " + str(p.stage) + ": +" + str(p.added) + " −" + str(p.removed)));
+        if (!p.diff) out.appendChild(el("div", "note pad", p.left_out ? "This diff was left out to keep the page small; irscope passes DIR shows it." : "This pass did not change the IR (or its IR was not dumped)."));
         else p.diff.forEach(function (l) {
+          l = str(l);
           var c = l[0] === "+" ? "add" : l[0] === "-" ? "del" : l.slice(0, 2) === "@@" ? "hunk" : "";
-          out.push('<div class="dl ' + c + '">' + esc(l) + "</div>");
+          out.appendChild(el("div", c ? "dl " + c : "dl", l));
         });
-        if (p.cut) out.push('<div class="note" style="padding:8px">(cut: long lines or a long diff)</div>');
-        view.innerHTML = out.join("");
+        if (p.cut) out.appendChild(el("div", "note pad", "(cut: long lines or a long diff)"));
+        view.replaceChildren(out);
       });
     });
     var first = section.querySelector(".pass-table tr[data-i]:not([hidden])");
@@ -181,7 +220,6 @@
   }
 
   /* ---------- layouts: SVG drawn when the tab is first opened */
-  var SVGNS = "http://www.w3.org/2000/svg";
   function drawLayouts(d, section) {
     section.querySelectorAll(".layout[data-ok='1']").forEach(function (el) {
       if (el.dataset.drawn) return;
@@ -189,28 +227,31 @@
       var lay = d.layouts[+el.dataset.i], c = lay.cells, shape = lay.tile;
       var rows = shape.length === 2 ? shape[0] : 1, cols = shape.length === 2 ? shape[1] : shape[0];
       var size = Math.max(5, Math.min(22, Math.floor(1100 / cols)));
-      var svg = document.createElementNS(SVGNS, "svg");
-      svg.setAttribute("width", cols * size + 1); svg.setAttribute("height", rows * size + 1);
-      svg.setAttribute("class", "layout-svg"); svg.setAttribute("role", "img");
-      var parts = [];
+      var svg = svgEl("svg", {width: cols * size + 1, height: rows * size + 1, "class": "layout-svg", role: "img"});
+      var parts = document.createDocumentFragment();
       for (var i = 0; i < rows * cols; i++) {
         var r = Math.floor(i / cols), q = i % cols, fill, label = "", attrs;
         if (lay.shared) {
-          var col = c.column[i];
+          var col = +c.column[i];
           fill = col < 0 ? "#ddd" : "hsl(" + Math.round(col * 360 / c.columns) + ",70%,72%)";
-          attrs = ' data-col="' + col + '" data-off="' + c.offset[i] + '"';
+          attrs = {"data-col": col, "data-off": c.offset[i]};
           if (size >= 12 && (q % c.chunk === 0)) label = String(col);
         } else {
-          var w = c.warp[i], ln = c.lane[i];
+          var w = +c.warp[i], ln = +c.lane[i];
           fill = w < 0 ? "#ddd" : "hsl(" + Math.round(w * 360 / c.warps) + ",65%," + (36 + Math.round(40 * ln / c.lanes) + (ln % 2) * 8) + "%)";
-          attrs = ' data-w="' + w + '" data-l="' + ln + '" data-r="' + c.reg[i] + '" data-k="' + c.copies[i] + '"';
+          attrs = {"data-w": w, "data-l": ln, "data-r": c.reg[i], "data-k": c.copies[i]};
           if (size >= 18) label = String(ln);
         }
-        parts.push('<rect class="cell" x="' + (q * size) + '" y="' + (r * size) + '" width="' + size + '" height="' + size +
-                   '" fill="' + fill + '" stroke="#fff" stroke-width=".5" data-i="' + i + '"' + attrs + "/>");
-        if (label) parts.push('<text x="' + (q * size + size / 2) + '" y="' + (r * size + size * 0.68) + '" text-anchor="middle">' + label + "</text>");
+        var rect = svgEl("rect", {"class": "cell", x: q * size, y: r * size, width: size, height: size, fill: fill,
+                                  stroke: "#fff", "stroke-width": ".5", "data-i": i});
+        for (var k in attrs) rect.setAttribute(k, str(attrs[k]));
+        parts.appendChild(rect);
+        if (label) {
+          var text = svgEl("text", {x: q * size + size / 2, y: r * size + size * 0.68, "text-anchor": "middle"});
+          text.textContent = label; parts.appendChild(text);
+        }
       }
-      svg.innerHTML = parts.join("");
+      svg.appendChild(parts);
       var hover = el.querySelector(".hover");
       svg.addEventListener("mousemove", function (e) {
         var t = e.target; if (!t.classList || !t.classList.contains("cell")) return;
@@ -221,7 +262,9 @@
       if (!lay.shared) svg.addEventListener("click", function (e) {   // a thread: every element it holds
         var t = e.target; if (!t.classList || !t.classList.contains("cell")) return;
         svg.querySelectorAll("rect.mine").forEach(function (x) { x.classList.remove("mine"); });
-        var mine = svg.querySelectorAll('rect[data-w="' + t.dataset.w + '"][data-l="' + t.dataset.l + '"]');
+        var mine = Array.prototype.filter.call(svg.querySelectorAll("rect.cell"), function (x) {   // no selector built from data
+          return x.dataset.w === t.dataset.w && x.dataset.l === t.dataset.l;
+        });
         mine.forEach(function (x) { x.classList.add("mine"); });
         hover.textContent = "warp " + t.dataset.w + ", lane " + t.dataset.l + " holds " + mine.length + " of the drawn elements (outlined)";
       });
@@ -230,6 +273,7 @@
   }
 
   /* ---------- the diff page */
+  var SBS_TAGS = {equal: "equal", replace: "replace", insert: "insert", "delete": "delete", sep: "sep"};
   function Diff(m) {
     setupTabs(document.body);
     var wrap = document.querySelector(".sbs-wrap");
@@ -238,16 +282,21 @@
         document.querySelectorAll("tr.stage-row.sel").forEach(function (x) { x.classList.remove("sel"); });
         tr.classList.add("sel");
         var s = m.stages[+tr.dataset.i];
-        if (s.status === "equal") { wrap.innerHTML = '<p class="note">' + esc(s.stage) + " is the same on both sides (after normalisation).</p>"; return; }
-        var out = ['<table class="sbs" data-stage="' + esc(s.stage) + '"><colgroup><col style="width:4.5em"><col><col style="width:4.5em"><col></colgroup>'];
-        s.rows.forEach(function (r) {
-          if (r[0] === "sep") { out.push('<tr class="sep"><td colspan="4"></td></tr>'); return; }
-          out.push('<tr class="' + r[0] + '"><td class="no">' + (r[1] === null ? "" : r[1]) + '</td><td class="a">' + esc(r[2]) +
-                   '</td><td class="no">' + (r[3] === null ? "" : r[3]) + '</td><td class="b">' + esc(r[4]) + "</td></tr>");
+        if (s.status === "equal") { wrap.replaceChildren(el("p", "note", str(s.stage) + " is the same on both sides (after normalisation).")); return; }
+        var table = el("table", "sbs"), cols = el("colgroup"), body = el("tbody");
+        table.dataset.stage = str(s.stage);
+        ["no", "", "no", ""].forEach(function (c) { cols.appendChild(el("col", c)); });
+        table.appendChild(cols); table.appendChild(body);
+        (s.rows || []).forEach(function (r) {
+          var tr = el("tr", SBS_TAGS[r[0]] || "");
+          if (r[0] === "sep") { var td = el("td"); td.colSpan = 4; tr.appendChild(td); body.appendChild(tr); return; }
+          tr.appendChild(el("td", "no", str(r[1]))); tr.appendChild(el("td", "a", str(r[2])));
+          tr.appendChild(el("td", "no", str(r[3]))); tr.appendChild(el("td", "b", str(r[4])));
+          body.appendChild(tr);
         });
-        out.push("</table>");
-        if (s.cut) out.push('<p class="note">(cut: irscope diff --stage ' + esc(s.stage) + " shows all of it)</p>");
-        wrap.innerHTML = out.join("");
+        var out = [table];
+        if (s.cut) out.push(el("p", "note", "(cut: irscope diff --stage " + str(s.stage) + " shows all of it)"));
+        wrap.replaceChildren.apply(wrap, out);
       });
     });
     var firstChanged = document.querySelector("tr.stage-row");
