@@ -18,7 +18,7 @@ from typing import Any
 from irscope import jobs
 from irscope.capture.records import Capture, ScriptRun
 from irscope.compare.normalize import normalize
-from irscope.core import adapter, compiler, loader
+from irscope.core import adapter, artifacts, compiler, loader
 from irscope.core import dump as dump_job
 from irscope.core.elements import bound_text, function_name
 from irscope.core.settings import DERIVED_FIELDS, Settings, jsonable, settable_options
@@ -247,7 +247,7 @@ def _compare_with_launch(cap: Capture) -> dict[str, bool]:
     m, folder = cap.result.manifest, cap.result.folder
     for stage in ("ttgir", "ptx", "amdgcn"):
         if stage in cap.asm and stage in m["stages"]:
-            mine = (folder / m["stages"][stage]).read_text()
+            mine = artifacts.read_stage(folder, m, stage)
             out[stage] = normalize(stage, mine).lines == normalize(stage, cap.asm[stage]).lines
     return out
 

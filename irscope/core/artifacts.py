@@ -34,6 +34,7 @@ import fcntl
 import json
 import os
 import shutil
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -266,11 +267,38 @@ def _replace_locked(tmp: Path, final: Path) -> None:
 def read_manifest(folder: Path) -> dict[str, Any]:
     path = Path(folder) / MANIFEST
     if not path.is_file():
-
         raise BadInput(f"{folder}: not an irscope dump folder (no {MANIFEST})")
     return json.loads(path.read_text())
 
 
+def inside(folder: Path | str, name: Any, field: str, remedy: str = "dump it again") -> Path:
+    """The file a folder's JSON names (`field` says where: "manifest.json stages.ptx"), checked to be a
+    regular file inside `folder` once symbolic links are followed.
+
+    A dump folder is data that travels between people: a name that is absolute, climbs out with
+    `..`, or is a link to a file elsewhere (or to a device, a FIFO) would make irscope read, print or
+    embed a file the folder's author chose. Every read of a file a folder's JSON names goes through
+    here; anything else is one BadInput line naming the field (and, for a missing file, `remedy`).
+    """
+    folder = Path(folder)
+    if not isinstance(name, str) or not name.strip():
+        raise BadInput(f"{folder / MANIFEST if field.startswith(MANIFEST) else folder}: {field} is "
+                       f"{json.dumps(name, default=str)[:80]}, not a file name inside the folder")
+    root = os.path.realpath(folder)
+    real = os.path.realpath(os.path.join(root, name))
+    if os.path.isabs(name) or os.path.commonpath([root, real]) != root or real == root:
+        raise BadInput(f"{folder}: {field} names {name!r}, which is outside the folder; a dump folder's "
+                       f"files are read only from inside it")
+    try:
+        mode = os.stat(real).st_mode
+    except OSError as e:
+        raise BadInput(f"{folder}: {field} names {name!r}, which is missing or unreadable "
+                       f"({e.strerror or e}); {remedy}") from None
+    if not stat.S_ISREG(mode):
+        raise BadInput(f"{folder}: {field} names {name!r}, which is not a regular file; {remedy}")
+    return Path(real)
+
+
 def read_stage(folder: Path, manifest: dict[str, Any], stage: str) -> str | bytes:
-    path = Path(folder) / manifest["stages"][stage]
+    path = inside(folder, manifest["stages"][stage], f"{MANIFEST} stages.{stage}")
     return path.read_bytes() if stage in BINARY_STAGES else path.read_text()

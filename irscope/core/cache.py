@@ -20,7 +20,8 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
-from irscope.core.artifacts import MANIFEST, TMP_PREFIX, make_tmp, publish
+from irscope.core.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish
+from irscope.errors import BadInput
 
 CHECKSUMS = ".irscope-sha256.json"
 
@@ -116,9 +117,10 @@ def _verify(folder: Path) -> dict[str, Any]:
         if name not in sums:
             raise Damaged(f"{name} has no checksum")
     for name, digest in sorted(sums.items()):
-        path = folder / name
-        if not path.is_file():
-            raise Damaged(f"{name} is missing")
+        try:
+            path = inside(folder, name, CHECKSUMS)
+        except BadInput:
+            raise Damaged(f"{name} is missing, outside the entry or not a file") from None
         if _sha256(path) != digest:
             raise Damaged(f"{name} does not match its checksum")
     return manifest

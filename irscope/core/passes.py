@@ -181,18 +181,19 @@ def load(folder, manifest: dict) -> tuple[list[PassRecord], list[str | None], st
     """
     records = [PassRecord(**p) for p in manifest.get("passes") or []]
     afters: list[str | None] = []
-    for rec in records:
-        text = _read(Path(folder), rec.file)
+    for i, rec in enumerate(records):
+        text = _read(Path(folder), rec.file, f"manifest.json passes[{i}].file")
         body = text.split("\n", 1)[1] if text.startswith("// irscope:") else text
         afters.append(None if body.startswith("// (not dumped") else body)
     frontend = manifest["stages"].get("frontend")
-    first = _read(Path(folder), frontend) if frontend else ""
+    first = _read(Path(folder), frontend, "manifest.json stages.frontend") if frontend else ""
     return records, afters, first
 
 
-def _read(folder: Path, name: str) -> str:
+def _read(folder: Path, name: str, field: str) -> str:
+    path = artifacts.inside(folder, name, field, "the folder is not whole any more: run irscope dump --passes again")
     try:
-        return (folder / name).read_text()
+        return path.read_text()
     except OSError as e:
         raise BadInput(f"{folder}: {name} is missing or unreadable ({e.strerror or e}); the folder is not "
                        f"whole any more: run irscope dump --passes again") from None
@@ -216,4 +217,5 @@ def check_pattern(pattern: str) -> None:
 
 def stage_texts(folder: Path, manifest: dict) -> dict[str, str]:
     """The text stages of a dump folder, by name (binaries left out), for first_producer."""
-    return {s: _read(Path(folder), f) for s, f in manifest["stages"].items() if s not in artifacts.BINARY_STAGES}
+    return {s: _read(Path(folder), f, f"manifest.json stages.{s}") for s, f in manifest["stages"].items()
+            if s not in artifacts.BINARY_STAGES}

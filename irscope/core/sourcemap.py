@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from irscope.core import lineinfo
+from irscope.core import artifacts, lineinfo
 from irscope.core.artifacts import MAP_FILE
 from irscope.core.lineinfo import Frames, Unit
 from irscope.core.stats import LAYOUT_DEF, SASS_CLASSES
@@ -250,17 +250,22 @@ class _SourceText:
 
 
 def load(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    """The map of a dump folder; BadInput for a folder dumped before maps existed or damaged."""
-    path = Path(folder) / (manifest.get("map") or MAP_FILE)
+    """The map of a dump folder; BadInput for a folder dumped before maps existed, damaged, or whose
+    manifest names a map outside the folder."""
+    name = manifest.get("map") or MAP_FILE
+    if name == MAP_FILE and not os.path.lexists(Path(folder) / MAP_FILE):
+        raise BadInput(f"{folder}: no {MAP_FILE} (dumped by an older irscope, or a compile whose IR could not be "
+                       f"mapped: see the dump's notes); run irscope dump again")
+    path = artifacts.inside(folder, name, "manifest.json map")
     try:
         data = json.loads(path.read_text())
-    except OSError:
-        raise BadInput(f"{folder}: no {MAP_FILE} (dumped by an older irscope, or a compile whose IR could not be "
-                       f"mapped: see the dump's notes); run irscope dump again") from None
+    except OSError as e:
+        raise BadInput(f"{path}: unreadable ({e.strerror or e}); run irscope dump again") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise BadInput(f"{path}: not a readable source map ({e}); run irscope dump again") from None
-    if data.get("irscope_map") != SCHEMA:
-        raise BadInput(f"{path}: source map schema {data.get('irscope_map')!r}, this irscope reads {SCHEMA}; "
+    if not isinstance(data, dict) or data.get("irscope_map") != SCHEMA:
+        got = data.get("irscope_map") if isinstance(data, dict) else type(data).__name__
+        raise BadInput(f"{path}: source map schema {got!r}, this irscope reads {SCHEMA}; "
                        f"run irscope dump again")
     return data
 
@@ -269,8 +274,9 @@ def kernel_file(folder: Path, manifest: dict[str, Any]) -> str:
     """The kernel's file as this dump's compiler spelled it in its locations: the map's (a dump restored
     from the cache for a copy of the kernel keeps the first file's path), else the manifest's."""
     try:
-        return str(json.loads((Path(folder) / (manifest.get("map") or MAP_FILE)).read_text())["kernel_file"])
-    except (OSError, ValueError, KeyError, TypeError):
+        path = artifacts.inside(folder, manifest.get("map") or MAP_FILE, "manifest.json map")
+        return str(json.loads(path.read_text())["kernel_file"])
+    except (OSError, ValueError, KeyError, TypeError, BadInput):
         return str(manifest["file"])
 
 
@@ -404,8 +410,9 @@ def check_stage(source_map: dict[str, Any], stage: str | None) -> None:
 def stage_lines(folder: Path, source_map: dict[str, Any], stage: str, at: list[int]) -> list[tuple[int, str]]:
     """(line number, text) of the given lines of a stage file (what --line --stage prints)."""
     name = source_map["stages"][stage]["file"]
+    path = artifacts.inside(folder, name, f"map.json stages.{stage}.file")
     try:
-        lines = (Path(folder) / name).read_text().splitlines()
+        lines = path.read_text().splitlines()
     except OSError as e:
         raise BadInput(f"{folder}: {name} unreadable ({e.strerror or e}); run irscope dump again") from None
     return [(n, lines[n - 1]) for n in at if 0 < n <= len(lines)]

@@ -85,7 +85,7 @@ def _stage_texts(folder: Path, m: dict[str, Any]) -> dict[str, dict[str, Any]]:
         if name in BINARY_STAGES:
             continue
         try:
-            raw = (Path(folder) / fname).read_bytes()
+            raw = artifacts.inside(folder, fname, f"manifest.json stages.{name}").read_bytes()
         except OSError as e:
             raise BadInput(f"{folder}: {fname} is missing or unreadable ({e.strerror or e}); dump it again") from None
         cut = len(raw) > MAX_STAGE_BYTES

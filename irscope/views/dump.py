@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from irscope.core import artifacts
 from irscope.core.compiler import STAGE_DESCRIPTIONS
 from irscope.core.hardware import TARGET_CHIP, for_target
 from irscope.views.console import console, esc, fmt_bytes, widths
@@ -214,7 +215,7 @@ def print_stage(results: list[DumpResult], stage: str) -> None:
     """One stage to stdout: syntax-coloured on a terminal, plain bytes when piped."""
     many = len(results) > 1
     for r in results:
-        text = (r.folder / r.manifest["stages"][stage]).read_text()
+        text = artifacts.read_stage(r.folder, r.manifest, stage)
         if many:
             sys.stdout.write(f"// ===== {r.manifest['kernel']} ({r.manifest['target']}) =====\n")
         if sys.stdout.isatty():
