@@ -116,24 +116,35 @@ def check_output_dir(path: Path | str, flag: str = "-o") -> None:
                        f"give a folder irscope may write in") from None
 
 
-def check_log_file(path: Path | str | None, flag: str = "--script-log") -> Path | None:
-    """A file irscope will open for writing: not empty, not a folder or FIFO, in a writable folder."""
-    if path is None:
-        return None
-    if not str(path).strip():
-        raise BadInput(f"{flag}: empty; give a file to write the script's output to")
+def check_output_file(path: Path | str | None, flag: str, example: str) -> Path:
+    """A file irscope will write (-o, --html, --script-log, --db, --write-recipe): a regular file or a
+    new one, in a folder that exists and can be written. A folder, device, FIFO or socket at the path is
+    refused, before any work: irscope replaces or appends to what is there, and a device node (as root,
+    /dev/full) must never be replaced by a page. `example` names a file to suggest for a folder."""
+    if path is None or not str(path).strip():
+        raise BadInput(f"{flag}: empty; give a file to write, e.g. {example}")
     p = Path(path)
-    if p.is_dir():
-        raise BadInput(f"{flag} {path}: is a folder; give a file")
-    if p.exists():
-        mode = p.stat().st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)):
-            raise BadInput(f"{flag} {path}: not a regular file (a FIFO or socket); give a file")
+    if str(path).endswith(("/", os.sep)) or p.is_dir():
+        raise BadInput(f"{flag} {path}: is a folder; give a file to write, e.g. {p / example}")
+    if os.path.lexists(p):
+        try:
+            mode = p.stat().st_mode
+        except OSError as e:   # a dangling link, a loop
+            raise BadInput(f"{flag} {path}: cannot be followed ({e.strerror or e}); give a regular file") from None
+        if not stat.S_ISREG(mode):
+            kind = ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+            raise BadInput(f"{flag} {path}: is {kind}; irscope writes only regular files, give a file path")
         if not os.access(p, os.W_OK):
             raise BadInput(f"{flag} {path}: cannot be written")
-        return p
-    if not p.parent.is_dir():
-        what = "is a file, not a folder" if os.path.lexists(p.parent) else "does not exist"
-        raise BadInput(f"{flag} {path}: its folder {what} ({p.parent})")
-    check_output_dir(p.parent, flag)
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        what = " (it is a file)" if os.path.lexists(parent) else ""
+        raise BadInput(f"{flag} {path}: {parent} is not an existing folder{what}")
+    check_output_dir(parent, flag)
     return p
+
+
+def check_log_file(path: Path | str | None, flag: str = "--script-log") -> Path | None:
+    """--script-log: a regular file (or a new one) to take the script's output."""
+    return None if path is None else check_output_file(path, flag, "script.log")

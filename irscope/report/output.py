@@ -6,20 +6,13 @@ import os
 import tempfile
 from pathlib import Path
 
+from irscope.core.inputs import check_output_file
 from irscope.errors import BadInput
 
 
 def check_output(path: Path, flag: str = "-o") -> Path:
-    """BadInput (one line) unless `path` can be written: its folder exists and is writable, it is no folder."""
-    path = Path(path)
-    if path.is_dir():
-        raise BadInput(f"{flag} {path}: is a folder; give the HTML file to write, e.g. {path / 'report.html'}")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise BadInput(f"{flag} {path}: the folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise BadInput(f"{flag} {path}: the folder {parent} is not writable")
-    return path
+    """BadInput (one line) unless `path` is a regular file or a new one in a writable folder."""
+    return check_output_file(path, flag, "report.html")
 
 
 def write_page(path: Path, html: str, flag: str = "-o") -> Path:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope.core.cache import cache_dir
+from irscope.core.inputs import check_output_file
 from irscope.errors import BadInput
 
 BUSY_MS = 30_000
@@ -46,12 +47,9 @@ def default_path() -> Path:
 
 def check_db_path(path: Path | None) -> Path:
     """--db PATH, refused before anything compiles: a file (or a new file) in an existing folder."""
-    path = Path(path) if path is not None else default_path()
-    if path.is_dir():
-        raise BadInput(f"--db {path}: a folder; give the database file, e.g. {path / 'sweeps.sqlite'}")
-    if path != default_path() and not path.parent.is_dir():
-        raise BadInput(f"--db {path}: {path.parent} is not an existing folder")
-    return path
+    if path is None:
+        return default_path()
+    return check_output_file(path, "--db", "sweeps.sqlite")
 
 
 def method_key(**how: Any) -> str:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import ast
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from irscope.core.inputs import check_output_file
 from irscope.errors import BadInput
 from irscope.jobs import Job
 from irscope.steer import recipes
@@ -155,22 +155,8 @@ STATIC_DEFAULT = "fewest spills, then occupancy, then registers"
 
 
 def check_recipe_path(path: Path) -> None:
-    """--write-recipe PATH, refused before anything compiles: a file path whose folder exists and is writable."""
-    path = Path(path)
-    if path.is_dir() or str(path).endswith(("/", os.sep)):
-        raise BadInput(f"--write-recipe {path}: a folder; give the recipe file to write, e.g. {path / 'sweep.toml'}")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise BadInput(f"--write-recipe {path}: {parent} is not an existing folder")
-    if path.exists() and not path.is_file():
-        raise BadInput(f"--write-recipe {path}: exists and is not a file")
-    try:
-        if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-            raise OSError("permission denied")
-        with tempfile.TemporaryFile(dir=parent):   # a read-only mount passes os.access as root
-            pass
-    except OSError as e:
-        raise BadInput(f"--write-recipe {path}: {parent} is not writable ({e.strerror or e})") from None
+    """--write-recipe PATH, refused before anything compiles: a regular (or new) file in a writable folder."""
+    check_output_file(path, "--write-recipe", "sweep.toml")
 
 
 def write_winners(path: Path, base: Job, configs: list[Config], ordered: list[Config],
