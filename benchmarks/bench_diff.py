@@ -42,7 +42,7 @@ CONFIGS = [("cuda:90", "128, 128, 64"), ("cuda:80", "256, 128, 64"), ("cuda:90",
 def compile_sass(out: Path) -> tuple[list[Path], list[Path]]:
     """Dump folders of every configuration with num_warps=4 and with num_warps=8."""
     from irscope import jobs
-    from irscope.core import dump
+    from irscope.compile import dump
 
     folders: dict[int, list[Path]] = {4: [], 8: []}
     for target, tiles in CONFIGS:

@@ -45,8 +45,8 @@ def main() -> None:
     import triton
     from triton import knobs
 
-    from irscope import jobs
-    from irscope.core import adapter, compiler, dump
+    from irscope import adapter, jobs
+    from irscope.compile import compiler, dump
 
     def job_for(file: str, kernel: str | None, signature: str, target: str) -> jobs.Job:
         request = jobs.Request(ROOT / "examples" / file, (kernel,) if kernel else (), signature, target=target)

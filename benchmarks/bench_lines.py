@@ -47,7 +47,7 @@ CASES = [
 @contextlib.contextmanager
 def without_map():
     """The compile exactly as before the map: no lines step, plain nvdisasm, no split."""
-    from irscope.core import compiler
+    from irscope.compile import compiler
 
     step = compiler.PIPELINE.pop("lines")
     real_popen, real_split = compiler.subprocess.Popen, compiler.lineinfo.split_sass
@@ -71,8 +71,9 @@ def main() -> None:
     args = ap.parse_args()
     os.environ["IRSCOPE_CACHE_DIR"] = tempfile.mkdtemp(prefix="irscope-bench-cache-")
 
-    from irscope import jobs
-    from irscope.core import adapter, artifacts, compiler, lineinfo, sourcemap
+    from irscope import adapter, artifacts, jobs
+    from irscope.artifacts import lineinfo, sourcemap
+    from irscope.compile import compiler
 
     out = Path(tempfile.mkdtemp(prefix="irscope-bench-lines-"))
 

@@ -35,7 +35,7 @@ CHROMIUM = "/usr/bin/chromium"
 
 
 def big_dump(out: Path) -> Path:
-    from irscope.core import artifacts
+    from irscope import artifacts
     from tests.conftest import MATMUL, compile_example
 
     art = compile_example(MATMUL, SIG, target="cuda:80", sets=("num_warps=4",), passes=True)

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from irscope import jobs
-from irscope.core import compiler
+from irscope.compile import compiler
 from irscope.timing import bench, launch, reference
 from irscope.timing import measure as measure_mod
 from irscope.timing.gpu_process import Runner

@@ -23,12 +23,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from irscope.core import adapter, loader
-from irscope.core.settings import Settings, parse_assignments, settable_options
-from irscope.core.spec import ArgSpec, KernelSpec, build_spec, split_signature
-from irscope.core.specfile import read_spec_document
-from irscope.core.targets import Target, parse_target, resolve_target
+from irscope import adapter
 from irscope.errors import BadInput
+from irscope.kernel import loader
+from irscope.kernel.settings import Settings, parse_assignments, settable_options
+from irscope.kernel.spec import ArgSpec, KernelSpec, build_spec, split_signature
+from irscope.kernel.specfile import read_spec_document
+from irscope.kernel.targets import Target, parse_target, resolve_target
 from irscope.steer import layering
 from irscope.steer.pinset import Pins
 

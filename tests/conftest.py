@@ -1,31 +1,13 @@
-"""Shared fixtures: an isolated irscope cache, the examples folder, and a CLI runner."""
+"""Fixtures only (what tests share otherwise is in tests/helpers.py): an isolated irscope cache, the
+CLI runner, and the one skip rule for GPU tests (the `gpu` marker: skipped without a GPU)."""
 
 from __future__ import annotations
 
-# Meta's fork (fbtriton 3.7.4): its gl.load drops a Gluon tensor's layout ("expected broadcast left input
-# to be a distributed_type"), its interpreter's create_dot takes another arity, and its compile imports
-# torch. Tests of exactly those skip there, saying so; everything else runs on the fork too.
-import importlib.util  # noqa: E402
 import os
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-FBTRITON = importlib.util.find_spec("triton.language.extra.tlx") is not None
-FB_GLUON_LOAD = "fbtriton 3.7.4's gl.load drops the layout of a Gluon tensor (examples/gluon_add.py cannot compile)"
-
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
-DATA = Path(__file__).resolve().parent / "data"
-
-VECTOR_ADD = EXAMPLES / "vector_add.py"
-MATMUL = EXAMPLES / "matmul.py"
-# strides divisible by 16, as a launch on 4096x4096 tensors gets them: the pipeliner can multi-buffer
-MATMUL_SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
-MATMUL_SIG = "*fp16:16, *fp16:16, *fp16:16, i32, i32, i32, i32, i32:1, i32, i32:1, i32, i32:1, 128, 128, 64, 8"
+from tests.helpers import run_cli
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -40,32 +22,6 @@ def _session_cache(tmp_path_factory):
         os.environ["IRSCOPE_CACHE_DIR"] = old
 
 
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> Run:
-    """irscope in a fresh process, as a user runs it."""
-    full_env = dict(os.environ, **(env or {}))
-    p = subprocess.run([sys.executable, "-m", "irscope", *args], capture_output=True, text=True,
-                       cwd=cwd, env=full_env, timeout=300)
-    return Run(p.returncode, p.stdout, p.stderr)
-
-
 @pytest.fixture
 def cli():
     return run_cli
-
-
-def compile_example(path: Path, signature: str, target: str = "cuda:90", sets: tuple[str, ...] = (),
-                    kernel: str | None = None, passes: bool = False, consts: tuple[str, ...] = ()):
-    """Compile in-process through the same jobs the CLI uses; returns Artifacts."""
-    from irscope import jobs
-    from irscope.core import compiler
-
-    request = jobs.Request(Path(path), (kernel,) if kernel else (), signature, consts=tuple(consts), target=target)
-    job = jobs.resolve_one(request.with_sets(tuple(sets), "--set"), "a test compiles")
-    return compiler.compile_spec(job.spec, job.settings, with_passes=passes)

@@ -7,7 +7,7 @@ import json
 import random
 
 import pytest
-from conftest import DATA, MATMUL, VECTOR_ADD
+from tests.helpers import DATA, MATMUL, VECTOR_ADD
 
 from irscope import jobs
 from irscope.errors import BadInput, IrscopeError
@@ -534,7 +534,7 @@ def test_a_binary_built_from_pinned_ir_is_launched_with_its_runtime_arguments_on
     from pathlib import Path
 
     from irscope import jobs
-    from irscope.core import compiler
+    from irscope.compile import compiler
     from irscope.timing.launch import Launch
     from irscope.timing.variant import Variant, launcher
 

@@ -10,9 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, VECTOR_ADD, run_cli
+from tests.helpers import ROOT, VECTOR_ADD, run_cli
 
-from irscope.core import artifacts, cache
+from irscope import artifacts
+from irscope.compile import cache
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 DUMP = ("dump", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--json")

@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA, EXAMPLES, VECTOR_ADD, run_cli
+from tests.helpers import DATA, EXAMPLES, VECTOR_ADD, run_cli
 
+from irscope import adapter
 from irscope.capture import replay, runner
-from irscope.core import adapter
-from irscope.core.targets import parse_target
+from irscope.kernel.targets import parse_target
 from irscope.standin import gpu as standin
 
 torch = pytest.importorskip("torch")

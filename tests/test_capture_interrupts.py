@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import VECTOR_ADD, run_cli
+from tests.helpers import VECTOR_ADD, run_cli
 
 pytest.importorskip("torch")
 
@@ -149,8 +149,8 @@ def test_handlers_and_timer_are_put_back(tmp_path):
     """In-process: after run_script (here: a script that launches nothing, so bad input), SIGINT,
     SIGTERM and SIGALRM have their old handlers and no timer is left running."""
     from irscope.capture import runner
-    from irscope.core.targets import parse_target
     from irscope.errors import BadInput
+    from irscope.kernel.targets import parse_target
 
     script = tmp_path / "nothing.py"
     script.write_text("x = 1\n")

@@ -14,11 +14,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DATA, EXAMPLES, FB_GLUON_LOAD, FBTRITON, run_cli
+from tests.helpers import DATA, EXAMPLES, FB_GLUON_LOAD, FBTRITON, run_cli
 
 from irscope.capture import runner
-from irscope.core.hardware import for_target
-from irscope.core.targets import parse_target
+from irscope.kernel.hardware import for_target
+from irscope.kernel.targets import parse_target
 from irscope.standin import gpu as standin
 
 torch = pytest.importorskip("torch")
@@ -231,7 +231,7 @@ def test_a_tutorial_style_script_with_checks_runs_to_its_end(script, kernels, tm
 def test_a_named_chip_is_the_stand_in_device():
     """--target h200 and --target h100 are one compile target (cuda:90) but two chips: the stand-in GPU a
     captured script sees is the one named (its name and memory), and the compile is the same."""
-    from irscope.core.targets import parse_target
+    from irscope.kernel.targets import parse_target
 
     h200, h100 = parse_target("h200"), parse_target("h100")
     assert h200 == h100 and h200.name == "cuda:90"

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import DATA, EXAMPLES, compile_example
+from tests.helpers import DATA, EXAMPLES, compile_example
 from test_inputs import run_in
 
 TMA = EXAMPLES / "tma_matmul.py"
@@ -58,7 +58,7 @@ def _triton_minor() -> tuple[int, int]:
     ("tl.float16", "constexpr"),
 ])
 def test_elements_parse_and_print_back(text, kind):
-    from irscope.core.elements import parse_element
+    from irscope.kernel.elements import parse_element
 
     a = parse_element(text, "element 1")
     assert a.kind == kind
@@ -67,7 +67,7 @@ def test_elements_parse_and_print_back(text, kind):
 
 
 def test_a_gluon_descriptor_carries_its_layout():
-    from irscope.core.elements import parse_element
+    from irscope.kernel.elements import parse_element
 
     a = parse_element("tensordesc<fp16[128, 64], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, "
                       "rank=2)>", "element 1")
@@ -257,7 +257,7 @@ def test_a_capture_of_descriptor_and_tuple_launches_replays(tmp_path, capsys):
 
 def test_a_partition_register_pin_is_applied_and_checked():
     from irscope import jobs
-    from irscope.core import compiler
+    from irscope.compile import compiler
 
     req = jobs.Request(GLUON_WS, (), GLUON_SIG, target="cuda:90", pin_partitions=("worker0:registers=40",))
     job = jobs.resolve_one(req, "a test compiles")

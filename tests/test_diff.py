@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import VECTOR_ADD
+from tests.helpers import VECTOR_ADD
 
 from irscope.cli import main
 from irscope.compare.diff import count_changes, line_opcodes

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import VECTOR_ADD
+from tests.helpers import VECTOR_ADD
 from test_diff import error_lines, irscope
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
@@ -250,7 +250,7 @@ def test_sweep_readonly_output_refused(tmp_path, monkeypatch):
 def test_sweep_table_shows_the_whole_reason():
     from rich.console import Console
 
-    from irscope.core.settings import Settings
+    from irscope.kernel.settings import Settings
     from irscope.sweep.configs import Config
     from irscope.views.sweep import sweep_table
 

@@ -7,7 +7,7 @@ import os
 import re
 
 import pytest
-from conftest import (
+from tests.helpers import (
     EXAMPLES,
     FB_GLUON_LOAD,
     FBTRITON,
@@ -17,10 +17,11 @@ from conftest import (
     compile_example,
 )
 
-from irscope.core import dump, loader
-from irscope.core.settings import Settings
-from irscope.core.spec import build_spec
-from irscope.core.targets import parse_target
+from irscope.compile import dump
+from irscope.kernel import loader
+from irscope.kernel.settings import Settings
+from irscope.kernel.spec import build_spec
+from irscope.kernel.targets import parse_target
 
 ADD_ALIGNED = "*fp32, *fp32, *fp32, i32:16, 1024"
 ADD_UNALIGNED = "*fp32:4, *fp32:4, *fp32:4, i32:16, 1024"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import VECTOR_ADD, compile_example
+from tests.helpers import VECTOR_ADD, compile_example
 
 VECTOR_SIG = "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024"
 SECRET = "irscope-secret-do-not-print"
@@ -21,7 +21,7 @@ SECRET = "irscope-secret-do-not-print"
 @pytest.fixture(scope="module")
 def dump(tmp_path_factory) -> Path:
     """vector_add for cuda:90 with per-pass IR and a source map."""
-    from irscope.core import artifacts
+    from irscope import artifacts
 
     out = tmp_path_factory.mktemp("dump")
     return artifacts.write(compile_example(VECTOR_ADD, VECTOR_SIG, passes=True), out / "d")

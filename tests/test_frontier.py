@@ -14,7 +14,7 @@ import importlib.util
 import re
 
 import pytest
-from conftest import EXAMPLES, FBTRITON, compile_example
+from tests.helpers import EXAMPLES, FBTRITON, compile_example
 
 PERSISTENT = EXAMPLES / "persistent_matmul.py"
 GLUON = EXAMPLES / "gluon_persistent_matmul.py"
@@ -23,7 +23,7 @@ POINTERS = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16"
 
 def _recipe_compile(path, recipe: str, kernel: str | None = None, dtype: str = "fp16"):
     from irscope import jobs
-    from irscope.core import compiler
+    from irscope.compile import compiler
 
     request = jobs.Request(path, (kernel,) if kernel else (), POINTERS.replace("fp16", dtype), recipe=recipe)
     job = jobs.resolve_one(request, "a test compiles")
@@ -140,7 +140,7 @@ def test_every_tma_matmul_variant_of_the_recipes_compiles(recipe, variant, sig):
     while it kept the loops nested). The descriptors' blocks are part of the signature: the square-tile
     variant (BLOCK_N=128) takes 128-wide B and C blocks."""
     from irscope import jobs
-    from irscope.core import compiler
+    from irscope.compile import compiler
 
     if FBTRITON and recipe == "b200" and variant != "baseline":
         pytest.skip("fbtriton 3.7.4 fails Blackwell warp specialization of this loop in TTGIR ('arith.andi' op "
@@ -155,7 +155,7 @@ def test_a_descriptor_block_that_disagrees_with_the_tile_is_named():
     """tma-square-tile sets BLOCK_N=128; with the 256-wide B and C blocks of the baseline's signature Triton
     fails on a shape, and the message shows the descriptors beside the constexprs (exit 1, a compile)."""
     from irscope import jobs
-    from irscope.core import compiler
+    from irscope.compile import compiler
     from irscope.errors import CompileFailure
 
     job = jobs.resolve_one(jobs.Request(EXAMPLES / "tma_matmul.py", (), WIDE, recipe="h200",

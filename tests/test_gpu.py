@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from conftest import EXAMPLES, MATMUL, VECTOR_ADD, compile_example
+from tests.helpers import EXAMPLES, MATMUL, VECTOR_ADD, compile_example
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FBTRITON, VECTOR_ADD
+from tests.helpers import FBTRITON, VECTOR_ADD
 
 
 def _torch_loaded(code: str) -> str:

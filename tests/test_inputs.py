@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA, EXAMPLES, MATMUL, ROOT, VECTOR_ADD, run_cli
+from tests.helpers import DATA, EXAMPLES, MATMUL, ROOT, VECTOR_ADD, run_cli
 from test_pins import irscope
 
 # capture runs scripts that make torch tensors: without torch (the README's plain install) they skip
@@ -270,7 +270,7 @@ def test_kernel_file_named_after_a_stdlib_module(stem, tmp_path, capsys, monkeyp
 
 
 def test_loaded_module_name_is_private(tmp_path):
-    from irscope.core import loader
+    from irscope.kernel import loader
 
     shutil.copy(VECTOR_ADD, tmp_path / "os.py")
     module = loader.load_module(tmp_path / "os.py")

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import (
+from tests.helpers import (
     EXAMPLES,
     FB_GLUON_LOAD,
     FBTRITON,
@@ -22,7 +22,7 @@ from conftest import (
 )
 from test_diff import irscope  # the CLI in this process (Triton stays warm)
 
-from irscope.core import lineinfo, passes, sourcemap
+from irscope.artifacts import lineinfo, passes, sourcemap
 
 SOURCE = MATMUL.read_text().splitlines()
 

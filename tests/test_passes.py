@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import MATMUL, MATMUL_SIG16, VECTOR_ADD, compile_example
+from tests.helpers import MATMUL, MATMUL_SIG16, VECTOR_ADD, compile_example
 
-from irscope.core import passes
+from irscope.artifacts import passes
 
 
 def test_pass_records_and_first_producer():

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import (
+from tests.helpers import (
     EXAMPLES,
     FB_GLUON_LOAD,
     FBTRITON,
@@ -20,11 +20,12 @@ from conftest import (
 )
 
 from irscope import jobs
-from irscope.core import compiler, loader
-from irscope.core.settings import Settings
-from irscope.core.spec import build_spec
-from irscope.core.targets import parse_target
+from irscope.compile import compiler
 from irscope.errors import BadInput
+from irscope.kernel import loader
+from irscope.kernel.settings import Settings
+from irscope.kernel.spec import build_spec
+from irscope.kernel.targets import parse_target
 from irscope.steer import pins
 from irscope.steer.loops import rewrite_loops
 from irscope.steer.mlir import find_loops

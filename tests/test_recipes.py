@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 import tomllib
-from conftest import EXAMPLES, FB_GLUON_LOAD, FBTRITON, ROOT, VECTOR_ADD
+from tests.helpers import EXAMPLES, FB_GLUON_LOAD, FBTRITON, ROOT, VECTOR_ADD
 from test_pins import irscope
 
 from irscope import jobs
-from irscope.core import compiler
-from irscope.core.settings import Settings
-from irscope.core.targets import parse_target
+from irscope.compile import compiler
 from irscope.errors import BadInput
+from irscope.kernel.settings import Settings
+from irscope.kernel.targets import parse_target
 from irscope.steer import layering, recipes
 from irscope.steer.toml_lines import KeyLines
 

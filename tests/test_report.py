@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MATMUL, MATMUL_SIG16, compile_example
+from tests.helpers import MATMUL, MATMUL_SIG16, compile_example
 
 CHROMIUM = Path("/usr/bin/chromium")
 needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at "
@@ -20,7 +20,7 @@ needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chrom
 @pytest.fixture(scope="module")
 def dumps(tmp_path_factory):
     """The shipped matmul for cuda:90 with per-pass IR, the same with num_warps=8, and a copy without map.json."""
-    from irscope.core import artifacts
+    from irscope import artifacts
 
     out = tmp_path_factory.mktemp("dumps")
     a = artifacts.write(compile_example(MATMUL, MATMUL_SIG16, passes=True), out / "a")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from conftest import DATA, MATMUL, VECTOR_ADD
+from tests.helpers import DATA, MATMUL, VECTOR_ADD
 
-from irscope.core import compiler, loader
-from irscope.core.settings import Settings, parse_assignments
-from irscope.core.spec import build_spec, parse_element, split_signature
-from irscope.core.targets import parse_target
+from irscope.compile import compiler
 from irscope.errors import BadInput
+from irscope.kernel import loader
+from irscope.kernel.settings import Settings, parse_assignments
+from irscope.kernel.spec import build_spec, parse_element, split_signature
+from irscope.kernel.targets import parse_target
 
 H100 = parse_target("h100")
 

@@ -1,7 +1,7 @@
 """Parsers of compiler reports, on real report text."""
 
-from irscope.core import stats
-from irscope.core.targets import parse_target
+from irscope.artifacts import stats
+from irscope.kernel.targets import parse_target
 
 PTXAS_LOG = """ptxas info    : 0 bytes gmem
 ptxas info    : Compiling entry function 'matmul_kernel' for 'sm_90a'

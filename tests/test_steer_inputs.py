@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import MATMUL, VECTOR_ADD
+from tests.helpers import MATMUL, VECTOR_ADD
 
 from irscope import cli
 from irscope.errors import BadInput

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import DATA, MATMUL, VECTOR_ADD
+from tests.helpers import DATA, MATMUL, VECTOR_ADD
 
 from irscope import jobs
 from irscope.sweep import pool
@@ -161,7 +161,7 @@ def test_configs_are_handed_to_the_timing_process_as_they_compile(tmp_path, monk
 
 
 def test_ref_needs_time(tmp_path):
-    from conftest import run_cli
+    from tests.helpers import run_cli
 
     r = run_cli("sweep", str(VECTOR_ADD), "--target", "h100", "--signature",
                 "*fp32, *fp32, *fp32, i32, 1024", "--grid", "num_warps=4,8", "--ref", "torch.add(x_ptr, y_ptr)",
@@ -181,7 +181,7 @@ def _has_cuda() -> bool:
 @pytest.mark.gpu
 @pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU")
 def test_timed_sweep_states_the_winner_against_a_reference(tmp_path):
-    from conftest import run_cli
+    from tests.helpers import run_cli
 
     r = run_cli("sweep", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024",
                 "--grid", "num_warps=2,4,8", "--time", "--args",

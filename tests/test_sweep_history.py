@@ -14,7 +14,7 @@ import multiprocessing
 import sqlite3
 
 import pytest
-from conftest import VECTOR_ADD, run_cli
+from tests.helpers import VECTOR_ADD, run_cli
 
 from irscope import jobs
 from irscope.errors import BadInput

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import DATA, VECTOR_ADD, run_cli
+from tests.helpers import DATA, VECTOR_ADD, run_cli
 
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import MATMUL, VECTOR_ADD, run_cli
+from tests.helpers import MATMUL, VECTOR_ADD, run_cli
 
 from irscope import jobs
 from irscope.errors import BadInput

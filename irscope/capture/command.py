@@ -28,15 +28,15 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from irscope import jobs
+from irscope import adapter, jobs
 from irscope.capture.records import ScriptRun
 from irscope.capture.replay import dump_all, prepare, write_specs
 from irscope.capture.runner import run_script
-from irscope.core import adapter, inputs
-from irscope.core.dump import DumpResult
-from irscope.core.settings import parse_assignments
-from irscope.core.targets import Target, local_gpu_target
+from irscope.compile.dump import DumpResult
 from irscope.errors import BadInput
+from irscope.kernel import inputs
+from irscope.kernel.settings import parse_assignments
+from irscope.kernel.targets import Target, local_gpu_target
 
 
 def run(file: Path, script_args: list[str], kernel_globs: list[str], target: str | None, sets: list[str],

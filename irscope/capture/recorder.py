@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from irscope import adapter
+from irscope.adapter import runtime as triton_runtime
 from irscope.capture.records import Capture, describe, grid_3d, launch_record
-from irscope.core import adapter
-from irscope.core.adapter import runtime as triton_runtime
-from irscope.core.targets import Target
+from irscope.kernel.targets import Target
 from irscope.standin.driver import placeholder_benchmark
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn")

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irscope.core import adapter
-from irscope.core.adapter import runtime as triton_runtime
-from irscope.core.settings import Settings
-from irscope.core.targets import Target
+from irscope import adapter
+from irscope.adapter import runtime as triton_runtime
+from irscope.kernel.settings import Settings
+from irscope.kernel.targets import Target
 
 
 @dataclass

@@ -15,16 +15,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from irscope import jobs
+from irscope import adapter, artifacts, jobs
 from irscope.capture.records import Capture, ScriptRun
 from irscope.compare.normalize import normalize
-from irscope.core import adapter, artifacts, compiler, loader
-from irscope.core import dump as dump_job
-from irscope.core.elements import bound_text, function_name
-from irscope.core.settings import DERIVED_FIELDS, Settings, jsonable, settable_options
-from irscope.core.spec import ArgSpec, KernelSpec
-from irscope.core.specfile import spec_document
+from irscope.compile import compiler
+from irscope.compile import dump as dump_job
 from irscope.errors import BadInput, CompileFailure
+from irscope.kernel import loader
+from irscope.kernel.elements import bound_text, function_name
+from irscope.kernel.settings import DERIVED_FIELDS, Settings, jsonable, settable_options
+from irscope.kernel.spec import ArgSpec, KernelSpec
+from irscope.kernel.specfile import spec_document
 
 
 def prepare(run: ScriptRun, sets: list[str]) -> None:

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from irscope.capture.recorder import Recorder
 from irscope.capture.records import ScriptRun
-from irscope.core import loader
-from irscope.core.targets import Target
 from irscope.errors import BadInput
+from irscope.kernel import loader
+from irscope.kernel.targets import Target
 from irscope.standin import gpu as standin
 from irscope.standin.interpret import Executor
 

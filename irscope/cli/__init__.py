@@ -12,7 +12,17 @@ import sys
 
 import click
 
-from irscope.cli import bench, diff, dump, lines, passes, recipes, report, signature, sweep
+from irscope.cli import (
+    bench,
+    diff,
+    dump,
+    lines,
+    passes,
+    recipes,
+    report,
+    signature,
+    sweep,
+)
 from irscope.errors import IrscopeError
 
 

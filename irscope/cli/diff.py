@@ -59,7 +59,7 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     """
     from irscope.compare import diff as diff_mod
     from irscope.compare import sides
-    from irscope.core import inputs
+    from irscope.kernel import inputs
     from irscope.views import bench as bench_view
     from irscope.views import diff as view
 

@@ -38,8 +38,8 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
     filters by name (glob). Without a GPU, or for another --target, kernels are
     compiled for the target and launches recorded, not run.
     """
-    from irscope.core import dump as dump_job
-    from irscope.core import inputs
+    from irscope.compile import dump as dump_job
+    from irscope.kernel import inputs
     from irscope.views import dump as view
 
     inputs.check_dump_flags(stage, as_json, out_dir)
@@ -104,7 +104,7 @@ def _write_report(folders, html: Path, quiet: bool) -> None:
 
 def _hot_lines(results) -> None:
     """The hot-lines table of each dump, under its summary (the source map's top 15 lines)."""
-    from irscope.core import sourcemap
+    from irscope.artifacts import sourcemap
     from irscope.views import lines as lines_view
 
     for r in results:

@@ -33,7 +33,8 @@ def lines(request, variants, out_dir, no_cache, debug, line_spec, stage, sort, t
 
     FILE is a kernel file (compiled with the same options as dump) or an earlier dump folder.
     """
-    from irscope.core import artifacts, sourcemap
+    from irscope import artifacts
+    from irscope.artifacts import sourcemap
     from irscope.errors import BadInput
     from irscope.views import lines as view
 

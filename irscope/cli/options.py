@@ -76,8 +76,8 @@ def _into_request(f):
     """Gather the shared options into one jobs.Request (the first --variant in it; all in `variants`)."""
     @functools.wraps(f)
     def run(**kwargs):
-        from irscope.core import inputs
         from irscope.jobs import Request
+        from irscope.kernel import inputs
 
         inputs.take_shared(kwargs)  # --load-timeout, -o, --target, --arg/--const: checked before any loading
         given = {k: kwargs.pop(k) for k in _REQUEST_KEYS}
@@ -112,8 +112,8 @@ def dump_folders(request, variants, out_dir, no_cache: bool, with_passes: bool, 
     if request.file.is_dir():
         return [(request.file, read_folder(request.file))]
     from irscope import jobs
-    from irscope.core import dump as dump_job
-    from irscope.core import inputs
+    from irscope.compile import dump as dump_job
+    from irscope.kernel import inputs
 
     inputs.check_output_dir(out_dir)
     results = [dump_job.dump(job.spec, job.settings, out_dir, with_passes, not no_cache)

@@ -21,13 +21,13 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all, line_
     FILE is a kernel file (compiled with the same options as dump) or an earlier
     `irscope dump --passes` folder.
     """
-    from irscope.core import passes as passes_mod
+    from irscope.artifacts import passes as passes_mod
     from irscope.views import passes as view
 
     if pattern is not None:
         passes_mod.check_pattern(pattern)
     if line_spec is not None:
-        from irscope.core import sourcemap
+        from irscope.artifacts import sourcemap
 
         sourcemap.parse_line_spec(line_spec)
     folders = dump_folders(request, variants, out_dir, no_cache, True, passes_mod.read_folder)

@@ -37,7 +37,7 @@ def recipes_list():
                    "(with --kernel: for that kernel).")
 def recipes_show(name, kernel, variant):
     """A recipe: its target, purpose, defaults, kernel sections and variants (and the file)."""
-    from irscope.core.settings import Settings
+    from irscope.kernel.settings import Settings
     from irscope.steer import layering, recipes
     from irscope.views import recipes as view
 

@@ -17,7 +17,7 @@ from irscope.cli.options import LOAD_TIMEOUT_OPTION
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def signature(file, kernels, as_json, load_timeout, debug):
     """A kernel's parameters (name, constexpr or not, default) and a ready --signature template."""
-    from irscope.core import loader, spec
+    from irscope.kernel import loader, spec
     from irscope.views import signature as view
 
     loader.set_load_timeout(load_timeout)

@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from irscope.artifacts import sourcemap
+from irscope.artifacts.sourcemap import CLASSES
 from irscope.compare.sides import Side
-from irscope.core import sourcemap
-from irscope.core.sourcemap import CLASSES
 
 NO_LINE = ("", 0)
 

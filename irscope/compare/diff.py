@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from irscope import artifacts
+from irscope.artifacts import BINARY_STAGES, PassRecord
+from irscope.artifacts import passes as passes_mod
 from irscope.compare.bylines import LineDelta, by_line
 from irscope.compare.normalize import Normalized, normalize
 from irscope.compare.normalize import mlir as normalize_mlir
 from irscope.compare.sides import Side
-from irscope.core import artifacts
-from irscope.core import passes as passes_mod
-from irscope.core.artifacts import BINARY_STAGES, PassRecord
 from irscope.errors import BadInput
 
 # text stages diffed by default (source is the input, not compiler output: only on request)

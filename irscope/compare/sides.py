@@ -15,10 +15,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from irscope import jobs
-from irscope.core import artifacts, compiler
-from irscope.core import dump as dump_job
-from irscope.core.artifacts import MANIFEST
+from irscope import artifacts, jobs
+from irscope.artifacts import MANIFEST
+from irscope.compile import compiler
+from irscope.compile import dump as dump_job
 from irscope.errors import BadInput, IrscopeError
 
 

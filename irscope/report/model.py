@@ -14,10 +14,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from irscope.core import artifacts, sourcemap
-from irscope.core import passes as passes_mod
-from irscope.core.artifacts import BINARY_STAGES, MANIFEST
-from irscope.core.sourcemap import CLASSES
+from irscope import artifacts
+from irscope.artifacts import BINARY_STAGES, MANIFEST, sourcemap
+from irscope.artifacts import passes as passes_mod
+from irscope.artifacts.sourcemap import CLASSES
 from irscope.errors import BadInput
 from irscope.report import layouts
 

@@ -6,8 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from irscope.core.inputs import check_output_file
 from irscope.errors import BadInput
+from irscope.kernel.inputs import check_output_file
 
 
 def check_output(path: Path, flag: str = "-o") -> Path:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
+from irscope import artifacts
+from irscope.artifacts import sourcemap
 from irscope.compare import bylines
 from irscope.compare.diff import hunks
-from irscope.core import artifacts, sourcemap
 from irscope.errors import BadInput
 from irscope.report.model import first_line
 from irscope.sweep.rank import COLUMNS, STATIC_DEFAULT, row, static_best_first

@@ -18,8 +18,8 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from irscope.core import adapter
-from irscope.core.adapter import runtime as triton_runtime
+from irscope import adapter
+from irscope.adapter import runtime as triton_runtime
 from irscope.standin.interpret import benchmarking
 
 BENCH_MS = 1.0   # what do_bench says on the stand-in: not a measurement

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from irscope.core.adapter import runtime as triton_runtime
+from irscope.adapter import runtime as triton_runtime
 
 _KEYS = {"CUDA": "CPU", "AutogradCUDA": "AutogradCPU", "cuda": "cpu"}
 

@@ -19,9 +19,9 @@ import tempfile
 from types import SimpleNamespace
 from typing import Any
 
-from irscope.core import adapter
-from irscope.core.adapter import runtime as triton_runtime
-from irscope.core.targets import Target
+from irscope import adapter
+from irscope.adapter import runtime as triton_runtime
+from irscope.kernel.targets import Target
 from irscope.standin.interpret import benchmarking
 
 PLACEHOLDER_MS = 100.0  # what a fake event says elapsed: large, so timing loops run each call once

@@ -20,8 +20,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from irscope.core.adapter import runtime as triton_runtime
-from irscope.core.targets import Target, local_gpu_target
+from irscope.adapter import runtime as triton_runtime
+from irscope.kernel.targets import Target, local_gpu_target
 from irscope.standin.driver import make_driver
 from irscope.standin.identity import smi_on_path
 from irscope.standin.shapes import ShapeOnly, op_budget_s

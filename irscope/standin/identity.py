@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from irscope.core.adapter import runtime as triton_runtime
-from irscope.core.targets import Target
+from irscope.adapter import runtime as triton_runtime
+from irscope.kernel.targets import Target
 
 CUDA_VERSION = "12.8"
 CUDA_DRIVER = "570.124.06"

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.core import adapter
+from irscope import adapter
 
 DEFAULT_LAUNCH_S = 60.0
 DEFAULT_TOTAL_S = 120.0

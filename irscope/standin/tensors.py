@@ -23,8 +23,8 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from irscope.core.adapter import runtime as triton_runtime
-from irscope.core.targets import Target
+from irscope.adapter import runtime as triton_runtime
+from irscope.kernel.targets import Target
 from irscope.standin.bench import benchmarks_once
 from irscope.standin.dispatch import cuda_registrations_on_cpu
 from irscope.standin.driver import FakeDeviceInterface

@@ -17,10 +17,10 @@ import os
 import re
 from typing import Any
 
-from irscope.core import adapter
-from irscope.core.artifacts import Artifacts
-from irscope.core.settings import Settings
-from irscope.core.spec import KernelSpec
+from irscope import adapter
+from irscope.artifacts import Artifacts
+from irscope.kernel.settings import Settings
+from irscope.kernel.spec import KernelSpec
 from irscope.steer.loops import loop_matches
 from irscope.steer.mlir import (
     find_loops,

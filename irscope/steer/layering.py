@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from irscope.core.settings import Settings
 from irscope.errors import BadInput, did_you_mean
+from irscope.kernel.settings import Settings
 from irscope.steer.pinset import ConstPin, Pins
 
 if TYPE_CHECKING:  # only for the annotation: a plain compile has no recipe to model

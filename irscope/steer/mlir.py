@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from irscope.core.spec import split_top
+from irscope.kernel.spec import split_top
 
 OPENING, CLOSING = "([{<", ")]}>"
 SHARED_KINDS_SUFFIX = "shared"

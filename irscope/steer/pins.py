@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from irscope.core.settings import parse_bool
 from irscope.errors import BadInput, did_you_mean
+from irscope.kernel.settings import parse_bool
 from irscope.steer.mlir import balanced, mlir_text, split_attrs
 
 # per-loop attributes: pin name -> (TTIR attribute, type)

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from irscope.core import adapter
-from irscope.core.artifacts import Artifacts
-from irscope.core.settings import Settings
-from irscope.core.spec import KernelSpec
+from irscope import adapter
+from irscope.artifacts import Artifacts
 from irscope.errors import BadInput
+from irscope.kernel.settings import Settings
+from irscope.kernel.spec import KernelSpec
 from irscope.steer.verify_child import verify_isolated
 
 if TYPE_CHECKING:  # annotations only: a plain compile (no pins) never loads the pin parsers

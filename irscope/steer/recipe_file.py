@@ -22,11 +22,11 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from irscope.core import adapter
-from irscope.core.settings import parse_bool, settable_options
-from irscope.core.spec import parse_value
-from irscope.core.targets import Target, parse_target
+from irscope import adapter
 from irscope.errors import BadInput, did_you_mean
+from irscope.kernel.settings import parse_bool, settable_options
+from irscope.kernel.spec import parse_value
+from irscope.kernel.targets import Target, parse_target
 from irscope.steer.pins import (
     LayoutPin,
     LoopPin,

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irscope.core.targets import Target
 from irscope.errors import BadInput, did_you_mean
+from irscope.kernel.targets import Target
 from irscope.steer.pins import LayoutPin, LoopPin, PartitionPin
 
 

@@ -19,8 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-from irscope.core.adapter import make_backend
-from irscope.core.targets import Target
+from irscope.adapter import make_backend
+from irscope.kernel.targets import Target
 
 TIMEOUT_S = 120
 

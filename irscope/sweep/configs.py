@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.core.settings import Settings, convert, settable_options
-from irscope.core.spec import KernelSpec, parse_value
 from irscope.errors import BadInput, did_you_mean
 from irscope.jobs import Job, vary
+from irscope.kernel.settings import Settings, convert, settable_options
+from irscope.kernel.spec import KernelSpec, parse_value
 
 
 @dataclass

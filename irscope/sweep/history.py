@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from irscope.core.cache import cache_dir
-from irscope.core.inputs import check_output_file
+from irscope.compile.cache import cache_dir
 from irscope.errors import BadInput
+from irscope.kernel.inputs import check_output_file
 
 BUSY_MS = 30_000
 SCHEMA = """

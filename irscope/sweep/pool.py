@@ -24,11 +24,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from irscope import workers
-from irscope.core import adapter, compiler, dump, loader
-from irscope.core.settings import Settings
-from irscope.core.spec import KernelSpec
+from irscope import adapter, workers
+from irscope.compile import compiler, dump
 from irscope.errors import BadInput, CompileFailure
+from irscope.kernel import loader
+from irscope.kernel.settings import Settings
+from irscope.kernel.spec import KernelSpec
 from irscope.sweep.configs import Config
 
 WORKER = ("-m", "irscope.sweep.pool")   # a worker's Python arguments

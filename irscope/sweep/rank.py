@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from irscope.core.inputs import check_output_file
 from irscope.errors import BadInput
 from irscope.jobs import Job
+from irscope.kernel.inputs import check_output_file
 from irscope.steer import recipes
 from irscope.sweep.configs import Config
 from irscope.timing import statistics

@@ -32,9 +32,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from irscope.core import artifacts, dump, loader
-from irscope.core.spec import KernelSpec
+from irscope import artifacts
+from irscope.compile import dump
 from irscope.errors import BadInput, CompileFailure, IrscopeError
+from irscope.kernel import loader
+from irscope.kernel.spec import KernelSpec
 from irscope.sweep.configs import Config
 from irscope.sweep.timed import Batch, local_device
 from irscope.timing import bench

@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irscope.core import adapter, dump
-from irscope.core.inputs import check_output_dir
+from irscope import adapter
+from irscope.compile import dump
 from irscope.errors import BadInput
+from irscope.kernel.inputs import check_output_dir
 from irscope.sweep import pool, ray_engine, search
 from irscope.sweep.configs import Config
 from irscope.sweep.history import History, method_key

@@ -51,7 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.core import adapter
+from irscope import adapter
 from irscope.errors import BadInput
 from irscope.sweep.configs import Config
 from irscope.sweep.rank import row

@@ -36,10 +36,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.core import adapter, compiler
-from irscope.core.hardware import by_device_name
-from irscope.core.targets import local_gpu_present
+from irscope import adapter
+from irscope.compile import compiler
 from irscope.errors import BadInput, CompileFailure
+from irscope.kernel.hardware import by_device_name
+from irscope.kernel.targets import local_gpu_present
 from irscope.timing import statistics as timing
 from irscope.timing.launch import Launch, TensorSpec, evaluate
 from irscope.timing.measure import MAX_BATCH

@@ -18,10 +18,11 @@ import time
 import warnings
 from typing import Any
 
-from irscope import workers
-from irscope.core import adapter, compiler, loader
-from irscope.core.spec import KernelSpec
+from irscope import adapter, workers
+from irscope.compile import compiler
 from irscope.errors import BadInput
+from irscope.kernel import loader
+from irscope.kernel.spec import KernelSpec
 from irscope.timing import inputs, reference
 from irscope.timing.launch import Launch
 from irscope.timing.measure import Workbench, measure

@@ -25,8 +25,8 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.core.spec import split_signature
 from irscope.errors import BadInput
+from irscope.kernel.spec import split_signature
 
 DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8_e4m3fn",
           "fp8e5": "float8_e5m2", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",

@@ -11,11 +11,11 @@ from dataclasses import replace
 from typing import Any
 
 from irscope import jobs
-from irscope.core import loader
-from irscope.core.settings import parse_assignments
-from irscope.core.specfile import read_spec_document
-from irscope.core.targets import local_gpu_target
 from irscope.errors import BadInput
+from irscope.kernel import loader
+from irscope.kernel.settings import parse_assignments
+from irscope.kernel.specfile import read_spec_document
+from irscope.kernel.targets import local_gpu_target
 from irscope.timing.launch import (
     Launch,
     from_capture,

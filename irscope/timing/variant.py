@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.core import compiler
-from irscope.core.adapter import runtime
-from irscope.core.settings import Settings
-from irscope.core.spec import KernelSpec
+from irscope.adapter import runtime
+from irscope.compile import compiler
 from irscope.errors import BadInput
+from irscope.kernel.settings import Settings
+from irscope.kernel.spec import KernelSpec
 from irscope.timing.launch import Launch, parse_grid
 from irscope.timing.reference import bind
 

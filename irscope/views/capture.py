@@ -16,7 +16,7 @@ from typing import Any
 from irscope.capture import command as capture
 from irscope.capture.records import Capture, ScriptRun
 from irscope.capture.runner import stopped_from_outside, threads_note
-from irscope.core.settings import jsonable
+from irscope.kernel.settings import jsonable
 from irscope.views import dump as dump_view
 from irscope.views.console import console
 

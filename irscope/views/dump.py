@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from irscope.core import artifacts
-from irscope.core.compiler import STAGE_DESCRIPTIONS
-from irscope.core.hardware import TARGET_CHIP, for_target
+from irscope import artifacts
+from irscope.compile.compiler import STAGE_DESCRIPTIONS
+from irscope.kernel.hardware import TARGET_CHIP, for_target
 from irscope.views.console import console, esc, fmt_bytes, widths
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from irscope.core.dump import DumpResult
+    from irscope.compile.dump import DumpResult
 
 SHOWN_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim",
                  "kpack", "enable_fp_fusion")

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from irscope.core.sourcemap import CLASSES
+from irscope.artifacts.sourcemap import CLASSES
 from irscope.views.console import console, esc
 
 SHORT = {"mma": "mma", "global_load": "gld", "global_store": "gst", "shared_load": "sld", "shared_store": "sst",

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from irscope.core.artifacts import PassRecord
-from irscope.core.passes import FirstMatch, LineChange
+from irscope.artifacts import PassRecord
+from irscope.artifacts.passes import FirstMatch, LineChange
 from irscope.views.console import console
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from irscope.core.settings import Settings
+from irscope.kernel.settings import Settings
 from irscope.steer import recipes
 from irscope.views.console import console, esc
 

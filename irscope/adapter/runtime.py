@@ -9,7 +9,7 @@ import contextlib
 import json
 from typing import Any, Callable, Iterator
 
-from irscope.core.adapter.binding import unwrap_kernel
+from irscope.adapter.binding import unwrap_kernel
 
 # ---------------------------------------------------------------- capture (irscope dump SCRIPT)
 #

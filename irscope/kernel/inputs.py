@@ -13,8 +13,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-from irscope.core import loader
 from irscope.errors import BadInput
+from irscope.kernel import loader
 
 TARGET_CHOICES = ("cuda:80|90|100|120, hip:gfx90a|gfx942|gfx950, or a100, h100, h200, b200, rtx5090, mi250x, "
                   "mi300x, mi355x")

@@ -8,9 +8,9 @@ constexprs that size the tiles.
 
 from __future__ import annotations
 
-from irscope.core import adapter
-from irscope.core.spec import KernelSpec
+from irscope import adapter
 from irscope.errors import CompileFailure
+from irscope.kernel.spec import KernelSpec
 
 
 def frontend_failure(spec: KernelSpec, e: Exception) -> CompileFailure:

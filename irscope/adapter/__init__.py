@@ -8,12 +8,12 @@ lazily: `import irscope` stays cheap. Three modules, by what irscope does with T
     compiling   stage hooks, the compile call, env knobs, tools, IR verification, recipe knobs
     runtime     the JIT's hook slots, drivers, autotuners, compiled kernels (capture)
 
-Callers use `from irscope.core import adapter` and `adapter.NAME` for binding and compiling (the
+Callers use `from irscope import adapter` and `adapter.NAME` for binding and compiling (the
 names below); capture and the stand-in GPU import `adapter.runtime` itself, which keeps it off the
 plain dump's start-up.
 """
 
-from irscope.core.adapter.binding import (  # noqa: F401
+from irscope.adapter.binding import (  # noqa: F401
     amd_buffer_ops_enabled,
     bind,
     cache_invalidating_env,
@@ -36,7 +36,7 @@ from irscope.core.adapter.binding import (  # noqa: F401
     unwrap_kernel,
     version_tuple,
 )
-from irscope.core.adapter.compiling import (  # noqa: F401
+from irscope.adapter.compiling import (  # noqa: F401
     StageWrapper,
     compile,
     compile_error_types,

@@ -25,7 +25,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 from types import ModuleType
 
-from irscope.core import adapter
+from irscope import adapter
 from irscope.errors import BadInput, did_you_mean
 
 

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from irscope.core import adapter
+from irscope import adapter
 from irscope.errors import BadInput, did_you_mean
 
 INT_TYPES = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}

@@ -18,8 +18,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from irscope.core import artifacts, lineinfo, sourcemap
-from irscope.core.artifacts import PassRecord
+from irscope import artifacts
+from irscope.artifacts import PassRecord, lineinfo, sourcemap
 from irscope.errors import BadInput
 
 # Two spellings, depending on the printer MLIR picks: "Name (arg) ('op' ...)" on stderr,

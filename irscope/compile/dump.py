@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from irscope.core import artifacts, cache, compiler
-from irscope.core.settings import Settings
-from irscope.core.spec import KernelSpec
+from irscope import artifacts
+from irscope.compile import cache, compiler
+from irscope.kernel.settings import Settings
+from irscope.kernel.spec import KernelSpec
 
 
 @dataclass

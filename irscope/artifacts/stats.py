@@ -22,8 +22,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from irscope.core import machinery
-from irscope.core.targets import Target
+from irscope.artifacts import machinery
+from irscope.kernel.targets import Target
 
 # ------------------------------------------------------------------ NVIDIA: ptxas report
 

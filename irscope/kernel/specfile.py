@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from irscope.core.spec import KernelSpec
 from irscope.errors import BadInput
+from irscope.kernel.spec import KernelSpec
 
 SPEC_FILE_VERSION = 1
 

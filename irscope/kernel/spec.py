@@ -19,8 +19,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope.core import adapter, loader
-from irscope.core.elements import (  # noqa: F401  (the grammar's names, for the modules that use spec's)
+from irscope import adapter
+from irscope.errors import BadInput, did_you_mean
+from irscope.kernel import loader
+from irscope.kernel.elements import (  # noqa: F401  (the grammar's names, for the modules that use spec's)
     BOOL_TYPES,
     FLOAT_TYPES,
     INT_TYPES,
@@ -33,7 +35,7 @@ from irscope.core.elements import (  # noqa: F401  (the grammar's names, for the
     split_top,
     stand_in,
 )
-from irscope.errors import BadInput, did_you_mean
+
 
 @dataclass
 class KernelSpec:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import glob
 from dataclasses import dataclass, field
 
-from irscope.core.hardware import CHIPS, TARGET_CHIP, Chip, for_target
 from irscope.errors import BadInput, did_you_mean
+from irscope.kernel.hardware import CHIPS, TARGET_CHIP, Chip, for_target
 
 
 @dataclass(frozen=True)

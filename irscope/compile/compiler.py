@@ -35,15 +35,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from irscope import __version__
-from irscope.core import adapter, cache, failures, lineinfo, sourcemap
-from irscope.core import passes as passes_mod
-from irscope.core import stats as stats_mod
-from irscope.core.artifacts import TRITON_STAGE_NAMES, Artifacts
-from irscope.core.native_output import capture_native_output
-from irscope.core.settings import Settings, jsonable
-from irscope.core.spec import KernelSpec, check_binding, check_descriptors
+from irscope import __version__, adapter
+from irscope.adapter.native_output import capture_native_output
+from irscope.artifacts import TRITON_STAGE_NAMES, Artifacts, lineinfo, sourcemap
+from irscope.artifacts import passes as passes_mod
+from irscope.artifacts import stats as stats_mod
+from irscope.compile import cache, failures
 from irscope.errors import BadInput, CompileFailure
+from irscope.kernel.settings import Settings, jsonable
+from irscope.kernel.spec import KernelSpec, check_binding, check_descriptors
 
 STAGE_DESCRIPTIONS = {
     "source": "Python -> TTIR (frontend)",

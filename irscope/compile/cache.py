@@ -20,7 +20,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
-from irscope.core.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish
+from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish
 from irscope.errors import BadInput
 
 CHECKSUMS = ".irscope-sha256.json"
@@ -39,7 +39,7 @@ def cache_dir() -> Path:
 
 # The code that decides what a dump folder holds: the compile pipeline, the steering, the job model.
 # Views, capture, timing and sweeps show or use dumps but never change one.
-_DUMP_CODE = ("core", "steer", "jobs.py")
+_DUMP_CODE = ("adapter", "kernel", "artifacts", "compile", "steer", "stages.py", "knobs.py", "jobs.py")
 
 
 def code_fingerprint() -> str:
@@ -52,7 +52,7 @@ def code_fingerprint() -> str:
     h = hashlib.sha256()
     package = Path(__file__).resolve().parent.parent
     files = [p for part in _DUMP_CODE for p in ([package / part] if part.endswith(".py")
-                                                 else (package / part).rglob("*.py"))]
+                                                 else (package / part).rglob("*.py")) if p.exists()]
     for path in sorted(files):
         st = path.stat()
         h.update(f"{path.relative_to(package)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())

@@ -13,9 +13,9 @@ import typing
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from irscope.core import adapter
-from irscope.core.targets import Target
+from irscope import adapter
 from irscope.errors import BadInput, did_you_mean
+from irscope.kernel.targets import Target
 
 DERIVED_FIELDS = {"arch", "backend_name"}
 

@@ -30,10 +30,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from irscope.core import artifacts, lineinfo
-from irscope.core.artifacts import MAP_FILE
-from irscope.core.lineinfo import Frames, Unit
-from irscope.core.stats import LAYOUT_DEF, SASS_CLASSES
+from irscope import artifacts
+from irscope.artifacts import MAP_FILE, lineinfo
+from irscope.artifacts.lineinfo import Frames, Unit
+from irscope.artifacts.stats import LAYOUT_DEF, SASS_CLASSES
 from irscope.errors import BadInput
 
 SCHEMA = 1

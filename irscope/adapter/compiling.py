@@ -13,8 +13,8 @@ import re
 import tempfile
 from typing import Any, Callable, Iterator
 
-from irscope.core.adapter.binding import is_gluon, make_backend
-from irscope.core.native_output import capture_native_output
+from irscope.adapter.binding import is_gluon, make_backend
+from irscope.adapter.native_output import capture_native_output
 
 StageWrapper = Callable[[str, Callable], Callable]
 
