@@ -20,6 +20,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
+from irscope import knobs
 from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish
 from irscope.errors import BadInput
 
@@ -31,10 +32,8 @@ class Damaged(Exception):
 
 
 def cache_dir() -> Path:
-    if env := os.environ.get("IRSCOPE_CACHE_DIR"):
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "irscope"
+    """$IRSCOPE_CACHE_DIR, else $XDG_CACHE_HOME/irscope, else ~/.cache/irscope (knobs.CACHE_DIR)."""
+    return knobs.cache_dir()
 
 
 # The code that decides what a dump folder holds: the compile pipeline, the steering, the job model.

@@ -427,14 +427,6 @@ def check_resources(art: Artifacts, settings: Settings) -> None:
         )
 
 
-
-
-
-
-
-
-
-
 def _compiler_messages(native, with_passes: bool) -> str:
     """What the compiler printed, less the IR dumps (those are in passes/)."""
     parts = [_strip_ir_dumps(native.stderr) if with_passes else native.stderr, _strip_ir_dumps(native.stdout)]

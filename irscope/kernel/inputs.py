@@ -21,8 +21,8 @@ TARGET_CHOICES = ("cuda:80|90|100|120, hip:gfx90a|gfx942|gfx950, or a100, h100, 
 
 
 def take_shared(options: dict) -> None:
-    """The shared spec options' checks, in place: --load-timeout (set for the loader, taken out),
-    -o (text -> Path), --target not empty, each parameter named once by --arg/--const."""
+    """The shared spec options' checks, in place: --load-timeout (knobs.LOAD_TIMEOUT, the loader's
+    limit; taken out), -o (text -> Path), --target not empty, each parameter named once by --arg/--const."""
     loader.set_load_timeout(options.pop("load_timeout"))
     options["out_dir"] = out_path(options["out_dir"])
     check_request_text(options["target"], options["named_args"], options["consts"])

@@ -14,7 +14,6 @@ import ast
 import contextlib
 import hashlib
 import importlib.util
-import math
 import signal
 import stat
 import sys
@@ -25,7 +24,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 from types import ModuleType
 
-from irscope import adapter
+from irscope import adapter, knobs
 from irscope.errors import BadInput, did_you_mean
 
 
@@ -39,16 +38,12 @@ class KernelRef:
 
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024   # a kernel file or script larger than this is not source code
-DEFAULT_LOAD_TIMEOUT = 30.0  # seconds a kernel file may take to import: one that imports torch and a library takes seconds cold
-_load_timeout = DEFAULT_LOAD_TIMEOUT
+DEFAULT_LOAD_TIMEOUT = knobs.LOAD_TIMEOUT.default  # the limit itself: knobs.LOAD_TIMEOUT (--load-timeout)
 
 
 def set_load_timeout(seconds: float) -> None:
-    """The limit on importing a kernel file (the CLI's --load-timeout); a positive, finite number."""
-    global _load_timeout
-    if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
-        raise BadInput(f"--load-timeout {seconds!r}: expected a positive number of seconds (e.g. 10)")
-    _load_timeout = float(seconds)
+    """The limit on importing a kernel file (the CLI's --load-timeout; knobs.LOAD_TIMEOUT, process-wide)."""
+    knobs.LOAD_TIMEOUT.set(seconds)
 
 
 def check_python_file(file: Path, what: str = "a Python file with Triton kernels", require_py: bool = False) -> Path:
@@ -146,7 +141,7 @@ def load_module(path: str | Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     _add_folder(str(file.resolve().parent))
     sys.modules[name] = module
-    limit = _load_timeout
+    limit = knobs.LOAD_TIMEOUT.get()
     try:
         # what the file prints while it loads goes to stderr: stdout carries irscope's output (--json)
         with contextlib.redirect_stdout(sys.stderr), _time_limit(limit):

@@ -21,17 +21,16 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
-import os
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from irscope import adapter
+from irscope import adapter, knobs
 
-DEFAULT_LAUNCH_S = 60.0
-DEFAULT_TOTAL_S = 120.0
+DEFAULT_LAUNCH_S = knobs.INTERPRET_LAUNCH_S.default
+DEFAULT_TOTAL_S = knobs.INTERPRET_TOTAL_S.default
 
 _benchmarking: contextvars.ContextVar[bool] = contextvars.ContextVar("irscope_benchmarking", default=False)
 
@@ -48,16 +47,6 @@ def benchmarking() -> Iterator[None]:
 
 def in_benchmark() -> bool:
     return _benchmarking.get()
-
-
-def _seconds(env: str, given: float | None, default: float) -> float:
-    if given is not None:
-        return float(given)
-    try:
-        value = float(os.environ.get(env, ""))
-        return value if value >= 0 else default
-    except ValueError:
-        return default
 
 
 class _OverBudget(Exception):
@@ -88,8 +77,8 @@ class Executor:
     """Runs recorded launches with Triton's interpreter, within the budgets."""
 
     def __init__(self, launch_s: float | None = None, total_s: float | None = None):
-        self.stats = Computed(_seconds("IRSCOPE_INTERPRET_LAUNCH_S", launch_s, DEFAULT_LAUNCH_S),
-                              _seconds("IRSCOPE_INTERPRET_TOTAL_S", total_s, DEFAULT_TOTAL_S))
+        self.stats = Computed(float(knobs.INTERPRET_LAUNCH_S.given(launch_s)),
+                              float(knobs.INTERPRET_TOTAL_S.given(total_s)))
         self._lock = threading.Lock()   # the interpreter's builder is one global object
         self._refused: dict[int, str] = {}
         self._interp = None

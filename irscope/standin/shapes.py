@@ -12,13 +12,13 @@ counts such ops. Inside do_bench (whose results are thrown away) the limit is BE
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from irscope import knobs
 from irscope.standin.interpret import in_benchmark
 
-DEFAULT_OP_S = 0.5
+DEFAULT_OP_S = knobs.STANDIN_OP_S.default
 # What this CPU's torch does per second (2 cores, measured): fp32 GEMM ~2e10 FLOP, 16-bit GEMM
 # ~1e9 FLOP (no fast CPU kernel), elementwise ~2e8 elements.
 _FLOPS = {"float32": 2e10, "float64": 1e10}
@@ -39,11 +39,8 @@ BENCHMARK_S = 0.001   # inside do_bench the results are thrown away: only trivia
 
 
 def op_budget_s() -> float:
-    try:
-        value = float(os.environ.get("IRSCOPE_STANDIN_OP_S", ""))
-        return value if value >= 0 else DEFAULT_OP_S
-    except ValueError:
-        return DEFAULT_OP_S
+    """$IRSCOPE_STANDIN_OP_S (knobs.STANDIN_OP_S), else DEFAULT_OP_S."""
+    return knobs.STANDIN_OP_S.get()
 
 
 @dataclass

@@ -2,14 +2,20 @@
 
 Answers the common query forms as the chip in IRSCOPE_SMI_FACTS (JSON from identity.chip_facts);
 anything else is said on stderr with exit 9 (what nvidia-smi does for an unknown option).
-No irscope import: it starts in a fresh interpreter for each call.
+It starts in a fresh interpreter for each call and imports only irscope.knobs (the standard library's
+json and os) from the checkout it belongs to.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
+from pathlib import Path
+
+if not __package__:  # run as a program (the launcher): this file's irscope, whatever else is installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from irscope import knobs  # noqa: E402
 
 UUID = "GPU-1a2b3c4d-0000-4000-8000-000000000000"
 
@@ -80,7 +86,7 @@ def rocm(prog: str, args: list[str], f: dict) -> int:
 
 def main() -> int:
     prog, args = sys.argv[1], sys.argv[2:]
-    facts = json.loads(os.environ.get("IRSCOPE_SMI_FACTS", "{}"))
+    facts = knobs.SMI_FACTS.get()
     return nvidia(args, facts) if prog == "nvidia-smi" else rocm(prog, args, facts)
 
 

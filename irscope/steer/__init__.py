@@ -13,7 +13,7 @@ Three kinds of pin, reachable from a recipe and from the command line (pins.py):
 The package, in the order a compile meets it:
 
     mlir          MLIR text: brackets, layouts, locations -> Python lines, scf.for loops
-    pins          the pin model (LoopPin, LayoutPin) and its parsing
+    pins          the pin model (LoopPin, LayoutPin, PartitionPin, ConstPin), its parsing, which pin wins
     loops         the TTIR loop rewrite
     layouts       the TTGIR layout rewrite and its rules
     checks        every pin and option checked against the compiled output
@@ -21,7 +21,7 @@ The package, in the order a compile meets it:
     toml_lines    line numbers for TOML keys (tomllib has none)
     recipe_model  Recipe, Variant, Layer
     recipe_file   a recipe file read and validated, every problem as FILE:LINE
-    recipes       finding, loading, checking and applying recipes; what `recipes list/show` shows
+    recipes       finding, loading and checking recipes (layering.apply lays them on); what `recipes list/show` shows
 
 Errors in pins are BadInput (exit 2, nothing written): a malformed pin, a loop line with no loop,
 an alias the TTGIR lacks, an illegal layout. A recipe's default-table pin (optional=True) that

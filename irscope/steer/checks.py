@@ -29,8 +29,7 @@ from irscope.steer.mlir import (
     parse_layout,
     squash,
 )
-from irscope.steer.pins import LOOP_ATTRS, LayoutPin, LoopPin, py_text
-from irscope.steer.pinset import ConstPin
+from irscope.steer.pins import LOOP_ATTRS, ConstPin, LayoutPin, LoopPin, py_text, sets_again
 
 
 def check(spec: KernelSpec, settings: Settings, loop_done: list[dict], layout_done: list[dict],
@@ -184,9 +183,9 @@ def _check_loop(pin: LoopPin, loop_done: list[dict], ttir: str, ttgir: str, gluo
         # a later pin that sets the same attribute on the same loop wins there (recipe < variant < --pin-loop)
         winners = {}
         for d in loop_done[i + 1:] if done else []:
-            for at, v in d["pin"].attrs:
-                if at == name:
-                    winners.update({where: (d["pin"], v) for where in d["loops"]})
+            if sets_again(d["pin"], pin, name):
+                v = dict(d["pin"].attrs)[name]
+                winners.update({where: (d["pin"], v) for where in d["loops"]})
         if loops and all(lp.lines[:1] and lp.lines[0] in winners for lp in loops):
             by = dict.fromkeys(f"{w.source} gives {w.where}:{name}={py_text(v)}"
                                for w, v in (winners[lp.lines[0]] for lp in loops))
@@ -235,11 +234,9 @@ def _check_layout(pin: LayoutPin, layout_done: list[dict], ttgir: str) -> dict:
         return _rec("layout", f"#{pin.alias}", pin.text(), pin.source, "no effect", "not applied")
     if "skipped" in done:
         return _rec("layout", f"#{pin.alias}", pin.text(), pin.source, "not applicable", done["skipped"])
-    # later pins of the alias: one that sets a field this pin sets (a whole layout sets every field) wins
+    # later pins of the alias: one that sets a field this pin sets wins (pins.sets_again, the one rule)
     later = [d for d in layout_done[i + 1:] if d["alias"] == pin.alias and "skipped" not in d]
-    mine = {k for k, _ in pin.fields}
-    winners = [d["pin"] for d in later if pin.value is not None or d["pin"].value is not None
-               or mine & {k for k, _ in d["pin"].fields}]
+    winners = [d["pin"] for d in later if sets_again(d["pin"], pin)]
     if winners:
         return _rec("layout", f"#{pin.alias}", done["after"], pin.source, "overridden",
                     "; ".join(f"{w.source} gives {w.text()}" for w in winners) + ", which wins")

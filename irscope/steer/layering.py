@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from irscope.errors import BadInput, did_you_mean
 from irscope.kernel.settings import Settings
-from irscope.steer.pinset import ConstPin, Pins
+from irscope.steer.pinset import Pins
 
 if TYPE_CHECKING:  # only for the annotation: a plain compile has no recipe to model
     from irscope.steer.recipe_model import Recipe
@@ -39,6 +39,9 @@ def apply(settings: Settings, recipe: Recipe | None, variant: str | None, kernel
             raise BadInput(f"recipe {recipe.name} is for {', '.join(t.name for t in recipe.targets)}, "
                            f"not {settings.target.name}")
         pins.recipe = recipe.describe(variant)
+        # the pin model: a recipe was read (recipes.py loaded it already); a plain compile never loads it
+        from irscope.steer.pins import ConstPin
+
         for layer in recipe.layers(kernel, variant):
             out = out.overlay(layer.options, layer.source).overlay_env(layer.env, layer.source)
             for k, text in layer.constexprs.items():

@@ -6,7 +6,7 @@
                `'blocked:sizePerThread=[1];order=[0]'` edits fields of it (LayoutPin)
     partition  `--pin-partition 'worker0:registers=48'`: the register budget of one warp-specialized worker
                partition (TTGIR's requestedRegisters; PTX's setmaxnreg.dec then says it) (PartitionPin)
-    constexpr  a recipe's constexpr value (Gluon layouts included), part of the specialization (pinset.ConstPin)
+    constexpr  a recipe's constexpr value (Gluon layouts included), part of the specialization (ConstPin)
 
 A pin here is data: parsed and checked for form (known attribute, known field, balanced brackets).
 Whether it fits a kernel is for loops.py and layouts.py to say when they rewrite the IR; the set of
@@ -45,6 +45,15 @@ LAYOUT_FIELDS = (
 
 
 # ------------------------------------------------------------------ the pins
+
+
+@dataclass(frozen=True)
+class ConstPin:
+    """A recipe's constexpr value, bound in the specialization."""
+
+    name: str
+    text: str                   # what spec.parse_value reads back (e.g. 'gl.BlockedLayout(...)', '128')
+    source: str
 
 
 @dataclass(frozen=True)
@@ -265,3 +274,35 @@ def layout_field(name: str, value: Any, where: str) -> tuple[str, str]:
             return name, text
         value = parsed
     return name, mlir_text(value)
+
+
+# ------------------------------------------------------------------ which pin wins
+
+
+def sets_again(later: LoopPin | LayoutPin, pin: LoopPin | LayoutPin, attr: str | None = None) -> bool:
+    """The one rule of which pin wins (recipe < variant < the command line: the later one): does
+    `later`, given after `pin`, set again what `pin` sets?
+
+    Layout pins: the same alias, and a field of `pin` (a whole layout, on either side, sets every
+    field). Loop pins: the attribute `attr` (else any of `pin`'s); at which loops is the caller's
+    to match (the same line or '*' when read from a recipe, the loops each edited in the output).
+    """
+    if isinstance(pin, LayoutPin):
+        return later.alias == pin.alias and (pin.value is not None or later.value is not None
+                                            or bool({k for k, _ in pin.fields} & {k for k, _ in later.fields}))
+    names = {attr} if attr is not None else {a for a, _ in pin.attrs}
+    return bool(names & {a for a, _ in later.attrs})
+
+
+def overridden_by(pin: LoopPin | LayoutPin, later: list) -> str | None:
+    """The source of the last of the `later` pins that sets again what `pin` sets, else None.
+
+    A loop pin is overridden when each of its attributes is set again at its line (or at '*'); a
+    layout pin when a later one of its alias sets one of its fields (sets_again).
+    """
+    if isinstance(pin, LoopPin):
+        keys = {(p.where, a) for p in later for a, _ in p.attrs}
+        if not all({(pin.where, a), ("*", a)} & keys for a, _ in pin.attrs):
+            return None
+        return next(p.source for p in reversed(later) if sets_again(p, pin) and p.where in (pin.where, "*"))
+    return next((q.source for q in reversed(later) if sets_again(q, pin)), None)

@@ -24,16 +24,7 @@ from irscope.kernel.spec import KernelSpec
 from irscope.steer.verify_child import verify_isolated
 
 if TYPE_CHECKING:  # annotations only: a plain compile (no pins) never loads the pin parsers
-    from irscope.steer.pins import LayoutPin, LoopPin, PartitionPin
-
-
-@dataclass(frozen=True)
-class ConstPin:
-    """A recipe's constexpr value, bound in the specialization."""
-
-    name: str
-    text: str                   # what spec.parse_value reads back (e.g. 'gl.BlockedLayout(...)', '128')
-    source: str
+    from irscope.steer.pins import ConstPin, LayoutPin, LoopPin, PartitionPin
 
 
 @dataclass

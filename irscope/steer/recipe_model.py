@@ -3,7 +3,7 @@
 A recipe file (recipes/README.md) holds default tables, kernel sections ([kernel."GLOB"]) and
 variants ([variant.NAME], each with its own kernel sections). Each table becomes a Layer: the
 options, env knobs, constexprs, layout pins and loop pins it sets, and the source it is shown as.
-Recipe.layers() lists the layers that apply to one kernel, lowest precedence first; recipes.apply()
+Recipe.layers() lists the layers that apply to one kernel, lowest precedence first; layering.apply()
 lays them onto Settings. recipe_file.py reads and validates the TOML into this model.
 """
 

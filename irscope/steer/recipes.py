@@ -1,18 +1,17 @@
 """Recipes: TOML files that name a target and pin options, env knobs, constexprs, loops and layouts.
 
 This module is what the commands use of them: finding a recipe (by name under recipe_dirs(), or
-by path), loading and checking it (recipe_file.py reads it, with FILE:LINE errors), and layering
-it onto Settings for one kernel; also the data `irscope recipes list/show` shows. The format is
-documented in recipes/README.md.
+by path), loading and checking it (recipe_file.py reads it, with FILE:LINE errors); also the data
+`irscope recipes list/show` shows. The format is documented in recipes/README.md.
 
-`apply()` layers one recipe (and variant) onto Settings for one kernel; everything that compiles
-goes through it (jobs.for_kernel). Precedence, lowest first:
+`layering.apply()` layers one recipe (and variant) onto Settings for one kernel; everything that
+compiles goes through it (jobs.for_kernel). Precedence, lowest first:
 
     Triton defaults (or a spec file's options) < recipe defaults < recipe kernel
     section(s) < variant defaults < variant kernel section(s) < --set / --pin-*
 
 Settings.sources says where each option (and "env:NAME" knob) came from; pins
-carry their own source.
+carry their own source; which of two pins wins is pins.sets_again.
 """
 
 from __future__ import annotations
@@ -20,9 +19,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from irscope import knobs
 from irscope.errors import BadInput, did_you_mean
 from irscope.steer import recipe_file
-from irscope.steer.pins import LayoutPin, LoopPin
+from irscope.steer.pins import overridden_by
 from irscope.steer.recipe_model import Layer, Recipe
 
 REPO_RECIPES = Path(__file__).resolve().parents[2] / "recipes"
@@ -33,8 +33,7 @@ REPO_RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 
 def recipe_dirs() -> list[Path]:
     """$IRSCOPE_RECIPES (os.pathsep-separated folders) first, then the recipes/ folder shipped with irscope."""
-    dirs = [Path(p) for p in os.environ.get("IRSCOPE_RECIPES", "").split(os.pathsep) if p]
-    return dirs + [REPO_RECIPES]
+    return [*knobs.RECIPES.get(), REPO_RECIPES]
 
 
 def find(name_or_path: str) -> Path:
@@ -129,20 +128,3 @@ def layer_lines(layer: Layer, over: Layer | None = None) -> list[str]:
     out += [f"loop {p.text()}" + mark(overridden_by(p, o.loops) is not None) for p in layer.loops]
     out += [f"layout {p.text()}" + mark(overridden_by(p, o.layouts) is not None) for p in layer.layouts]
     return out
-
-
-def overridden_by(pin: LoopPin | LayoutPin, later: list) -> str | None:
-    """The source of the last of the `later` pins that sets again what `pin` sets, else None.
-
-    A loop pin is overridden when each of its attributes is set again at its line (or at '*'); a
-    layout pin when a later one of its alias sets one of its fields (a whole layout sets every field).
-    """
-    if isinstance(pin, LoopPin):
-        keys = {(p.where, a) for p in later for a, _ in p.attrs}
-        if not all({(pin.where, a), ("*", a)} & keys for a, _ in pin.attrs):
-            return None
-        return next(p.source for p in reversed(later) if {a for a, _ in p.attrs} & {a for a, _ in pin.attrs}
-                    and p.where in (pin.where, "*"))
-    mine = {k for k, _ in pin.fields}
-    return next((q.source for q in reversed(later) if q.alias == pin.alias and (
-        pin.value is not None or q.value is not None or mine & {k for k, _ in q.fields})), None)
