@@ -13,6 +13,9 @@
     variants   one job per recipe variant (dump --variant X --variant Y, bench)
     vary       a job with more options or constexprs on top (a sweep's config, a bench --try)
 
+    script_target / for_capture   a script to capture: its target, and the request its kernels'
+               jobs are built under (for_kernel, from what each launch bound)
+
 dump, passes, diff (each side), bench (each variant), sweep (each config) and capture (each kernel,
 through for_kernel) all build their jobs here; so do the tests and benchmarks.
 """
@@ -106,6 +109,17 @@ def choose_target(requested: str | None, recipe: Recipe | None = None,
     if recorded:
         return parse_target(recorded), f"from {recorded_in}"
     return resolve_target(None)
+
+
+def script_target(req: Request) -> tuple[Target, str]:
+    """The target of a script to capture (no kernel loaded yet, no recipe applied): as choose_target."""
+    return choose_target(req.target, flag=req.target_flag)
+
+
+def for_capture(req: Request) -> Request:
+    """The request a capture's kernels are built under (for_kernel): its option layers; its steering
+    (recipe, variant, pins) does not apply to a capture (capture.command.not_applied says so)."""
+    return replace(req, recipe=None, variant=None, pin_layouts=(), pin_loops=(), pin_partitions=())
 
 
 def resolve(req: Request) -> list[Job]:

@@ -26,6 +26,7 @@ write_specs, dump_all (replay.py); the CLI hands the ScriptRun to its view (view
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from irscope import adapter, jobs
@@ -39,28 +40,43 @@ from irscope.kernel.settings import parse_assignments
 from irscope.kernel.targets import Target, local_gpu_target
 
 
-def run(file: Path, script_args: list[str], kernel_globs: list[str], target: str | None, sets: list[str],
-        out_dir: Path, no_cache: bool, with_passes: bool, quiet: bool, stage: str | None,
-        script_log: Path | None, compile_only: bool, time_limit: float | None = None,
-        interpret_s: tuple[float | None, float | None] = (None, None)) -> ScriptRun:
+@dataclass(frozen=True)
+class CaptureOptions:
+    """What `irscope dump SCRIPT` was asked beyond the Request (each field is the flag of that name)."""
+
+    out_dir: Path
+    use_cache: bool = True
+    with_passes: bool = False              # --passes
+    quiet: bool = False                    # stdout carries data (--stage, --json): the script's output goes to stderr
+    stage: str | None = None
+    script_log: Path | None = None
+    compile_only: bool = False
+    time_limit: float | None = None
+    interpret_s: tuple[float | None, float | None] = (None, None)   # (per launch, whole run); None: knobs
+
+
+def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions) -> ScriptRun:
     """irscope dump SCRIPT [-- ARGS]: refuse what can be refused, run, capture, write specs, dump.
 
+    The script is request.file, its kernels are filtered by request.kernels (globs), its target is
+    the request's (jobs.script_target) and each capture's job is built from the request (replay.prepare).
     SIGINT, SIGTERM, --time-limit and the script's own failure end the script, not the capture:
     what it captured so far is written and dumped as usual. The spec files are written before any
     dump, so a second Ctrl-C during the dumps (which aborts irscope) still leaves them on disk.
-    `interpret_s`: the interpreter's (per-launch, whole-run) budgets in seconds on the stand-in GPU
-    (None: IRSCOPE_INTERPRET_LAUNCH_S / IRSCOPE_INTERPRET_TOTAL_S, or the defaults).
+    `opts.interpret_s`: the interpreter's (per-launch, whole-run) budgets in seconds on the stand-in
+    GPU (None: IRSCOPE_INTERPRET_LAUNCH_S / IRSCOPE_INTERPRET_TOTAL_S, or the defaults: knobs.py).
     """
-    tgt, reason, mode = choose_mode(target, compile_only)
-    out_dir = Path(out_dir).resolve()  # the script may change directory
-    check_before_running(tgt, sets, out_dir, stage, script_log)
+    tgt, reason, mode = choose_mode(request, opts.compile_only)
+    out_dir = Path(opts.out_dir).resolve()  # the script may change directory
+    check_before_running(tgt, request.all_sets(), out_dir, opts.stage, opts.script_log)
+    time_limit = opts.time_limit
     if time_limit is not None and not (math.isfinite(time_limit) and 0 < time_limit <= 1e8):
         raise BadInput(f"--time-limit {time_limit}: give a positive number of seconds")
-    script_run = run_script(Path(file), list(script_args), tgt, reason, mode, list(kernel_globs), script_log,
-                            quiet=quiet, time_limit=time_limit, interpret_s=interpret_s)
-    prepare(script_run, list(sets))
+    script_run = run_script(Path(request.file), list(script_args), tgt, reason, mode, list(request.kernels),
+                            opts.script_log, quiet=opts.quiet, time_limit=time_limit, interpret_s=opts.interpret_s)
+    prepare(script_run, request)
     write_specs(script_run, out_dir)
-    dump_all(script_run, out_dir, with_passes, not no_cache)
+    dump_all(script_run, out_dir, opts.with_passes, opts.use_cache)
     return script_run
 
 
@@ -100,10 +116,11 @@ def exit_status(script_run: ScriptRun, file: Path) -> int:
     return 1 if any(c.failure for c in script_run.captures) else 0
 
 
-def choose_mode(target_text: str | None, compile_only: bool) -> tuple[Target, str, str]:
-    """(target, why it was chosen, mode): a real run only on the local GPU's own target."""
+def choose_mode(request: jobs.Request, compile_only: bool) -> tuple[Target, str, str]:
+    """(target, why it was chosen, mode): the request's target (chosen in jobs, once); a real run only
+    on the local GPU's own target."""
     local = local_gpu_target()
-    tgt, reason = jobs.choose_target(target_text)
+    tgt, reason = jobs.script_target(request)
     real = local is not None and local == tgt and not compile_only
     return tgt, reason, "gpu" if real else "compile-only"
 

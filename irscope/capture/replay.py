@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,15 @@ from irscope.kernel.spec import ArgSpec, KernelSpec
 from irscope.kernel.specfile import spec_document
 
 
-def prepare(run: ScriptRun, sets: list[str]) -> None:
-    """Give each capture a KernelSpec and Settings; say where the spec cannot say what the launch did."""
-    request = jobs.Request(Path(run.script)).with_sets(list(sets), "--set")
+def prepare(run: ScriptRun, request: jobs.Request | Sequence[str]) -> None:
+    """Give each capture a KernelSpec and Settings; say where the spec cannot say what the launch did.
+
+    `request`: the command's Request; its option layers apply (its steering does not:
+    jobs.for_capture). A list of KEY=VALUE items stands for the script's Request with those as --set.
+    """
+    if not isinstance(request, jobs.Request):
+        request = jobs.Request(Path(run.script)).with_sets(list(request), "--set")
+    request = jobs.for_capture(request)
     for cap in run.captures:
         try:
             cap.spec, cap.settings = _spec_for(cap, run, request)

@@ -60,9 +60,8 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
         script_log = inputs.check_log_file(script_log)
         if (unused := capture.not_applied(request, variants, out_dir)) is not None:
             capture_view.print_warning(unused)
-        run = capture.run(request.file, list(script_args), list(request.kernels), request.target,
-                          request.all_sets(), out_dir, no_cache, with_passes, bool(stage or as_json), stage,
-                          script_log, compile_only, time_limit)
+        run = capture.run(request, list(script_args), capture.CaptureOptions(
+            out_dir, not no_cache, with_passes, bool(stage or as_json), stage, script_log, compile_only, time_limit))
         capture_view.render(run, stage, as_json)
         folders = [c.result.folder for c in run.captures if c.result is not None]
         if html is not None and folders:

@@ -1,15 +1,16 @@
-"""`irscope sweep`: compile a grid (or a search) of settings in parallel, rank them, optionally time them."""
+"""`irscope sweep`: compile a grid (or a search) of settings in parallel, rank them, optionally time them.
+
+Parsing and rendering only: the checks and the engine are sweep/command.py's.
+"""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import click
 
 from irscope.cli.options import DUTY_OPTION, spec_options, timing_session
-from irscope.errors import BadInput
 
 
 @click.command()
@@ -62,101 +63,35 @@ def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort
           time_budget, seed, max_registers, do_time, launch_args, launch_grid, max_seconds, graph, duty, db_path,
           no_db, history, with_sass, write_recipe, top, as_json, html, ref_text):
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
-    from irscope import jobs as jobs_mod
-    from irscope.sweep import configs as sweep_configs
-    from irscope.sweep import history as sweep_history
-    from irscope.sweep import rank, ray_engine, search
-    from irscope.sweep import run as sweep_job
+    from irscope.sweep import command
     from irscope.views import sweep as view
 
     if history:
-        db = sweep_history.History(db_path)
-        kernels = list(request.kernels) or None
-        view.history_table(db.sweeps(kernels, str(Path(request.file).resolve()) if not kernels else None),
-                           db.path, as_json)
+        view.history_table(*command.history(request, db_path), as_json)
         return
     if html is not None:
         from irscope.report.output import check_output
 
         check_output(html, "--html")
-    engine_name, address = ray_engine.parse_cluster(cluster)
-    search.check_search(strategy, trials, time_budget, 0)   # an unknown strategy: before anything loads
-    session = timing_session() if do_time and engine_name == "local" else None
-    base = jobs_mod.resolve_one(request, "sweep explores")
-    axes_typed = sweep_configs.parse_axes(list(axes), base)
-    size = sweep_configs.space_size(axes_typed)
-    search.check_search(strategy, trials, time_budget, size)
-    n_jobs = jobs or os.cpu_count() or 1
-    sweep_job.check_inputs(out_dir, n_jobs, timeout)
-    if write_recipe is not None:
-        rank.check_recipe_path(write_recipe)
-    if sort_key not in rank.COLUMNS and sort_key != "config":
-        raise BadInput(f"--sort {sort_key!r}: sort by one of config, {', '.join(rank.COLUMNS)}")
-    if strategy is None and size > sweep_configs.MAX_GRID:
-        raise BadInput(f"--grid: {size} configs is more than a sweep enumerates ({sweep_configs.MAX_GRID}); "
-                       "search the space instead: --search random|optuna --trials N")
-    launch = None
-    if do_time:
-        from irscope.timing.plan import bench_variants
-
-        if not launch_args and not request.is_spec_file:
-            raise BadInput("--time needs launch arguments: --args \"a=randn(M, K, bf16), ...\" and --launch-grid")
-        if launch_args and not launch_grid:
-            raise BadInput("--time needs the launch grid: --launch-grid \"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)\"")
-        _, launch = bench_variants(request, (), launch_args, launch_grid)
-    ref = None
-    if ref_text is not None:
-        if not do_time:
-            raise BadInput("--ref: a reference is timed with --time (give --time --args ... --launch-grid ...)")
-        from irscope.timing import reference
-
-        ref = reference.parse(ref_text, launch)
-    db = sweep_history.History(db_path) if do_time and not no_db else None
-    resources = ray_engine.connect(address, need_gpu=do_time) if engine_name == "ray" else {}
-    measure = {"max_seconds": max_seconds, "prune": sweep_job.PRUNE_MARGIN, "graph": graph, "duty": duty, "ref": ref}
-    timers = None
-    if do_time:
-        from irscope.sweep.timers import LocalTimers
-
-        timers = (ray_engine.Timers(launch, measure) if engine_name == "ray"
-                  else LocalTimers(session, launch, measure))
-    if engine_name == "ray":
-        n_jobs = jobs or int(resources.get("CPU", 1))
-    engine = sweep_job.Engine(n_jobs, timeout, not no_cache, with_sass, engine_name, timers, db,
-                              {"launch": launch, **measure})
-    total = trials or size
-    if strategy is not None:
-        strategy, degraded = search.available(strategy)
-        if degraded:
-            view.note(degraded)
-    try:
-        with view.sweep_progress(total, enabled=not as_json) as advance:
-            if strategy is None:
-                configs = sweep_configs.expand(base, axes_typed)
-                result = sweep_job.compile_and_time(configs, out_dir, engine, advance)
-            else:
-                result = sweep_job.search_and_time(
-                    search.make_strategy(strategy, axes_typed, seed),
-                    lambda i, values: sweep_configs.make_config(base, i, values), out_dir, engine, advance,
-                    trials=trials, time_budget=time_budget, max_registers=max_registers, name=strategy)
-                configs = result.configs
-    finally:
-        if timers is not None:
-            timers.close()
-    timed = result.timed
-    ordered = rank.sort_configs(configs, sort_key)
-    if write_recipe is not None:
-        rank.write_winners(write_recipe, base, configs, ordered, timed, sort_key, top)
+    opts = command.SweepOptions(
+        out_dir, not no_cache, tuple(axes), jobs, timeout, sort_key, cluster, strategy, trials, time_budget, seed,
+        max_registers, do_time, launch_args, launch_grid, max_seconds, graph, duty, db_path, no_db, with_sass,
+        write_recipe, top, ref_text)
+    prepared = command.prepare(request, opts, timing_session)
+    for note in prepared.notes:
+        view.note(note)
+    done = command.run(prepared, lambda total: view.sweep_progress(total, enabled=not as_json))
     if as_json:
-        click.echo(view.sweep_json(ordered, result))
+        click.echo(view.sweep_json(done.ordered, done.result))
     else:
-        view.sweep_table(ordered, timed, search=result.search)
+        view.sweep_table(done.ordered, done.timed, search=done.result.search)
         if write_recipe is not None:
             view.wrote_recipe(write_recipe)
     if html is not None:
         from irscope.views import report as report_view
 
-        click.echo(report_view.write_sweep(ordered, timed, html, title=f"{base.spec.kernel} on {base.settings.target.name}"),
+        click.echo(report_view.write_sweep(done.ordered, done.timed, html,
+                                           title=f"{done.base.spec.kernel} on {done.base.settings.target.name}"),
                    err=as_json)
-    if not any(c.usable for c in configs):
+    if not any(c.usable for c in done.configs):
         sys.exit(1)
