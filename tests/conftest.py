@@ -1,5 +1,19 @@
-"""Fixtures only (what tests share otherwise is in tests/helpers.py): an isolated irscope cache, the
-CLI runner, and the one skip rule for GPU tests (the `gpu` marker: skipped without a GPU)."""
+"""Fixtures (an isolated irscope cache, the CLI runner) and the one skip rule for GPU tests.
+
+How tests/ is laid out, by what a test needs:
+- tests/test_*.py: the CPU. Everything irscope does without launching a kernel, on any machine (a GPU's
+  compile is a cross-compile; a script's launches go to irscope's stand-in GPU). Tests that check what is
+  said *without* a GPU stay here, skipped where there is one.
+- tests/gpu/test_*.py: a real CUDA GPU, one module per area (bench, capture, frontier, sweep, and fidelity:
+  irscope's PTX equals the JIT's). Each module is marked `pytestmark = pytest.mark.gpu` and nothing else;
+  imports at module level need no GPU (torch is imported inside the tests).
+- tests/data/: the kernel files and scripts tests read (nothing a test writes: that goes to tmp_path).
+- tests/helpers.py: what tests share besides fixtures (paths, signatures, run_cli, compile_example, load_module).
+
+The skip rule (pytest_collection_modifyitems below): every test marked `gpu`, wherever it lives, is skipped
+with one reason when torch is missing or torch.cuda.is_available() is False. A stricter need (Hopper or
+newer) is a pytest.skip inside the test itself. On the GPU machine: `pytest tests/gpu` (or `pytest -m gpu`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +22,26 @@ import os
 import pytest
 
 from tests.helpers import run_cli
+
+
+def _no_cuda_gpu() -> str:
+    """Why gpu-marked tests cannot run here, or "" where torch sees a CUDA GPU."""
+    try:
+        import torch
+    except ImportError:
+        return "needs a CUDA GPU: torch is not installed"
+    return "" if torch.cuda.is_available() else "needs a CUDA GPU: torch.cuda.is_available() is False"
+
+
+def pytest_collection_modifyitems(config, items):
+    """The one skip rule for GPU tests: the `gpu` marker, skipped without a CUDA GPU (torch is asked once,
+    and only when a gpu test was collected)."""
+    gpu_tests = [item for item in items if item.get_closest_marker("gpu") is not None]
+    why = _no_cuda_gpu() if gpu_tests else ""
+    if why:
+        skip = pytest.mark.skip(reason=why)
+        for item in gpu_tests:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True, scope="session")

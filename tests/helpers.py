@@ -1,5 +1,5 @@
 """What tests share besides fixtures: paths, signatures, the CLI runner and an in-process compile.
-Test modules import these from here (`from tests.helpers import ...`); conftest.py holds fixtures only."""
+Test modules import these from here (`from tests.helpers import ...`); conftest.py holds fixtures and the gpu skip rule."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ MATMUL = EXAMPLES / "matmul.py"
 # strides divisible by 16, as a launch on 4096x4096 tensors gets them: the pipeliner can multi-buffer
 MATMUL_SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
 MATMUL_SIG = "*fp16:16, *fp16:16, *fp16:16, i32, i32, i32, i32, i32:1, i32, i32:1, i32, i32:1, 128, 128, 64, 8"
+FLOATS_N = ("x_ptr=*fp32", "out_ptr=*fp32", "n=i32:16")   # the runtime parameters of the kernels in data/faulty.py
 
 
 @dataclass
@@ -51,3 +52,11 @@ def compile_example(path: Path, signature: str, target: str = "cuda:90", sets: t
     request = jobs.Request(Path(path), (kernel,) if kernel else (), signature, consts=tuple(consts), target=target)
     job = jobs.resolve_one(request.with_sets(tuple(sets), "--set"), "a test compiles")
     return compiler.compile_spec(job.spec, job.settings, with_passes=passes)
+
+
+def load_module(path: Path):
+    """A kernel file imported as a module of its own (GPU tests launch its kernels through Triton's JIT)."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -2,19 +2,17 @@
 
 The CPU tests capture compile-only (--compile-only, so they mean the same on a GPU machine):
 the script runs on irscope's stand-in GPU (CPU tensors; launches recorded, and computed by
-Triton's interpreter). The GPU tests at the end (skipped without CUDA) check that a real run captures the same kernels,
-down to the PTX.
+Triton's interpreter). That a real run captures the same kernels, down to the PTX, is checked on a GPU in
+tests/gpu/test_capture_gpu.py.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from tests.helpers import DATA, EXAMPLES, VECTOR_ADD, run_cli
+from tests.helpers import DATA, VECTOR_ADD, run_cli
 
 from irscope import adapter
 from irscope.capture import replay, runner
@@ -242,60 +240,6 @@ def test_real_run_path_marks_the_winner_and_matches_the_launched_kernel(tmp_path
     assert all(c.kernel_hash for c in run.captures)
     for c in run.captures:
         assert c.matches_launch == {"ttgir": True, "ptx": True}, c.label
-
-
-# ---------------------------------------------------------------- on a GPU
-
-needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-SCRIPTS = sorted((EXAMPLES / "scripts").glob("*.py"))
-
-
-@pytest.mark.gpu
-@needs_cuda
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
-def test_example_scripts_pass_their_own_checks_on_a_gpu(script):
-    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, check=False)
-    assert p.returncode == 0, p.stderr
-    assert ": ok" in p.stdout
-
-
-@pytest.mark.gpu
-@needs_cuda
-def test_real_run_capture_gives_the_ptx_of_the_compile_only_capture(tmp_path):
-    major, minor = torch.cuda.get_device_capability()
-    target = f"cuda:{major * 10 + minor}"
-    real = run_cli("dump", str(SCRIPT), "-o", str(tmp_path / "real"), "--json")
-    assert real.code == 0, real.err
-    only = run_cli("dump", str(SCRIPT), "--compile-only", "-t", target, "-o", str(tmp_path / "only"), "--json")
-    assert only.code == 0, only.err
-    real_doc, only_doc = json.loads(real.out), json.loads(only.out)
-    assert real_doc["capture"]["mode"] == "gpu" and real_doc["capture"]["stopped"] is None
-    assert only_doc["capture"]["mode"] == "compile-only"
-
-    def ptx_by_capture(doc):
-        return {(k["name"], k["capture"]["config"], k["signature"]): Path(k["stages"]["ptx"]).read_text()
-                for k in doc["kernels"]}
-
-    a, b = ptx_by_capture(real_doc), ptx_by_capture(only_doc)
-    assert set(a) == set(b) and len(a) == 4
-    for key in a:
-        assert a[key] == b[key], key
-    for k in real_doc["kernels"]:
-        assert k["capture"]["matches_launch"] == {"ttgir": True, "ptx": True}, k["name"]
-    winners = [k["capture"]["winner"] for k in real_doc["kernels"] if k["name"] == "axpy_kernel"]
-    assert sorted(winners) == [False, True]
-
-
-@pytest.mark.gpu
-@needs_cuda
-@pytest.mark.parametrize("script", ["matmul_autotune", "fused_softmax", "fused_attention"])
-def test_examples_capture_on_a_gpu_without_stopping(script, tmp_path):
-    r = run_cli("dump", str(EXAMPLES / "scripts" / f"{script}.py"), "-o", str(tmp_path), "--json")
-    assert r.code == 0, r.err
-    doc = json.loads(r.out)
-    assert doc["capture"]["stopped"] is None and doc["kernels"]
-    for k in doc["kernels"]:
-        assert all(k["capture"]["matches_launch"].values()), k["name"]
 
 
 def test_a_script_that_changes_directory_does_not_move_the_output(tmp_path):

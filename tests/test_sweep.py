@@ -1,11 +1,10 @@
-"""Sweep: a grid of configs compiled in worker processes, each isolated, cached, ranked."""
+"""Sweep: a grid of configs compiled in worker processes, each isolated, cached, ranked (timed on a GPU: tests/gpu)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import pytest
 from tests.helpers import DATA, MATMUL, VECTOR_ADD
 
 from irscope import jobs
@@ -168,28 +167,6 @@ def test_ref_needs_time(tmp_path):
                 "-o", str(tmp_path / "o"))
     assert r.code == 2 and "--ref" in r.err and "--time" in r.err
     assert not (tmp_path / "o").exists()
-
-
-def _has_cuda() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return torch.cuda.is_available()
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU")
-def test_timed_sweep_states_the_winner_against_a_reference(tmp_path):
-    from tests.helpers import run_cli
-
-    r = run_cli("sweep", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024",
-                "--grid", "num_warps=2,4,8", "--time", "--args",
-                "x_ptr=randn(1048576, fp32), y_ptr=randn(1048576, fp32), out_ptr=empty(1048576, fp32), "
-                "n_elements=1048576", "--launch-grid", "cdiv(n_elements, BLOCK_SIZE)", "--ref", "torch.add(x_ptr, y_ptr)",
-                "--max-seconds", "4", "--no-db", "-o", str(tmp_path / "o"))
-    assert r.code == 0, r.err
-    assert "winner" in r.out and "the time of torch.add(x_ptr, y_ptr)" in r.out, r.out[-1500:]
 
 
 def test_a_recipe_written_from_a_recipe_sweep_compiles_alone(cli, tmp_path):

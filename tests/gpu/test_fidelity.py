@@ -1,7 +1,7 @@
 """Fidelity on a real GPU: irscope's PTX for a spec equals what Triton's JIT builds for the launch.
 
-Skips cleanly without a GPU (and without torch with CUDA). Run on the GPU machine:
-    pytest tests/test_gpu.py
+Skipped without a CUDA GPU (the `gpu` marker's rule in tests/conftest.py). Run on the GPU machine:
+    pytest tests/gpu/test_fidelity.py
 """
 
 from __future__ import annotations
@@ -9,13 +9,14 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from tests.helpers import EXAMPLES, MATMUL, VECTOR_ADD, compile_example
+from tests.helpers import EXAMPLES, MATMUL, VECTOR_ADD, compile_example, load_module
 
-torch = pytest.importorskip("torch")
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+pytestmark = pytest.mark.gpu
 
 
 def _local_target() -> str:
+    import torch
+
     major, minor = torch.cuda.get_device_capability()
     return f"cuda:{major * 10 + minor}"
 
@@ -26,6 +27,8 @@ def _strip_header(ptx: str) -> str:
 
 @pytest.mark.parametrize("n, offset", [(4096, 0), (4099, 0), (4096, 1)])
 def test_vector_add_ptx_equals_jit(n, offset):
+    import torch
+
     spec = importlib.util.spec_from_file_location("vector_add", VECTOR_ADD)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -43,6 +46,8 @@ def test_vector_add_ptx_equals_jit(n, offset):
 
 
 def test_matmul_ptx_equals_jit():
+    import torch
+
     spec = importlib.util.spec_from_file_location("matmul", MATMUL)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -63,19 +68,13 @@ def test_matmul_ptx_equals_jit():
     assert art.metadata["shared"] == kernel.metadata.shared
 
 
-def _load(path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("ws", [False, True])
 def test_tma_descriptor_matmul_ptx_equals_jit(ws):
     """A host-side TensorDescriptor launch: irscope's tensordesc<...> elements give the JIT's PTX."""
+    import torch
     from triton.tools.tensor_descriptor import TensorDescriptor
 
-    mod = _load(EXAMPLES / "tma_matmul.py")
+    mod = load_module(EXAMPLES / "tma_matmul.py")
     M, N, K = 1024, 768, 512
     a = torch.randn(M, K, device="cuda", dtype=torch.float16)
     b = torch.randn(N, K, device="cuda", dtype=torch.float16)
@@ -95,7 +94,9 @@ def test_tma_descriptor_matmul_ptx_equals_jit(ws):
 
 
 def test_gluon_warp_specialized_matmul_is_correct_and_ptx_equals_jit():
-    mod = _load(EXAMPLES / "gluon_ws_matmul.py")
+    import torch
+
+    mod = load_module(EXAMPLES / "gluon_ws_matmul.py")
     a = torch.randn(1024, 512, device="cuda", dtype=torch.float16)
     b = torch.randn(512, 768, device="cuda", dtype=torch.float16)
     c = mod.matmul(a, b)
