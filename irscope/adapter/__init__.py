@@ -5,7 +5,7 @@ an API is fixed in one place. Each function says which versions behave how. Trit
 lazily: `import irscope` stays cheap. Three modules, by what irscope does with Triton:
 
     binding     versions, kernels, backends and their options, the launch binder, sources
-    compiling   stage hooks, the compile call, env knobs, tools, IR verification, recipe knobs
+    compiling   stage hooks, the compile call, env knobs, tools, recipe knobs
     runtime     the JIT's hook slots, drivers, autotuners, compiled kernels (capture)
 
 Callers use `from irscope import adapter` and `adapter.NAME` for binding and compiling (the
@@ -52,5 +52,4 @@ from irscope.adapter.compiling import (  # noqa: F401
     run_with_ptxas_log,
     split_outputs,
     stage_hook,
-    verify_ir,
 )

@@ -1,5 +1,5 @@
 """Triton's compile pipeline as irscope drives it: stage hooks, the compile call, env knobs, tools
-(ptxas, nvdisasm), IR verification and the knobs recipes may set.
+(ptxas, nvdisasm) and the knobs recipes may set.
 
 Every version difference in these lives here (3.5 ... 3.9).
 """
@@ -10,11 +10,9 @@ import contextlib
 import io
 import os
 import re
-import tempfile
 from typing import Any, Callable, Iterator
 
-from irscope.adapter.binding import is_gluon, make_backend
-from irscope.adapter.native_output import capture_native_output
+from irscope.adapter.binding import is_gluon
 
 StageWrapper = Callable[[str, Callable], Callable]
 
@@ -235,35 +233,6 @@ def recipe_env_knobs(backend: str) -> dict[str, str]:
             kind = type(desc).__name__
             out[key] = "bool" if "bool" in kind else "int" if "int" in kind else "str"
     return out
-
-
-def verify_ir(text: str, ext: str, target) -> str | None:
-    """Parse and verify an MLIR module (as triton.compile on a file would); the diagnostic, or None.
-
-    ir.parse_mlir_module(path, context) runs MLIR's verifier after parsing (3.5-3.9);
-    on failure it prints the diagnostic to the native stderr and raises RuntimeError.
-    """
-
-    from triton._C.libtriton import ir
-
-    with tempfile.TemporaryDirectory(prefix="irscope-verify-") as d:
-        path = os.path.join(d, f"kernel.{ext}")
-        with open(path, "w") as f:
-            f.write(text)
-        context = ir.context()
-        ir.load_dialects(context)
-        make_backend(target).load_dialects(context)
-        with capture_native_output() as native:
-            try:
-                ir.parse_mlir_module(path, context)
-            except Exception as e:  # RuntimeError('Parse MLIR file failed.')
-                failed = str(e) or type(e).__name__
-            else:
-                failed = None
-    if failed is None:
-        return None
-    diags = [line.split("error:", 1)[1].strip() for line in native.text.splitlines() if "error:" in line]
-    return "; ".join(dict.fromkeys(diags)) or failed
 
 
 def ir_stage_names(fn) -> list[str]:

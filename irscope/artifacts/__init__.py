@@ -41,14 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from irscope import stages
 from irscope.errors import BadInput
 
 MANIFEST = "manifest.json"
 MAP_FILE = "map.json"      # the source map (core/sourcemap.py)
-BINARY_STAGES = {"cubin", "hsaco"}
-
-# Triton's asm key -> irscope stage name. Triton calls the frontend's output "source".
-TRITON_STAGE_NAMES = {"source": "frontend"}
 
 # every temporary folder or file irscope makes next to what it publishes starts with this
 TMP_PREFIX = ".irscope-tmp-"
@@ -301,4 +298,4 @@ def inside(folder: Path | str, name: Any, field: str, remedy: str = "dump it aga
 
 def read_stage(folder: Path, manifest: dict[str, Any], stage: str) -> str | bytes:
     path = inside(folder, manifest["stages"][stage], f"{MANIFEST} stages.{stage}")
-    return path.read_bytes() if stage in BINARY_STAGES else path.read_text()
+    return path.read_bytes() if stage in stages.BINARY else path.read_text()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 Frame = tuple[str, int]            # (file path as the compiler wrote it, 1-based line)
 Frames = tuple[Frame, ...]         # outermost caller first; () = no line
@@ -389,3 +390,10 @@ def sass_units_from_text(sass: str) -> list[Unit]:
     """SASS without line info (a dump made before nvdisasm ran with -g): every instruction unmapped."""
     return [Unit(n, (), m.group(1), line.strip()) for n, line in enumerate(sass.splitlines(), 1)
             if (m := _SASS_INSTR.match(line))]
+
+
+# the parser of each stage language (stages.py's `language` column): a new stage in one of these
+# languages is read by its row alone. SASS with nvdisasm's -g -gp table goes through sass_units.
+UNITS: dict[str, Callable[[str], list[Unit]]] = {
+    "mlir": mlir_units, "llvm": llir_units, "ptx": ptx_units, "amdgcn": amdgcn_units, "sass": sass_units_from_text,
+}

@@ -21,6 +21,7 @@ from pathlib import Path
 from irscope import artifacts
 from irscope.artifacts import PassRecord, lineinfo, sourcemap
 from irscope.errors import BadInput
+from irscope.stages import BINARY, names
 
 # Two spellings, depending on the printer MLIR picks: "Name (arg) ('op' ...)" on stderr,
 # "Name: arg{options} ('op' ...)" in MLIR_DUMP_PATH files.
@@ -31,7 +32,6 @@ HEADER = re.compile(
     re.MULTILINE,
 )
 LOC = re.compile(r"\s*loc\((?:[^()]|\([^()]*\))*\)")
-MLIR_STAGES = ("ttir", "ttgir")
 
 
 @dataclass
@@ -97,7 +97,7 @@ def split(dump: str, offsets: dict[str, int], stages: dict) -> tuple[list[PassRe
         nxt = dumps[i + 1] if i + 1 < len(dumps) else None
         if nxt is not None and nxt.stage == d.stage:
             after = nxt.text
-        elif d.stage in MLIR_STAGES and isinstance(stages.get(d.stage), str):
+        elif d.stage in names(passes=True) and isinstance(stages.get(d.stage), str):
             after = stages[d.stage]
         else:
             after = None
@@ -218,4 +218,4 @@ def check_pattern(pattern: str) -> None:
 def stage_texts(folder: Path, manifest: dict) -> dict[str, str]:
     """The text stages of a dump folder, by name (binaries left out), for first_producer."""
     return {s: _read(Path(folder), f, f"manifest.json stages.{s}") for s, f in manifest["stages"].items()
-            if s not in artifacts.BINARY_STAGES}
+            if s not in BINARY}

@@ -35,11 +35,9 @@ from irscope.artifacts import MAP_FILE, lineinfo
 from irscope.artifacts.lineinfo import Frames, Unit
 from irscope.artifacts.stats import LAYOUT_DEF, SASS_CLASSES
 from irscope.errors import BadInput
+from irscope.stages import MACHINE, MAPPED, language
 
 SCHEMA = 1
-MLIR_STAGES = ("ttir", "glir", "ttgir")
-STAGE_ORDER = ("ttir", "glir", "ttgir", "llir", "ptx", "sass", "amdgcn")
-MACHINE_STAGES = ("sass", "amdgcn", "ptx")   # the first a map has is the one whose instructions count
 CLASSES = ("mma", "global_load", "global_store", "shared_load", "shared_store", "async_copy", "tma",
            "local_load", "local_store", "barrier")
 
@@ -142,7 +140,7 @@ class _Figures:
 
     def as_dict(self, stage: str) -> dict[str, Any]:
         out: dict[str, Any] = {"n": len(self.at), "at": sorted(set(self.at)), "ops": dict(self.ops.most_common())}
-        if stage in MACHINE_STAGES:
+        if stage in MACHINE:
             out["classes"] = {c: self.classes[c] for c in CLASSES if self.classes[c]}
             out["spill_bytes"] = self.spill
         if stage == "ptx":
@@ -155,21 +153,14 @@ class _Figures:
 def stage_units(stages: dict[str, Any], sass_info: list[lineinfo.SassLine] | None = None) -> dict[str, list[Unit]]:
     """Every mapped stage's units, in pipeline order."""
     out: dict[str, list[Unit]] = {}
-    for stage in STAGE_ORDER:
+    for stage in MAPPED:
         text = stages.get(stage)
         if not isinstance(text, str):
             continue
-        if stage in MLIR_STAGES:
-            out[stage] = lineinfo.mlir_units(text)
-        elif stage == "llir":
-            out[stage] = lineinfo.llir_units(text)
-        elif stage == "ptx":
-            out[stage] = lineinfo.ptx_units(text)
-        elif stage == "amdgcn":
-            out[stage] = lineinfo.amdgcn_units(text)
-        elif stage == "sass":
-            out[stage] = (lineinfo.sass_units(sass_info, out.get("ptx", [])) if sass_info is not None
-                          else lineinfo.sass_units_from_text(text))
+        if stage == "sass" and sass_info is not None:
+            out[stage] = lineinfo.sass_units(sass_info, out.get("ptx", []))
+        else:
+            out[stage] = lineinfo.UNITS[language(stage)](text)
     return out
 
 
@@ -208,7 +199,7 @@ def build(stages: dict[str, Any], kernel_file: str, stage_files: dict[str, str],
                                  "stages": {s: f.as_dict(s) for s, f in figs.items()}}
                                 for c, figs in sorted(callees[key].items())]
         lines.append(entry)
-    machine = next((s for s in MACHINE_STAGES if s in units), None)
+    machine = next((s for s in MACHINE if s in units), None)
     return {"irscope_map": SCHEMA, "kernel_file": kernel, "machine": machine, "stages": summary,
             "lines": lines, "no_line": {s: f.as_dict(s) for s, f in no_line.items()},
             "files": {name: texts.count(name) for name in

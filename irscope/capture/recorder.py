@@ -6,7 +6,7 @@ together (`installed()`):
     knobs.runtime.jit_cache_hook         a kernel is about to be compiled: what the launch binder
                                          decided (signature, constexprs, attributes, options); in
                                          compile-only mode it also skips the compile and the launch
-    knobs.runtime.jit_post_compile_hook  the kernel exists: its hash, and (gpu mode) its text stages
+    knobs.runtime.jit_post_compile_hook  the kernel exists: its hash, and (gpu mode) the stages replay checks
     knobs.compilation.listener           whether Triton served it from its on-disk cache
     JITFunction.run                      the launch: its arguments and grid (the launch record)
     Autotuner.run / .warmup              the config each compile belongs to, and the winner
@@ -30,8 +30,10 @@ from irscope.adapter import runtime as triton_runtime
 from irscope.capture.records import Capture, describe, grid_3d, launch_record
 from irscope.kernel.targets import Target
 from irscope.standin.driver import placeholder_benchmark
+from irscope.stages import from_triton, names
 
-TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn")
+# the stages replay compares with the dump (stages.py: launch_check), by irscope name
+LAUNCH_CHECKED = names(launch_check=True)
 
 
 @dataclass
@@ -138,7 +140,8 @@ class Recorder:
         if cap.kernel_hash:
             self.by_hash[cap.kernel_hash] = cap
         if not self.compile_only:
-            cap.asm = {k: v for k, v in kernel.asm.items() if k in TEXT_STAGES and isinstance(v, str)}
+            cap.asm = {from_triton(k): v for k, v in kernel.asm.items()
+                       if from_triton(k) in LAUNCH_CHECKED and isinstance(v, str)}
 
     def on_listen(self, src, metadata, cache_hit: bool) -> None:
         """knobs.compilation.listener: whether Triton served the compile from its on-disk cache."""

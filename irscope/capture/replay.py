@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from irscope import adapter, artifacts, jobs
+from irscope import adapter, artifacts, jobs, stages
 from irscope.capture.records import Capture, ScriptRun
 from irscope.compare.normalize import normalize
 from irscope.compile import compiler
@@ -253,7 +253,7 @@ def _compare_with_launch(cap: Capture) -> dict[str, bool]:
     """
     out = {}
     m, folder = cap.result.manifest, cap.result.folder
-    for stage in ("ttgir", "ptx", "amdgcn"):
+    for stage in stages.names(launch_check=True):
         if stage in cap.asm and stage in m["stages"]:
             mine = artifacts.read_stage(folder, m, stage)
             out[stage] = normalize(stage, mine).lines == normalize(stage, cap.asm[stage]).lines

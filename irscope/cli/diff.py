@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from irscope import stages
 from irscope.cli.options import STAGE_CHOICES, spec_options, timing_session
 from irscope.errors import BadInput
 
@@ -21,7 +22,7 @@ from irscope.errors import BadInput
 @click.option("--a-target", metavar="TARGET", help="Target of side a (default: --target).")
 @click.option("--b-target", metavar="TARGET", help="Target of side b (default: --target).")
 @click.option("--stage", "stages", multiple=True, metavar="STAGE",
-              type=click.Choice([s for s in STAGE_CHOICES if s not in ("cubin", "hsaco")]),
+              type=click.Choice([s for s in STAGE_CHOICES if s in stages.TEXT]),
               help="Show this stage's diff after the summary (repeatable): ttir, ttgir, llir, ptx, sass, amdgcn, "
                    "frontend, glir, source. The exit status then answers for these stages.")
 @click.option("--passes", "with_passes", is_flag=True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from irscope import stages
 from irscope.cli.options import STAGE_CHOICES, dump_folders, spec_options
 
 
@@ -12,8 +13,7 @@ from irscope.cli.options import STAGE_CHOICES, dump_folders, spec_options
 @click.option("--line", "line_spec", metavar="[FILE:]LINE",
               help="One source line in every stage: 33 (the kernel's file) or FILE:LINE (an inlined helper, "
                    "e.g. standard.py:43).")
-@click.option("--stage", type=click.Choice([s for s in STAGE_CHOICES if s in
-                                            ("ttir", "glir", "ttgir", "llir", "ptx", "sass", "amdgcn")]),
+@click.option("--stage", type=click.Choice([s for s in STAGE_CHOICES if s in stages.MAPPED]),
               help="With --line: only this stage, with the stage file's lines the source line became.")
 @click.option("--sort", "sort", default="instructions", show_default=True, metavar="KEY",
               help="Order of the hot-lines table: instructions, spills, mma, global_load, global_store, "

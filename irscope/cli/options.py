@@ -13,7 +13,9 @@ from pathlib import Path
 
 import click
 
-STAGE_CHOICES = ["source", "frontend", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "glir"]
+from irscope import stages
+
+STAGE_CHOICES = list(stages.CHOICES)
 
 LOAD_TIMEOUT_OPTION = click.option(
     "--load-timeout", metavar="SECONDS", type=click.FloatRange(0, 86400, min_open=True), default=30.0,

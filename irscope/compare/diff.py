@@ -32,13 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from irscope import artifacts
-from irscope.artifacts import BINARY_STAGES, PassRecord
+from irscope.artifacts import PassRecord
 from irscope.artifacts import passes as passes_mod
 from irscope.compare.bylines import LineDelta, by_line
 from irscope.compare.normalize import Normalized, normalize
 from irscope.compare.normalize import mlir as normalize_mlir
 from irscope.compare.sides import Side
 from irscope.errors import BadInput
+from irscope.stages import BINARY, names
 
 # text stages diffed by default (source is the input, not compiler output: only on request)
 SKIPPED_BY_DEFAULT = {"source"}
@@ -71,7 +72,7 @@ PRIMARY_STATS = (
     "occupancy.occupancy", "occupancy.blocks_per_sm", "occupancy.warps_per_sm", "occupancy.waves_per_simd",
     "occupancy.limited_by",
 )
-SECTION_ORDER = ("sass", "ptx", "amdgcn", "ttgir")
+SECTION_ORDER = names()[::-1]   # machine code first, then up the pipeline: sass, ptx, ..., ttgir
 SKIPPED_STATS = {"local_bytes", "ttgir.num_warps", "sass.top", "amdgcn.top"}
 
 
@@ -197,7 +198,7 @@ def diff_texts(stage: str, text_a: str | None, text_b: str | None, normalized: b
 
 
 def stage_text(side: Side, stage: str) -> str | None:
-    if stage not in side.manifest["stages"] or stage in BINARY_STAGES:
+    if stage not in side.manifest["stages"] or stage in BINARY:
         return None
     try:
         return artifacts.read_stage(side.folder, side.manifest, stage)
@@ -212,7 +213,7 @@ def diff_stage(a: Side, b: Side, stage: str, normalized: bool = True) -> StageDi
 def text_stages(a: Side, b: Side) -> list[str]:
     """Text stages of either side in pipeline order (a's order, then b's own), source left out."""
     names = list(a.manifest["stages"]) + [s for s in b.manifest["stages"] if s not in a.manifest["stages"]]
-    return [s for s in names if s not in BINARY_STAGES and s not in SKIPPED_BY_DEFAULT]
+    return [s for s in names if s not in BINARY and s not in SKIPPED_BY_DEFAULT]
 
 
 def diff_stages(a: Side, b: Side, stages: list[str] | None = None, normalized: bool = True) -> list[StageDiff]:
@@ -348,7 +349,7 @@ def compare(a: Side, b: Side, stages: list[str] | None = None, normalized: bool 
     selected = list(dict.fromkeys(stages or []))
     for s in selected:
         if s not in a.manifest["stages"] and s not in b.manifest["stages"]:
-            have = sorted(set(a.manifest["stages"]) | set(b.manifest["stages"]) - BINARY_STAGES)
+            have = sorted(set(a.manifest["stages"]) | set(b.manifest["stages"]) - set(BINARY))
             raise BadInput(f"stage {s!r} exists on neither side; stages: {', '.join(have)}")
     if require_passes:
         for side in (a, b):

@@ -38,6 +38,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from irscope import stages
+
 
 @dataclass
 class Normalized:
@@ -358,14 +360,14 @@ def raw(text: str) -> Normalized:
     return Normalized(lines, list(range(1, len(lines) + 1)))
 
 
+# the normaliser of each stage language (stages.py's `language` column): a new stage in one of these
+# languages is normalised by its row alone; binaries and unknown stages get plain
 NORMALIZERS: dict[str, Callable[[str], Normalized]] = {
-    "frontend": mlir, "ttir": mlir, "glir": mlir, "ttgir": mlir,
-    "llir": llir, "ptx": ptx, "sass": sass, "amdgcn": amdgcn,
-    "source": plain,
+    "mlir": mlir, "llvm": llir, "ptx": ptx, "sass": sass, "amdgcn": amdgcn, "python": plain,
 }
 
 
 def normalize(stage: str, text: str, enabled: bool = True) -> Normalized:
     if not enabled:
         return raw(text)
-    return NORMALIZERS.get(stage, plain)(text)
+    return NORMALIZERS.get(stages.language(stage) or "", plain)(text)

@@ -37,28 +37,14 @@ from typing import Any, ClassVar
 
 from irscope import __version__, adapter
 from irscope.adapter.native_output import capture_native_output
-from irscope.artifacts import TRITON_STAGE_NAMES, Artifacts, lineinfo, sourcemap
+from irscope.artifacts import Artifacts, lineinfo, sourcemap
 from irscope.artifacts import passes as passes_mod
 from irscope.artifacts import stats as stats_mod
 from irscope.compile import cache, failures
 from irscope.errors import BadInput, CompileFailure
 from irscope.kernel.settings import Settings, jsonable
 from irscope.kernel.spec import KernelSpec, check_binding, check_descriptors
-
-STAGE_DESCRIPTIONS = {
-    "source": "Python -> TTIR (frontend)",
-    "frontend": "Python -> TTIR (frontend)",
-    "ttir": "TTIR optimisation",
-    "glir": "Gluon IR",
-    "ttgir": "TTIR -> TTGIR (layouts, pipelining)",
-    "llir": "TTGIR -> LLVM IR",
-    "ptx": "LLVM IR -> PTX",
-    "cubin": "PTX -> cubin (ptxas)",
-    "amdgcn": "LLVM IR -> AMDGCN",
-    "hsaco": "AMDGCN -> hsaco (linker)",
-    "sass": "cubin -> SASS (nvdisasm)",
-    "resources": "launch-time resource check",
-}
+from irscope.stages import from_triton
 
 
 # ---------------------------------------------------------------- bind
@@ -288,7 +274,7 @@ def _artifacts_step(c: Compile) -> None:
     stages: dict[str, str | bytes] = {"source": adapter.kernel_source(spec.fn)}
     compiled, extras = adapter.split_outputs(c.kernel.asm)
     for name, content in {**rec.texts, **compiled}.items():  # rec.texts: the stages before a pinned one
-        stages[TRITON_STAGE_NAMES.get(name, name)] = content
+        stages[from_triton(name)] = content
     if c.sass is not None:
         stages["sass"] = c.sass
     times = {"frontend": ((rec.first_stage_at or c.started) - c.started) * 1e3}

@@ -13,6 +13,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from irscope import stages
 from irscope.errors import BadInput
 from irscope.kernel import loader
 
@@ -45,15 +46,12 @@ def check_capture_only(script_args, script_log, compile_only: bool) -> None:
                        f"(no --signature/--arg/--const)")
 
 
-VENDOR_STAGES = {"cuda": ("ptx", "cubin", "sass"), "hip": ("amdgcn", "hsaco")}
-
-
 def check_stage_for_target(stage: str | None, target) -> None:
     """--stage names a stage of the other vendor (amdgcn for a cuda target): refused before compiling."""
     other = "hip" if target.backend == "cuda" else "cuda"
-    if stage in VENDOR_STAGES[other]:
+    if stage in stages.names(vendor=other):
         raise BadInput(f"--stage {stage}: {target.name} has no {stage} stage (its last stages: "
-                       f"{', '.join(VENDOR_STAGES[target.backend])})")
+                       f"{', '.join(stages.names(vendor=target.backend))})")
 
 
 def check_stage(results, stage: str) -> None:

@@ -14,15 +14,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from irscope import artifacts
-from irscope.artifacts import BINARY_STAGES, MANIFEST, sourcemap
+from irscope import artifacts, stages
+from irscope.artifacts import MANIFEST, sourcemap
 from irscope.artifacts import passes as passes_mod
 from irscope.artifacts.sourcemap import CLASSES
 from irscope.errors import BadInput
 from irscope.report import layouts
 
-LANGS = {"source": "python", "frontend": "mlir", "ttir": "mlir", "glir": "mlir", "ttgir": "mlir", "llir": "llvm",
-         "ptx": "ptx", "sass": "sass", "amdgcn": "amdgcn"}
+LANGS = stages.column("page")
 MAX_STAGE_BYTES = 8 << 20      # a stage bigger than this is cut (the page says so)
 MAX_DIFF_LINES = 1500          # per pass
 MAX_LINE_CHARS = 300           # a longer diff line is cut (LLVM-dialect lines run to thousands)
@@ -82,7 +81,7 @@ def dump_model(folder: Path, index: int = 0, with_layouts: bool = True) -> dict[
 def _stage_texts(folder: Path, m: dict[str, Any]) -> dict[str, dict[str, Any]]:
     out = {}
     for name, fname in m["stages"].items():
-        if name in BINARY_STAGES:
+        if name in stages.BINARY:
             continue
         try:
             raw = artifacts.inside(folder, fname, f"manifest.json stages.{name}").read_bytes()

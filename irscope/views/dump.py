@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from irscope import artifacts
-from irscope.compile.compiler import STAGE_DESCRIPTIONS
+from irscope import artifacts, stages
 from irscope.kernel.hardware import TARGET_CHIP, for_target
 from irscope.views.console import console, esc, fmt_bytes, widths
 
@@ -26,14 +25,14 @@ if TYPE_CHECKING:
 
 SHOWN_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim",
                  "kpack", "enable_fp_fusion")
-LEXERS = {"ptx": "ptx", "llir": "llvm", "amdgcn": "gas", "sass": "nasm", "source": "python"}
+LEXERS = stages.column("lexer")
 PIN_STATUS_STYLE = {"ok": "green", "no effect": "yellow", "changed": "yellow", "overridden": "yellow",
                     "not applicable": "dim", "unchecked": "dim"}
 
 
 def _size(path: Path, stage: str) -> str:
     try:
-        if stage in ("cubin", "hsaco"):
+        if stage in stages.BINARY:
             return fmt_bytes(path.stat().st_size)
         with open(path, "rb") as f:
             return f"{sum(1 for _ in f)} lines"
@@ -43,7 +42,7 @@ def _size(path: Path, stage: str) -> str:
 
 def _describe(stage: str) -> str:
     """A stage's row text; the source is the kernel's own, not the frontend's output."""
-    return "the kernel's Python source" if stage == "source" else STAGE_DESCRIPTIONS.get(stage, "")
+    return stages.description(stage)
 
 
 def summary(results: list[DumpResult], out: Console | None = None) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from irscope import stages
 from irscope.artifacts.sourcemap import CLASSES
 from irscope.views.console import console, esc
 
@@ -79,7 +80,7 @@ def hot_json(folder: Path, manifest: dict[str, Any], source_map: dict[str, Any],
 
 
 def _stage_summary(stage: str, fig: dict[str, Any]) -> str:
-    unit = "instructions" if stage in ("llir", "ptx", "sass", "amdgcn") else "ops"
+    unit = stages.unit(stage)
     parts = [f"{fig['n']} {unit}"]
     if fig.get("classes"):
         parts.append(", ".join(f"{c} {n}" for c, n in fig["classes"].items()))
