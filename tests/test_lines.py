@@ -374,3 +374,28 @@ def test_console_prints_colon_words_verbatim():
     con.file = io.StringIO()
     con.print("x = y[:smile:]  # :thumbs_up:")
     assert con.file.getvalue().strip() == "x = y[:smile:]  # :thumbs_up:"
+
+
+def test_a_line_of_the_generator_reaches_every_stage_through_the_generated_lines(hopper, tmp_path):
+    """A generated kernel (Helion) records which generated lines each line of its generator's source
+    made (manifest generated_by.src_lines, from Helion's `# src[FILE:N]` comments): `lines --line
+    FILE:N` on the generator's file sums those generated lines in every stage."""
+    folder = tmp_path / "gen"
+    shutil.copytree(hopper, folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["generated_by"] = {"layer": "helion", "src_lines": {"my_helion.py:7": [DOT, LOAD_A], "my_helion.py:9": [BLANK]}}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    code, out, err = irscope("lines", str(folder), "--line", "my_helion.py:7", "--json")
+    assert code == 0, err
+    entry = json.loads(out)["line"]
+    smap = sourcemap.load(hopper, manifest)
+    by_line = {e["line"]: e for e in smap["lines"] if e["file"] == smap["kernel_file"]}
+    for stage in ("ttgir", "ptx", "sass"):
+        want = sorted(set(by_line[DOT]["stages"][stage]["at"]) | set(by_line[LOAD_A]["stages"][stage]["at"]))
+        assert entry["stages"][stage]["at"] == want
+        assert entry["stages"][stage]["n"] == by_line[DOT]["stages"][stage]["n"] + by_line[LOAD_A]["stages"][stage]["n"]
+    assert entry["generated_lines"] == sorted([DOT, LOAD_A]) and entry["line"] == 7
+    assert "wgmma" in json.dumps(entry["stages"]["ptx"])   # the dot's line is among them
+    # a generator line whose generated lines made no code: one line, naming the lines that did
+    code, out, err = irscope("lines", str(folder), "--line", "my_helion.py:9")
+    assert code == 2 and "my_helion.py generated no code" in err and "7" in err, err

@@ -288,11 +288,49 @@ def _file_matches(want: str, path: str) -> bool:
     return path == want or path.endswith("/" + want.lstrip("./")) or os.path.basename(path) == want
 
 
-def find_line(source_map: dict[str, Any], spec: str) -> dict[str, Any]:
+def origin_lines(generated_by: Any) -> dict[str, list[int]]:
+    """A generated kernel's map one level up: 'FILE.py:N' of the generator's source (Helion's
+    `# src[FILE.py:N]` comments) -> the generated file's lines made from it (the manifest's
+    generated_by.src_lines; {} for a hand-written kernel or a malformed entry)."""
+    if not isinstance(generated_by, dict) or not isinstance(generated_by.get("src_lines"), dict):
+        return {}
+    return {k: [n for n in v if isinstance(n, int)] for k, v in generated_by["src_lines"].items()
+            if isinstance(k, str) and isinstance(v, list)}
+
+
+def find_origin_line(source_map: dict[str, Any], spec: str, origins: dict[str, list[int]]) -> dict[str, Any] | None:
+    """--line FILE:N on the generator's source (a Helion kernel's file): the generated lines made
+    from it, merged, in every stage — the second level of the map. None when FILE is not the
+    generator's source."""
+    file, line = parse_line_spec(spec)
+    if file is None or not origins:
+        return None
+    mine = {k.rpartition(":")[0] for k in origins if _file_matches(file, k.rpartition(":")[0])}
+    if not mine:
+        return None
+    origin = sorted(mine)[0]
+    generated = sorted(set(origins.get(f"{origin}:{line}", [])))
+    kernel = source_map["kernel_file"]
+    hits = [e for e in source_map["lines"] if e["file"] == kernel and e["line"] in generated]
+    if not hits:
+        have = sorted(int(k.rpartition(":")[2]) for k in origins if k.rpartition(":")[0] == origin)
+        raise BadInput(f"--line {spec}: line {line} of {os.path.basename(origin)} generated no code that reached "
+                       f"any stage; lines with code: {_ranges(have)}")
+    entry = dict(_merge(hits))
+    entry.update(file=origin, line=line, text=f"(generated lines {_ranges(generated)} of "
+                                                f"{os.path.basename(kernel)})", generated_lines=generated)
+    return entry
+
+
+def find_line(source_map: dict[str, Any], spec: str, origins: dict[str, list[int]] | None = None) -> dict[str, Any]:
     """The map's entry for --line SPEC: a line of the kernel, or FILE:LINE (any file, callees
-    included: a helper's line sums what it produced under every line that called it).
+    included: a helper's line sums what it produced under every line that called it; for a
+    generated kernel, a line of the generator's source through the lines generated from it).
 
     BadInput, one line, for a line past the file's end or one that produced no code."""
+    through = find_origin_line(source_map, spec, origins or {})
+    if through is not None:
+        return through
     file, line = parse_line_spec(spec)
     kernel = source_map["kernel_file"]
     files = [kernel] if file is None else [f for f in source_map.get("files", {}) if _file_matches(file, f)]

@@ -12,7 +12,7 @@ from irscope.cli.options import STAGE_CHOICES, dump_folders, spec_options
 @spec_options
 @click.option("--line", "line_spec", metavar="[FILE:]LINE",
               help="One source line in every stage: 33 (the kernel's file) or FILE:LINE (an inlined helper, "
-                   "e.g. standard.py:43).")
+                   "e.g. standard.py:43; for a Helion kernel, a line of the Helion file).")
 @click.option("--stage", type=click.Choice([s for s in STAGE_CHOICES if s in stages.MAPPED]),
               help="With --line: only this stage, with the stage file's lines the source line became.")
 @click.option("--sort", "sort", default="instructions", show_default=True, metavar="KEY",
@@ -55,7 +55,7 @@ def lines(request, variants, out_dir, no_cache, debug, line_spec, stage, sort, t
                 view.hot_table(manifest, source_map, rows, no_line, top)
             continue
         sourcemap.check_stage(source_map, stage)
-        entry = sourcemap.find_line(source_map, line_spec)
+        entry = sourcemap.find_line(source_map, line_spec, sourcemap.origin_lines(manifest.get("generated_by")))
         ir = None
         if stage is not None:
             ir = {stage: sourcemap.stage_lines(folder, source_map, stage, entry["stages"].get(stage, {}).get("at", []))}
