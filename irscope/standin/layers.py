@@ -33,7 +33,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any
 
-from irscope.core.adapter import runtime as triton_runtime
+from irscope.adapter import runtime as triton_runtime
 
 _HELION_ENV = {"HELION_AUTOTUNE_BENCHMARK_SUBPROCESS": "0", "HELION_AUTOTUNE_PRECOMPILE": "0",
                "HELION_AUTOTUNE_PROGRESS_BAR": "0"}
