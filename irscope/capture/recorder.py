@@ -11,6 +11,7 @@ together (`installed()`):
     JITFunction.run                      the launch: its arguments and grid (the launch record)
     Autotuner.run / .warmup              the config each compile belongs to, and the winner
     CompiledKernel.__getitem__           launches of a kernel object .warmup returned
+    Inductor's compiles and launches     capture/inductor.py, once torch.compile sets Inductor up
 
 Each compile becomes one Capture (records.py), keyed by Triton's own kernel-cache identity.
 """
@@ -27,9 +28,11 @@ from typing import Any
 
 from irscope import adapter
 from irscope.adapter import runtime as triton_runtime
+from irscope.capture.inductor import InductorHooks
 from irscope.capture.records import Capture, describe, grid_3d, launch_record
 from irscope.kernel.targets import Target
 from irscope.standin.driver import placeholder_benchmark
+from irscope.standin.layers import observe_inductor
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn")
 
@@ -307,6 +310,7 @@ class Recorder:
             stack.enter_context(self._subclasses_wrapped(tuner_cls))
             stack.enter_context(triton_runtime.patched(kernel_cls, "__getitem__",
                                                 self.wrap_compiled_getitem(kernel_cls.__getitem__)))
+            stack.enter_context(observe_inductor(lambda: InductorHooks(self).installed()))
             try:
                 yield
             finally:

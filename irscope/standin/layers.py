@@ -23,7 +23,6 @@ process, and a cache hit compiles nothing, so while the stand-in is up:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import importlib.util
 import os
@@ -109,24 +108,15 @@ def _inductor_standin(torch: Any) -> Iterator[None]:
         from torch._dynamo import eval_frame
         import torch._functorch.config as functorch_config
         import torch._inductor.config as inductor_config
-        from torch._subclasses import meta_utils
 
         for cfg, values in ((inductor_config, INDUCTOR_CONFIG), (functorch_config, _FUNCTORCH_CONFIG)):
             for name, value in values.items():
                 if hasattr(cfg, name):
                     undo.enter_context(_config(cfg, name, value))
-        cuda0 = torch.device("cuda", 0)
-        describe = meta_utils.MetaTensorDescriber.describe_tensor
-
-        def describe_tensor(self, t, *args, **kwargs):
-            desc = describe(self, t, *args, **kwargs)
-            if getattr(desc.device, "type", None) == "cpu":
-                desc = dataclasses.replace(desc, device=cuda0)  # a stand-in tensor: on "the GPU"
-            return desc
-
-        if os.environ.get("IRSCOPE_INDUCTOR_FAKE_CUDA") == "1":  # prototype, see the note below
-            undo.enter_context(triton_runtime.patched(meta_utils.MetaTensorDescriber, "describe_tensor",
-                                                      describe_tensor))
+        _retarget_inductor(torch, undo)
+        tqdm = sys.modules.get("tqdm")
+        if tqdm is not None and hasattr(tqdm, "tqdm"):  # torch.fx's Interpreter makes a (disabled) tqdm bar:
+            undo.enter_context(_config(tqdm.tqdm, "monitor_interval", 0))  # no monitor thread left running
         enter = eval_frame._TorchDynamoContext.__call__
 
         def dynamo_call(self, fn, *args, **kwargs):  # what torch.compile'd functions and modules run
@@ -141,6 +131,8 @@ def _inductor_standin(torch: Any) -> Iterator[None]:
         if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
             torch._C._cuda_getCurrentRawStream = lambda device=None: 0
             undo.callback(delattr, torch._C, "_cuda_getCurrentRawStream")
+        for install in list(_inductor_observers):
+            undo.enter_context(install())
 
     def compile(model=None, *args, **kwargs):
         if not undo._exit_callbacks:
@@ -151,6 +143,155 @@ def _inductor_standin(torch: Any) -> Iterator[None]:
 
     with undo, triton_runtime.patched(torch, "compile", compile):
         yield
+
+
+_inductor_observers: list[Any] = []   # capture's hooks into Inductor (capture/inductor.py), set up with it
+
+
+@contextlib.contextmanager
+def observe_inductor(install) -> Iterator[None]:
+    """While entered, `install()` (a context manager) is entered once Inductor is set up on the
+    stand-in (the script's first torch.compile; torch._inductor is loaded then), and left with it."""
+    _inductor_observers.append(install)
+    try:
+        yield
+    finally:
+        _inductor_observers.remove(install)
+
+
+def _retarget_inductor(torch: Any, undo: contextlib.ExitStack) -> None:
+    """Inductor lowers every graph for cuda:0 (the target's chip), though Dynamo and AOT autograd
+    traced the stand-in's tensors as the CPU tensors they are (so autograd works: a CPU-only torch
+    has no CUDA stream for autograd's InputMetadata).
+
+    The seam is compile_fx.fx_codegen_and_compile, which _compile_fx_inner calls (a module global)
+    for every graph after AOT autograd has partitioned the joint graph: the forward, the backward
+    (compiled lazily, at the first backward) and inference graphs. There, under no_grad, the
+    example inputs become fake cuda:0 tensors of the same shape, strides, offset and dtype (in the
+    graph's own FakeTensorMode, so symbolic sizes stay symbolic), `device=cpu` arguments of the
+    graph's nodes and the devices in node.meta["val"] become cuda:0, and the inputs Inductor
+    checks for alignment are counted again for cuda. Inductor's own fake_tensor_prop then
+    propagates cuda through the graph, and it picks its Triton scheduling and the CUDA Python
+    wrapper; DeviceProperties (SMs, capability, warp size) come from the stand-in's torch.cuda.
+    """
+    import torch._inductor.compile_fx as compile_fx
+    from torch._dynamo import device_interface
+
+    cuda0 = torch.device("cuda", 0)
+    original = compile_fx.fx_codegen_and_compile
+
+    def fx_codegen_and_compile(gm, example_inputs, inputs_to_check, *args, **kwargs):
+        with torch.no_grad():
+            inputs = _graph_on_cuda(torch, gm, example_inputs, cuda0)
+            checked = compile_fx.get_input_idxs_to_check(inputs, kwargs.get("static_input_idxs", ()))
+            with _real_cuda_on_cpu(torch):
+                return original(gm, inputs, checked, *args, **kwargs)
+
+    undo.enter_context(triton_runtime.patched(compile_fx, "fx_codegen_and_compile", fx_codegen_and_compile))
+    # torch._dynamo's CudaInterface bound torch.cuda's functions when it was imported (maybe before
+    # the stand-in's torch.cuda was up); on a CPU-only torch its raw stream is None
+    cuda_iface = device_interface.CudaInterface
+    for name in ("current_device", "set_device", "device_count", "synchronize", "get_device_properties",
+                 "stream", "current_stream", "set_stream", "memory_allocated", "is_bf16_supported"):
+        undo.enter_context(triton_runtime.patched(cuda_iface, name, staticmethod(getattr(torch.cuda, name))))
+    for name in ("Event", "Stream", "device"):
+        undo.enter_context(triton_runtime.patched(cuda_iface, name, getattr(torch.cuda, name)))
+    undo.enter_context(triton_runtime.patched(cuda_iface, "get_raw_stream", staticmethod(lambda index=0: 0)))
+    undo.enter_context(triton_runtime.patched(cuda_iface, "exchange_device", staticmethod(lambda index: 0)))
+    undo.enter_context(triton_runtime.patched(cuda_iface, "maybe_exchange_device", staticmethod(lambda index: 0)))
+    device_interface.caching_worker_device_properties.pop("cuda", None)
+    undo.callback(device_interface.caching_worker_device_properties.pop, "cuda", None)
+    undo.enter_context(triton_runtime.patched(torch.cuda, "_DeviceGuard", _NoDeviceGuard))
+    from torch._inductor.runtime import triton_helpers
+
+    # each generated kernel module calls it: it would make NVIDIA's real driver active (no libcuda here)
+    undo.enter_context(triton_runtime.patched(triton_helpers, "set_driver_to_gpu", lambda: None))
+
+
+@contextlib.contextmanager
+def _real_cuda_on_cpu(torch: Any) -> Iterator[None]:
+    """While Inductor lowers a graph: a real (not fake) tensor made for cuda is made on the CPU.
+
+    The stand-in's own mode is off inside compiled code (_modes_off), but max-autotune makes real
+    inputs to benchmark its choices on (rand_strided(..., device="cuda")). Fake tensors (a
+    FakeTensorMode on the dispatch stack) keep their cuda device: they are what Inductor lowers.
+    """
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from irscope.standin.tensors import _is_gpu_device
+
+    class RealCudaOnCpu(TorchFunctionMode):
+        _irscope_standin = True
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if "device" in kwargs and _is_gpu_device(kwargs["device"]) and not any(
+                    isinstance(m, FakeTensorMode) for m in _get_current_dispatch_mode_stack()):
+                kwargs = dict(kwargs, device="cpu")
+            return func(*args, **kwargs)
+
+    with RealCudaOnCpu():
+        yield
+
+
+class _NoDeviceGuard:
+    """torch.cuda._DeviceGuard(i) of the generated wrapper: one device, nothing to exchange."""
+
+    def __init__(self, index: int):
+        self.idx = index
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _graph_on_cuda(torch: Any, gm: Any, example_inputs: Any, cuda0: Any) -> list[Any]:
+    """The example inputs as fake cuda:0 tensors, and gm's nodes saying cuda:0 (see _retarget_inductor)."""
+    from torch._guards import detect_fake_mode
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    fake_mode = detect_fake_mode(example_inputs) or FakeTensorMode(allow_non_fake_inputs=True)
+    made: dict[int, Any] = {}
+
+    def on_cuda(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor) or t.device.type != "cpu":
+            return t
+        if id(t) in made:
+            return made[id(t)]
+        with fake_mode:
+            if t.storage_offset() == 0:
+                new = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=cuda0)
+            else:
+                base = torch.empty(t.untyped_storage().nbytes() // t.element_size(), dtype=t.dtype, device=cuda0)
+                new = base.as_strided(t.shape, t.stride(), t.storage_offset())
+        for attr in ("_is_inductor_static", "_dynamo_static_input_type"):
+            if hasattr(t, attr):
+                with contextlib.suppress(Exception):
+                    setattr(new, attr, getattr(t, attr))
+        made[id(t)] = new
+        return new
+
+    def device_arg(a: Any) -> Any:
+        return cuda0 if isinstance(a, torch.device) and a.type == "cpu" else a
+
+    from torch.fx.node import map_aggregate
+    from torch.utils._pytree import tree_map
+
+    for module in gm.modules():
+        graph = getattr(module, "graph", None)
+        if not isinstance(graph, torch.fx.Graph):
+            continue
+        for node in graph.nodes:
+            node.args = map_aggregate(node.args, device_arg)
+            node.kwargs = map_aggregate(node.kwargs, device_arg)
+            if "val" in node.meta:
+                with contextlib.suppress(Exception):
+                    node.meta["val"] = tree_map(on_cuda, node.meta["val"])
+    return [on_cuda(t) for t in example_inputs]
 
 
 @contextlib.contextmanager
