@@ -61,6 +61,9 @@ class InductorHooks:
         self._by_metadata: dict[int, tuple[Any, Capture]] = {}   # id(CompiledKernel.metadata) -> capture
         self._pending: list[tuple[Capture, Any, dict[str, Any] | None]] = []
         self._binaries: weakref.WeakSet = weakref.WeakSet()
+        self._wrappers: list[tuple[str, dict[str, Any]]] = []   # every graph's wrapper .py, with its graph
+        self.graphs = 0                 # graphs Inductor lowered
+        self.benchmarked = 0            # Inductor timings answered with the placeholder
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -80,7 +83,8 @@ class InductorHooks:
             stack.enter_context(triton_runtime.patched(tuner, "bench", _benchmarked(vars(tuner)["bench"])))
             for cls in type(inductor_bench.benchmarker).__mro__:
                 if "benchmark_gpu" in vars(cls):
-                    stack.enter_context(triton_runtime.patched(cls, "benchmark_gpu", _placeholder_benchmark))
+                    stack.enter_context(triton_runtime.patched(
+                        cls, "benchmark_gpu", lambda bench, fn, *a, **k: self._placeholder_benchmark(fn)))
             launcher = standin_driver._Launcher
             stack.enter_context(triton_runtime.patched(launcher, "__call__", self._wrap_launch(launcher.__call__)))
             try:
@@ -90,6 +94,27 @@ class InductorHooks:
                 for binary in list(self._binaries):  # the stand-in's module handles: nothing to unload
                     with contextlib.suppress(Exception):     # later, once its driver is gone
                         binary.module = None
+
+    def notes(self) -> list[str]:
+        """What differs from Inductor on a GPU, one line each (the summary's notes)."""
+        if not self.graphs:
+            return []
+        out = [f"torch.compile (Inductor) lowered {self.graphs} graph{'s' if self.graphs != 1 else ''} in this process "
+               f"for the target (compile_threads=1: no worker processes; its FX graph, AOT autograd and autotune "
+               f"caches off, so every kernel was generated and compiled here, none served from a cache)"]
+        if self.benchmarked:
+            out.append(f"Inductor's {self.benchmarked} timing{'s' if self.benchmarked != 1 else ''} (its autotuner's "
+                       f"configs, max-autotune's choices) are placeholders ({PLACEHOLDER_MS:g} ms each), not "
+                       f"measurements: every candidate is compiled and captured, but the one it picked is not a GPU's pick")
+        return out
+
+    def _placeholder_benchmark(self, _callable) -> float:
+        """Benchmarker.benchmark_gpu on the stand-in: one call (its launches recorded, not computed) and a
+        placeholder time, the same for every choice, so Inductor keeps its first: not a measurement."""
+        self.benchmarked += 1
+        with benchmarking():
+            _callable()
+        return PLACEHOLDER_MS
 
     # -- the graph being lowered
 
@@ -105,6 +130,7 @@ class InductorHooks:
                 cid = torch._guards.CompileContext.current_compile_id()
                 if cid is not None:
                     graph["compile_id"] = str(cid)
+            hooks.graphs += 1
             token = hooks._graph.set(graph)
             try:
                 return original(gm, example_inputs, *args, **kwargs)
@@ -122,6 +148,7 @@ class InductorHooks:
             graph = hooks._graph.get()
             if graph is not None and getattr(mod, "__file__", None):
                 graph.setdefault("wrappers", []).append(str(mod.__file__))
+                hooks._wrappers.append((str(mod.__file__), graph))
             return mod
 
         return compile_to_module
@@ -224,8 +251,21 @@ class InductorHooks:
         """generated_by for the captures of graphs that are done (their wrapper is written)."""
         pending, self._pending = self._pending, []
         for cap, autotuner, graph in pending:
+            if graph is None:   # compiled outside a graph's lowering (at its first launch): the wrapper naming it
+                graph = self._graph_naming(cap)
             if cap.generated_by is None or cap.generated_by.get("graph") is None and graph is not None:
                 cap.generated_by = generated_by(cap, autotuner, graph)
+
+    def _graph_naming(self, cap: Capture) -> dict[str, Any] | None:
+        code = getattr(getattr(cap.jit, "fn", None), "__code__", None)
+        if code is None:
+            return None
+        line = f"# kernel path: {code.co_filename}"
+        for path, graph in self._wrappers:
+            with contextlib.suppress(OSError):
+                if line in Path(path).read_text():
+                    return graph
+        return None
 
 
 def generated_by(cap: Capture, autotuner: Any, graph: dict[str, Any] | None) -> dict[str, Any]:
@@ -233,13 +273,15 @@ def generated_by(cap: Capture, autotuner: Any, graph: dict[str, Any] | None) -> 
     meta = dict(getattr(autotuner, "inductor_meta", None) or {})
     heuristic = getattr(autotuner, "heuristic_type", None)
     category = getattr(heuristic, "name", None)
-    kernel_name = meta.get("kernel_name") or cap.name
+    kernel_name = meta.get("kernel_name")
+    if not isinstance(kernel_name, str) or kernel_name.startswith("Placeholder."):
+        kernel_name = cap.name   # a template candidate's benchmark module: Inductor names it triton_<template>
     code = getattr(getattr(cap.jit, "fn", None), "__code__", None)
     generated = str(Path(code.co_filename).resolve()) if code is not None else None
     wrappers = list((graph or {}).get("wrappers") or [])
     aten, nodes, wrapper = [], [], None
     for path in ([generated] if generated else []) + wrappers:   # a template's benchmark module, then the graph's
-        aten, nodes = kernel_origins(path, cap.name)
+        aten, nodes = kernel_origins(path, kernel_name)
         if aten:
             wrapper = path if path != generated else None
             break
@@ -247,6 +289,8 @@ def generated_by(cap: Capture, autotuner: Any, graph: dict[str, Any] | None) -> 
            "kernel_name": kernel_name, "aten_ops": aten, "source_nodes": nodes,
            "graph": {k: v for k, v in (graph or {}).items() if k != "wrappers"} or None,
            "generated_file": generated, "wrapper_file": wrapper or (wrappers[0] if wrappers else None)}
+    if out["category"] == "template":   # select_algorithm names a template's kernel triton_<template name>
+        out["template"] = cap.name[len("triton_"):] if cap.name.startswith("triton_") else cap.name
     if cap.config:
         out["config"] = cap.config
     return out
@@ -312,11 +356,3 @@ def _benchmarked(original):
             return original(autotuner, *args, **kwargs)
 
     return bench
-
-
-def _placeholder_benchmark(self, _callable, *args, **kwargs):
-    """Benchmarker.benchmark_gpu on the stand-in: one call (its launches recorded, not computed) and a
-    placeholder time, the same for every choice, so Inductor keeps its first: not a measurement."""
-    with benchmarking():
-        _callable()
-    return PLACEHOLDER_MS

@@ -82,6 +82,7 @@ class Recorder:
         self._tuners: dict[int, tuple[Any, dict[str, Any]]] = {}
         self.internal_error: BaseException | None = None
         self._lock = threading.Lock()
+        self.inductor = InductorHooks(self)   # set up with Inductor, if the script uses torch.compile
 
     def _guarded(self, hook):
         """A hook whose own failure is irscope's (remembered), not the script's."""
@@ -310,7 +311,7 @@ class Recorder:
             stack.enter_context(self._subclasses_wrapped(tuner_cls))
             stack.enter_context(triton_runtime.patched(kernel_cls, "__getitem__",
                                                 self.wrap_compiled_getitem(kernel_cls.__getitem__)))
-            stack.enter_context(observe_inductor(lambda: InductorHooks(self).installed()))
+            stack.enter_context(observe_inductor(self.inductor.installed))
             try:
                 yield
             finally:

@@ -86,7 +86,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
             sys.path[:] = saved_path
             os.chdir(saved_cwd)
             threads_left = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
-    standin_notes = drv.notes() if drv is not None else []
+    standin_notes = (drv.notes() if drv is not None else []) + rec.inductor.notes()
     layers.label_captures(rec.captures)
     if rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
         raise rec.internal_error

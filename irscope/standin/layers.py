@@ -12,12 +12,16 @@ process, and a cache hit compiles nothing, so while the stand-in is up:
     Inductor   on the first torch.compile (torch._dynamo and torch._inductor load then):
                compile_threads=1 (no worker pool), the FX graph, AOT autograd and autotune caches
                off, the static CUDA launcher off (it loads cubins through the CUDA driver), so
-               every kernel of every graph goes through triton.compile here. Dynamo fakeifies
-               the stand-in's CPU tensors as cuda:0 (its guards read the real tensors, so they
-               hold), and the stand-in's torch-function and dispatch modes are off while a
-               compiled function runs (Dynamo would otherwise trace irscope's own handlers,
-               and skips any frame under a dispatch mode): inside it, the generated wrapper
-               allocates with empty_strided_cuda, which makes CPU tensors here. Put back on exit.
+               every kernel of every graph goes through triton.compile here (Triton's own cache
+               may still serve the binary: the compile call, which irscope captures, happens).
+               Dynamo and AOT autograd trace the stand-in's tensors as the CPU tensors they are
+               (autograd needs a device it has); each graph Inductor lowers is then retargeted to
+               cuda:0 (_retarget_inductor), so Inductor generates Triton and the CUDA Python
+               wrapper for the target's chip. The stand-in's torch-function and dispatch modes
+               are off while a compiled function runs (Dynamo would otherwise trace irscope's own
+               handlers, and skips any frame under a dispatch mode): inside it, the generated
+               wrapper allocates with empty_strided_cuda, which makes CPU tensors here, and its
+               kernels launch through the stand-in driver's launcher. Put back on exit.
 """
 
 from __future__ import annotations
