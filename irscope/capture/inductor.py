@@ -289,7 +289,9 @@ def generated_by(cap: Capture, autotuner: Any, graph: dict[str, Any] | None) -> 
            "kernel_name": kernel_name, "aten_ops": aten, "source_nodes": nodes,
            "graph": {k: v for k, v in (graph or {}).items() if k != "wrappers"} or None,
            "generated_file": generated, "wrapper_file": wrapper or (wrappers[0] if wrappers else None)}
-    if out["category"] == "template":   # select_algorithm names a template's kernel triton_<template name>
+    if out["category"] == "template" and not kernel_name.startswith("triton_tem_"):
+        # a candidate max-autotune benchmarks, in a module of its own: select_algorithm names its kernel
+        # triton_<template name> and writes no ATen comment (the one it picks is triton_tem_..., which has one)
         out["template"] = cap.name[len("triton_"):] if cap.name.startswith("triton_") else cap.name
     if cap.config:
         out["config"] = cap.config

@@ -60,6 +60,14 @@ def _env(values: dict[str, str]) -> Iterator[None]:
             os.environ.pop(k, None)
 
 
+def _is_gpu_device(d: Any) -> bool:
+    if isinstance(d, str):
+        return d.startswith(("cuda", "hip"))
+    if isinstance(d, int) and not isinstance(d, bool):
+        return True  # device=0 means cuda:0 to torch
+    return type(d).__name__ == "device" and getattr(d, "type", "") == "cuda"
+
+
 def _modes_off(fn):
     """`fn` run with the stand-in's torch-function and dispatch modes off the stacks (the modes
     the script pushed stay), put back after."""
@@ -223,8 +231,6 @@ def _real_cuda_on_cpu(torch: Any) -> Iterator[None]:
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
     from torch._subclasses.fake_tensor import FakeTensorMode
-
-    from irscope.standin.tensors import _is_gpu_device
 
     class RealCudaOnCpu(TorchFunctionMode):
         _irscope_standin = True

@@ -29,16 +29,8 @@ from irscope.standin.bench import benchmarks_once
 from irscope.standin.dispatch import cuda_registrations_on_cpu
 from irscope.standin.driver import FakeDeviceInterface
 from irscope.standin.identity import torch_version
-from irscope.standin.layers import _modes_off
+from irscope.standin.layers import _is_gpu_device, _modes_off
 from irscope.standin.shapes import ShapeOnly, shape_only_mode
-
-
-def _is_gpu_device(d: Any) -> bool:
-    if isinstance(d, str):
-        return d.startswith(("cuda", "hip"))
-    if isinstance(d, int) and not isinstance(d, bool):
-        return True  # device=0 means cuda:0 to torch
-    return type(d).__name__ == "device" and getattr(d, "type", "") == "cuda"
 
 
 def _default_device_probe() -> tuple[Any, Any]:
