@@ -11,6 +11,7 @@ together (`installed()`):
     JITFunction.run                      the launch: its arguments and grid (the launch record)
     Autotuner.run / .warmup              the config each compile belongs to, and the winner
     CompiledKernel.__getitem__           launches of a kernel object .warmup returned
+    Inductor's compiles and launches     capture/inductor.py, once torch.compile sets Inductor up
 
 Each compile becomes one Capture (records.py), keyed by Triton's own kernel-cache identity.
 """
@@ -27,10 +28,12 @@ from typing import Any
 
 from irscope import adapter
 from irscope.adapter import runtime as triton_runtime
+from irscope.capture.inductor import InductorHooks
 from irscope.capture.records import Capture, describe, grid_3d, launch_record
 from irscope.kernel.targets import Target
 from irscope.standin.driver import placeholder_benchmark
 from irscope.stages import from_triton, names
+from irscope.standin.layers import observe_inductor
 
 # the stages replay compares with the dump (stages.py: launch_check), by irscope name
 LAUNCH_CHECKED = names(launch_check=True)
@@ -81,6 +84,7 @@ class Recorder:
         self._tuners: dict[int, tuple[Any, dict[str, Any]]] = {}
         self.internal_error: BaseException | None = None
         self._lock = threading.Lock()
+        self.inductor = InductorHooks(self)   # set up with Inductor, if the script uses torch.compile
 
     def _guarded(self, hook):
         """A hook whose own failure is irscope's (remembered), not the script's."""
@@ -310,6 +314,7 @@ class Recorder:
             stack.enter_context(self._subclasses_wrapped(tuner_cls))
             stack.enter_context(triton_runtime.patched(kernel_cls, "__getitem__",
                                                 self.wrap_compiled_getitem(kernel_cls.__getitem__)))
+            stack.enter_context(observe_inductor(self.inductor.installed))
             try:
                 yield
             finally:

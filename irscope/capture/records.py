@@ -39,6 +39,7 @@ class Capture:
     cache_hit: bool | None = None      # served from Triton's on-disk cache (gpu mode)
     kernel_hash: str | None = None
     asm: dict[str, str] = field(default_factory=dict)       # gpu mode: the launched kernel's text stages
+    generated_by: dict[str, Any] | None = None              # a kernel generator's record (capture/layers.py)
     # filled by replay.prepare():
     spec: Any = None
     settings: Settings | None = None

@@ -193,6 +193,8 @@ def spec_record(cap: Capture, run: ScriptRun) -> dict[str, Any]:
     })
     if cap.cache_hit is not None:
         rec["triton_cache_hit"] = cap.cache_hit
+    if cap.generated_by is not None:
+        rec["generated_by"] = cap.generated_by
     if cap.notes:
         rec["notes"] = list(cap.notes)
     return rec
@@ -234,8 +236,22 @@ def dump_all(run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool) 
         cap.result.manifest.setdefault("notes", [])
         cap.result.manifest["notes"] = list(cap.result.manifest["notes"]) + [
             n for n in cap.notes if n not in cap.result.manifest["notes"]]
+        if cap.generated_by is not None:
+            _manifest_field(cap.result, "generated_by", cap.generated_by)
         if cap.asm:
             cap.matches_launch = _compare_with_launch(cap)
+
+
+def _manifest_field(result: Any, key: str, value: Any) -> None:
+    """An optional field added to a dump's manifest, in memory and in its manifest.json."""
+    result.manifest[key] = value
+    path = Path(result.folder) / "manifest.json"
+    try:
+        doc = json.loads(path.read_text())
+        doc[key] = value
+        path.write_text(json.dumps(doc, indent=1) + "\n")
+    except (OSError, ValueError):
+        pass
 
 
 def _would_not_launch(e: CompileFailure) -> bool:

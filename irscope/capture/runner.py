@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
+from irscope.capture import layers
 from irscope.capture.recorder import Recorder
 from irscope.capture.records import ScriptRun
 from irscope.errors import BadInput
@@ -85,7 +86,8 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
             sys.path[:] = saved_path
             os.chdir(saved_cwd)
             threads_left = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
-    standin_notes = drv.notes() if drv is not None else []
+    standin_notes = (drv.notes() if drv is not None else []) + rec.inductor.notes()
+    layers.label_captures(rec.captures)
     if rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
         raise rec.internal_error
     run = ScriptRun(script, list(args), target, target_reason, mode, rec.captures, rec.launches, stopped,

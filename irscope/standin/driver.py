@@ -208,6 +208,25 @@ class FakeDeviceInterface:
     def reset_peak_memory_stats(self, *args) -> None:
         pass
 
+    # The stand-in's tensors are CPU tensors filled by the CPU's generator, so "the GPU's" RNG
+    # state is the CPU's (Dynamo saves and restores it around every frame it traces).
+    def get_rng_state(self, *args, **kwargs):
+        import torch
+
+        return torch.get_rng_state()
+
+    def set_rng_state(self, state, *args, **kwargs) -> None:
+        import torch
+
+        torch.set_rng_state(state)
+
+    def get_rng_state_all(self):
+        return [self.get_rng_state()]
+
+    def set_rng_state_all(self, states) -> None:
+        for state in list(states)[:1]:
+            self.set_rng_state(state)
+
     def mem_get_info(self, *args) -> tuple[int, int]:
         total = self.target.hardware.memory_gib * 2**30
         return total, total

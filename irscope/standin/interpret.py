@@ -157,6 +157,7 @@ class Executor:
             stack.enter_context(_knob(knobs.runtime, "interpret", True))
             scope = _patch_lang(interp, fn)
             stack.callback(scope.restore)
+            _patch_libdevice(interp, scope)
             patched = {id(v) for v in fn.__globals__.values() if v is tl or v is tl.core}
             stack.enter_context(_helpers_interpreted(interp, patched, stack))
             bound = inspect.getcallargs(fn, *args_hst, **kwargs_hst)
@@ -184,6 +185,56 @@ def _patch_lang(interp: Any, fn: Any) -> Any:
     scope = interp._patch_lang(fn)
     scope.set_attr(tl.tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
     return scope
+
+
+_NUMPY_LIBDEVICE = {"tanh": "tanh", "expm1": "expm1", "log1p": "log1p", "log10": "log10", "pow": "power",
+                    "atan": "arctan", "atan2": "arctan2", "asin": "arcsin", "acos": "arccos", "tan": "tan",
+                    "sinh": "sinh", "cosh": "cosh", "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh",
+                    "trunc": "trunc", "nearbyint": "rint", "rint": "rint", "fmod": "fmod", "hypot": "hypot",
+                    "copysign": "copysign", "nextafter": "nextafter", "isnan": "isnan", "isinf": "isinf",
+                    "signbit": "signbit", "isfinited": "isfinite", "finitef": "isfinite"}
+_BOOL_LIBDEVICE = {"isnan", "isinf", "signbit", "isfinited", "finitef"}
+
+
+def _patch_libdevice(interp: Any, scope: Any) -> None:
+    """triton.language.extra.libdevice's functions, for the interpreter.
+
+    They are stubs that the compiler maps to the backend's libdevice (its module_map); the
+    interpreter (3.6-3.9) maps nothing, so `libdevice.erf(x)` is None there. Torch Inductor's
+    kernels call them (triton_helpers.libdevice). Here each is tl.math's function of the same name
+    (which the interpreter runs) or NumPy's, put back with the launch's other patches.
+    """
+    import numpy as np
+    import triton.language as tl
+
+    try:
+        from triton.language.extra import libdevice
+    except ImportError:
+        return
+    for name in dir(libdevice):
+        if name.startswith("_") or not callable(getattr(libdevice, name)):
+            continue
+        if callable(vars(tl.math).get(name)):
+            scope.set_attr(libdevice, name, getattr(tl.math, name))
+        elif name in _NUMPY_LIBDEVICE:
+            scope.set_attr(libdevice, name, _numpy_elementwise(interp, tl, getattr(np, _NUMPY_LIBDEVICE[name]),
+                                                               name in _BOOL_LIBDEVICE))
+
+
+def _numpy_elementwise(interp: Any, tl: Any, np_fn: Any, to_bool: bool):
+    def call(*args, **kwargs):
+        ref = next(a for a in args if isinstance(a, tl.tensor))
+        data = [a.handle.data if isinstance(a, tl.tensor) else a for a in args]
+        out = np_fn(*data)
+        if to_bool:
+            ty = tl.block_type(tl.int1, ref.shape) if ref.type.is_block() else tl.int1
+            return tl.tensor(interp.TensorHandle(np.asarray(out, dtype=np.bool_), tl.int1), ty)
+        out = np.asarray(out, dtype=ref.handle.data.dtype)
+        return tl.tensor(interp.TensorHandle(out, ref.dtype.scalar), ref.type)
+
+    import numpy as np
+
+    return call
 
 
 def _root(e: BaseException) -> BaseException:

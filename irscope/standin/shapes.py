@@ -170,6 +170,8 @@ def shape_only_mode(stats: ShapeOnly):
     class ShapeOnlyAboveBudget(TorchDispatchMode):
         """aten ops estimated over the budget: their output's shape, not their values."""
 
+        _irscope_standin = True  # kept out of torch.compile'd code (layers.py)
+
         @classmethod
         def _should_skip_dynamo(cls) -> bool:
             return False  # else torch wraps __torch_dispatch__ to import torch._dynamo (seconds) on first use

@@ -29,15 +29,8 @@ from irscope.standin.bench import benchmarks_once
 from irscope.standin.dispatch import cuda_registrations_on_cpu
 from irscope.standin.driver import FakeDeviceInterface
 from irscope.standin.identity import torch_version
+from irscope.standin.layers import _is_gpu_device, _modes_off
 from irscope.standin.shapes import ShapeOnly, shape_only_mode
-
-
-def _is_gpu_device(d: Any) -> bool:
-    if isinstance(d, str):
-        return d.startswith(("cuda", "hip"))
-    if isinstance(d, int) and not isinstance(d, bool):
-        return True  # device=0 means cuda:0 to torch
-    return type(d).__name__ == "device" and getattr(d, "type", "") == "cuda"
 
 
 def _default_device_probe() -> tuple[Any, Any]:
@@ -84,16 +77,17 @@ def _cpu_mode():
         device while the default device is a GPU one (torch.set_default_device("cuda"),
         `with torch.device("cuda")`) is given the CPU too."""
 
+        _irscope_standin = True  # kept out of torch.compile'd code (layers.py)
+
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func in identity:
                 return args[0]
-            if func == is_cuda:
-                return True
-            if func == device_of:
-                return cuda0
-            if func == get_device:
-                return 0
+            if func in (is_cuda, device_of, get_device):
+                real = device_of(args[0])  # the mode is off inside its own handler: the tensor's own device
+                if real.type != "cpu":     # meta tensors (FakeTensor's inner ones) keep theirs
+                    return func(*args, **kwargs)
+                return True if func == is_cuda else cuda0 if func == device_of else 0
             if "device" in kwargs and _is_gpu_device(kwargs["device"]) or kwargs.get("device") is None and func in constructors and _is_gpu_device(default_device()):
                 kwargs = dict(kwargs, device="cpu")
             if kwargs.get("pin_memory"):
@@ -127,6 +121,8 @@ def _backward_in(mode) -> Iterator[None]:
     def apply(self, *args):
         from torch.overrides import _get_current_function_mode_stack
 
+        if getattr(getattr(self, "_forward_cls", None), "__module__", "").startswith("torch._functorch"):
+            return _modes_off(original)(self, *args)  # a torch.compile'd backward: as its forward (layers.py)
         if any(m is mode for m in _get_current_function_mode_stack()):
             return original(self, *args)
         with mode:
@@ -189,7 +185,7 @@ def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterato
              "default_stream", "stream", "set_stream", "get_device_capability", "get_device_name", "get_device_properties",
              "empty_cache", "is_bf16_supported", "memory_allocated", "max_memory_allocated", "memory_reserved",
              "max_memory_reserved", "reset_peak_memory_stats", "mem_get_info", "Event", "Stream", "ExternalStream",
-             "device", "device_of"]
+             "device", "device_of", "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all"]
     with contextlib.ExitStack() as stack:
         for name in names:
             stack.enter_context(triton_runtime.patched(torch.cuda, name, getattr(iface, name)))

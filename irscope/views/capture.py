@@ -103,6 +103,7 @@ def capture_dict(cap: Capture) -> dict[str, Any]:
         "index": cap.index,
         "kernel": cap.name,
         "config": cap.config,
+        "generated_by": cap.generated_by,
         "winner": cap.winner,
         "warmup": cap.warmup,
         "launches": cap.launches,

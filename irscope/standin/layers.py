@@ -1,0 +1,330 @@
+"""Kernel generators on the stand-in GPU: Helion and torch.compile (Inductor) compile in-process.
+
+Both compile Triton kernels the script never names: Helion from a `@helion.kernel` function,
+Inductor from a torch.compile'd model. On a GPU they farm the work out (Helion benchmarks each
+config in a spawned subprocess and precompiles in forked ones; Inductor compiles in a pool of
+worker processes) and serve later runs from their own caches. irscope's hooks live in its own
+process, and a cache hit compiles nothing, so while the stand-in is up:
+
+    Helion     HELION_AUTOTUNE_BENCHMARK_SUBPROCESS=0, HELION_AUTOTUNE_PRECOMPILE=0 (no fork),
+               HELION_AUTOTUNE_PROGRESS_BAR=0, HELION_CACHE_DIR=<temp> (a cached best config
+               would skip the autotuner's compiles); a variable the user set is kept
+    Inductor   on the first torch.compile (torch._dynamo and torch._inductor load then):
+               compile_threads=1 (no worker pool), the FX graph, AOT autograd and autotune caches
+               off, the static CUDA launcher off (it loads cubins through the CUDA driver), so
+               every kernel of every graph goes through triton.compile here (Triton's own cache
+               may still serve the binary: the compile call, which irscope captures, happens).
+               Dynamo and AOT autograd trace the stand-in's tensors as the CPU tensors they are
+               (autograd needs a device it has); each graph Inductor lowers is then retargeted to
+               cuda:0 (_retarget_inductor), so Inductor generates Triton and the CUDA Python
+               wrapper for the target's chip. The stand-in's torch-function and dispatch modes
+               are off while a compiled function runs (Dynamo would otherwise trace irscope's own
+               handlers, and skips any frame under a dispatch mode): inside it, the generated
+               wrapper allocates with empty_strided_cuda, which makes CPU tensors here, and its
+               kernels launch through the stand-in driver's launcher. Put back on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+from irscope.adapter import runtime as triton_runtime
+
+_HELION_ENV = {"HELION_AUTOTUNE_BENCHMARK_SUBPROCESS": "0", "HELION_AUTOTUNE_PRECOMPILE": "0",
+               "HELION_AUTOTUNE_PROGRESS_BAR": "0"}
+INDUCTOR_CONFIG = {"compile_threads": 1, "fx_graph_cache": False, "fx_graph_remote_cache": False,
+                   "autotune_local_cache": False, "autotune_remote_cache": False,
+                   "bundled_autotune_remote_cache": False, "use_static_triton_launcher": False,
+                   "autotune_in_subproc": False}
+_FUNCTORCH_CONFIG = {"enable_autograd_cache": False, "enable_remote_autograd_cache": False}
+
+
+@contextlib.contextmanager
+def _env(values: dict[str, str]) -> Iterator[None]:
+    """os.environ with `values` set where the user has not set them; put back on exit."""
+    added = [k for k in values if k not in os.environ]
+    for k in added:
+        os.environ[k] = values[k]
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
+def _is_gpu_device(d: Any) -> bool:
+    if isinstance(d, str):
+        return d.startswith(("cuda", "hip"))
+    if isinstance(d, int) and not isinstance(d, bool):
+        return True  # device=0 means cuda:0 to torch
+    return type(d).__name__ == "device" and getattr(d, "type", "") == "cuda"
+
+
+def _modes_off(fn):
+    """`fn` run with the stand-in's torch-function and dispatch modes off the stacks (the modes
+    the script pushed stay), put back after."""
+    import torch
+    from torch.overrides import _get_current_function_mode_stack
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack, _pop_mode, _push_mode
+
+        tf = _get_current_function_mode_stack()
+        mine = [m for m in tf if getattr(m, "_irscope_standin", False)]
+        dm = _get_current_dispatch_mode_stack()
+        dmine = [m for m in dm if getattr(m, "_irscope_standin", False)]
+        if not mine and not dmine:
+            return fn(*args, **kwargs)
+        for _ in tf:
+            torch._C._pop_torch_function_stack()
+        for m in tf:
+            if m not in mine:
+                torch._C._push_on_torch_function_stack(m)
+        for _ in dm:
+            _pop_mode()
+        for m in dm:
+            if m not in dmine:
+                _push_mode(m)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            for _ in _get_current_function_mode_stack():
+                torch._C._pop_torch_function_stack()
+            for m in tf:
+                torch._C._push_on_torch_function_stack(m)
+            for _ in _get_current_dispatch_mode_stack():
+                _pop_mode()
+            for m in dm:
+                _push_mode(m)
+
+    return run
+
+
+@contextlib.contextmanager
+def _inductor_standin(torch: Any) -> Iterator[None]:
+    """torch.compile as on the GPU, in this process (see the module's doc): set up on first use."""
+    original_compile = torch.compile
+    undo = contextlib.ExitStack()
+
+    def setup() -> None:
+        import torch._dynamo  # noqa: F401
+        from torch._dynamo import eval_frame
+        import torch._functorch.config as functorch_config
+        import torch._inductor.config as inductor_config
+
+        for cfg, values in ((inductor_config, INDUCTOR_CONFIG), (functorch_config, _FUNCTORCH_CONFIG)):
+            for name, value in values.items():
+                if hasattr(cfg, name):
+                    undo.enter_context(_config(cfg, name, value))
+        _retarget_inductor(torch, undo)
+        tqdm = sys.modules.get("tqdm")
+        if tqdm is not None and hasattr(tqdm, "tqdm"):  # torch.fx's Interpreter makes a (disabled) tqdm bar:
+            undo.enter_context(_config(tqdm.tqdm, "monitor_interval", 0))  # no monitor thread left running
+        enter = eval_frame._TorchDynamoContext.__call__
+
+        def dynamo_call(self, fn, *args, **kwargs):  # what torch.compile'd functions and modules run
+            out = enter(self, fn, *args, **kwargs)
+            return out if isinstance(out, torch.nn.Module) or not callable(out) else _modes_off(out)
+
+        undo.enter_context(triton_runtime.patched(eval_frame._TorchDynamoContext, "__call__", dynamo_call))
+        guards = torch._C._dynamo.guards
+        cpu_empty = guards._empty_strided_cpu
+        undo.enter_context(triton_runtime.patched(guards, "_empty_strided_cuda",
+                                                  lambda size, stride, dtype, *a: cpu_empty(size, stride, dtype)))
+        if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
+            torch._C._cuda_getCurrentRawStream = lambda device=None: 0
+            undo.callback(delattr, torch._C, "_cuda_getCurrentRawStream")
+        for install in list(_inductor_observers):
+            undo.enter_context(install())
+
+    def compile(model=None, *args, **kwargs):
+        if not undo._exit_callbacks:
+            setup()
+        if model is None:  # @torch.compile(mode=...)
+            return lambda m: compile(m, *args, **kwargs)
+        return original_compile(model, *args, **kwargs)
+
+    with undo, triton_runtime.patched(torch, "compile", compile):
+        yield
+
+
+_inductor_observers: list[Any] = []   # capture's hooks into Inductor (capture/inductor.py), set up with it
+
+
+@contextlib.contextmanager
+def observe_inductor(install) -> Iterator[None]:
+    """While entered, `install()` (a context manager) is entered once Inductor is set up on the
+    stand-in (the script's first torch.compile; torch._inductor is loaded then), and left with it."""
+    _inductor_observers.append(install)
+    try:
+        yield
+    finally:
+        _inductor_observers.remove(install)
+
+
+def _retarget_inductor(torch: Any, undo: contextlib.ExitStack) -> None:
+    """Inductor lowers every graph for cuda:0 (the target's chip), though Dynamo and AOT autograd
+    traced the stand-in's tensors as the CPU tensors they are (so autograd works: a CPU-only torch
+    has no CUDA stream for autograd's InputMetadata).
+
+    The seam is compile_fx.fx_codegen_and_compile, which _compile_fx_inner calls (a module global)
+    for every graph after AOT autograd has partitioned the joint graph: the forward, the backward
+    (compiled lazily, at the first backward) and inference graphs. There, under no_grad, the
+    example inputs become fake cuda:0 tensors of the same shape, strides, offset and dtype (in the
+    graph's own FakeTensorMode, so symbolic sizes stay symbolic), `device=cpu` arguments of the
+    graph's nodes and the devices in node.meta["val"] become cuda:0, and the inputs Inductor
+    checks for alignment are counted again for cuda. Inductor's own fake_tensor_prop then
+    propagates cuda through the graph, and it picks its Triton scheduling and the CUDA Python
+    wrapper; DeviceProperties (SMs, capability, warp size) come from the stand-in's torch.cuda.
+    """
+    import torch._inductor.compile_fx as compile_fx
+    from torch._dynamo import device_interface
+
+    cuda0 = torch.device("cuda", 0)
+    original = compile_fx.fx_codegen_and_compile
+
+    def fx_codegen_and_compile(gm, example_inputs, inputs_to_check, *args, **kwargs):
+        with torch.no_grad():
+            inputs = _graph_on_cuda(torch, gm, example_inputs, cuda0)
+            checked = compile_fx.get_input_idxs_to_check(inputs, kwargs.get("static_input_idxs", ()))
+            with _real_cuda_on_cpu(torch):
+                return original(gm, inputs, checked, *args, **kwargs)
+
+    undo.enter_context(triton_runtime.patched(compile_fx, "fx_codegen_and_compile", fx_codegen_and_compile))
+    # torch._dynamo's CudaInterface bound torch.cuda's functions when it was imported (maybe before
+    # the stand-in's torch.cuda was up); on a CPU-only torch its raw stream is None
+    cuda_iface = device_interface.CudaInterface
+    for name in ("current_device", "set_device", "device_count", "synchronize", "get_device_properties",
+                 "stream", "current_stream", "set_stream", "memory_allocated", "is_bf16_supported"):
+        undo.enter_context(triton_runtime.patched(cuda_iface, name, staticmethod(getattr(torch.cuda, name))))
+    for name in ("Event", "Stream", "device"):
+        undo.enter_context(triton_runtime.patched(cuda_iface, name, getattr(torch.cuda, name)))
+    undo.enter_context(triton_runtime.patched(cuda_iface, "get_raw_stream", staticmethod(lambda index=0: 0)))
+    undo.enter_context(triton_runtime.patched(cuda_iface, "exchange_device", staticmethod(lambda index: 0)))
+    undo.enter_context(triton_runtime.patched(cuda_iface, "maybe_exchange_device", staticmethod(lambda index: 0)))
+    device_interface.caching_worker_device_properties.pop("cuda", None)
+    undo.callback(device_interface.caching_worker_device_properties.pop, "cuda", None)
+    undo.enter_context(triton_runtime.patched(torch.cuda, "_DeviceGuard", _NoDeviceGuard))
+    from torch._inductor.runtime import triton_helpers
+
+    # each generated kernel module calls it: it would make NVIDIA's real driver active (no libcuda here)
+    undo.enter_context(triton_runtime.patched(triton_helpers, "set_driver_to_gpu", lambda: None))
+
+
+@contextlib.contextmanager
+def _real_cuda_on_cpu(torch: Any) -> Iterator[None]:
+    """While Inductor lowers a graph: a real (not fake) tensor made for cuda is made on the CPU.
+
+    The stand-in's own mode is off inside compiled code (_modes_off), but max-autotune makes real
+    inputs to benchmark its choices on (rand_strided(..., device="cuda")). Fake tensors (a
+    FakeTensorMode on the dispatch stack) keep their cuda device: they are what Inductor lowers.
+    """
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    class RealCudaOnCpu(TorchFunctionMode):
+        _irscope_standin = True
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if "device" in kwargs and _is_gpu_device(kwargs["device"]) and not any(
+                    isinstance(m, FakeTensorMode) for m in _get_current_dispatch_mode_stack()):
+                kwargs = dict(kwargs, device="cpu")
+            return func(*args, **kwargs)
+
+    with RealCudaOnCpu():
+        yield
+
+
+class _NoDeviceGuard:
+    """torch.cuda._DeviceGuard(i) of the generated wrapper: one device, nothing to exchange."""
+
+    def __init__(self, index: int):
+        self.idx = index
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _graph_on_cuda(torch: Any, gm: Any, example_inputs: Any, cuda0: Any) -> list[Any]:
+    """The example inputs as fake cuda:0 tensors, and gm's nodes saying cuda:0 (see _retarget_inductor)."""
+    from torch._guards import detect_fake_mode
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    fake_mode = detect_fake_mode(example_inputs) or FakeTensorMode(allow_non_fake_inputs=True)
+    made: dict[int, Any] = {}
+
+    def on_cuda(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor) or t.device.type != "cpu":
+            return t
+        if id(t) in made:
+            return made[id(t)]
+        with fake_mode:
+            if t.storage_offset() == 0:
+                new = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=cuda0)
+            else:
+                base = torch.empty(t.untyped_storage().nbytes() // t.element_size(), dtype=t.dtype, device=cuda0)
+                new = base.as_strided(t.shape, t.stride(), t.storage_offset())
+        for attr in ("_is_inductor_static", "_dynamo_static_input_type"):
+            if hasattr(t, attr):
+                with contextlib.suppress(Exception):
+                    setattr(new, attr, getattr(t, attr))
+        made[id(t)] = new
+        return new
+
+    def device_arg(a: Any) -> Any:
+        return cuda0 if isinstance(a, torch.device) and a.type == "cpu" else a
+
+    from torch.fx.node import map_aggregate
+    from torch.utils._pytree import tree_map
+
+    for module in gm.modules():
+        graph = getattr(module, "graph", None)
+        if not isinstance(graph, torch.fx.Graph):
+            continue
+        for node in graph.nodes:
+            node.args = map_aggregate(node.args, device_arg)
+            node.kwargs = map_aggregate(node.kwargs, device_arg)
+            if "val" in node.meta:
+                with contextlib.suppress(Exception):
+                    node.meta["val"] = tree_map(on_cuda, node.meta["val"])
+    return [on_cuda(t) for t in example_inputs]
+
+
+@contextlib.contextmanager
+def _config(cfg: Any, name: str, value: Any) -> Iterator[None]:
+    old = getattr(cfg, name)
+    setattr(cfg, name, value)
+    try:
+        yield
+    finally:
+        setattr(cfg, name, old)
+
+
+@contextlib.contextmanager
+def generators_in_process() -> Iterator[None]:
+    """Helion and Inductor compile in this process, off their caches, while the stand-in is up."""
+    cache = tempfile.mkdtemp(prefix="irscope-layers-")
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_env(dict(_HELION_ENV, HELION_CACHE_DIR=os.path.join(cache, "helion"))))
+            if "torch" in sys.modules or importlib.util.find_spec("torch") is not None:
+                import torch
+
+                stack.enter_context(_inductor_standin(torch))
+            yield
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)

@@ -1,0 +1,128 @@
+"""Kernel generators on the stand-in GPU (issue #27): Helion and torch.compile (Inductor) scripts
+run unmodified through `irscope dump SCRIPT --target h100 --json`; each generated kernel is
+captured and says what generated it."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LAYERS = Path(__file__).parent / "data" / "layers"
+ROOT = Path(__file__).resolve().parents[1]
+
+needs_helion = pytest.mark.skipif(importlib.util.find_spec("helion") is None or importlib.util.find_spec("torch") is None,
+                                  reason="helion and torch are not installed")
+
+
+def _dump(script: str, tmp_path: Path, *args: str) -> tuple[dict, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "irscope", "dump", str(LAYERS / script), "--target", "h100",
+                        "-o", str(tmp_path / "out"), "--json", *(["--", *args] if args else [])],
+                       capture_output=True, text=True, env=env, timeout=900, check=False)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout), p.stderr
+
+
+def _ttgir_num_warps(kernel: dict) -> int:
+    text = Path(kernel["stages"]["ttgir"]).read_text()
+    return int(text.split('"ttg.num-warps" = ', 1)[1].split(" ", 1)[0])
+
+
+@needs_helion
+def test_helion_fixed_config(tmp_path):
+    doc, err = _dump("helion_matmul.py", tmp_path)
+    assert "helion_matmul: checks passed" in err          # the script's own allclose ran on computed results
+    assert doc["capture"]["stopped"] is None
+    kernels = doc["kernels"]
+    assert len(kernels) == 1
+    k = kernels[0]
+    gen = k["capture"]["generated_by"]
+    assert gen["layer"] == "helion" and gen["kernel"] == "matmul"
+    assert Path(gen["source"]).name == "helion_matmul.py"
+    assert gen["config"]["block_sizes"] == [16, 16, 16] and gen["config"]["num_warps"] == 4
+    assert "block_sizes=[16, 16, 16]" in k["capture"]["config"]
+    assert _ttgir_num_warps(k) == gen["config"]["num_warps"]
+    assert k["file"] == gen["generated"]                  # the dump's source is Helion's generated file
+    # the two-level map: the Helion line of the addmm reaches generated lines with a tl.dot
+    generated = Path(gen["generated"]).read_text().splitlines()
+    lines16 = gen["src_lines"]["helion_matmul.py:16"]
+    assert any("tl.dot" in generated[n - 1] for n in lines16)
+    manifest = json.loads((Path(k["folder"]) / "manifest.json").read_text())
+    assert manifest["generated_by"]["layer"] == "helion"
+
+
+@needs_helion
+def test_helion_every_config_captured(tmp_path):
+    doc, err = _dump("helion_two_configs.py", tmp_path)
+    assert "helion_two_configs: checks passed" in err
+    configs = [k["capture"]["generated_by"]["config"] for k in doc["kernels"]]
+    assert {(c["block_sizes"][0], c["num_warps"]) for c in configs} >= {(32, 2), (64, 8)}
+    for k in doc["kernels"]:
+        assert _ttgir_num_warps(k) == k["capture"]["generated_by"]["config"]["num_warps"]
+
+
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+
+
+@needs_torch
+def test_inductor_forward_and_backward_kernels(tmp_path):
+    doc, err = _dump("inductor_mlp.py", tmp_path)
+    assert "inductor_mlp: checks passed default" in err   # forward and backward results computed, eager agrees
+    assert doc["capture"]["stopped"] is None
+    assert not doc["capture"]["computed"]["cannot_run"]
+    kernels = doc["kernels"]
+    gens = [k["capture"]["generated_by"] for k in kernels]
+    assert all(g["layer"] == "inductor" and g["category"] and g["aten_ops"] for g in gens)
+    kinds = {g["graph"]["kind"] for g in gens}
+    assert {"forward", "backward"} <= kinds
+    norm = [k for k in kernels if k["capture"]["generated_by"]["graph"]["kind"] == "forward"
+            and "aten.native_layer_norm" in k["capture"]["generated_by"]["aten_ops"]]
+    assert norm and norm[0]["capture"]["generated_by"]["category"] in ("persistent_reduction", "reduction")
+    backward = [g for g in gens if g["graph"]["kind"] == "backward"]
+    assert any("aten.native_layer_norm_backward" in g["aten_ops"] for g in backward)
+    for k in kernels:
+        gen = k["capture"]["generated_by"]
+        assert k["file"] == gen["generated_file"]              # the dump's source is Inductor's generated .py
+        assert gen["kernel_name"] == k["name"]
+        assert f"def {k['name']}(" in Path(gen["generated_file"]).read_text()
+        assert _ttgir_num_warps(k) == k["options"]["num_warps"]
+        assert not k["capture"]["failed"]
+    # a kernel with several configs: each is captured and labelled with its config, as an autotune config is
+    labelled = [k for k in kernels if k["capture"]["config"]]
+    assert labelled and all("num_warps=" in k["capture"]["config"] for k in labelled)
+    for k in labelled:
+        assert f"num_warps={_ttgir_num_warps(k)}" in k["capture"]["config"]
+
+
+@needs_torch
+def test_inductor_inference_graph(tmp_path):
+    doc, err = _dump("inductor_inference.py", tmp_path)
+    assert "inductor_inference: checks passed" in err
+    gens = [k["capture"]["generated_by"] for k in doc["kernels"]]
+    assert gens and all(g["graph"]["kind"] == "inference" and "aten._softmax" in g["aten_ops"] for g in gens)
+    assert "compile_threads=1" in err and "placeholders" in err
+
+
+@needs_torch
+@pytest.mark.skipif(os.environ.get("IRSCOPE_SLOW_TESTS") != "1",
+                    reason="max-autotune compiles every mm template candidate (minutes on 2 CPU cores); "
+                           "IRSCOPE_SLOW_TESTS=1 runs it")
+def test_inductor_max_autotune_templates(tmp_path):
+    doc, err = _dump("inductor_mlp.py", tmp_path, "max-autotune-no-cudagraphs")
+    assert "inductor_mlp: checks passed max-autotune-no-cudagraphs" in err
+    templates = [k for k in doc["kernels"] if k["capture"]["generated_by"]["category"] == "template"]
+    assert sum(k["capture"]["generated_by"].get("template") == "mm" for k in templates) >= 2   # every candidate
+    assert {k["capture"]["generated_by"]["graph"]["kind"] for k in templates} >= {"forward", "backward"}
+    assert "placeholders" in err and "compile_threads=1" in err   # the notes say what is not a GPU's
+    for k in templates:
+        assert "BLOCK_M=" in k["capture"]["config"] and "num_warps=" in k["capture"]["config"]
+        gen = k["capture"]["generated_by"]
+        # a candidate names its template (select_algorithm's triton_<template>); the one picked, its ATen ops
+        assert gen.get("template") == "mm" or {"aten.mm", "aten.addmm"} & set(gen["aten_ops"])
+        assert f"num_warps={_ttgir_num_warps(k)}" in k["capture"]["config"]
