@@ -56,6 +56,9 @@ class Request:
     pin_layouts: tuple[str, ...] = ()
     pin_loops: tuple[str, ...] = ()
     pin_partitions: tuple[str, ...] = ()
+    # kernels given as objects (the Python API: irscope.dump(matmul_kernel, ...)): used as they are,
+    # instead of loading `file` again; `file` is then the file they were defined in
+    loaded: tuple[loader.KernelRef, ...] = ()
 
     @property
     def is_spec_file(self) -> bool:
@@ -142,7 +145,7 @@ def resolve(req: Request) -> list[Job]:
             raise BadInput(f"option {unknown[0]!r} (from {Path(req.file).name}) is not an option of Triton's "
                            f"{tgt.backend} backend here")
         base = base.overlay(base_options, Path(req.file).name)
-    refs = _load_kernels(file, kernels, doc, tgt)
+    refs = list(req.loaded) if req.loaded and doc is None else _load_kernels(file, kernels, doc, tgt)
     jobs = [for_kernel(ref, base, req, recipe=recipe, recorded_args=(doc or {}).get("args")) for ref in refs]
     check_loop_pins_fit(jobs, req.pin_loops)
     return jobs

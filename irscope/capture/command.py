@@ -26,12 +26,15 @@ write_specs, dump_all (replay.py); the CLI hands the ScriptRun to its view (view
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from irscope import adapter, jobs
 from irscope.capture.records import ScriptRun
 from irscope.capture.replay import dump_all, prepare, write_specs
+from irscope.capture.runner import run_call as run_call_under_recorder
 from irscope.capture.runner import run_script
 from irscope.compile.dump import DumpResult
 from irscope.errors import BadInput
@@ -74,6 +77,24 @@ def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions) -> 
         raise BadInput(f"--time-limit {time_limit}: give a positive number of seconds")
     script_run = run_script(Path(request.file), list(script_args), tgt, reason, mode, list(request.kernels),
                             opts.script_log, quiet=opts.quiet, time_limit=time_limit, interpret_s=opts.interpret_s)
+    return replay(script_run, request, out_dir, opts)
+
+
+def run_call(request: jobs.Request, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any],
+             opts: CaptureOptions) -> tuple[ScriptRun, Any]:
+    """The Python API's irscope.capture: one call fn(*args, **kwargs) captured as `run` captures a script
+    (the same recorder, stand-in GPU and replay); (the ScriptRun, what fn returned). request.file is
+    fn's file; its target and option layers apply as to a script's."""
+    tgt, reason, mode = choose_mode(request, opts.compile_only)
+    out_dir = Path(opts.out_dir).resolve()
+    check_before_running(tgt, request.all_sets(), out_dir, opts.stage, None)
+    script_run, value = run_call_under_recorder(fn, args, kwargs, tgt, reason, mode, list(request.kernels),
+                                                interpret_s=opts.interpret_s)
+    return replay(script_run, request, out_dir, opts), value
+
+
+def replay(script_run: ScriptRun, request: jobs.Request, out_dir: Path, opts: CaptureOptions) -> ScriptRun:
+    """The captures of a run as jobs (under the request's option layers), their spec files, their dumps."""
     prepare(script_run, request)
     write_specs(script_run, out_dir)
     dump_all(script_run, out_dir, opts.with_passes, opts.use_cache)

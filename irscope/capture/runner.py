@@ -16,8 +16,9 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from irscope.capture import layers
 from irscope.capture.recorder import Recorder
@@ -45,8 +46,6 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
     """
     script = loader.check_python_file(Path(script), "a Python script")
     use_stand_in = mode == "compile-only" if stand_in is None else stand_in
-    executor = Executor(*interpret_s) if use_stand_in and mode == "compile-only" else None
-    rec = Recorder(target, mode == "compile-only", kernel_globs, executor)
     stopped: str | None = None
     outside: str | None = None  # SIGINT, SIGTERM or --time-limit: why the script was ended
     raised = False
@@ -54,11 +53,9 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
     script = script.resolve()  # a script that changes directory must not move it, or the output
     folder = str(script.parent)
     threads_before = set(threading.enumerate())
-    drv = None
-    with contextlib.ExitStack() as stack:
-        if use_stand_in:
-            drv = stack.enter_context(standin.machine(target))
-        stack.enter_context(rec.installed())
+    with _recording(target, mode, kernel_globs, use_stand_in, interpret_s) as session, \
+            contextlib.ExitStack() as stack:
+        rec = session.rec
         stack.enter_context(_stdio_restored())
         stack.enter_context(_script_output(script_log, quiet))
         stack.enter_context(_os_exit_ends_script())
@@ -86,17 +83,11 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
             sys.path[:] = saved_path
             os.chdir(saved_cwd)
             threads_left = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
-    standin_notes = (drv.notes() if drv is not None else []) + rec.inductor.notes()
-    layers.label_captures(rec.captures)
-    if rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
-        raise rec.internal_error
-    run = ScriptRun(script, list(args), target, target_reason, mode, rec.captures, rec.launches, stopped,
-                    rec.filtered_out, script_log, threads_left,
-                    executor.stats if executor is not None else None, standin_notes)
+    run = session.script_run(script, list(args), target_reason, mode, stopped, script_log, threads_left)
     if not run.captures:
-        if kernel_globs and rec.filtered_out:
+        if kernel_globs and session.rec.filtered_out:
             raise BadInput(f"{script}: no kernel the script launched matches --kernel {' '.join(kernel_globs)}; "
-                           f"it launched: {', '.join(rec.filtered_out)}")
+                           f"it launched: {', '.join(session.rec.filtered_out)}")
         if outside is not None:
             raise BadInput(f"{script}: {outside} before the script launched a Triton kernel; nothing written")
         if raised:
@@ -107,6 +98,76 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
         raise BadInput(f"{script}: ran to the end without launching a Triton kernel; to compile its kernels without "
                        f"running it, give a specialization (--signature, or --arg/--const)")
     return run
+
+
+def run_call(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], target: Target, target_reason: str,
+             mode: str, kernel_globs: list[str] | None = None,
+             interpret_s: tuple[float | None, float | None] = (None, None)) -> tuple[ScriptRun, Any]:
+    """One call fn(*args, **kwargs) with the recorder installed, on the stand-in GPU in compile-only
+    mode, as run_script runs a script: (the captures, what fn returned). The Python API's irscope.capture.
+
+    fn's own exception ends the call, not the capture: it is `stopped` (one line) when fn launched a
+    kernel first, else BadInput (chained to it). The run's `script` is the file fn was defined in."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    code = getattr(fn, "__code__", None)
+    where = Path(code.co_filename if code is not None else "<call>").resolve()
+    globs = list(kernel_globs or [])
+    stopped: str | None = None
+    value: Any = None
+    threads_before = set(threading.enumerate())
+    with _recording(target, mode, globs, mode == "compile-only", interpret_s) as session:
+        try:
+            value = fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # noqa: BLE001  the function's own failure: kept as `stopped`, as a script's
+            stopped, failure = f"{_where(e, where)}{type(e).__name__}: {_first_line(e)}", e
+        else:
+            failure = None
+        threads_left = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+    run = session.script_run(where, [], target_reason, mode, stopped, None, threads_left)
+    if not run.captures:
+        if globs and session.rec.filtered_out:
+            raise BadInput(f"{name}(): no kernel it launched matches {' '.join(globs)}; "
+                           f"it launched: {', '.join(session.rec.filtered_out)}")
+        if failure is not None:
+            raise BadInput(f"{name}() raised {stopped} before it launched a Triton kernel") from failure
+        raise BadInput(f"{name}() returned without launching a Triton kernel"
+                       + (f"; {threads_note(threads_left)}" if threads_left else ""))
+    return run, value
+
+
+class _Session:
+    """The recorder, the interpreter and the stand-in GPU of one run (a script or a call)."""
+
+    def __init__(self, target: Target, mode: str, kernel_globs: list[str], use_stand_in: bool,
+                 interpret_s: tuple[float | None, float | None]):
+        self.target = target
+        self.executor = Executor(*interpret_s) if use_stand_in and mode == "compile-only" else None
+        self.rec = Recorder(target, mode == "compile-only", kernel_globs, self.executor)
+        self.drv = None
+
+    def script_run(self, script: Path, args: list[str], target_reason: str, mode: str, stopped: str | None,
+                   script_log: Path | None, threads_left: list[str]) -> ScriptRun:
+        layers.label_captures(self.rec.captures)   # what made each kernel, when a generator (Helion) did
+        if self.rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
+            raise self.rec.internal_error
+        rec, ex = self.rec, self.executor
+        notes = (self.drv.notes() if self.drv is not None else []) + rec.inductor.notes()
+        return ScriptRun(script, args, self.target, target_reason, mode, rec.captures, rec.launches, stopped,
+                         rec.filtered_out, script_log, threads_left, ex.stats if ex is not None else None, notes)
+
+
+@contextlib.contextmanager
+def _recording(target: Target, mode: str, kernel_globs: list[str], use_stand_in: bool,
+               interpret_s: tuple[float | None, float | None]) -> Iterator[_Session]:
+    """The stand-in GPU (when used) and the Recorder's hooks, for as long as the script or call runs."""
+    session = _Session(target, mode, kernel_globs, use_stand_in, interpret_s)
+    with contextlib.ExitStack() as stack:
+        if use_stand_in:
+            session.drv = stack.enter_context(standin.machine(target))
+        stack.enter_context(session.rec.installed())
+        yield session
 
 
 def threads_note(names: list[str]) -> str:

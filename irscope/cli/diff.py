@@ -58,9 +58,8 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     renumbered in order of first appearance; debug locations, paths and hashes
     dropped), so only real changes show; --raw compares the text as is.
     """
-    from irscope.compare import diff as diff_mod
+    from irscope.compare import command
     from irscope.compare import sides
-    from irscope.kernel import inputs
     from irscope.views import bench as bench_view
     from irscope.views import diff as view
 
@@ -85,16 +84,12 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
         if compile_flags:
             raise BadInput(f"{', '.join(compile_flags)}: apply when compiling a kernel file; "
                            f"DIR_A DIR_B compares two dumps as they are")
-        a = sides.load_side("a", file, request.kernels)
-        b = sides.load_side("b", dir_b, request.kernels)
-        sides.check_same_kernel(a, b)
+        a, b = command.folder_sides(file, dir_b, request.kernels)
     else:
-        reqs = (sides.SideRequest("a", a_target, list(a_sets), a_variant),
-                sides.SideRequest("b", b_target, list(b_sets), b_variant))
-        inputs.check_output_dir(out_dir)  # both sides are written there: refused before either compiles
-        side_jobs = sides.side_jobs(request, reqs)
-        a, b = sides.dump_sides(side_jobs, reqs, out_dir, with_passes, not no_cache)
-    result = diff_mod.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes, lines=by_line)
+        a, b, side_jobs = command.file_sides(request, sides.SideRequest("a", a_target, list(a_sets), a_variant),
+                                             sides.SideRequest("b", b_target, list(b_sets), b_variant),
+                                             out_dir, with_passes, not no_cache)
+    result = command.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes, lines=by_line)
     timed = None
     if do_time:
         from irscope.timing import bench as bench_job

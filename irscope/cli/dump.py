@@ -75,12 +75,8 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
         raise BadInput("--time-limit: applies when FILE is a script run for capture (no --signature/--arg/--const)")
     from irscope import jobs
 
-    todo = jobs.variants(request, variants)
-    for job in todo:
-        inputs.check_stage_for_target(stage, job.settings.target)
-    results = [dump_job.dump(job.spec, job.settings, out_dir, with_passes, not no_cache) for job in todo]
+    results = dump_job.dump_jobs(jobs.variants(request, variants), out_dir, with_passes, not no_cache, stage)
     if stage:
-        inputs.check_stage(results, stage)
         view.print_stage(results, stage)
     elif as_json:
         click.echo(view.as_json(results))

@@ -118,6 +118,5 @@ def dump_folders(request, variants, out_dir, no_cache: bool, with_passes: bool, 
     from irscope.kernel import inputs
 
     inputs.check_output_dir(out_dir)
-    results = [dump_job.dump(job.spec, job.settings, out_dir, with_passes, not no_cache)
-               for job in jobs.variants(request, variants)]
+    results = dump_job.dump_jobs(jobs.variants(request, variants), out_dir, with_passes, not no_cache)
     return [(r.folder, r.manifest) for r in results]

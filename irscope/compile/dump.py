@@ -13,6 +13,7 @@ from typing import Any
 
 from irscope import artifacts
 from irscope.compile import cache, compiler
+from irscope.kernel import inputs
 from irscope.kernel.settings import Settings
 from irscope.kernel.spec import KernelSpec
 
@@ -87,3 +88,18 @@ def dump(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool 
     if damage is not None:
         _note(damage[0], damage[1], "recompiled")
     return DumpResult(folder, art.manifest(), cached=False)
+
+
+def dump_jobs(todo, out_dir: Path, with_passes: bool = False, use_cache: bool = True,
+              stage: str | None = None) -> list[DumpResult]:
+    """Dump each job (a jobs.Job: .spec, .settings) into out_dir, in order: `irscope dump FILE`, the
+    commands that read dumps (lines, passes) and the Python API's irscope.dump all call this.
+
+    `stage` (--stage): refused before anything compiles when a job's target has no such stage, and
+    after the dumps when one of them lacks it."""
+    for job in todo:
+        inputs.check_stage_for_target(stage, job.settings.target)
+    results = [dump(job.spec, job.settings, out_dir, with_passes, use_cache) for job in todo]
+    if stage:
+        inputs.check_stage(results, stage)
+    return results

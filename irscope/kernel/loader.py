@@ -207,6 +207,20 @@ def find_kernels(module: ModuleType, file: Path) -> dict[str, KernelRef]:
     return found
 
 
+def kernel_ref(obj: object) -> KernelRef:
+    """A kernel given as an object (the Python API: a @triton.jit / @gluon.jit function, or one under
+    @triton.autotune / @triton.heuristics), used as it is: its file is the one it was defined in."""
+    fn = adapter.unwrap_kernel(obj)
+    if fn is None:
+        raise BadInput(f"{obj!r}: not a @triton.jit or @gluon.jit kernel (nor one under @triton.autotune); "
+                       f"give the kernel function, or a file path and its name")
+    inner = getattr(fn, "fn", None)
+    name = getattr(inner, "__name__", None) or getattr(fn, "__name__", "kernel")
+    code = getattr(inner, "__code__", None)
+    file = Path(code.co_filename if code is not None else f"<{name}>")
+    return KernelRef(name, fn, file, adapter.is_gluon(fn), fn is not obj)
+
+
 def select_kernels(file: str | Path, names: list[str] | None, every: bool = False) -> list[KernelRef]:
     """The kernels the user asked for (--kernel, repeatable), or the file's only kernel (with
     `every`: all the kernels the file defines, as `irscope signature` lists them)."""
