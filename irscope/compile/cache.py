@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from irscope import knobs
-from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish
+from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish, remove_stale_tmps
 from irscope.errors import BadInput
 
 CHECKSUMS = ".irscope-sha256.json"
@@ -146,13 +146,16 @@ def _in_place(entry: Path, final: Path, manifest: dict[str, Any]) -> bool:
     """`final` holds exactly what a restore would put there (the entry's files, by their checksums, and
     this manifest), as after an earlier identical dump into the same folder: nothing to copy."""
     try:
+        if not final.is_dir():
+            return False
+        _verify(entry)  # a damaged entry is the caller's to drop and recompile, as on a copy
         sums = json.loads((entry / CHECKSUMS).read_text())
-        if not isinstance(sums, dict) or not final.is_dir() or sorted(sums) != _files(final):
+        if sorted(sums) != _files(final):
             return False
         if json.loads((final / MANIFEST).read_text()) != manifest:
             return False
         return all(_sha256(final / name) == digest for name, digest in sums.items() if name != MANIFEST)
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, Damaged):
         return False
 
 
@@ -175,6 +178,7 @@ def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
         final = final_for(manifest)
         wanted = json.loads(json.dumps(edit(json.loads(json.dumps(manifest))) if edit else manifest, default=str))
         if _in_place(entry, final, wanted):
+            remove_stale_tmps(final.parent)  # as a write there would
             return final, wanted
         tmp = make_tmp(final)
         try:

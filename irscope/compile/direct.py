@@ -334,8 +334,8 @@ def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | Non
 def serve(doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any], str]] | None:
     """Copy every entry the record names to its folder under out_dir: [(folder, manifest, key)].
 
-    None when an entry is gone or damaged (a damaged one is dropped, as dump.dump does): the
-    command then takes the full path.
+    None when an entry is gone or damaged: the command then takes the full path, which says so,
+    drops the entry and recompiles.
     """
     out = []
     for item in doc["entries"]:
@@ -348,7 +348,6 @@ def serve(doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any]
         try:
             hit = cache.restore(key, lambda m, key=key: cache.folder_for(out_dir, m, key), edit)
         except cache.Damaged:
-            cache.discard(key)
             return None
         if hit is None:
             return None
