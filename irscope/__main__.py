@@ -1,3 +1,3 @@
-from irscope.cli import main
+from irscope.entry import main
 
 main()

@@ -19,11 +19,13 @@ HEAVY = ("triton", "torch", "rich", "click", "numpy", "ctypes", "ray", "optuna",
          "playwright")
 # a module may import from its own layer and the layers before it
 LAYERS = [("errors", "knobs", "stages"), ("adapter",), ("kernel",), ("artifacts",), ("compile",), ("standin",), ("steer",), ("jobs",), ("capture", "compare", "timing", "workers"), ("sweep",),
-          ("report",), ("views",), ("api",), ("cli", "__main__", "__init__")]
+          ("report",), ("views",), ("api",), ("cli", "__main__", "__init__", "entry")]
 MAX_LINES = 500
 # Optional machinery kept off the plain dump's start-up (a cached re-dump pays only for what it uses):
 # the module that imports it inside a function -> what it imports there, and why.
 LAZY = {
+    "irscope.entry": {"irscope.cli": "click and every command, only when the cache's direct mode cannot serve",
+                      "irscope.views.dump": "the dump's views, only to render what the direct mode served"},
     "irscope.jobs": {"irscope.steer.recipes": "reading recipe files (TOML), only when --recipe names one",
                      "irscope.steer.pins": "the pin grammar and its MLIR helpers, only when pins are given",
                      "irscope.standin.gpu": "the stand-in GPU, only to load a captured script for a replay"},

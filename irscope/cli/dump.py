@@ -88,6 +88,38 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
         view.warn_pins_without_effect(results)
     if html is not None:
         _write_report([r.folder for r in results], html, quiet=bool(stage or as_json))
+    if not (variants or stage or with_lines or html is not None):
+        _remember(request, out_dir, as_json, with_passes, results)
+
+
+def _remember(request, out_dir: Path, as_json: bool, with_passes: bool, results) -> None:
+    """Leave the record that lets the same request be served without Triton next time (compile/direct.py),
+    for the plain requests irscope.entry reads: a .py kernel file, an explicit --target, no steering."""
+    if request.steered or request.is_spec_file or not request.target or request.file.suffix != ".py":
+        return
+    import io
+    import json
+
+    from irscope import adapter, artifacts
+    from irscope.compile import direct
+    from irscope.compile.cache import DumpResult
+    from irscope.kernel import loader
+    from irscope.views import dump as view
+    from irscope.views.console import console
+
+    seen = loader.OBSERVED.get(str(request.file.resolve()))
+    if seen is None or direct.START_PATH is None:
+        return
+    on_disk = [DumpResult(r.folder, json.loads((r.folder / artifacts.MANIFEST).read_text()), True, r.key)
+               for r in results]
+    summary = None
+    if not as_json:  # as a repeat prints it to a pipe
+        buf = io.StringIO()
+        view.summary(on_disk, out=console(file=buf))
+        summary = buf.getvalue()
+    fields = direct.dump_fields(str(request.file), request.kernels, request.signature, request.named_args,
+                         request.consts, request.target, request.all_sets(), str(out_dir), as_json, with_passes)
+    direct.remember(fields, on_disk, request.file, seen.files, seen.env, summary, adapter.cache_invalidating_env())
 
 
 def _write_report(folders, html: Path, quiet: bool) -> None:

@@ -17,14 +17,26 @@ import hashlib
 import json
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from irscope import knobs
-from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish
+from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish, remove_stale_tmps
 from irscope.errors import BadInput
 
 CHECKSUMS = ".irscope-sha256.json"
+
+
+@dataclass
+class DumpResult:
+    """A dump folder and its manifest, and how it came to be (what every dump view renders)."""
+
+    folder: Path
+    manifest: dict[str, Any]
+    cached: bool
+    key: str = ""          # the full cache key of the dump
+    served: str = ""       # "compiled", "cache" (found by the full key) or "direct" (compile/direct.py)
 
 
 class Damaged(Exception):
@@ -56,6 +68,11 @@ def code_fingerprint() -> str:
         st = path.stat()
         h.update(f"{path.relative_to(package)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
     return h.hexdigest()[:16]
+
+
+def folder_for(out_dir: Path, manifest: dict[str, Any], key: str) -> Path:
+    """Where a dump of this manifest goes under out_dir: KERNEL/TARGET-KEY8."""
+    return out_dir / manifest["kernel"] / f"{manifest['target'].replace(':', '')}-{key[:8]}"
 
 
 def entry_path(key: str) -> Path:
@@ -125,11 +142,29 @@ def _verify(folder: Path) -> dict[str, Any]:
     return manifest
 
 
+def _in_place(entry: Path, final: Path, manifest: dict[str, Any]) -> bool:
+    """`final` holds exactly what a restore would put there (the entry's files, by their checksums, and
+    this manifest), as after an earlier identical dump into the same folder: nothing to copy."""
+    try:
+        if not final.is_dir():
+            return False
+        _verify(entry)  # a damaged entry is the caller's to drop and recompile, as on a copy
+        sums = json.loads((entry / CHECKSUMS).read_text())
+        if sorted(sums) != _files(final):
+            return False
+        if json.loads((final / MANIFEST).read_text()) != manifest:
+            return False
+        return all(_sha256(final / name) == digest for name, digest in sums.items() if name != MANIFEST)
+    except (OSError, ValueError, TypeError, Damaged):
+        return False
+
+
 def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
             edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> tuple[Path, dict[str, Any]] | None:
     """Copy the entry for `key` to the folder final_for(manifest), verified, and publish it atomically.
 
-    `edit` may change the manifest (written into the copy before it is published). Returns
+    `edit` may change the manifest (written into the copy before it is published). A folder that
+    already holds exactly that (an identical earlier dump to the same place) is left as it is. Returns
     (folder, manifest), None on a miss (also when the entry vanished mid-copy: another process
     dropped it); raises Damaged when the entry fails its checks twice (a concurrent refresh of
     the entry can spoil one copy).
@@ -141,6 +176,10 @@ def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
         if manifest is None:
             return None
         final = final_for(manifest)
+        wanted = json.loads(json.dumps(edit(json.loads(json.dumps(manifest))) if edit else manifest, default=str))
+        if _in_place(entry, final, wanted):
+            remove_stale_tmps(final.parent)  # as a write there would
+            return final, wanted
         tmp = make_tmp(final)
         try:
             try:

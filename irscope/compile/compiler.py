@@ -68,9 +68,12 @@ def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool, 
     """Everything that decides the output: kernel code, spec, effective options, target, env knobs, pins.
 
     Where an option came from (--set, a recipe, a capture) is not in the key: the same options
-    from another source share the entry, and dump.dump restamps the sources on a hit.
+    from another source share the entry, and dump.dump restamps the sources on a hit. The kernel
+    file's path is in it: every stage's locations (TTIR's loc(...), PTX's .file, the source map's
+    kernel_file) name the file compiled, so the same code in another file is another dump.
     """
     payload = {
+        "file": os.path.realpath(spec.file),
         "irscope": __version__,
         "irscope_code": cache.code_fingerprint(),
         "triton": adapter.triton_version(),

@@ -7,22 +7,15 @@ fresh compile, a cache hit and an earlier `-o` folder render the same way.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from irscope import artifacts
 from irscope.compile import cache, compiler
+from irscope.compile.cache import DumpResult  # noqa: F401  (the result type lives with the cache)
 from irscope.kernel import inputs
 from irscope.kernel.settings import Settings
 from irscope.kernel.spec import KernelSpec
-
-
-@dataclass
-class DumpResult:
-    folder: Path
-    manifest: dict[str, Any]
-    cached: bool
 
 
 def cached(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool = False,
@@ -44,7 +37,7 @@ def _from_cache(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes
     key = compiler.cache_key(spec, settings, bound[0], with_passes, with_sass)
 
     def final_for(manifest: dict[str, Any]) -> Path:
-        return out_dir / manifest["kernel"] / f"{manifest['target'].replace(':', '')}-{key[:8]}"
+        return cache.folder_for(out_dir, manifest, key)
 
     def edit(manifest: dict[str, Any]) -> dict[str, Any]:
         # the reason the target was chosen belongs to this run, not to the cached one
@@ -61,7 +54,7 @@ def _from_cache(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes
         return None, (key, str(e))
     if hit is None:
         return None, None
-    return DumpResult(hit[0], hit[1], cached=True), None
+    return DumpResult(hit[0], hit[1], cached=True, key=key, served="cache"), None
 
 
 def _note(key: str, why: str, then: str) -> None:
@@ -87,7 +80,7 @@ def dump(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool 
     cache.store(art.key, lambda tmp: artifacts.write_into(art, tmp), replace=not use_cache or damage is not None)
     if damage is not None:
         _note(damage[0], damage[1], "recompiled")
-    return DumpResult(folder, art.manifest(), cached=False)
+    return DumpResult(folder, art.manifest(), cached=False, key=art.key, served="compiled")
 
 
 def dump_jobs(todo, out_dir: Path, with_passes: bool = False, use_cache: bool = True,

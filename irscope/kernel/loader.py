@@ -14,6 +14,7 @@ import ast
 import contextlib
 import hashlib
 import importlib.util
+import os
 import signal
 import stat
 import sys
@@ -132,6 +133,59 @@ def _add_folder(folder: str) -> None:
         sys.path.insert(0, folder)
 
 
+@dataclass
+class Observed:
+    """What importing a kernel file touched: the files it opened and the environment variables it
+    read (env None: it went through the whole environment). The cache's direct mode records them."""
+
+    files: set[str]
+    env: set[str] | None
+
+
+OBSERVED: dict[str, Observed] = {}   # by the kernel file's resolved path
+_watching: list[Observed] = []
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _watching and event == "open" and isinstance(args[0], (str, bytes)):
+        _watching[-1].files.add(os.fsdecode(args[0]))
+
+
+class _WatchedEnviron(type(os.environ)):
+    """os.environ while a kernel file is imported: every name read is noted (get, [], in, getenv)."""
+
+    def __getitem__(self, key):
+        if _watching and _watching[-1].env is not None:
+            _watching[-1].env.add(key)
+        return super().__getitem__(key)
+
+    def __iter__(self):
+        if _watching:
+            _watching[-1].env = None
+        return super().__iter__()
+
+
+_hooked: list[bool] = []
+
+
+@contextlib.contextmanager
+def _observe(file: Path):
+    """Note what the import of `file` opens and reads (sys.addaudithook: added once, idle outside)."""
+    if not _hooked:
+        sys.addaudithook(_audit)
+        _hooked.append(True)
+    seen = Observed(set(), set())
+    _watching.append(seen)
+    plain = type(os.environ)
+    os.environ.__class__ = _WatchedEnviron
+    try:
+        yield
+    finally:
+        os.environ.__class__ = plain
+        _watching.pop()
+        OBSERVED[str(file.resolve())] = seen
+
+
 def load_module(path: str | Path) -> ModuleType:
     file = check_python_file(Path(path), require_py=True)
     name = module_name(file)
@@ -144,7 +198,7 @@ def load_module(path: str | Path) -> ModuleType:
     limit = knobs.LOAD_TIMEOUT.get()
     try:
         # what the file prints while it loads goes to stderr: stdout carries irscope's output (--json)
-        with contextlib.redirect_stdout(sys.stderr), _time_limit(limit):
+        with contextlib.redirect_stdout(sys.stderr), _time_limit(limit), _observe(file):
             spec.loader.exec_module(module)
     except _LoadTimeout:
         sys.modules.pop(name, None)

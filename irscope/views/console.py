@@ -13,15 +13,15 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def console(stderr: bool = False) -> Console:
-    """A rich Console on stdout (or stderr): the terminal's width, or 200 columns when piped."""
+def console(stderr: bool = False, file=None) -> Console:
+    """A rich Console on stdout (or stderr, or `file`): the terminal's width, or 200 columns when piped."""
     from rich.console import Console
 
-    stream = sys.stderr if stderr else sys.stdout
+    stream = file or (sys.stderr if stderr else sys.stdout)
     # piped output keeps whole lines (grep-able); a terminal gets its own width
     width = None if stream.isatty() else 200
     # emoji off: IR, SASS and source text may hold ":name:" runs that rich would turn into emoji
-    return Console(stderr=stderr, highlight=False, emoji=False, width=width)
+    return Console(stderr=stderr, file=file, highlight=False, emoji=False, width=width)
 
 
 def fmt_bytes(n: int) -> str:

@@ -12,8 +12,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
-
 from irscope import artifacts, stages
 from irscope.kernel.hardware import TARGET_CHIP, for_target
 from irscope.views.console import console, esc, fmt_bytes, widths
@@ -240,6 +238,9 @@ def as_json(results: list[DumpResult]) -> str:
             "user_options": m["user_options"],
             "folder": str(r.folder),
             "cached": r.cached,
+            # how a cached dump was found: "direct" (from the command line alone, Triton not imported),
+            # "key" (by the full key, after loading the kernel); null when compiled now
+            "cache": {"direct": "direct", "cache": "key"}.get(r.served),
             "stages": {name: str(r.folder / f) for name, f in m["stages"].items()},
             "times_ms": m["times_ms"],
             "stats": m["stats"],
@@ -254,6 +255,8 @@ def as_json(results: list[DumpResult]) -> str:
 
 def warn_pins_without_effect(results: list[DumpResult]) -> None:
     """One stderr warning per pin that did nothing, was changed or was overridden (the summary shows them)."""
+    import click  # only here: the direct cache's --json renders without loading click
+
     for r in results:
         for p in r.manifest.get("pins") or []:
             if p["status"] in ("no effect", "changed", "overridden"):

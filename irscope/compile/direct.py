@@ -1,0 +1,355 @@
+"""The cache's direct mode: a repeat dump served from the command line alone, without importing
+Triton, torch or the kernel file (as ccache's direct mode skips the preprocessor).
+
+The full key (compiler.cache_key) needs Triton and the loaded kernel: its code and everything it
+calls. A full dump therefore leaves, beside its cache entry, a *record* under a key computed from
+the request as typed (`request_key`: the command, file, kernels, signature, --arg/--const, target,
+--set in order, -o, the view, the working folder, sys.path, the interpreter and irscope's whole
+code). The record, `$IRSCOPE_CACHE_DIR/direct/<key>.json`, lists what that dump depended on:
+
+    entries  the full keys it was served from (one per kernel), with the manifest fields this
+             request stamps on a hit (file, target_reason, option_sources, notes)
+    files    every Python module the process had loaded at the end of the dump outside the
+             standard library, Triton and irscope (the kernel file, the helpers whose @jit
+             functions it calls, whatever they import), and every file the kernel file's import
+             opened: path, size, mtime and sha256
+    dirs     every folder on the import path (the kernel's folder first): mtime and the names of
+             what could be imported from it, so a new module that would shadow a recorded one
+             is seen
+    triton   where `import triton` would find the package, and the version in the installed
+             metadata (the dist-info of whichever distribution provides it), with the
+             metadata's and libtriton's size and mtime
+    env      the environment variables Triton's key reads (every TRITON_/MLIR_/LLVM_/... name:
+             a superset of adapter.cache_invalidating_env), the ones the kernel file read while
+             it was imported (all of them if it iterated os.environ), and those rich's output
+             depends on
+    summary  the summary as it printed to a pipe (replayed as text when stdout is not a terminal)
+
+`lookup` serves a record only when every one of those still holds; a file whose size or mtime
+moved is hashed, and kept (its new stat written back) only when its content is the same. Any
+doubt — a missing record or entry, a changed file, a new environment variable, another Triton —
+returns None and the command takes the full path, which compiles or finds the entry by its full
+key and writes a fresh record. Nothing here imports Triton.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from importlib.machinery import PathFinder
+from pathlib import Path
+from typing import Any
+
+from irscope import __version__
+from irscope.compile import cache
+
+RECORD_DIR = ".irscope-direct"   # hidden: the cache's entries are its other names
+SCHEMA = 1
+# Triton's cache-invalidating variables all start so (3.6 - 3.9: ALLOW_LHS_TMEM_LAYOUT_CONVERSION,
+# AMDGCN_*, DISABLE_*, LLVM_*, MLIR_*, NVPTX_*, TRITON_*, USE_IR_LOC); the rest are irscope's own
+# knobs and the toolkit's
+ENV_PREFIXES = ("TRITON_", "MLIR_", "LLVM_", "AMDGCN_", "NVPTX_", "DISABLE_", "ENABLE_", "USE_", "ALLOW_",
+                "IRSCOPE_", "PTXAS", "CUDA", "ROCM", "HIP_", "NVIDIA_")
+# rich's colour and width, and the import path
+ENV_NAMES = ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES",
+             "JUPYTER_COLUMNS", "JUPYTER_LINES", "PYTHONPATH")
+_IMPORTABLE = (".py", ".pyc", ".so", ".pyd", ".pth", ".egg-link")
+
+START_PATH: list[str] | None = None   # sys.path as the process started (entry.main sets it)
+START_ENV: dict[str, str] = {}        # the environment as the process started (a compile sets variables)
+
+
+def begin() -> None:
+    """Note the import path and the environment before anything changes them (the loader puts the
+    kernel's folder first on the path; a compile sets Triton's variables for its duration)."""
+    global START_PATH, START_ENV
+    START_PATH = list(sys.path)
+    START_ENV = dict(os.environ)
+
+
+def package_fingerprint() -> str:
+    """Every irscope source file by path, size and mtime: the views too (the summary is replayed)."""
+    h = hashlib.sha256()
+    package = Path(__file__).resolve().parent.parent
+    for root, dirs, names in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(root, name))
+                h.update(f"{root}/{name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def dump_fields(file: str, kernels, signature, args, consts, target, sets, out: str, as_json: bool,
+                passes: bool) -> dict:
+    """What identifies a plain dump request for the direct mode (irscope.entry reads it from the command line,
+    cli/dump.py records under the same)."""
+    return {"command": "dump", "file": str(Path(file)), "kernels": list(kernels), "signature": signature,
+            "args": list(args), "consts": list(consts), "target": target, "sets": list(sets),
+            "out": str(Path(out)), "view": "json" if as_json else "summary", "passes": bool(passes)}
+
+
+def request_key(fields: dict[str, Any]) -> str | None:
+    """The record's key: the request as typed, where and how it runs; None before begin()."""
+    if START_PATH is None:
+        return None
+    payload = {"schema": SCHEMA, "irscope": __version__, "code": package_fingerprint(),
+               "python": [sys.executable, sys.version], "path": START_PATH, "cwd": os.getcwd(), **fields}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def record_path(key: str) -> Path:
+    return cache.cache_dir() / RECORD_DIR / f"{key}.json"
+
+
+# ---------------------------------------------------------------- what a dump depended on
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _names(folder: str) -> str | None:
+    """A digest of what could be imported from `folder` (modules, packages, .pth files); None if absent."""
+    try:
+        entries = sorted(e.name for e in os.scandir(folder)
+                         if e.name.endswith(_IMPORTABLE) or (e.name.isidentifier() and e.is_dir()))
+    except OSError:
+        return None
+    return hashlib.sha256("\0".join(entries).encode()).hexdigest()
+
+
+def _dir_state(folder: str) -> list | None:
+    try:
+        mtime = os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
+    return [mtime, _names(folder)]
+
+
+def _metadata_version(metadata: str) -> str | None:
+    """The Version: line of a dist-info's METADATA (what importlib.metadata reports)."""
+    with open(metadata, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if line.startswith("Version:"):
+                return line.split(":", 1)[1].strip()
+            if not line.strip():
+                break
+    return None
+
+
+def _triton_origin(search: list[str]) -> str | None:
+    spec = PathFinder.find_spec("triton", search)
+    return spec.origin if spec is not None else None
+
+
+def _find_dist_info(package_dir: Path) -> Path | None:
+    """The dist-info that installed this triton package (triton, fbtriton, pytorch-triton...): the one
+    beside it whose RECORD lists triton/__init__.py."""
+    site = package_dir.parent
+    try:
+        infos = sorted((p for p in site.iterdir() if p.name.endswith(".dist-info")),
+                       key=lambda p: "triton" not in p.name.lower())
+    except OSError:
+        return None
+    for info in infos:
+        try:
+            with open(info / "RECORD", encoding="utf-8", errors="replace") as fh:
+                if any(line.startswith("triton/__init__.py,") for line in fh):
+                    return info
+        except OSError:
+            continue
+    return None
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _triton_state(search: list[str]) -> dict[str, Any] | None:
+    origin = _triton_origin(search)
+    if origin is None:
+        return None
+    package = Path(origin).parent
+    info = _find_dist_info(package)
+    if info is None:
+        return None
+    metadata = str(info / "METADATA")
+    libs = sorted(str(p) for p in (package / "_C").glob("libtriton*")) if (package / "_C").is_dir() else []
+    return {"origin": origin, "metadata": metadata, "metadata_stat": _stat(metadata),
+            "version": _metadata_version(metadata), "libs": {p: _stat(p) for p in libs}}
+
+
+def _env_snapshot(names, env=None) -> dict[str, str | None]:
+    env = os.environ if env is None else env
+    return {n: env.get(n) for n in names}
+
+
+def _watched_env_names(env=None) -> set[str]:
+    return {n for n in (os.environ if env is None else env) if n.startswith(ENV_PREFIXES)} | set(ENV_NAMES)
+
+
+def _skip_module(name: str) -> bool:
+    top = name.split(".")[0]
+    return top in sys.stdlib_module_names or top in ("irscope", "triton", "__main__")
+
+
+def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: set[str],
+             env_read: set[str] | None, summary: str | None, triton_env: dict[str, str]) -> None:
+    """Write the record of a full dump that just succeeded (results: dump.DumpResult, one per kernel).
+
+    `opened` and `env_read` are what the kernel file's import opened and read (kernel.loader;
+    env_read None: it read the whole environment); `triton_env` is adapter.cache_invalidating_env().
+    A cache that cannot be written is skipped.
+    """
+    key = request_key(fields)
+    if key is None:
+        return
+    search = [str(kernel_file.resolve().parent)] + [p for p in START_PATH if p]
+    triton = _triton_state(search)
+    if triton is None:
+        return
+    triton_root = str(Path(triton["origin"]).parent) + os.sep
+    paths = {str(kernel_file.resolve())}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and not _skip_module(name):
+            paths.add(os.path.abspath(file))
+    for path in opened:
+        if "__pycache__" not in path and not path.endswith(".pyc"):
+            paths.add(os.path.abspath(path))
+    files = {}
+    for path in sorted(paths):
+        if path.startswith(triton_root) or not os.path.isfile(path):
+            continue
+        st = _stat(path)
+        if st is not None:
+            files[path] = st + [_sha256(path)]
+    if env_read is None:
+        env = dict(START_ENV)
+    else:
+        env = _env_snapshot(_watched_env_names(START_ENV) | set(env_read) | set(triton_env), START_ENV)
+    doc = {
+        "schema": SCHEMA,
+        "entries": [{"key": r.key, "edit": {k: r.manifest.get(k) for k in
+                                            ("file", "target_reason", "option_sources", "notes")}}
+                    for r in results],
+        "files": files,
+        "dirs": {d: _dir_state(d) for d in dict.fromkeys(search)},
+        "triton": triton,
+        "env": env,
+        "whole_env": env_read is None,
+        "summary": summary,
+    }
+    _write(record_path(key), doc)
+
+
+def _write(path: Path, doc: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
+        tmp.write_text(json.dumps(doc))
+        os.replace(tmp, path)
+    except OSError:
+        return
+
+
+# ---------------------------------------------------------------- serving
+
+
+def lookup(fields: dict[str, Any]) -> dict[str, Any] | None:
+    """The record for this request if everything it depended on still holds, else None."""
+    key = request_key(fields)
+    if key is None:
+        return None
+    path = record_path(key)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        return None
+    try:
+        fresh = _holds(doc)
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
+    if fresh is None:
+        return None
+    if fresh[0] or fresh[1]:  # same content under a new mtime: written back, so the next run is stat-only
+        doc["files"].update(fresh[0])
+        doc["dirs"].update(fresh[1])
+        _write(path, doc)
+    return doc
+
+
+def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | None:
+    """None when anything the record depended on changed; else the files and folders whose mtime
+    moved but whose content (names, for a folder) did not, with their new state."""
+    env = doc["env"]
+    if doc["whole_env"]:
+        if env != dict(os.environ):
+            return None
+    elif _env_snapshot(env) != env or not _watched_env_names() <= set(env):
+        return None
+    triton = doc["triton"]
+    if _triton_origin(list(doc["dirs"])) != triton["origin"] or _stat(triton["metadata"]) != triton["metadata_stat"]:
+        return None
+    if _metadata_version(triton["metadata"]) != triton["version"]:
+        return None
+    if any(_stat(p) != st for p, st in triton["libs"].items()):
+        return None
+    dirs = {}
+    for folder, state in doc["dirs"].items():
+        st = _stat(folder)
+        if state is None or st is None:
+            if (state is None) != (st is None):
+                return None
+            continue
+        if st[1] != state[0]:
+            now = _dir_state(folder)
+            if now is None or now[1] != state[1]:
+                return None
+            dirs[folder] = now
+    files = {}
+    for path, (size, mtime, digest) in doc["files"].items():
+        st = _stat(path)
+        if st == [size, mtime]:
+            continue
+        if st is None or st[0] != size or _sha256(path) != digest:
+            return None
+        files[path] = st + [digest]
+    return files, dirs
+
+
+def serve(doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any], str]] | None:
+    """Copy every entry the record names to its folder under out_dir: [(folder, manifest, key)].
+
+    None when an entry is gone or damaged: the command then takes the full path, which says so,
+    drops the entry and recompiles.
+    """
+    out = []
+    for item in doc["entries"]:
+        key, stamp = item["key"], item["edit"]
+
+        def edit(manifest: dict[str, Any], stamp=stamp) -> dict[str, Any]:
+            manifest.update(stamp)
+            return manifest
+
+        try:
+            hit = cache.restore(key, lambda m, key=key: cache.folder_for(out_dir, m, key), edit)
+        except cache.Damaged:
+            return None
+        if hit is None:
+            return None
+        out.append((hit[0], hit[1], key))
+    return out

@@ -1,0 +1,174 @@
+"""The cache's direct mode (compile/direct.py, issue #29): a repeat dump is served from the command line
+alone, without importing Triton or the kernel file, and nothing it serves is ever stale."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import VECTOR_ADD, run_cli
+
+SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
+
+HELPER = '''import triton
+
+
+@triton.jit
+def combine(x, y):
+    return x + y
+'''
+
+KERNEL = '''import triton
+import triton.language as tl
+from helpers import combine
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, combine(tl.load(x_ptr + offs, mask=mask), tl.load(y_ptr + offs, mask=mask)), mask=mask)
+'''
+
+
+def _kernel(tmp_path: Path) -> Path:
+    folder = tmp_path / "k"
+    folder.mkdir()
+    (folder / "helpers.py").write_text(HELPER)
+    (folder / "kern.py").write_text(KERNEL)
+    return folder / "kern.py"
+
+
+def _dump(tmp_path: Path, file: Path, *extra: str, env: dict | None = None) -> dict:
+    r = run_cli("dump", str(file), "-s", SIG, "-t", "h100", "-o", str(tmp_path / "out"), "--json", *extra,
+                cwd=tmp_path, env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache"), **(env or {})})
+    assert r.code == 0, r.err
+    return json.loads(r.out)["kernels"][0]
+
+
+def test_a_repeat_dump_is_served_without_importing_triton(tmp_path):
+    kern = _kernel(tmp_path)
+    assert _dump(tmp_path, kern)["cache"] is None          # compiled
+    second = _dump(tmp_path, kern)
+    assert second["cache"] == "direct" and second["cached"] is True
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "irscope", "dump", str(kern), "-s", SIG, "-t", "h100",
+                        "-o", str(tmp_path / "out"), "--json"], cwd=tmp_path, capture_output=True, text=True,
+                       env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")), timeout=300)
+    assert p.returncode == 0, p.stderr
+    imported = {line.split("|")[-1].strip() for line in p.stderr.splitlines() if line.startswith("import time:")}
+    assert json.loads(p.stdout)["kernels"][0]["cache"] == "direct"
+    assert not {m for m in imported if m.split(".")[0] in ("triton", "torch", "click", "rich")}, imported
+    assert not any(m.startswith("irscope_kernel_") or m == "helpers" for m in imported)
+    # what it served is the dump itself: every stage there, the same folder as the compile's
+    assert second["folder"] == _dump(tmp_path, kern, "--no-cache")["folder"]
+    assert all(Path(p).is_file() for p in second["stages"].values())
+
+
+def test_a_changed_jit_callee_in_another_file_is_recompiled(tmp_path):
+    kern = _kernel(tmp_path)
+    _dump(tmp_path, kern)
+    assert _dump(tmp_path, kern)["cache"] == "direct"
+    (kern.parent / "helpers.py").write_text(HELPER.replace("x + y", "x * y"))
+    changed = _dump(tmp_path, kern)
+    assert changed["cache"] is None
+    assert "arith.mulf" in Path(changed["stages"]["ttir"]).read_text()
+    assert _dump(tmp_path, kern)["cache"] == "direct"
+
+
+def test_an_env_knob_of_tritons_key_takes_the_full_path(tmp_path):
+    kern = _kernel(tmp_path)
+    _dump(tmp_path, kern)
+    assert _dump(tmp_path, kern)["cache"] == "direct"
+    assert _dump(tmp_path, kern, env={"TRITON_HIP_USE_BLOCK_PINGPONG": "1"})["cache"] != "direct"
+    assert _dump(tmp_path, kern, env={"DISABLE_LLVM_OPT": "1"})["cache"] != "direct"
+
+
+def test_another_option_is_another_entry(tmp_path):
+    kern = _kernel(tmp_path)
+    first = _dump(tmp_path, kern)
+    other = _dump(tmp_path, kern, "--set", "num_warps=8")
+    assert other["cache"] is None and other["folder"] != first["folder"] and other["options"]["num_warps"] == 8
+    assert _dump(tmp_path, kern, "--set", "num_warps=8")["cache"] == "direct"
+    assert _dump(tmp_path, kern)["options"]["num_warps"] == 4
+
+
+def test_a_touched_but_unchanged_kernel_file_is_still_served_after_its_hash_is_checked(tmp_path):
+    kern = _kernel(tmp_path)
+    _dump(tmp_path, kern)
+    assert _dump(tmp_path, kern)["cache"] == "direct"
+    st = kern.stat()
+    os.utime(kern, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    assert _dump(tmp_path, kern)["cache"] == "direct"
+    record = next((tmp_path / "cache" / ".irscope-direct").glob("*.json"))
+    assert json.loads(record.read_text())["files"][str(kern.resolve())][1] == kern.stat().st_mtime_ns
+
+
+def test_a_new_module_that_would_shadow_an_import_takes_the_full_path(tmp_path):
+    kern = _kernel(tmp_path)
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (kern.parent / "helpers.py").rename(lib / "helpers.py")
+    env = {"PYTHONPATH": os.pathsep.join([str(lib), os.environ.get("PYTHONPATH", "")])}
+    _dump(tmp_path, kern, env=env)
+    assert _dump(tmp_path, kern, env=env)["cache"] == "direct"
+    (kern.parent / "helpers.py").write_text(HELPER.replace("x + y", "x - y"))  # first on the path now
+    shadowed = _dump(tmp_path, kern, env=env)
+    assert shadowed["cache"] is None and "arith.subf" in Path(shadowed["stages"]["ttir"]).read_text()
+
+
+_WRAPPED = ("import sys\nfrom irscope.compile import direct\n{patch}\nfrom irscope.entry import main\n"
+            "sys.argv[1:] = {args!r}\nmain()\n")
+
+
+def _wrapped(tmp_path: Path, args: list[str], patch: str = "") -> dict:
+    p = subprocess.run([sys.executable, "-c", _WRAPPED.format(patch=patch, args=args)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")))
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["kernels"][0]
+
+
+def test_another_triton_version_takes_the_full_path(tmp_path):
+    """The version is read from the installed metadata (never by importing triton): another one there
+    is another Triton, whatever the files' stat says."""
+    kern = _kernel(tmp_path)
+    args = ["dump", str(kern), "-s", SIG, "-t", "h100", "-o", str(tmp_path / "out"), "--json"]
+    _wrapped(tmp_path, args)
+    assert _wrapped(tmp_path, args)["cache"] == "direct"
+    assert _wrapped(tmp_path, args, "direct._metadata_version = lambda path: '9.9.9'")["cache"] != "direct"
+    # that run recorded 9.9.9: back on the real version, the full path once, then direct again
+    assert _wrapped(tmp_path, args)["cache"] == "key"
+    assert _wrapped(tmp_path, args)["cache"] == "direct"
+
+
+def test_the_direct_summary_is_the_full_paths(tmp_path):
+    kern = _kernel(tmp_path)
+    base = ["dump", str(kern), "-s", SIG, "-t", "h100", "-o", str(tmp_path / "out")]
+    env = {"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
+    assert run_cli(*base, cwd=tmp_path, env=env).code == 0
+    direct_run = run_cli(*base, cwd=tmp_path, env=env)
+    full = subprocess.run([sys.executable, "-c", f"import sys\nsys.argv[1:] = {base!r}\n"
+                           "from irscope.cli import main\nmain()\n"], cwd=tmp_path, capture_output=True, text=True,
+                          env=dict(os.environ, **env), timeout=300)
+    assert full.returncode == 0, full.stderr
+    assert "(from cache)" in direct_run.out and direct_run.out == full.stdout
+
+
+def test_a_cached_dump_names_its_own_file_not_an_earlier_identical_ones(tmp_path):
+    """Issue #29 item 3: the same code dumped first as m/math.py, then as examples/vector_add.py."""
+    other = tmp_path / "m" / "math.py"
+    other.parent.mkdir()
+    shutil.copy(VECTOR_ADD, other)
+    _dump(tmp_path, other)
+    mine = _dump(tmp_path, VECTOR_ADD)
+    folder = Path(mine["folder"])
+    manifest = json.loads((folder / "manifest.json").read_text())
+    source_map = json.loads((folder / "map.json").read_text())
+    assert mine["file"] == manifest["file"] == str(VECTOR_ADD)
+    assert source_map["kernel_file"] == os.path.realpath(VECTOR_ADD)
+    ttir = Path(mine["stages"]["ttir"]).read_text()
+    assert "vector_add.py" in ttir and "math.py" not in ttir
