@@ -18,6 +18,7 @@ run_all (the parent's side) drives one worker per env at once, each dumping its 
 from __future__ import annotations
 
 import os
+import site
 import sys
 import time
 from dataclasses import fields
@@ -41,10 +42,16 @@ def message(request: jobs.Request, out_dir: Path, with_passes: bool, use_cache: 
 
 
 def start(python: str) -> workers.Worker:
-    """A worker on `python` with this irscope first on its PYTHONPATH."""
+    """A worker on `python` with this irscope first on its PYTHONPATH.
+
+    A captured script's own imports (torch, for a replay of the script's kernels) are not in the
+    env: the worker looks for them in this interpreter's site-packages, after the env's own (so
+    the env's Triton is the one imported), when both Pythons are one version.
+    """
     root = str(Path(__file__).resolve().parent.parent.parent)
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
-    return workers.Worker(ENTRY, ready=READY, python=python, env={**os.environ, "PYTHONPATH": path})
+    host = [f"{sys.version_info[0]}.{sys.version_info[1]}", *site.getsitepackages()]
+    return workers.Worker((*ENTRY, *host), ready=READY, python=python, env={**os.environ, "PYTHONPATH": path})
 
 
 def run_all(pythons: list[str], work: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
@@ -114,9 +121,12 @@ def _dump_one(msg: dict[str, Any], triton: str) -> dict[str, Any]:
 
 
 def main() -> int:
-    import triton  # what every dump needs, imported before READY
+    import triton  # what every dump needs, imported before READY (the env's own: before the host's path)
 
     version = triton.__version__
+    host_python, *host_paths = sys.argv[1:] or [""]
+    if host_python == f"{sys.version_info[0]}.{sys.version_info[1]}":
+        sys.path.extend(p for p in host_paths if p not in sys.path)
     workers.say(READY, {"triton": version, "python": sys.version.split()[0]})
     for msg in workers.messages():
         workers.say("RESULT", _dump_one(msg, version))
