@@ -103,3 +103,38 @@ def capture_json(table) -> str:
                                     if r.result is not None else None),
                         "passes": first_pass(r) if r.changed else None} for r in table.rows]}
     return json.dumps(doc, indent=2, default=str)
+
+
+def bisect_summary(b) -> None:
+    from irscope.views.console import console, esc
+
+    con = console()
+    con.print(f"[bold]bisect[/bold]  bad when [bold]{esc(b.predicate.text)}[/bold]  over triton "
+              f"{esc(', '.join(b.releases))}")
+    for s in sorted(b.steps, key=lambda s: b.releases.index(s.release)):
+        colour = {"good": "green", "bad": "red"}.get(s.verdict, "yellow")
+        con.print(f"  {s.release:<8} [{colour}]{s.verdict:<7}[/{colour}] {esc(s.figure)}")
+    untried = [r for r in b.releases if r not in {s.release for s in b.steps}]
+    if untried:
+        con.print(f"  [dim]not needed: {esc(', '.join(untried))}[/dim]")
+    con.print(f"first bad release: [bold]{b.first_bad}[/bold] (last good: {b.last_good})")
+    if b.untested:
+        con.print(f"  the kernel does not compile on {', '.join(b.untested)} between them (skipped): the "
+                  f"change may be in any of those")
+    d = b.divergence
+    if d is not None:
+        if d.where == "pass":
+            con.print(f"first pass that differs against {b.last_good}: {d.stage} pass [bold]{esc(d.name)}[/bold]")
+        elif d.where == "frontend":
+            con.print(f"the IR already differs out of the front end (before any pass) against {b.last_good}")
+        else:
+            con.print(f"no pass differs against {b.last_good}: the change is after the MLIR passes "
+                      f"(LLVM, ptxas or the assembler)")
+    elif b.passes_note:
+        con.print(f"[dim]{esc(b.passes_note)}[/dim]")
+
+
+def bisect_json(b) -> str:
+    from irscope.releases.bisect import to_doc
+
+    return json.dumps(to_doc(b), indent=2, default=str)
