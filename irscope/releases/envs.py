@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+from importlib import metadata
 import json
 import os
 import re
@@ -110,8 +111,6 @@ def running(release: Release) -> Env | None:
 
 
 def _own_version(dist: str) -> str | None:
-    from importlib import metadata
-
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:

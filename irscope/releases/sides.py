@@ -8,12 +8,14 @@ Triton of its own uses the running interpreter's, in a worker too (the two sides
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 from irscope import adapter, jobs
+from irscope.artifacts import MANIFEST
 from irscope.compare.sides import Side, SideFailed, SideRequest, place_sides
 from irscope.errors import BadInput
 from irscope.releases import envs
@@ -66,10 +68,6 @@ def dump_sides(request: jobs.Request, reqs: tuple[SideRequest, SideRequest], sid
 
 def to_side(name: str, text: str, result: dict[str, Any]) -> Side:
     """A worker's answer as a Side; a failure as diff's error for that side (exit 2)."""
-    import json
-
-    from irscope.artifacts import MANIFEST
-
     status = result.get("status")
     if status == "ok":
         folder = Path(result["folder"])

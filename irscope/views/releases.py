@@ -6,6 +6,12 @@ import json
 import sys
 from typing import Any
 
+from irscope.releases.bisect import to_doc
+from irscope.releases.captures import first_pass
+from irscope.views import diff as diff_view
+from irscope.views.console import console, esc
+from irscope.views.diff import _diff_change, _diff_value
+
 
 def note(text: str) -> None:
     """A progress line on stderr (an env being made takes seconds to a minute)."""
@@ -18,8 +24,6 @@ def _env_text(env) -> str:
 
 
 def _stat_text(delta) -> str:
-    from irscope.views.diff import _diff_change, _diff_value
-
     change = _diff_change(delta.name, delta.a, delta.b)
     change = change.replace(" (", ", ").rstrip(")") if change else ""
     return f"{delta.name} {_diff_value(delta.name, delta.a)} -> {_diff_value(delta.name, delta.b)}" + (
@@ -27,8 +31,6 @@ def _stat_text(delta) -> str:
 
 
 def _why_text(row) -> str:
-    from irscope.releases.captures import first_pass
-
     fp = first_pass(row)
     if fp is None:
         return ""
@@ -46,8 +48,6 @@ def _why_text(row) -> str:
 def capture_table(table, by_line: bool = False, limit: int = 4) -> None:
     """One row per captured kernel: its verdict and what changed (or why it failed)."""
     from rich.table import Table
-
-    from irscope.views.console import console, esc
 
     con = console()
     con.print(f"[bold]diff[/bold]  {esc(str(table.folder))}  {len(table.rows)} captured kernel"
@@ -80,8 +80,6 @@ def capture_table(table, by_line: bool = False, limit: int = 4) -> None:
               ("" if table.passes or not any(r.changed for r in table.rows)
                else "   [dim](--passes names the first pass that differs)[/dim]"))
     if by_line:
-        from irscope.views import diff as diff_view
-
         for row in table.rows:
             if row.changed and row.result is not None and row.result.by_line:
                 con.print(f"\n[bold]{esc(row.kernel)}[/bold] ({esc(row.spec.name)}) by line")
@@ -89,8 +87,6 @@ def capture_table(table, by_line: bool = False, limit: int = 4) -> None:
 
 
 def capture_json(table) -> str:
-    from irscope.releases.captures import first_pass
-
     def env_doc(env) -> dict[str, Any]:
         return {"dist": env.release.dist, "triton": env.triton, "python": env.python, "how": env.how}
 
@@ -106,8 +102,6 @@ def capture_json(table) -> str:
 
 
 def bisect_summary(b) -> None:
-    from irscope.views.console import console, esc
-
     con = console()
     con.print(f"[bold]bisect[/bold]  bad when [bold]{esc(b.predicate.text)}[/bold]  over triton "
               f"{esc(', '.join(b.releases))}")
@@ -135,6 +129,4 @@ def bisect_summary(b) -> None:
 
 
 def bisect_json(b) -> str:
-    from irscope.releases.bisect import to_doc
-
     return json.dumps(to_doc(b), indent=2, default=str)
