@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from irscope import jobs
+from irscope import jobs, stages
 from irscope.artifacts import passes as passes_mod
 from irscope.compare import diff as diff_mod
 from irscope.compare.sides import Side
@@ -30,7 +30,8 @@ from irscope.releases import envs
 from irscope.releases import sides as release_sides
 from irscope.releases import worker as release_worker
 
-UNCOMPILED = ("source", "frontend")   # what Python and Triton's front end print, not compiled code
+# what Python and Triton's front end print, not compiled code: the registry's stages before TTIR
+UNCOMPILED = tuple(stages.names()[: stages.names().index("ttir")])
 KEY_STATS = ("registers", "spills", "spill_store_bytes", "shared_bytes", "occupancy.occupancy", "machinery.",
              "ptx.wgmma", "ptx.mma.sync", "ptx.tcgen05.mma", "ptx.tma", "sass.classes.tma", "ttgir.layouts",
              "sass.classes.", "sass.instructions", "ttgir.convert_layout")

@@ -106,11 +106,11 @@ def running(release: Release) -> Env | None:
     """The running interpreter, when it has that very distribution and version."""
     if release.python is not None:
         return None
-    have = _own_version(release.dist)
+    have = installed_version(release.dist)
     return Env(release, sys.executable, have, "running") if have == release.version else None
 
 
-def _own_version(dist: str) -> str | None:
+def installed_version(dist: str) -> str | None:
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:

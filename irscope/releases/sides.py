@@ -23,6 +23,12 @@ from irscope.releases import worker as release_worker
 
 
 def running_env() -> envs.Env:
+    """The running interpreter's Triton, read from its metadata (importing Triton here costs a second
+    the parent does not need: the worker imports it)."""
+    for dist in envs.DISTS[::-1]:
+        version = envs.installed_version(dist)
+        if version:
+            return envs.Env(envs.Release("running", dist, version), sys.executable, version, "running")
     version = adapter.triton_version()
     return envs.Env(envs.Release("running", "triton", version), sys.executable, version, "running")
 
