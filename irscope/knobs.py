@@ -75,6 +75,10 @@ def _paths(text: str) -> tuple[Path, ...]:
     return tuple(Path(p) for p in text.split(os.pathsep) if p)
 
 
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
 def _seconds(text: str) -> float | None:
     """A number of seconds >= 0; anything else (negative, not a number) leaves the default."""
     try:
@@ -98,7 +102,7 @@ def _load_timeout(seconds: Any) -> float:
 
 CACHE_DIR: Knob[Path | None] = Knob(
     "IRSCOPE_CACHE_DIR", None, _path,
-    "irscope's cache folder (dumps, sweeps.sqlite); unset: $XDG_CACHE_HOME/irscope, else ~/.cache/irscope")
+    "irscope's cache folder (dumps, sweeps.sqlite, envs/ with other Triton releases); unset: $XDG_CACHE_HOME/irscope, else ~/.cache/irscope")
 RECIPES: Knob[tuple[Path, ...]] = Knob(
     "IRSCOPE_RECIPES", (), _paths,
     "folders of recipes (os.pathsep-separated), searched before the recipes/ shipped with irscope")
@@ -121,8 +125,13 @@ TRITON_TUTORIALS: Knob[Path | None] = Knob(
     "IRSCOPE_TRITON_TUTORIALS", None, _path,
     "tests: a Triton checkout's python/tutorials, captured on the stand-in GPU", "the tests")
 
+RELEASES: Knob[tuple[str, ...]] = Knob(
+    "IRSCOPE_RELEASES", (), _names,
+    "tests: Triton releases (comma-separated, e.g. 3.5.1,3.7.1,3.8.0) that tests/test_releases.py makes an "
+    "env for and dumps the examples with", "the tests")
+
 KNOBS: tuple[Knob, ...] = (CACHE_DIR, RECIPES, STANDIN_OP_S, INTERPRET_LAUNCH_S, INTERPRET_TOTAL_S, SMI_FACTS,
-                           TRITON_PROVIDER, TRITON_TUTORIALS)
+                           TRITON_PROVIDER, TRITON_TUTORIALS, RELEASES)
 
 LOAD_TIMEOUT: Setting[float] = Setting(
     "--load-timeout", 30.0,

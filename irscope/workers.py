@@ -65,6 +65,9 @@ class Message:
 class Worker:
     """One child process, `python ARGV...` (e.g. ("-m", "irscope.sweep.pool")), speaking the protocol.
 
+    `python` is the interpreter (default: this one; a release diff's worker runs another env's),
+    `env` its environment (default: this process's).
+
     Its messages go to `inbox` (its own queue unless one is given to share); `ready` turns true
     once receive() has passed on its ready word. `niceness` > 0 runs it below the parent (the
     compile workers yield the CPU to the timing process). stop() kills it and keeps `tail`, the
@@ -72,15 +75,16 @@ class Worker:
     """
 
     def __init__(self, argv: Sequence[str], *, ready: str, inbox: queue.Queue[Message] | None = None,
-                 niceness: int = 0) -> None:
+                 niceness: int = 0, python: str | None = None, env: dict[str, str] | None = None) -> None:
         self.ready_word = ready
         self.ready = False
         self.inbox: queue.Queue[Message] = inbox if inbox is not None else queue.Queue()
         self.tail: list[str] = []
         self._stderr = tempfile.TemporaryFile(mode="w+")
         self._outbox: queue.Queue[str | None] = queue.Queue()
-        self.proc = subprocess.Popen([sys.executable, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._stderr, text=True, bufsize=1, errors="replace")
+        self.proc = subprocess.Popen([python or sys.executable, *argv], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._stderr, text=True, bufsize=1,
+                                     errors="replace", env=env)
         if niceness:
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, self.proc.pid, niceness)

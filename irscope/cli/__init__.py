@@ -14,6 +14,7 @@ import click
 
 from irscope.cli import (
     bench,
+    bisect,
     diff,
     dump,
     lines,
@@ -33,7 +34,7 @@ def cli():
 
 
 for _command in (dump.dump, lines.lines, report.report, passes.passes, signature.signature, diff.diff, bench.bench,
-                 sweep.sweep, recipes.recipes_group):
+                 sweep.sweep, recipes.recipes_group, bisect.bisect):
     cli.add_command(_command)
 
 

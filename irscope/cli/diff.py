@@ -21,6 +21,9 @@ from irscope.errors import BadInput
               help="A compile option for side b only, on top of --set (repeatable).")
 @click.option("--a-target", metavar="TARGET", help="Target of side a (default: --target).")
 @click.option("--b-target", metavar="TARGET", help="Target of side b (default: --target).")
+@click.option("--a-triton", metavar="RELEASE", help="Side a compiles with this Triton: a release (3.6.0), "
+              "fbtriton==3.7.4, or a Python interpreter's path; its env is made once in irscope's cache.")
+@click.option("--b-triton", metavar="RELEASE", help="Side b compiles with this Triton (as --a-triton).")
 @click.option("--stage", "stages", multiple=True, metavar="STAGE",
               type=click.Choice([s for s in STAGE_CHOICES if s in stages.TEXT]),
               help="Show this stage's diff after the summary (repeatable): ttir, ttgir, llir, ptx, sass, amdgcn, "
@@ -43,7 +46,8 @@ from irscope.errors import BadInput
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
 @click.option("--html", type=click.Path(path_type=Path), metavar="FILE",
               help="Also write the diff as one self-contained HTML page to FILE.")
-def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_target, b_target, stages,
+def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_target, b_target, a_triton, b_triton,
+         stages,
          with_passes, by_line, raw, side_by_side, context, as_json, a_variant, b_variant, do_time, launch_args, launch_grid,
          max_seconds, html):
     """Compare two compiles of a kernel: stats, stages, passes. Exit 0 equal, 1 different, 2 trouble.
@@ -52,6 +56,8 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     irscope diff k.py -s SIG --a num_warps=4 --b num_warps=8
     irscope diff k.py -s SIG --a-target h100 --b-target mi300x --stage ttgir
     irscope diff DIR_A DIR_B        (two earlier `irscope dump -o` folders)
+    irscope diff k.py -s SIG --a-triton 3.6.0 --b-triton 3.9.0
+    irscope diff CAPTURE_DIR --a-triton 3.6.0 --b-triton 3.9.0   (every captured kernel)
 
     FILE is a kernel file (or spec file) compiled once per side, or DIR_A.
     Stages are compared after normalisation (value, register and label names
@@ -59,6 +65,7 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     dropped), so only real changes show; --raw compares the text as is.
     """
     from irscope.compare import command
+    from irscope.kernel import inputs
     from irscope.compare import sides
     from irscope.views import bench as bench_view
     from irscope.views import diff as view
@@ -70,6 +77,26 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
 
     file = request.file
     session = None
+    tritons = (a_triton, b_triton)
+    if any(tritons):
+        if do_time:
+            raise BadInput("--time with --a-triton/--b-triton: time each release's dump with irscope bench in "
+                           "its own environment")
+        if dir_b is not None:
+            raise BadInput("--a-triton/--b-triton compile a kernel file or a capture folder; two dump folders "
+                           "are compared as they are")
+        if file.is_dir():
+            from irscope.releases import captures
+            from irscope.views import releases as releases_view
+
+            inputs.check_output_dir(out_dir)
+            table = captures.diff_capture(file, request, tritons, out_dir, with_passes, not no_cache,
+                                          by_line, note=releases_view.note)
+            if as_json:
+                click.echo(releases_view.capture_json(table))
+            else:
+                releases_view.capture_table(table, by_line)
+            sys.exit(table.exit_code)
     if do_time:
         if dir_b is not None or file.is_dir():
             raise BadInput("--time compiles and launches a kernel file; two dump folders cannot be timed")
@@ -86,9 +113,17 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
                            f"DIR_A DIR_B compares two dumps as they are")
         a, b = command.folder_sides(file, dir_b, request.kernels)
     else:
-        a, b, side_jobs = command.file_sides(request, sides.SideRequest("a", a_target, list(a_sets), a_variant),
-                                             sides.SideRequest("b", b_target, list(b_sets), b_variant),
-                                             out_dir, with_passes, not no_cache)
+        reqs = (sides.SideRequest("a", a_target, list(a_sets), a_variant),
+                sides.SideRequest("b", b_target, list(b_sets), b_variant))
+        if any(tritons):   # each side compiles in an environment with its own Triton
+            from irscope.releases import sides as release_sides
+            from irscope.views import releases as releases_view
+
+            inputs.check_output_dir(out_dir)  # both sides are written there: refused before either compiles
+            envs = release_sides.side_envs(tritons, note=releases_view.note)
+            a, b = release_sides.dump_sides(request, reqs, envs, out_dir, with_passes, not no_cache)
+        else:
+            a, b, side_jobs = command.file_sides(request, *reqs, out_dir, with_passes, not no_cache)
     result = command.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes, lines=by_line)
     timed = None
     if do_time:

@@ -264,6 +264,12 @@ def _ir_key(text: str | None) -> list[str] | None:
     return None if text is None else normalize_mlir(text).lines
 
 
+def pass_key(name: str) -> str:
+    """A pass's name as two Triton releases agree on it: 3.9 calls Inliner and Canonicalizer
+    InlinerPass and CanonicalizerPass (a pass is matched by name, whatever its release calls it)."""
+    return name[:-4] if name.endswith("Pass") and len(name) > 4 else name
+
+
 def diff_passes(a: Side, b: Side) -> PassesDiff | None:
     """Per-pass behaviour, aligned by (stage, pass name); None unless both sides have per-pass IR."""
 
@@ -271,7 +277,7 @@ def diff_passes(a: Side, b: Side) -> PassesDiff | None:
         return None
     ra, after_a, first_a = passes_mod.load(a.folder, a.manifest)
     rb, after_b, first_b = passes_mod.load(b.folder, b.manifest)
-    keys_a, keys_b = [(r.stage, r.name) for r in ra], [(r.stage, r.name) for r in rb]
+    keys_a, keys_b = [(r.stage, pass_key(r.name)) for r in ra], [(r.stage, pass_key(r.name)) for r in rb]
     pairs: list[tuple[int | None, int | None]] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False).get_opcodes():
         if tag == "equal":

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from irscope import artifacts, jobs
 from irscope.artifacts import MANIFEST
@@ -119,14 +119,21 @@ def dump_side(job: jobs.Job, req: SideRequest, out_dir: Path, with_passes: bool,
 
 def dump_sides(side_jobs: list[jobs.Job], reqs: tuple[SideRequest, SideRequest], out_dir: Path,
                with_passes: bool, use_cache: bool) -> tuple[Side, Side]:
-    """Both sides, or nothing: each is compiled into a hidden staging folder under out_dir and only
-    when both succeeded are they moved into place; a failure leaves out_dir as it was."""
+    """Both sides, or nothing (place_sides): each compiled here, one after the other."""
+    return place_sides(out_dir, lambda staging: [dump_side(job, req, staging, with_passes, use_cache)
+                                                 for job, req in zip(side_jobs, reqs)])
+
+
+def place_sides(out_dir: Path, make: Callable[[Path], list[Side]]) -> tuple[Side, Side]:
+    """Both sides, or nothing: make(staging) compiles each into a hidden staging folder under out_dir
+    (here, or in a worker with another Triton) and only when both succeeded are they moved into
+    place; a failure leaves out_dir as it was."""
     out_dir = Path(out_dir)
     created = [p for p in (out_dir, *out_dir.parents) if not p.exists()]
     out_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".irscope-diff-", dir=out_dir))
     try:
-        staged = [dump_side(job, req, staging, with_passes, use_cache) for job, req in zip(side_jobs, reqs)]
+        staged = make(staging)
         placed: dict[Path, Path] = {}
         for side in staged:
             rel = side.folder.relative_to(staging)
