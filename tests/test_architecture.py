@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "irscope"
-HEAVY = ("triton", "torch", "rich", "click", "numpy", "ctypes", "ray", "optuna", "pynvml", "amdsmi", "jinja2",
+HEAVY = ("triton", "torch", "rich", "click", "numpy", "ctypes", "ray", "optuna", "pynvml", "amdsmi", "jinja2", "tqdm",
          "playwright")
 # a module may import from its own layer and the layers before it
 LAYERS = [("errors", "knobs", "stages"), ("adapter",), ("kernel",), ("artifacts",), ("compile",), ("standin",), ("steer",), ("jobs",), ("capture", "compare", "timing", "workers"), ("sweep", "releases"),

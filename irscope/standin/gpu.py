@@ -13,6 +13,7 @@ puts up its parts together and takes them down together:
     bench.py        do_bench* run their function once; CUDA graphs capture and replay as plain calls
     identity.py     torch.version, and nvidia-smi / rocm-smi on PATH (smi.py), answer as the chip
     layers.py       Helion and torch.compile (Inductor) compile in this process, off their caches
+    helion_bench.py Helion's autotuner timers run each candidate once and answer a placeholder
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from irscope.adapter import runtime as triton_runtime
 from irscope.kernel.targets import Target, local_gpu_target
 from irscope.standin.driver import make_driver
 from irscope.standin.identity import smi_on_path
+from irscope.standin.helion_bench import helion_timers
 from irscope.standin.layers import generators_in_process
 from irscope.standin.shapes import ShapeOnly, op_budget_s
 from irscope.standin.tensors import torch_on_cpu
@@ -41,9 +43,9 @@ def machine(target: Target) -> Iterator[Any]:
     # target in this process does not reuse this one's.
     drv = make_driver(target, next(_sessions))
     big = ShapeOnly(op_budget_s())
-    drv.notes = lambda: [n for n in (big.note(),) if n]
     with triton_runtime.active_driver(drv), torch_on_cpu(target, big), smi_on_path(target), \
-            generators_in_process():
+            generators_in_process(), helion_timers() as helion:
+        drv.notes = lambda: [n for n in (big.note(),) if n] + helion.notes()
         yield drv
 
 

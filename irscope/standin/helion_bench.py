@@ -1,0 +1,138 @@
+"""Helion's autotuner on the stand-in GPU: its timers run each candidate once and answer a placeholder.
+
+Helion times configs with timers of its own (helion/autotuner/benchmarking.py: do_bench,
+interleaved_bench and their generic/CUDA-graph forms), imported by name into the modules that use
+them. On the stand-in there is nothing to time, so while it is up each of these runs its function(s)
+once, inside `benchmarking()` (the Triton launches are recorded and captured, not computed: the
+results are thrown away), and answers BENCH_MS — not a measurement. Every config the autotuner
+compiles is still captured and labelled; the one it picks is not a GPU's pick, and the run's notes
+say so.
+
+Helion is loaded when the script imports it, after the stand-in is up: a finder on sys.meta_path
+puts the placeholders in each `helion.autotuner.*` module as it loads (and into those already loaded),
+and takes them out again when the stand-in comes down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from irscope.standin.bench import BENCH_MS
+from irscope.standin.interpret import benchmarking
+
+PACKAGE = "helion.autotuner"
+SINGLE = ("do_bench", "do_bench_generic", "do_bench_cuda_graph")
+MANY = ("interleaved_bench", "interleaved_bench_generic")
+
+
+class HelionTimers:
+    """The placeholders, and how many timings they answered (for the run's notes)."""
+
+    def __init__(self) -> None:
+        self.timed = 0
+        self._originals: dict[tuple[str, str], Any] = {}
+
+    def one(self, fn: Callable[[], Any], *args: Any, quantiles: Any = None, **kwargs: Any) -> Any:
+        self.timed += 1
+        with benchmarking():
+            fn()
+        if quantiles is not None:
+            return tuple(BENCH_MS for _ in quantiles)
+        return BENCH_MS
+
+    def many(self, fns: list[Callable[[], Any]], *args: Any, **kwargs: Any) -> list[float]:
+        self.timed += len(fns)
+        with benchmarking():
+            for fn in fns:
+                fn()
+        return [BENCH_MS] * len(fns)
+
+    def patch(self, module: Any) -> None:
+        for name in SINGLE + MANY:
+            if callable(getattr(module, name, None)) and (module.__name__, name) not in self._originals:
+                self._originals[(module.__name__, name)] = getattr(module, name)
+                setattr(module, name, self.one if name in SINGLE else self.many)
+
+    def restore(self) -> None:
+        for (mod_name, name), original in self._originals.items():
+            module = sys.modules.get(mod_name)
+            if module is not None:
+                setattr(module, name, original)
+        self._originals.clear()
+
+    def notes(self) -> list[str]:
+        if not self.timed:
+            return []
+        return [f"Helion's autotuner timed {self.timed} candidate{'s' if self.timed != 1 else ''} on the stand-in "
+                f"GPU: each ran once (its launches captured, not computed) and was given {BENCH_MS:g} ms, not a "
+                f"measurement; every config it compiled is captured, but the one it picked is not a GPU's pick"]
+
+
+class _PatchOnLoad(importlib.abc.MetaPathFinder):
+    """Puts the placeholders into each helion.autotuner module right after it executes."""
+
+    def __init__(self, timers: HelionTimers):
+        self.timers = timers
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if not name.startswith(PACKAGE):
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _Patching(spec.loader, self.timers)
+                return spec
+        return None
+
+
+class _Patching(importlib.abc.Loader):
+    def __init__(self, loader: Any, timers: HelionTimers):
+        self.loader, self.timers = loader, timers
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.loader.exec_module(module)
+        self.timers.patch(module)
+
+
+@contextlib.contextmanager
+def helion_timers() -> Iterator[HelionTimers]:
+    """While entered (the stand-in is up), Helion's timers are placeholders; put back on exit."""
+    timers = HelionTimers()
+    finder = _PatchOnLoad(timers)
+    quiet = _no_tqdm_monitor()
+    for name, module in list(sys.modules.items()):
+        if name.startswith(PACKAGE) and module is not None:
+            timers.patch(module)
+    sys.meta_path.insert(0, finder)
+    try:
+        yield timers
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(finder)
+        timers.restore()
+        quiet()
+
+
+def _no_tqdm_monitor() -> Callable[[], None]:
+    """tqdm's monitor thread off while the stand-in is up (Helion's and torch.fx's progress bars start
+    one, which outlives the script and reads as a thread the script left running); the undo."""
+    try:
+        import tqdm
+    except ImportError:
+        return lambda: None
+    old = tqdm.tqdm.monitor_interval
+    tqdm.tqdm.monitor_interval = 0
+
+    def undo() -> None:
+        tqdm.tqdm.monitor_interval = old
+    return undo
