@@ -78,12 +78,18 @@ def wrote(path: Path, model: dict[str, Any], size: int) -> str:
     """The one line after writing a page."""
     what = (f"{len(model['dumps'])} dump{'s' if len(model['dumps']) != 1 else ''}" if model["kind"] == "dumps"
             else model["kind"])
+    if model.get("skipped"):
+        what += f"; {len(model['skipped'])} damaged left out"
     return f"wrote {path} ({what}, {size / 1024:.0f} KiB)"
 
 
 def write_dumps(folders: list[Path], path: Path, with_layouts: bool = True, flag: str = "-o") -> str:
     """`irscope report` and `dump --html`: the page of dump folders, written whole; the line to print."""
+    import sys
+
     m = report_model.report_model(list(folders), with_layouts=with_layouts)
+    for why in m.get("skipped") or []:
+        print(f"irscope: note: left out a damaged dump: {why}", file=sys.stderr)
     html = render(m)
     output.write_page(path, html, flag)
     return wrote(path, m, len(html.encode()))
