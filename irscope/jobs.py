@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from irscope import adapter
 from irscope.errors import BadInput
 from irscope.kernel import loader
-from irscope.kernel.settings import Settings, parse_assignments, settable_options
+from irscope.kernel.settings import Settings, check_typed, parse_assignments, settable_options
 from irscope.kernel.spec import ArgSpec, KernelSpec, build_spec, split_signature
 from irscope.kernel.specfile import read_spec_document
 from irscope.kernel.targets import Target, parse_target, resolve_target
@@ -141,6 +141,8 @@ def resolve(req: Request) -> list[Job]:
         if unknown:
             raise BadInput(f"option {unknown[0]!r} (from {Path(req.file).name}) is not an option of Triton's "
                            f"{tgt.backend} backend here")
+        for key, value in base_options.items():
+            check_typed(key, value, valid[key].type, f"{req.file}:")
         base = base.overlay(base_options, Path(req.file).name)
     refs = _load_kernels(file, kernels, doc, tgt)
     jobs = [for_kernel(ref, base, req, recipe=recipe, recorded_args=(doc or {}).get("args")) for ref in refs]
