@@ -312,3 +312,154 @@ def test_well_formed_spec_file_still_dumps(tmp_path):
     spec.write_bytes(_spec(options={"num_warps": 8, "maxnreg": None}))
     code, _, err = irscope("dump", spec, "-o", tmp_path / "out")
     assert code == 0, err
+
+
+# ---------------------------------------------------------------- flags and files refused in one line
+
+RECIPE = '[recipe]\ntarget = "h100"\npurpose = "test"\n\n[kernel.add_kernel.partitions]\n{part}\n'
+
+
+@pytest.fixture
+def odd(tmp_path, good):
+    """Files the CLI cases below name: recipes with odd partitions, a non-UTF-8 kernel, a foreign database."""
+    import sqlite3
+
+    for name, part in [("str", 'worker0 = { registers = "48" }'), ("float", "worker0 = { registers = 48.0 }"),
+                       ("bool", "worker0 = { registers = true }"), ("newline", '"worker0\\nx" = { registers = 48 }')]:
+        (tmp_path / f"{name}.toml").write_text(RECIPE.format(part=part))
+    (tmp_path / "latin1.py").write_bytes(b"import triton\n# caf\xe9\n@triton.jit\ndef k(x):\n    pass\n")
+    with sqlite3.connect(tmp_path / "other.sqlite") as db:
+        db.execute("CREATE TABLE invoices (id INTEGER)")
+    (tmp_path / "folder").mkdir()
+    return {"tmp": str(tmp_path), "man": str(good / "manifest.json")}
+
+
+VA = str(VECTOR_ADD)
+D = ["dump", VA, "-s", SIG, "-t", "cuda:90"]
+SW = ["sweep", VA, "-s", SIG, "-t", "cuda:90", "--grid", "num_warps=4,8"]
+CLI_CASES = [
+    ("sig-unclosed-paren", ["dump", VA, "-s", "*fp32, *fp32, *fp32, i32, (1, 2"], "is never closed"),
+    ("sig-unclosed-tensordesc", ["dump", VA, "-s", "tensordesc<fp16[64, 64], *fp32, *fp32, i32, 1024"],
+     "'<' at column 11 is never closed"),
+    ("sig-stray-close", ["dump", VA, "-s", "*fp32, *fp32, *fp32, i32, 1024)"], "closes no bracket"),
+    ("sig-nested-600", ["dump", VA, "-s", "*fp32, *fp32, *fp32, i32, " + "(" * 600 + "1" + ")" * 600], "nested"),
+    ("arg-nested-600", [*D, "--arg", "BLOCK_SIZE=" + "[" * 600 + "]" * 600], "nested"),
+    ("seed-negative", [*SW, "--search", "optuna", "--trials", "2", "--seed", "-1"], "--seed"),
+    ("seed-huge", [*SW, "--search", "optuna", "--trials", "2", "--seed", "1e20"], "--seed"),
+    ("seed-too-big", [*SW, "--search", "random", "--trials", "2", "--seed", str(2**40)], "--seed"),
+    ("db-without-time", [*SW, "--db", "{tmp}/x.sqlite"], "--db"),
+    ("db-and-no-db", [*SW, "--time", "--db", "{tmp}/x.sqlite", "--no-db"], "--no-db"),
+    ("db-foreign", ["sweep", VA, "--history", "--db", "{tmp}/other.sqlite"], "invoices"),
+    ("pin-partition-conflict", [*D, "--pin-partition", "worker0:registers=48", "--pin-partition",
+                                "worker0:registers=56"], "given twice"),
+    ("recipe-partition-str", [*D, "--recipe", "{tmp}/str.toml"], "expected an integer"),
+    ("recipe-partition-float", [*D, "--recipe", "{tmp}/float.toml"], "expected an integer"),
+    ("recipe-partition-bool", [*D, "--recipe", "{tmp}/bool.toml"], "expected an integer"),
+    ("recipe-key-newline", [*D, "--recipe", "{tmp}/newline.toml"], "workerN"),
+    ("recipe-folder", [*D, "--recipe", "{tmp}/folder"], "is a folder"),
+    ("spec-with-signature", ["dump", "{man}", "-s", "*fp32"], "carries its own specialization"),
+    ("signature-of-a-spec", ["signature", "{man}"], "a spec file, not a kernel file"),
+    ("kernel-not-utf8", ["dump", "{tmp}/latin1.py", "-s", "i32"], "not UTF-8"),
+    ("num-ctas-3", [*D, "--set", "num_ctas=3"], "power of two"),
+    ("num-ctas-32", [*D, "--set", "num_ctas=32"], "1, 2, 4, 8, 16"),
+    ("num-ctas-on-ampere", ["dump", VA, "-s", SIG, "-t", "cuda:80", "--set", "num_ctas=2"], "no thread-block clusters"),
+]
+
+
+@pytest.mark.parametrize("name, argv, word", [pytest.param(*c, id=c[0]) for c in CLI_CASES])
+def test_flags_and_files_refused_in_one_line(name, argv, word, odd, tmp_path, monkeypatch):
+    monkeypatch.setenv("IRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    argv = [a.format(**odd) if "{" in a and not a.startswith(("*", "tensordesc")) else a for a in argv]
+    if argv[0] in ("dump", "sweep") and "--history" not in argv:
+        argv += ["-o", str(out)]
+    line = _one_line_exit_2(argv, word)
+    assert "\n" not in line
+    assert not out.exists()
+    if name == "db-foreign":
+        import sqlite3
+
+        with sqlite3.connect(Path(odd["tmp"]) / "other.sqlite") as db:   # left as it was: no irscope table
+            assert {r[0] for r in db.execute("SELECT name FROM sqlite_master")} == {"invoices"}
+
+
+def test_pin_partition_given_twice_alike_is_fine():
+    from irscope import jobs
+
+    request = jobs.Request(VECTOR_ADD, (), SIG, target="cuda:90",
+                           pin_partitions=("worker0:registers=48", "0:registers=48"))
+    (job,) = jobs.resolve(request)
+    assert [p.registers for p in job.settings.pins.partitions] == [48, 48]
+
+
+@pytest.mark.parametrize("reply", [b"", b"HTTP/1.1 400 Bad Request\r\n\r\n"], ids=["silent", "http"])
+def test_ray_address_where_something_else_listens_is_refused_fast(reply, tmp_path):
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+    stop = threading.Event()
+
+    def serve():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            if reply:
+                conn.sendall(reply)
+                conn.close()
+            else:
+                threading.Timer(10, conn.close).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        from irscope.sweep import ray_engine
+
+        t = time.monotonic()
+        why = ray_engine._reachable(f"127.0.0.1:{port}", timeout=1.0)
+        assert why and "not" in why and time.monotonic() - t < 3, why
+        pytest.importorskip("ray")
+        t = time.monotonic()
+        line = _one_line_exit_2([*SW, "--cluster", f"ray:127.0.0.1:{port}", "-o", tmp_path / "o"], "Ray's GCS")
+        assert time.monotonic() - t < 30 and f"127.0.0.1:{port}" in line
+    finally:
+        stop.set()
+        server.close()
+
+
+def test_ray_probe_accepts_an_http2_server():
+    import socket
+    import threading
+
+    from irscope.sweep import ray_engine
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+
+    def serve():
+        conn, _ = server.accept()
+        conn.recv(64)
+        conn.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")   # an HTTP/2 server's SETTINGS frame
+        time.sleep(0.5)
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        assert ray_engine._reachable(f"127.0.0.1:{server.getsockname()[1]}", timeout=2.0) is None
+    finally:
+        server.close()
+
+
+def test_bench_checks_ref_before_asking_for_the_gpu(monkeypatch):
+    from irscope.cli import bench as bench_cli
+
+    monkeypatch.setattr(bench_cli, "timing_session", lambda: pytest.fail("asked for the GPU before --ref was read"))
+    _one_line_exit_2(["bench", VA, "--args", "x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), "
+                      "out_ptr=empty(4096, fp32), n_elements=4096", "--const", "BLOCK_SIZE=1024", "--grid", "4",
+                      "--target", "h100", "--ref", "torch.nosuch(x_ptr)"], "--ref")
