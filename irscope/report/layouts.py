@@ -324,7 +324,8 @@ def pictures(ttgir: str) -> list[dict[str, Any]]:
         for s in shape:
             cells *= s
         if len(shape) > 2 or cells > MAX_CELLS:
-            lay["reason"] = f"its {'x'.join(map(str, shape))} tile is too big to draw (rank {len(shape)})"
+            lay["reason"] = (f"too large (its {'x'.join(map(str, shape))} tile, rank {len(shape)}: tiles of rank 1 "
+                             f"or 2 up to {MAX_CELLS} elements are drawn)")
             continue
         todo.append((lay, {"layout": spec, "shape": shape}))
     for (lay, _), res in zip(todo, _run_child([item for _, item in todo])):
