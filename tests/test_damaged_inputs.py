@@ -97,6 +97,8 @@ MANIFEST_CASES = [
      "stats.occupancy.occupancy"),
     ("registers-a-string", _edit_json(M, _set(["stats", "registers"], "26")), "stats.registers"),
     ("sass-top-a-string", _edit_json(M, _set(["stats", "sass", "top", "NOP"], "14")), "stats.sass.top.NOP"),
+    ("limited-by-missing", _edit_json(M, lambda d: d["stats"]["occupancy"].pop("limited_by")),
+     "stats.occupancy lacks 'limited_by'"),
     ("kernel-missing", _edit_json(M, lambda d: d.pop("kernel")), "kernel"),
     ("kernel-a-number", _edit_json(M, _set(["kernel"], 7)), "kernel"),
     ("target-a-list", _edit_json(M, _set(["target"], ["cuda:90"])), "target"),

@@ -391,8 +391,7 @@ def check_brackets(text: str, what: str = "signature") -> None:
 
 def split_signature(text: str) -> list[str]:
     """Comma-separated elements; commas inside quotes or brackets (tensordesc<...> too) do not split.
-    An unclosed, mismatched or too deeply nested bracket is BadInput (check_brackets)."""
-    check_brackets(text)
+    (A signature's brackets are checked first, by check_brackets: spec.build_spec does.)"""
     return split_top(text, ",", "([{<", ")]}>")
 
 

@@ -28,6 +28,7 @@ from irscope.kernel.elements import (  # noqa: F401  (the grammar's names, for t
     INT_TYPES,
     ArgSpec,
     _value_text,
+    check_brackets,
     check_tma_box,
     parse_element,
     parse_value,
@@ -83,6 +84,7 @@ def build_spec(kernel_ref, signature: str | None, named_args: list[str], consts:
             raise BadInput(f"{flag} {item!r}: {kernel_ref.name} has no parameter {key.strip()!r}"
                            f"{did_you_mean(key.strip(), names)}; parameters: {', '.join(names)}")
     if signature is not None:
+        check_brackets(signature)   # an unclosed '(' or 'tensordesc<' is no wrong element count
         elements = split_signature(signature)
         required = [p for p in params if not p.has_default]
         # a signature may stop early when --arg/--const name the parameters after it
