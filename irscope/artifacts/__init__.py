@@ -42,7 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from irscope import stages
+from irscope.artifacts.schema import MANIFEST as MANIFEST_SCHEMA
 from irscope.errors import BadInput
+from irscope.kernel import jsonfile
 
 MANIFEST = "manifest.json"
 MAP_FILE = "map.json"      # the source map (core/sourcemap.py)
@@ -264,8 +266,6 @@ def _replace_locked(tmp: Path, final: Path) -> None:
 def read_manifest(folder: Path) -> dict[str, Any]:
     """A dump folder's manifest.json, checked against the one schema (artifacts/schema.py): a damaged
     or foreign manifest is one BadInput line naming the file and the field."""
-    from irscope.artifacts import schema
-
     path = Path(folder) / MANIFEST
     if not path.is_file():
         raise BadInput(f"{folder}: not an irscope dump folder (no {MANIFEST})")
@@ -273,11 +273,11 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raw = path.read_bytes()
     except OSError as e:
         raise BadInput(f"{folder}: {MANIFEST} is unreadable ({e.strerror or e})") from None
-    doc = schema.parse_text(raw, folder, MANIFEST)
+    doc = jsonfile.parse_text(raw, folder, MANIFEST)
     if not isinstance(doc, dict) or "irscope" not in doc:
         why = 'no "irscope" field' if isinstance(doc, dict) else "not a JSON object"
         raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} is not irscope's: {why})")
-    schema.validate(doc, schema.MANIFEST, folder, MANIFEST)
+    jsonfile.validate(doc, MANIFEST_SCHEMA, folder, MANIFEST)
     return doc
 
 

@@ -42,6 +42,7 @@ from irscope.artifacts import passes as passes_mod
 from irscope.artifacts import stats as stats_mod
 from irscope.compile import cache, failures
 from irscope.errors import BadInput, CompileFailure
+from irscope.kernel import hardware
 from irscope.kernel.settings import Settings, jsonable
 from irscope.kernel.spec import KernelSpec, check_binding, check_descriptors
 from irscope.stages import from_triton
@@ -71,8 +72,6 @@ def check_num_ctas(settings: Settings) -> None:
     n = settings.options.get("num_ctas")
     if settings.target.backend != "cuda" or not isinstance(n, int) or isinstance(n, bool) or n == 1:
         return
-    from irscope.kernel import hardware
-
     chip = hardware.CHIPS.get(settings.target.chip or "") or \
         (hardware.for_target(settings.target.name) if settings.target.name in hardware.TARGET_CHIP else None)
     limit = chip.max_cluster_ctas if chip else 16

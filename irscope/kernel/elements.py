@@ -34,6 +34,7 @@ from typing import Any
 
 from irscope import adapter
 from irscope.errors import BadInput, did_you_mean
+from irscope.kernel.brackets import check_brackets
 
 INT_TYPES = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
 FLOAT_TYPES = {"fp16", "bf16", "fp32", "fp64"}
@@ -352,41 +353,6 @@ def _int(text: str, where: str, whole: str) -> int:
         return int(text)
     except ValueError:
         raise BadInput(f"signature {where}: {text!r} in {whole!r} is not a number") from None
-
-
-MAX_DEPTH = 32   # brackets nested deeper than this in one signature are refused (no kernel needs 8)
-_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
-
-
-def check_brackets(text: str, what: str = "signature") -> None:
-    """BadInput for a bracket that is never closed, one closed by the wrong bracket, or nesting past
-    MAX_DEPTH (a parser's recursion would fail on it); quotes are skipped."""
-    stack: list[tuple[str, int]] = []
-    quote = ""
-    for i, ch in enumerate(text):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in _PAIRS:
-            stack.append((ch, i))
-            if len(stack) > MAX_DEPTH:
-                raise BadInput(f"{what}: brackets nested more than {MAX_DEPTH} deep (at column {i + 1})")
-        elif ch in _PAIRS.values():
-            if ch == ">" and text[i - 1:i] == "-":   # '->' is no bracket
-                continue
-            if not stack or _PAIRS[stack[-1][0]] != ch:
-                want = f"expected {_PAIRS[stack[-1][0]]!r} to close {stack[-1][0]!r} at column {stack[-1][1] + 1}" \
-                    if stack else "nothing is open"
-                raise BadInput(f"{what}: {ch!r} at column {i + 1} closes no bracket ({want})")
-            stack.pop()
-    if quote:
-        raise BadInput(f"{what}: a {quote} quote is never closed")
-    if stack:
-        ch, i = stack[-1]
-        start = text.rfind(",", 0, i) + 1
-        raise BadInput(f"{what}: {ch!r} at column {i + 1} is never closed (in {text[start:i + 1].strip() + '...'!r}); "
-                       f"close it with {_PAIRS[ch]!r}")
 
 
 def split_signature(text: str) -> list[str]:

@@ -22,13 +22,13 @@ from typing import Any
 from irscope import adapter
 from irscope.errors import BadInput, did_you_mean
 from irscope.kernel import loader
+from irscope.kernel.brackets import check_brackets
 from irscope.kernel.elements import (  # noqa: F401  (the grammar's names, for the modules that use spec's)
     BOOL_TYPES,
     FLOAT_TYPES,
     INT_TYPES,
     ArgSpec,
     _value_text,
-    check_brackets,
     check_tma_box,
     parse_element,
     parse_value,

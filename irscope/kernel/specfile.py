@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from irscope.artifacts import schema
-from irscope.artifacts.schema import ANY, MapOf, Maybe, Req
 from irscope.errors import BadInput
+from irscope.kernel import jsonfile as schema
+from irscope.kernel.jsonfile import ANY, MapOf, Maybe, Req
 from irscope.kernel.spec import KernelSpec
 
 SPEC_FILE_VERSION = 1
@@ -38,6 +38,9 @@ def spec_document(spec: KernelSpec, target: str, options: dict[str, Any], launch
 
 # The one schema of a spec file (artifacts/schema.py's checker): every field irscope reads, typed.
 # An arg is a signature element ("*fp32:16", "i32", a constexpr's value: "1024" or 1024).
+# a dump's manifest.json read as a spec: the fields a spec takes from it (artifacts/schema.py holds the
+# whole manifest's schema; this layer reads only these)
+MANIFEST_AS_SPEC = {"kernel": Req(str), "target": Req(str), "args": MapOf(str), "user_options": dict}
 SPEC_SCHEMA = {
     "irscope_spec": Req(ANY),
     "file": Req(str),
@@ -63,7 +66,7 @@ def read_spec_document(path) -> dict:
         raise BadInput(f"{p}: expected a JSON object (an irscope spec or a dump manifest), not "
                        f"{type(doc).__name__ if doc is not None else 'null'}")
     if "irscope_spec" not in doc and "irscope" in doc:  # a dump folder's manifest
-        schema.validate(doc, {**schema.MANIFEST, "file": Req(str)}, p, "manifest.json")
+        schema.validate(doc, {**MANIFEST_AS_SPEC, "file": Req(str)}, p, "manifest.json")
         doc = {"irscope_spec": SPEC_FILE_VERSION, "file": doc["file"], "kernel": doc["kernel"],
                "args": doc.get("args") or {}, "target": doc["target"], "options": doc.get("user_options") or {}}
     if doc.get("irscope_spec") != SPEC_FILE_VERSION:

@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from typing import Any
 
 MAX_CELLS = 16384          # bigger tiles are listed, not drawn (the page stays light)
@@ -277,8 +278,6 @@ def shared_cells(shape: list[int], offset: list[list[int]], chunk: int) -> dict[
 
 def _run_child(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Convert in convert.py's child; a layout that kills it is reported, the rest go to a new child."""
-    import time
-
     results: list[dict[str, Any]] = []
     deadline = time.monotonic() + TIMEOUT_S
     while len(results) < len(items):

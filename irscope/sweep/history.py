@@ -23,6 +23,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from irscope.compile.cache import cache_dir
 from irscope.errors import BadInput
@@ -93,8 +94,6 @@ class History:
         even the WAL journal mode), for one holding another application's tables."""
         if not self.path.is_file() or self.path.stat().st_size == 0:
             return
-        from urllib.parse import quote
-
         with closing(sqlite3.connect(f"file:{quote(str(self.path.resolve()))}?mode=ro", uri=True)) as db:
             names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
         foreign = sorted(n for n in names - OWN_TABLES if not n.startswith("sqlite_"))

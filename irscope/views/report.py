@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +86,6 @@ def wrote(path: Path, model: dict[str, Any], size: int) -> str:
 
 def write_dumps(folders: list[Path], path: Path, with_layouts: bool = True, flag: str = "-o") -> str:
     """`irscope report` and `dump --html`: the page of dump folders, written whole; the line to print."""
-    import sys
-
     m = report_model.report_model(list(folders), with_layouts=with_layouts)
     for why in m.get("skipped") or []:
         print(f"irscope: note: left out a damaged dump: {why}", file=sys.stderr)
