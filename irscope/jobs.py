@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from irscope import adapter
 from irscope.errors import BadInput
 from irscope.kernel import loader
-from irscope.kernel.settings import Settings, parse_assignments, settable_options
+from irscope.kernel.settings import Settings, check_typed, parse_assignments, settable_options
 from irscope.kernel.spec import ArgSpec, KernelSpec, build_spec, split_signature
 from irscope.kernel.specfile import read_spec_document
 from irscope.kernel.targets import Target, parse_target, resolve_target
@@ -131,6 +131,10 @@ def resolve(req: Request) -> list[Job]:
     base_options: dict[str, Any] = {}
     doc, file, kernels = None, req.file, list(req.kernels)
     if req.is_spec_file:
+        if req.signature is not None:   # its args name every parameter: a positional --signature would lose
+            raise BadInput(f"--signature: {Path(req.file).name} is a spec file, which carries its own "
+                           f"specialization (its \"args\"); leave out --signature, or change one parameter "
+                           f"with --arg NAME=ELEMENT")
         doc = read_spec_document(req.file)
         if kernels and doc["kernel"] not in kernels:
             raise BadInput(f"{req.file}: holds kernel {doc['kernel']!r}, not {', '.join(kernels)}")
@@ -144,6 +148,8 @@ def resolve(req: Request) -> list[Job]:
         if unknown:
             raise BadInput(f"option {unknown[0]!r} (from {Path(req.file).name}) is not an option of Triton's "
                            f"{tgt.backend} backend here")
+        for key, value in base_options.items():
+            check_typed(key, value, valid[key].type, f"{req.file}:")
         base = base.overlay(base_options, Path(req.file).name)
     refs = list(req.loaded) if req.loaded and doc is None else _load_kernels(file, kernels, doc, tgt)
     jobs = [for_kernel(ref, base, req, recipe=recipe, recorded_args=(doc or {}).get("args")) for ref in refs]
@@ -195,7 +201,13 @@ def for_kernel(ref: loader.KernelRef, base: Settings, req: Request, *, recipe: R
 
         pins.loops.extend(parse_pin_loop(t) for t in req.pin_loops)
         pins.layouts.extend(parse_pin_layout(t) for t in req.pin_layouts)
-        pins.partitions.extend(parse_pin_partition(t) for t in req.pin_partitions)
+        given_parts = [parse_pin_partition(t) for t in req.pin_partitions]
+        for i, a in enumerate(given_parts):
+            for b in given_parts[:i]:
+                if a.index == b.index and a.registers != b.registers:
+                    raise BadInput(f"--pin-partition worker{a.index}: given twice, with registers={b.registers} "
+                                   f"and registers={a.registers}; give one value per partition")
+        pins.partitions.extend(given_parts)
     settings = replace(settings, pins=pins)
     given = list(req.named_args if named_args is None else named_args)
     if recorded_args:

@@ -42,7 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from irscope import stages
+from irscope.artifacts.schema import MANIFEST as MANIFEST_SCHEMA
 from irscope.errors import BadInput
+from irscope.kernel import jsonfile
 
 MANIFEST = "manifest.json"
 MAP_FILE = "map.json"      # the source map (core/sourcemap.py)
@@ -262,10 +264,21 @@ def _replace_locked(tmp: Path, final: Path) -> None:
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
+    """A dump folder's manifest.json, checked against the one schema (artifacts/schema.py): a damaged
+    or foreign manifest is one BadInput line naming the file and the field."""
     path = Path(folder) / MANIFEST
     if not path.is_file():
         raise BadInput(f"{folder}: not an irscope dump folder (no {MANIFEST})")
-    return json.loads(path.read_text())
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise BadInput(f"{folder}: {MANIFEST} is unreadable ({e.strerror or e})") from None
+    doc = jsonfile.parse_text(raw, folder, MANIFEST)
+    if not isinstance(doc, dict) or "irscope" not in doc:
+        why = 'no "irscope" field' if isinstance(doc, dict) else "not a JSON object"
+        raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} is not irscope's: {why})")
+    jsonfile.validate(doc, MANIFEST_SCHEMA, folder, MANIFEST)
+    return doc
 
 
 def inside(folder: Path | str, name: Any, field: str, remedy: str = "dump it again") -> Path:
@@ -296,6 +309,28 @@ def inside(folder: Path | str, name: Any, field: str, remedy: str = "dump it aga
     return Path(real)
 
 
+def decode(raw: bytes, folder: Path | str, name: str, field: str, remedy: str = "dump it again") -> str:
+    """A text file of a folder as text: BadInput naming the field when it is not UTF-8 (a binary file
+    where a stage's text belongs)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadInput(f"{folder}: {field} names {name!r}, which is not UTF-8 text (byte {e.start}: a binary "
+                       f"file?); {remedy}") from None
+
+
+def read_text(folder: Path | str, name: Any, field: str, remedy: str = "dump it again") -> str:
+    """The text file a folder's JSON names (`inside`, then read and decoded): BadInput otherwise."""
+    path = inside(folder, name, field, remedy)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise BadInput(f"{folder}: {field} names {name!r}, which is unreadable ({e.strerror or e}); {remedy}") from None
+    return decode(raw, folder, name, field, remedy)
+
+
 def read_stage(folder: Path, manifest: dict[str, Any], stage: str) -> str | bytes:
-    path = inside(folder, manifest["stages"][stage], f"{MANIFEST} stages.{stage}")
-    return path.read_bytes() if stage in stages.BINARY else path.read_text()
+    name = manifest["stages"][stage]
+    if stage in stages.BINARY:
+        return inside(folder, name, f"{MANIFEST} stages.{stage}").read_bytes()
+    return read_text(folder, name, f"{MANIFEST} stages.{stage}")

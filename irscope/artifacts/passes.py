@@ -191,12 +191,7 @@ def load(folder, manifest: dict) -> tuple[list[PassRecord], list[str | None], st
 
 
 def _read(folder: Path, name: str, field: str) -> str:
-    path = artifacts.inside(folder, name, field, "the folder is not whole any more: run irscope dump --passes again")
-    try:
-        return path.read_text()
-    except OSError as e:
-        raise BadInput(f"{folder}: {name} is missing or unreadable ({e.strerror or e}); the folder is not "
-                       f"whole any more: run irscope dump --passes again") from None
+    return artifacts.read_text(folder, name, field, "the folder is not whole any more: run irscope dump --passes again")
 
 
 def read_folder(folder: Path) -> dict:

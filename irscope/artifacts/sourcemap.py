@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope import artifacts
-from irscope.artifacts import MAP_FILE, lineinfo
+from irscope.artifacts import MAP_FILE, lineinfo, schema
 from irscope.artifacts.lineinfo import Frames, Unit
 from irscope.artifacts.stats import LAYOUT_DEF, SASS_CLASSES
 from irscope.errors import BadInput
@@ -248,16 +248,12 @@ def load(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
         raise BadInput(f"{folder}: no {MAP_FILE} (dumped by an older irscope, or a compile whose IR could not be "
                        f"mapped: see the dump's notes); run irscope dump again")
     path = artifacts.inside(folder, name, "manifest.json map")
-    try:
-        data = json.loads(path.read_text())
-    except OSError as e:
-        raise BadInput(f"{path}: unreadable ({e.strerror or e}); run irscope dump again") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BadInput(f"{path}: not a readable source map ({e}); run irscope dump again") from None
+    data = schema.parse(path, MAP_FILE, "run irscope dump again")
     if not isinstance(data, dict) or data.get("irscope_map") != SCHEMA:
         got = data.get("irscope_map") if isinstance(data, dict) else type(data).__name__
         raise BadInput(f"{path}: source map schema {got!r}, this irscope reads {SCHEMA}; "
                        f"run irscope dump again")
+    schema.validate(data, schema.MAP, path, MAP_FILE, "run irscope dump again")
     return data
 
 
@@ -267,7 +263,7 @@ def kernel_file(folder: Path, manifest: dict[str, Any]) -> str:
     try:
         path = artifacts.inside(folder, manifest.get("map") or MAP_FILE, "manifest.json map")
         return str(json.loads(path.read_text())["kernel_file"])
-    except (OSError, ValueError, KeyError, TypeError, BadInput):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, BadInput):
         return str(manifest["file"])
 
 
@@ -439,11 +435,7 @@ def check_stage(source_map: dict[str, Any], stage: str | None) -> None:
 def stage_lines(folder: Path, source_map: dict[str, Any], stage: str, at: list[int]) -> list[tuple[int, str]]:
     """(line number, text) of the given lines of a stage file (what --line --stage prints)."""
     name = source_map["stages"][stage]["file"]
-    path = artifacts.inside(folder, name, f"map.json stages.{stage}.file")
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as e:
-        raise BadInput(f"{folder}: {name} unreadable ({e.strerror or e}); run irscope dump again") from None
+    lines = artifacts.read_text(folder, name, f"map.json stages.{stage}.file", "run irscope dump again").splitlines()
     return [(n, lines[n - 1]) for n in at if 0 < n <= len(lines)]
 
 

@@ -21,4 +21,12 @@ def signature(file, kernels, as_json, load_timeout, debug):
     from irscope.views import signature as view
 
     loader.set_load_timeout(load_timeout)
+    if file.suffix == ".json" and file.is_file():
+        from irscope.errors import BadInput
+        from irscope.kernel.specfile import read_spec_document
+
+        doc = read_spec_document(file)
+        raise BadInput(f"{file}: a spec file, not a kernel file: its specialization is its \"args\" (kernel "
+                       f"{doc['kernel']} of {doc['file']}); for the kernel's parameters run irscope signature "
+                       f"{doc['file']}")
     (view.print_json if as_json else view.listing)(file, spec.signatures(file, list(kernels)))

@@ -33,7 +33,7 @@ from irscope.cli.options import DUTY_OPTION, spec_options, timing_session
 @click.option("--trials", type=int, default=None, help="With --search: how many configs to try at most.")
 @click.option("--time-budget", type=float, default=None, metavar="SECONDS",
               help="With --search: stop proposing after this many seconds.")
-@click.option("--seed", type=int, default=0, show_default=True, help="With --search random|optuna: the seed.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="With --search random|optuna: the seed.")
 @click.option("--max-registers", type=click.IntRange(1), default=None,
               help="With --search: prune configs that use more registers per thread than this, untimed.")
 @click.option("--time", "do_time", is_flag=True, help="Time the survivors on the GPU (this machine's, or the cluster's).")
@@ -63,9 +63,15 @@ def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort
           time_budget, seed, max_registers, do_time, launch_args, launch_grid, max_seconds, graph, duty, db_path,
           no_db, history, with_sass, write_recipe, top, as_json, html, ref_text):
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
+    from irscope.errors import BadInput
     from irscope.sweep import command
     from irscope.views import sweep as view
 
+    if db_path is not None and not (do_time or history):
+        raise BadInput("--db: the measurements database is used with --time (to reuse and record timings) or "
+                       "--history (to list them); add one of them, or leave out --db")
+    if db_path is not None and no_db:
+        raise BadInput("--db and --no-db: give one of them")
     if history:
         view.history_table(*command.history(request, db_path), as_json)
         return

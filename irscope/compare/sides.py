@@ -174,13 +174,7 @@ def load_side(name: str, folder: Path, kernels: tuple[str, ...] = ()) -> Side:
             names = ", ".join(str(p) for p in found[:3]) + (", ..." if len(found) > 3 else "")
             raise BadInput(f"{folder}: holds {len(found)} dumps ({names}); name one of them")
         folder, path = found[0], found[0] / MANIFEST
-    try:
-        manifest = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} unreadable: {e})") from None
-    if not isinstance(manifest, dict) or "irscope" not in manifest or not isinstance(manifest.get("stages"), dict) \
-            or "kernel" not in manifest:
-        raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} is not irscope's)")
+    manifest = artifacts.read_manifest(folder)
     if kernels and manifest["kernel"] not in kernels:
         raise BadInput(f"{folder}: holds kernel {manifest['kernel']!r}, not {', '.join(kernels)}")
     return Side(name, str(folder), folder, manifest, None)
@@ -189,7 +183,7 @@ def load_side(name: str, folder: Path, kernels: tuple[str, ...] = ()) -> Side:
 def _peek_kernel(folder: Path) -> str | None:
     try:
         return json.loads((folder / MANIFEST).read_text()).get("kernel")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return None
 
 

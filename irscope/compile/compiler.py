@@ -42,6 +42,7 @@ from irscope.artifacts import passes as passes_mod
 from irscope.artifacts import stats as stats_mod
 from irscope.compile import cache, failures
 from irscope.errors import BadInput, CompileFailure
+from irscope.kernel import hardware
 from irscope.kernel.settings import Settings, jsonable
 from irscope.kernel.spec import KernelSpec, check_binding, check_descriptors
 from irscope.stages import from_triton
@@ -54,6 +55,7 @@ def bind(spec: KernelSpec, settings: Settings):
     """(options, signature, constexprs, attrs) exactly as a launch would produce them."""
     kwargs = adapter.launch_kwargs(spec.fn, settings.options)
     check_descriptors(spec, settings.target.backend)
+    check_num_ctas(settings)
     try:
         options, signature, constexprs, attrs = adapter.bind(spec.fn, settings.target, spec.launch_args(), kwargs)
     except (ValueError, AssertionError, KeyError, TypeError) as e:
@@ -62,6 +64,22 @@ def bind(spec: KernelSpec, settings: Settings):
     check_binding(spec, signature, constexprs, attrs)
     spec.notes.extend(adapter.default_option_notes(settings.options))
     return options, signature, constexprs, attrs
+
+
+def check_num_ctas(settings: Settings) -> None:
+    """num_ctas (the CTAs of one thread-block cluster, NVIDIA) is a power of two up to the chip's cluster
+    limit: anything else fails deep in the TTGIR passes as "PassManager::run failed"."""
+    n = settings.options.get("num_ctas")
+    if settings.target.backend != "cuda" or not isinstance(n, int) or isinstance(n, bool) or n == 1:
+        return
+    chip = hardware.CHIPS.get(settings.target.chip or "") or \
+        (hardware.for_target(settings.target.name) if settings.target.name in hardware.TARGET_CHIP else None)
+    limit = chip.max_cluster_ctas if chip else 16
+    where = f"{chip.name} ({settings.target.name})" if chip else settings.target.name
+    if n < 1 or n & (n - 1) or n > limit:
+        allowed = ", ".join(str(1 << i) for i in range(limit.bit_length()))
+        raise BadInput(f"num_ctas={n}: the CTAs of one cluster are a power of two up to the chip's cluster limit; "
+                       f"on {where}: {allowed}" + ("" if limit > 1 else " (no thread-block clusters before sm_90)"))
 
 
 def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool, with_sass: bool = True) -> str:

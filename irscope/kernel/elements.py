@@ -34,6 +34,7 @@ from typing import Any
 
 from irscope import adapter
 from irscope.errors import BadInput, did_you_mean
+from irscope.kernel.brackets import check_brackets
 
 INT_TYPES = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
 FLOAT_TYPES = {"fp16", "bf16", "fp32", "fp64"}
@@ -132,6 +133,7 @@ def parse_element(text: str, where: str) -> ArgSpec:
     t = text.strip()
     if not t:
         raise BadInput(f"signature {where}: empty element")
+    check_brackets(t, f"signature {where}")
     if t.startswith("tensordesc"):
         return _parse_descriptor(t, where)
     if t.startswith("(") and t.endswith(")") and not _is_literal(t):
@@ -354,7 +356,8 @@ def _int(text: str, where: str, whole: str) -> int:
 
 
 def split_signature(text: str) -> list[str]:
-    """Comma-separated elements; commas inside quotes or brackets (tensordesc<...> too) do not split."""
+    """Comma-separated elements; commas inside quotes or brackets (tensordesc<...> too) do not split.
+    (A signature's brackets are checked first, by check_brackets: spec.build_spec does.)"""
     return split_top(text, ",", "([{<", ")]}>")
 
 

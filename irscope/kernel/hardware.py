@@ -37,6 +37,7 @@ class Chip:
     reserved_shared_per_block: int = 0  # the driver's own reservation per block (NVIDIA sm80+: 1 KiB)
     reg_alloc_unit: int = 256   # NVIDIA: registers allocated per warp in units of this
     simds_per_cu: int = 4       # AMD only
+    max_cluster_ctas: int = 1   # NVIDIA: CTAs in one thread-block cluster (Triton's num_ctas); 1: no clusters
 
     @property
     def is_nvidia(self) -> bool:
@@ -46,7 +47,7 @@ class Chip:
 _SM90 = dict(target="cuda:90", family="H100/H200 (sm_90)", sms=132, warp_size=32, regs_per_sm=65536,
              max_warps_per_sm=64, max_blocks_per_sm=32, shared_per_sm=233472, max_shared_per_block=232448,
              reserved_shared_per_block=1024, l2_mib=50, sm_clock_mhz=1980, capability=(9, 0), tflops_16=989.0,
-             tflops_tf32=494.0, tflops_fp8=1979.0)
+             tflops_tf32=494.0, tflops_fp8=1979.0, max_cluster_ctas=16)   # 8 portable, 16 with the opt-in
 
 CHIPS: dict[str, Chip] = {c.key: c for c in [
     # Ampere A100 SXM 80 GB: 64K regs/SM, 64 warps, 164 KiB smem/SM, 163 KiB per block opt-in.
@@ -60,12 +61,13 @@ CHIPS: dict[str, Chip] = {c.key: c for c in [
     # Blackwell B200: the same SM budget as Hopper (plus tensor memory, not modelled here).
     Chip("b200", "NVIDIA B200", "cuda:100", "B200 (sm_100)", 148, 32, 65536, 64, 32, 233472, 232448,
          memory_gib=180, l2_mib=126, sm_clock_mhz=1965, mem_clock_mhz=3996, mem_bus_bits=8192, capability=(10, 0),
-         tflops_16=2250.0, tflops_tf32=1100.0, tflops_fp8=4500.0, hbm_tbps=8.0, reserved_shared_per_block=1024),
+         tflops_16=2250.0, tflops_tf32=1100.0, tflops_fp8=4500.0, hbm_tbps=8.0, reserved_shared_per_block=1024,
+         max_cluster_ctas=16),
     # Consumer Blackwell RTX 5090: 48 warps/SM, 100 KiB smem/SM, 99 KiB per block.
     Chip("rtx5090", "NVIDIA GeForce RTX 5090", "cuda:120", "RTX 5090 (sm_120)", 170, 32, 65536, 48, 32, 102400,
          101376, memory_gib=32, l2_mib=96, sm_clock_mhz=2407, mem_clock_mhz=14001, mem_bus_bits=512,
          capability=(12, 0), tflops_16=209.5, tflops_tf32=104.8, tflops_fp8=419.0, hbm_tbps=1.79,
-         reserved_shared_per_block=1024),
+         reserved_shared_per_block=1024, max_cluster_ctas=8),
     # CDNA2 MI250X: 512 VGPRs per lane (arch+acc unified), 8 waves/SIMD, 64 KiB LDS per CU.
     Chip("mi250x", "AMD Instinct MI250X", "hip:gfx90a", "MI250X (gfx90a)", 110, 64, 512, 8, 32, 65536, 65536,
          memory_gib=64, l2_mib=8, sm_clock_mhz=1700, mem_clock_mhz=1600, mem_bus_bits=4096, capability=(9, 0),

@@ -67,9 +67,15 @@ def check_python_file(file: Path, what: str = "a Python file with Triton kernels
                        f"(at most {MAX_SOURCE_BYTES // 2**20} MiB)")
     try:
         with open(file, "rb") as f:
-            source = f.read(MAX_SOURCE_BYTES + 1).decode("utf-8", errors="replace")
+            raw = f.read(MAX_SOURCE_BYTES + 1)
     except OSError as e:
         raise BadInput(f"{file}: cannot read it ({e.strerror or e}); expected {what}") from None
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as e:   # Triton reads a @jit function's source as UTF-8 (and says only
+        line = raw[:e.start].count(b"\n") + 1   # "@jit functions should be defined in a Python file")
+        raise BadInput(f"{file}:{line}: not UTF-8 text (byte {e.start}: {e.reason}); Triton reads kernel "
+                       f"source as UTF-8: save the file as UTF-8") from None
     try:
         compile(source, str(file), "exec")
     except SyntaxError as e:

@@ -87,6 +87,32 @@ def parse_assignments(items: list[str], target: Target, source: str = "--set") -
     return out
 
 
+def check_typed(key: str, value: Any, typ: Any, source: str) -> None:
+    """A value from a JSON file (a spec file's options) against the option field's declared type: BadInput
+    naming the field for a list where an int belongs, a string where a bool does. Types this does not
+    know (tuples, dicts, whose JSON forms vary) are left to Triton."""
+    args = [a for a in typing.get_args(typ) if a is not type(None)]
+    optional = type(None) in typing.get_args(typ)
+    if optional and len(args) == 1:
+        if value is None:
+            return
+        typ = args[0]
+    names = {int: "an integer", bool: "true or false", str: "a string", float: "a number"}
+    if typ not in names:
+        return
+    if typ is bool:
+        ok = isinstance(value, (bool, int))    # Triton declares some int-valued options bool
+    elif typ is int:
+        ok = value is None or isinstance(value, int) and not isinstance(value, bool)
+    elif typ is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    else:
+        ok = value is None or isinstance(value, str)
+    if not ok:
+        shown = json.dumps(value, default=str)
+        raise BadInput(f"{source} options.{key} is {shown[:40]}, expected {names[typ]}")
+
+
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
 

@@ -22,6 +22,7 @@ from typing import Any
 from irscope import adapter
 from irscope.errors import BadInput, did_you_mean
 from irscope.kernel import loader
+from irscope.kernel.brackets import check_brackets
 from irscope.kernel.elements import (  # noqa: F401  (the grammar's names, for the modules that use spec's)
     BOOL_TYPES,
     FLOAT_TYPES,
@@ -83,6 +84,7 @@ def build_spec(kernel_ref, signature: str | None, named_args: list[str], consts:
             raise BadInput(f"{flag} {item!r}: {kernel_ref.name} has no parameter {key.strip()!r}"
                            f"{did_you_mean(key.strip(), names)}; parameters: {', '.join(names)}")
     if signature is not None:
+        check_brackets(signature)   # an unclosed '(' or 'tensordesc<' is no wrong element count
         elements = split_signature(signature)
         required = [p for p in params if not p.has_default]
         # a signature may stop early when --arg/--const name the parameters after it

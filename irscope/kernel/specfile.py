@@ -7,11 +7,12 @@ as one too. `irscope dump THIS.json --set num_warps=8` recompiles it under other
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from irscope.errors import BadInput
+from irscope.kernel import jsonfile as schema
+from irscope.kernel.jsonfile import ANY, MapOf, Maybe, Req
 from irscope.kernel.spec import KernelSpec
 
 SPEC_FILE_VERSION = 1
@@ -35,16 +36,37 @@ def spec_document(spec: KernelSpec, target: str, options: dict[str, Any], launch
     }
 
 
+# The one schema of a spec file (artifacts/schema.py's checker): every field irscope reads, typed.
+# An arg is a signature element ("*fp32:16", "i32", a constexpr's value: "1024" or 1024).
+# a dump's manifest.json read as a spec: the fields a spec takes from it (artifacts/schema.py holds the
+# whole manifest's schema; this layer reads only these)
+MANIFEST_AS_SPEC = {"kernel": Req(str), "target": Req(str), "args": MapOf(str), "user_options": dict}
+SPEC_SCHEMA = {
+    "irscope_spec": Req(ANY),
+    "file": Req(str),
+    "kernel": Req(str),
+    "args": Req(MapOf((str, int, float))),
+    "target": Maybe(str),
+    "options": Maybe(dict),
+    "launch": Maybe(dict),
+}
+
+
 def read_spec_document(path) -> dict:
-    """Read a spec file (or a dump's manifest.json); one-line errors for anything malformed."""
+    """Read a spec file (or a dump's manifest.json); one-line errors for anything malformed: not JSON,
+    not UTF-8, too deep or a number too long to read, or a field of the wrong type (named)."""
     p = Path(path)
+    remedy = "give an irscope spec file (a capture's captures/*.json) or a dump's manifest.json"
     try:
-        doc = json.loads(p.read_text())
-    except json.JSONDecodeError as e:
-        raise BadInput(f"{p}:{e.lineno}: not valid JSON: {e.msg}") from None
+        raw = p.read_bytes()
+    except OSError as e:
+        raise BadInput(f"{p}: unreadable ({e.strerror or e})") from None
+    doc = schema.parse_text(raw, p, "the spec file", remedy)
     if not isinstance(doc, dict):
-        raise BadInput(f"{p}: expected a JSON object (an irscope spec or a dump manifest)")
+        raise BadInput(f"{p}: expected a JSON object (an irscope spec or a dump manifest), not "
+                       f"{type(doc).__name__ if doc is not None else 'null'}")
     if "irscope_spec" not in doc and "irscope" in doc:  # a dump folder's manifest
+        schema.validate(doc, {**MANIFEST_AS_SPEC, "file": Req(str)}, p, "manifest.json")
         doc = {"irscope_spec": SPEC_FILE_VERSION, "file": doc["file"], "kernel": doc["kernel"],
                "args": doc.get("args") or {}, "target": doc["target"], "options": doc.get("user_options") or {}}
     if doc.get("irscope_spec") != SPEC_FILE_VERSION:
@@ -52,6 +74,10 @@ def read_spec_document(path) -> dict:
     for key in ("file", "kernel", "args"):
         if key not in doc:
             raise BadInput(f"{p}: spec file lacks {key!r}")
+    schema.validate(doc, SPEC_SCHEMA, p, "spec field", "fix the field, or capture the kernel again")
+    if not doc["file"].strip() or "\0" in doc["file"]:
+        raise BadInput(f"{p}: spec field file is {doc['file']!r}, not a kernel file's path")
+    doc["args"] = {k: str(v) for k, v in doc["args"].items()}
     src = Path(doc["file"])
     if not src.is_absolute():
         src = (p.parent / src).resolve() if (p.parent / src).exists() else src

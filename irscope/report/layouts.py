@@ -13,10 +13,12 @@ import json
 import re
 import subprocess
 import sys
+import time
 from typing import Any
 
 MAX_CELLS = 16384          # bigger tiles are listed, not drawn (the page stays light)
-TIMEOUT_S = 120.0
+MAX_BASES = 16             # register + lane + warp bases: drawing walks 2**bases (warp, lane, register) triples
+TIMEOUT_S = 30.0           # for all of a page's conversions (Triton's converter takes well under a second each)
 ALIAS_DEF = re.compile(r"^#(\w+) = #(?:ttg|ttng|amdgpu|triton_gpu)\.(\w+)<(\{.*\})>\s*$", re.M)
 INLINE = re.compile(r"#ttg\.(slice|dot_op)<")
 TENSOR_SHAPE = re.compile(r"(?:tensor|!ttg\.memdesc)<((?:\d+x)+)[\w]+,\s*(#\w+(?:\.\w+<)?)")
@@ -97,6 +99,8 @@ def _balanced(s: str, start: int) -> int:
     depth = 1
     i = start
     while depth:
+        if i >= len(s):
+            raise ValueError("a '<' that is never closed")
         depth += {"<": 1, ">": -1}.get(s[i], 0)
         i += 1
     return i
@@ -108,20 +112,23 @@ def find(ttgir: str) -> list[dict[str, Any]]:
     for m in ALIAS_DEF.finditer(ttgir):
         try:
             params, _ = _parse_dict(m.group(3), 0)
-        except (ValueError, IndexError, AttributeError):
+        except (ValueError, IndexError, AttributeError, RecursionError):
             params = None
         out.append({"name": "#" + m.group(1), "kind": m.group(2), "text": f"{m.group(2)}<{m.group(3)}>",
                     "params": params})
     seen = set()
     for m in INLINE.finditer(ttgir):
-        end = _balanced(ttgir, m.end())
+        try:
+            end = _balanced(ttgir, m.end())
+        except ValueError:   # an unbalanced (damaged) module: the rest of it is no layout
+            break
         text = ttgir[m.start():end]
         if text in seen:
             continue
         seen.add(text)
         try:
             params, _ = _parse_dict(text, len(m.group(0)))
-        except (ValueError, IndexError, AttributeError):
+        except (ValueError, IndexError, AttributeError, RecursionError):
             params = None
         out.append({"name": text, "kind": m.group(1), "text": text[5:], "params": params})
     return out
@@ -272,13 +279,14 @@ def shared_cells(shape: list[int], offset: list[list[int]], chunk: int) -> dict[
 def _run_child(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Convert in convert.py's child; a layout that kills it is reported, the rest go to a new child."""
     results: list[dict[str, Any]] = []
+    deadline = time.monotonic() + TIMEOUT_S
     while len(results) < len(items):
         rest = items[len(results):]
         try:
             p = subprocess.run([sys.executable, "-m", "irscope.report.convert"], input=json.dumps(rest),
-                               capture_output=True, text=True, timeout=TIMEOUT_S)
+                               capture_output=True, text=True, timeout=max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            results += [{"ok": False, "reason": "Triton's conversion timed out"}] * len(rest)
+            results += [{"ok": False, "reason": f"too large or too slow (Triton's conversion took over {TIMEOUT_S:.0f} s)"}] * len(rest)
             break
         got = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
         results += got
@@ -304,9 +312,10 @@ def pictures(ttgir: str) -> list[dict[str, Any]]:
             lay["reason"] = "could not read its parameters"
             continue
         try:
+            _check_size(lay["kind"], lay["params"])
             spec = gluon_spec(lay["kind"], lay["params"], defs)
             shape = tile(lay["kind"], lay["params"], defs)
-        except (Unsupported, KeyError, TypeError, IndexError) as e:
+        except (Unsupported, KeyError, TypeError, IndexError, ValueError, RecursionError) as e:
             lay["reason"] = str(e) if isinstance(e, Unsupported) else f"unexpected parameters ({type(e).__name__}: {e})"
             continue
         lay["tile"] = shape
@@ -314,12 +323,17 @@ def pictures(ttgir: str) -> list[dict[str, Any]]:
         for s in shape:
             cells *= s
         if len(shape) > 2 or cells > MAX_CELLS:
-            lay["reason"] = f"its {'x'.join(map(str, shape))} tile is too big to draw (rank {len(shape)})"
+            lay["reason"] = (f"too large (its {'x'.join(map(str, shape))} tile, rank {len(shape)}: tiles of rank 1 "
+                             f"or 2 up to {MAX_CELLS} elements are drawn)")
             continue
         todo.append((lay, {"layout": spec, "shape": shape}))
     for (lay, _), res in zip(todo, _run_child([item for _, item in todo])):
         if not res.get("ok"):
             lay["reason"] = res.get("reason", "not converted")
+            continue
+        nbases = sum(len(res.get(k) or []) for k in ("reg", "lane", "warp", "offset"))
+        if nbases > MAX_BASES:
+            lay["reason"] = f"too large ({nbases} bases, {MAX_BASES} at most are drawn)"
             continue
         lay["ok"] = True
         if lay["shared"]:
@@ -336,6 +350,19 @@ def pictures(ttgir: str) -> list[dict[str, Any]]:
     for lay in found:
         lay.pop("params", None)
     return found
+
+
+def _check_size(kind: str, params: dict[str, Any]) -> None:
+    """Unsupported for a layout too large to convert and draw, before Triton is asked (a 34-bit linear
+    layout would take Triton and the drawing minutes: 2**34 register/lane/warp triples)."""
+    if kind != "linear":
+        return
+    bases = [b for k in ("register", "lane", "warp", "block") for b in (params.get(k) or [])]
+    if len(bases) > MAX_BASES:
+        raise Unsupported(f"too large ({len(bases)} bases, {MAX_BASES} at most are drawn)")
+    for b in bases:
+        if not isinstance(b, list) or not all(isinstance(x, int) and 0 <= x < 1 << 20 for x in b):
+            raise Unsupported(f"too large or malformed (a basis {str(b)[:40]})")
 
 
 def _prod(xs: list[int]) -> int:

@@ -88,9 +88,11 @@ def _stage_texts(folder: Path, m: dict[str, Any]) -> dict[str, dict[str, Any]]:
         except OSError as e:
             raise BadInput(f"{folder}: {fname} is missing or unreadable ({e.strerror or e}); dump it again") from None
         cut = len(raw) > MAX_STAGE_BYTES
-        text = raw[:MAX_STAGE_BYTES].decode("utf-8", errors="replace")
         if cut:
-            text = text[:text.rfind("\n") + 1]
+            raw_cut = raw[:MAX_STAGE_BYTES]
+            text = artifacts.decode(raw_cut[:raw_cut.rfind(b"\n") + 1], folder, fname, f"manifest.json stages.{name}")
+        else:
+            text = artifacts.decode(raw, folder, fname, f"manifest.json stages.{name}")
         out[name] = {"text": text, "lines": text.count("\n") + (not text.endswith("\n") and bool(text)),
                      "cut": cut, "bytes": len(raw)}
     return out
@@ -232,8 +234,24 @@ def pass_diffs(folder: Path, m: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def report_model(folders: list[Path], with_layouts: bool = True) -> dict[str, Any]:
-    """The page for `irscope report DIR...`: one entry per dump folder found."""
-    models = [dump_model(f, i, with_layouts) for i, f in enumerate(find_dumps(folders))]
+    """The page for `irscope report DIR...`: one entry per dump folder found.
+
+    A damaged dump among several (one bad folder of a capture's -o) does not cost the others: it is
+    left out and named in `skipped` (the page and stderr say so, one line each). A folder named on
+    the command line that is itself damaged, or a search where every dump is damaged, is BadInput."""
+    found = find_dumps(folders)
+    named = {Path(f) for f in folders}
+    models, skipped = [], []
+    for f in found:
+        try:
+            models.append(dump_model(f, len(models), with_layouts))
+        except BadInput as e:
+            if f in named or len(found) == 1:
+                raise
+            skipped.append(str(e))
+    if not models:
+        raise BadInput(f"no dump could be read: {skipped[0]}" + (f" (and {len(skipped) - 1} more)"
+                                                                 if len(skipped) > 1 else ""))
     kernels = list(dict.fromkeys(m["kernel"] for m in models))
     return {"kind": "dumps", "title": "irscope report: " + ", ".join(kernels[:3]) + (" ..." if len(kernels) > 3 else ""),
-            "dumps": models}
+            "dumps": models, "skipped": skipped}

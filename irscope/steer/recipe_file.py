@@ -16,6 +16,7 @@ of valid ones. read() gathers every problem (`irscope recipes check` lists them 
 
 from __future__ import annotations
 
+import json
 import re
 import types
 import typing
@@ -61,7 +62,7 @@ class _Checker:
 
     def error(self, keys: tuple[str, ...], message: str) -> None:
         where = "[" + ".".join(_quote(k) for k in keys[:-1]) + "] " if len(keys) > 1 else ""
-        key = keys[-1] if keys else ""
+        key = _quote(keys[-1]) if keys else ""
         self.errors.append(f"{self.path}:{self.lines.line(keys)}: {where}{key}: {message}" if key
                            else f"{self.path}:{self.lines.line(keys)}: {message}")
 
@@ -78,7 +79,8 @@ class _Checker:
 
 
 def _quote(k: str) -> str:
-    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else f'"{k}"'
+    """A TOML key as the file spells it, on one line (a key holding a newline or a quote comes escaped)."""
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
 
 
 def _tname(v: Any) -> str:
@@ -277,8 +279,17 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
         if set(v) != {"registers"}:
             c.error(kk, "expected { registers = R } (e.g. worker0 = { registers = 48 })")
             continue
+        regs = v["registers"]
+        if not isinstance(regs, int) or isinstance(regs, bool):
+            c.error(kk + ("registers",), f"expected an integer (a multiple of 8 from 24 to 256, e.g. registers = 48), "
+                                         f"got {_tname(regs)} {regs!r}")
+            continue
+        if not re.fullmatch(r"(?:worker)?\d+", name):
+            c.error(kk, "a partition is named workerN (worker0 is the first worker partition), e.g. "
+                        "worker0 = { registers = 48 }")
+            continue
         try:
-            layer.partitions.append(parse_pin_partition(f"{name}:registers={v['registers']}", source))
+            layer.partitions.append(parse_pin_partition(f"{name}:registers={regs}", source))
         except BadInput as e:
             c.error(kk, str(e).split(": ", 1)[-1])
     return layer

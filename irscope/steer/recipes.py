@@ -40,6 +40,11 @@ def find(name_or_path: str) -> Path:
     """A recipe by name (a .toml under recipe_dirs()) or by path."""
     p = Path(name_or_path)
     if p.suffix == ".toml" or os.sep in name_or_path or "/" in name_or_path:
+        if p.is_dir():
+            raise BadInput(f"--recipe {name_or_path}: is a folder; give a recipe's .toml file, or a recipe's name "
+                           f"(irscope recipes list)")
+        if p.exists() and not p.is_file():
+            raise BadInput(f"--recipe {name_or_path}: not a regular file (a device, FIFO or socket); give a .toml file")
         if not p.is_file():
             raise BadInput(f"--recipe {name_or_path}: no such file")
         return p

@@ -23,6 +23,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from irscope.compile.cache import cache_dir
 from irscope.errors import BadInput
@@ -39,6 +40,9 @@ CREATE TABLE IF NOT EXISTS measurements (
 CREATE INDEX IF NOT EXISTS by_conditions ON measurements (cache_key, device, triton, method);
 CREATE INDEX IF NOT EXISTS by_kernel ON sweeps (kernel, started);
 """
+
+
+OWN_TABLES = {"sweeps", "measurements"}
 
 
 def default_path() -> Path:
@@ -75,6 +79,7 @@ class History:
     def __init__(self, path: Path | None = None) -> None:
         self.path = check_db_path(path)
         try:
+            self._check_own()
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with closing(self._connect()) as db:
                 db.executescript(SCHEMA)
@@ -83,6 +88,19 @@ class History:
         except sqlite3.DatabaseError as e:
             raise BadInput(f"--db {self.path}: not a usable SQLite database ({e}); give another file, or "
                            "remove this one") from None
+
+    def _check_own(self) -> None:
+        """An existing database must be irscope's (or empty): BadInput, before anything is written to it (not
+        even the WAL journal mode), for one holding another application's tables."""
+        if not self.path.is_file() or self.path.stat().st_size == 0:
+            return
+        with closing(sqlite3.connect(f"file:{quote(str(self.path.resolve()))}?mode=ro", uri=True)) as db:
+            names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        foreign = sorted(n for n in names - OWN_TABLES if not n.startswith("sqlite_"))
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+            raise BadInput(f"--db {self.path}: holds tables that are not irscope's ({shown}); irscope keeps its "
+                           f"measurements in a database of its own: give a new file")
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=BUSY_MS / 1000)

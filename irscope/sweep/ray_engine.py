@@ -60,17 +60,38 @@ def parse_cluster(text: str | None) -> tuple[str, str | None]:
     return "ray", address.strip() or None
 
 
-def _reachable(address: str) -> str | None:
-    """Why a host:port (or ray://host:port) does not answer a TCP connect; None when it does."""
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"   # + empty SETTINGS
+
+
+def _reachable(address: str, timeout: float = CONNECT_SECONDS) -> str | None:
+    """Why a host:port (or ray://host:port) is no Ray head; None when it answers as one might.
+
+    Ray's GCS (and the Ray client server behind ray://) speak gRPC: HTTP/2, whose server answers the
+    client's connection preface with a SETTINGS frame. Anything else listening on the port (a web
+    server, a database, a stray socket) answers otherwise or not at all, where ray.init would retry
+    for minutes printing Ray's own log lines; this probe takes at most `timeout` seconds."""
     hostport = address.split("://", 1)[-1].rstrip("/")
     host, _, port = hostport.rpartition(":")
-    if not host or not port.isdigit():
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
         return "not host:port"
     try:
-        with socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS):
-            return None
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            sock.sendall(HTTP2_PREFACE)
+            head = b""
+            deadline = time.monotonic() + timeout
+            while len(head) < 9 and time.monotonic() < deadline:
+                chunk = sock.recv(9 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+    except socket.timeout:
+        return f"something listens there but did not answer as Ray's GCS (gRPC) within {timeout:.0f} s"
     except OSError as e:
         return e.strerror or str(e) or type(e).__name__
+    if len(head) < 9 or head[3] != 0x04:
+        return "something listens there, but it is not Ray's GCS (it does not speak gRPC)"
+    return None
 
 
 def connect(address: str | None, need_gpu: bool) -> dict[str, float]:

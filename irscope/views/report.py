@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -78,12 +79,16 @@ def wrote(path: Path, model: dict[str, Any], size: int) -> str:
     """The one line after writing a page."""
     what = (f"{len(model['dumps'])} dump{'s' if len(model['dumps']) != 1 else ''}" if model["kind"] == "dumps"
             else model["kind"])
+    if model.get("skipped"):
+        what += f"; {len(model['skipped'])} damaged left out"
     return f"wrote {path} ({what}, {size / 1024:.0f} KiB)"
 
 
 def write_dumps(folders: list[Path], path: Path, with_layouts: bool = True, flag: str = "-o") -> str:
     """`irscope report` and `dump --html`: the page of dump folders, written whole; the line to print."""
     m = report_model.report_model(list(folders), with_layouts=with_layouts)
+    for why in m.get("skipped") or []:
+        print(f"irscope: note: left out a damaged dump: {why}", file=sys.stderr)
     html = render(m)
     output.write_page(path, html, flag)
     return wrote(path, m, len(html.encode()))
