@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
+import importlib
 import threading
 import time
 from collections.abc import Iterator
@@ -239,7 +240,6 @@ def _imported_libdevice(scope_globals: dict[str, Any]) -> dict[str, str]:
     """The libdevice functions a kernel's module imported by name (liger-kernel's `from
     triton.language.extra.libdevice import rsqrt`): global -> libdevice name. Patching the module
     does not reach them; read before _patch_libdevice replaces the module's functions."""
-    import importlib
 
     stubs = {}
     for modname in ("triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice"):
