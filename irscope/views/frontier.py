@@ -68,12 +68,12 @@ def frontier_table(f: Frontier) -> None:
     for side in (f.a, f.b):
         con.print(f"\n[bold]{_side_title(side)}[/bold]")
         kt = Table(box=None, pad_edge=False, show_edge=False)
-        for col in ("direction", "kernel", "made by", "launches", "grid", "threads", "loads / program",
-                    "stores / program", "loops", "regs", "spills", "smem", "occupancy"):
+        for col in ("direction", "kernel", "made by", "launches", "grid", "threads", "loaded / program",
+                    "stored / program", "loops", "regs", "spills", "smem", "occ"):
             kt.add_column(col, justify="left" if col in ("direction", "kernel", "made by") else "right",
-                          no_wrap=col != "made by", overflow="fold")
+                          no_wrap=col != "made by", overflow="fold", min_width=26 if col == "made by" else None)
         for k in side.kernels:
-            grid = "x".join(str(g) for g in k.grid) if k.grid else "-"
+            grid = "x".join(str(g) for g in (k.grid[:1] if k.grid[1:] == [1, 1] else k.grid)) if k.grid else "-"
             kt.add_row(k.direction or "?", esc(_label(k)), esc(_made_by(k)),
                        str(k.launches), grid, _value("", k.threads),
                        _moved(k.load_bytes, k.load_widths), _moved(k.store_bytes, k.store_widths), _value("", k.loops),
