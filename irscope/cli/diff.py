@@ -58,13 +58,14 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     irscope diff DIR_A DIR_B        (two earlier `irscope dump -o` folders)
     irscope diff k.py -s SIG --a-triton 3.6.0 --b-triton 3.9.0
     irscope diff CAPTURE_DIR --a-triton 3.6.0 --b-triton 3.9.0   (every captured kernel)
+    irscope diff CAPTURE_A CAPTURE_B   (two scripts' captures: the frontier comparison, exit 0)
 
     FILE is a kernel file (or spec file) compiled once per side, or DIR_A.
     Stages are compared after normalisation (value, register and label names
     renumbered in order of first appearance; debug locations, paths and hashes
     dropped), so only real changes show; --raw compares the text as is.
     """
-    from irscope.compare import command
+    from irscope.compare import command, frontier
     from irscope.kernel import inputs
     from irscope.compare import sides
     from irscope.views import bench as bench_view
@@ -97,6 +98,11 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
             else:
                 releases_view.capture_table(table, by_line)
             sys.exit(table.exit_code)
+    if dir_b is not None and frontier.is_capture_folder(file) and frontier.is_capture_folder(dir_b):
+        _frontier(file, dir_b, request, as_json, a_sets=a_sets, b_sets=b_sets, a_target=a_target,
+                  b_target=b_target, stages=stages, with_passes=with_passes, by_line=by_line, raw=raw,
+                  a_variant=a_variant, b_variant=b_variant, do_time=do_time, html=html)
+        return
     if do_time:
         if dir_b is not None or file.is_dir():
             raise BadInput("--time compiles and launches a kernel file; two dump folders cannot be timed")
@@ -148,3 +154,26 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
         click.echo(report_view.write_diff(result, html), err=as_json)
     if not result.equal:
         sys.exit(1)
+
+
+def _frontier(dir_a: Path, dir_b: Path, request, as_json: bool, **given) -> None:
+    """Two capture folders: each side's kernels and the figures that decide between them (exit 0:
+    two implementations are compared, not found equal or different)."""
+    from irscope.compare import frontier
+    from irscope.views import frontier as view
+
+    flags = {"a_sets": "--a", "b_sets": "--b", "a_target": "--a-target", "b_target": "--b-target",
+             "stages": "--stage", "with_passes": "--passes", "by_line": "--by-line", "raw": "--raw",
+             "a_variant": "--a-variant", "b_variant": "--b-variant", "do_time": "--time", "html": "--html"}
+    refused = [flags[k] for k, v in given.items() if v]
+    refused += [name for name, v in (("--set", request.sets), ("--target", request.target),
+                                     ("--signature", request.signature), ("--arg", request.named_args),
+                                     ("--const", request.consts), ("--recipe", request.recipe)) if v]
+    if refused:
+        raise BadInput(f"{', '.join(refused)}: two capture folders are compared as they are (the frontier "
+                       f"comparison); diff one captured kernel with irscope diff DIR/captures/KERNEL-N.json ...")
+    result = frontier.frontier(dir_a, dir_b, request.kernels)
+    if as_json:
+        click.echo(view.frontier_json(result))
+    else:
+        view.frontier_table(result)

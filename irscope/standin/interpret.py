@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
+import importlib
 import threading
 import time
 from collections.abc import Iterator
@@ -157,11 +158,13 @@ class Executor:
             stack.enter_context(_knob(knobs.runtime, "interpret", True))
             scope = _patch_lang(interp, fn)
             stack.callback(scope.restore)
+            imported = _imported_libdevice(fn.__globals__)
             _patch_libdevice(interp, scope)
+            _rebind_libdevice(fn.__globals__, imported, stack)
             patched = {id(v) for v in fn.__globals__.values() if v is tl or v is tl.core}
             stack.enter_context(_helpers_interpreted(interp, patched, stack))
             bound = inspect.getcallargs(fn, *args_hst, **kwargs_hst)
-            bound = {n: a if n in executor.constexprs else interp._implicit_cvt(a) for n, a in bound.items()}
+            bound = {n: a if n in executor.constexprs else _scalar(interp, a) for n, a in bound.items()}
             builder.set_grid_dim(*grid3)
             done = 0
             for x in range(grid3[0]):
@@ -175,6 +178,18 @@ class Executor:
                         elif done == 3 and (time.monotonic() - first) / 2 * (programs - 1) > deadline - first:
                             raise _OverBudget()  # two programs say the launch will not fit
         executor._restore_args_dev(args, args_hst, kw, kwargs_hst)
+
+
+def _scalar(interp: Any, arg: Any) -> Any:
+    """A launch argument as the compiled kernel sees it. Triton's interpreter leaves a float a Python
+    float, where the compiled kernel gets an fp32 scalar (its `.to(...)` works: liger's RMSNorm
+    calls `offset.to(tl.float32)`); bools, ints, pointers and the rest go through _implicit_cvt."""
+    if isinstance(arg, float):
+        import numpy as np
+        import triton.language as tl
+
+        return tl.tensor(interp.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+    return interp._implicit_cvt(arg)
 
 
 def _patch_lang(interp: Any, fn: Any) -> Any:
@@ -219,6 +234,33 @@ def _patch_libdevice(interp: Any, scope: Any) -> None:
         elif name in _NUMPY_LIBDEVICE:
             scope.set_attr(libdevice, name, _numpy_elementwise(interp, tl, getattr(np, _NUMPY_LIBDEVICE[name]),
                                                                name in _BOOL_LIBDEVICE))
+
+
+def _imported_libdevice(scope_globals: dict[str, Any]) -> dict[str, str]:
+    """The libdevice functions a kernel's module imported by name (liger-kernel's `from
+    triton.language.extra.libdevice import rsqrt`): global -> libdevice name. Patching the module
+    does not reach them; read before _patch_libdevice replaces the module's functions."""
+
+    stubs = {}
+    for modname in ("triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice"):
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError:
+            continue
+        stubs.update({id(f): name for name, f in vars(mod).items() if callable(f) and not name.startswith("_")})
+    return {k: stubs[id(v)] for k, v in scope_globals.items() if id(v) in stubs}
+
+
+def _rebind_libdevice(scope_globals: dict[str, Any], imported: dict[str, str], stack: contextlib.ExitStack) -> None:
+    """Each imported libdevice global is the patched function for the launch, then put back."""
+    try:
+        from triton.language.extra import libdevice
+    except ImportError:
+        return
+    old = {k: scope_globals[k] for k in imported}
+    stack.callback(scope_globals.update, old)
+    for k, name in imported.items():
+        scope_globals[k] = getattr(libdevice, name, old[k])
 
 
 def _numpy_elementwise(interp: Any, tl: Any, np_fn: Any, to_bool: bool):

@@ -1,0 +1,121 @@
+"""The frontier comparison (issue #27 item 5): torch.compile's RMSNorm against liger-kernel's, each
+captured on the stand-in GPU, compared by `irscope diff CAPTURE_A CAPTURE_B`."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LAYERS = Path(__file__).parent / "data" / "layers"
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None
+                                or importlib.util.find_spec("liger_kernel") is None,
+                                reason="torch and liger-kernel are not installed")
+
+
+def _irscope(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "irscope", *args], capture_output=True, text=True, env=env,
+                          timeout=900, check=False)
+
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory):
+    out = {}
+    for side, script in (("a", "rmsnorm_inductor.py"), ("b", "rmsnorm_liger.py")):
+        folder = tmp_path_factory.mktemp("frontier") / side
+        p = _irscope("dump", str(LAYERS / script), "--target", "h100", "-o", str(folder), "--json")
+        assert p.returncode == 0, p.stderr[-3000:]
+        assert f"{script[:-3]}: checks passed" in p.stderr    # computed results, eager agrees
+        out[side] = (folder, json.loads(p.stdout))
+    return out
+
+
+@pytest.fixture(scope="module")
+def frontier(captures):
+    p = _irscope("diff", str(captures["a"][0]), str(captures["b"][0]), "--json")
+    assert p.returncode == 0, p.stderr[-3000:]                # two implementations: neither equal nor different
+    return json.loads(p.stdout)
+
+
+def _manifest(folder: Path, kernel: dict) -> dict:
+    return json.loads((folder / kernel["dump"] / "manifest.json").read_text())
+
+
+def test_sides_name_what_made_each_kernel(frontier):
+    assert frontier["irscope_frontier"] == 1
+    a, b = frontier["a"]["kernels"], frontier["b"]["kernels"]
+    assert Path(frontier["a"]["scripts"][0]).name == "rmsnorm_inductor.py"
+    norm = [k for k in a if k["made_by"]["layer"] == "inductor" and k["direction"] == "forward"
+            and {"aten.mean", "aten.rsqrt", "aten.pow"} & set(k["made_by"]["aten_ops"])]
+    assert norm and norm[0]["made_by"]["category"] in ("persistent_reduction", "reduction")
+    assert any(k["direction"] == "backward" for k in a)
+    by_name = {k["name"]: k for k in b}
+    assert by_name["_rms_norm_forward_kernel"]["direction"] == "forward"
+    assert by_name["_rms_norm_forward_kernel"]["made_by"] == {"layer": "hand-written"}
+    assert by_name["_rms_norm_backward_kernel"]["direction"] == "backward"
+    assert frontier["directions"] == ["forward", "backward"] and frontier["paired"]
+
+
+def test_figures_are_the_dumps(captures, frontier):
+    for side in ("a", "b"):
+        folder, doc = captures[side]
+        launched = {Path(k["capture"]["spec"]).name: k["capture"]["launches"] for k in doc["kernels"]}
+        for k in frontier[side]["kernels"]:
+            assert k["problem"] is None, k
+            m = _manifest(folder, k)
+            assert m["kernel"] == k["name"]
+            stats = m["stats"]
+            assert k["registers"] == stats["registers"] and k["spills"] == stats["spills"]
+            assert k["shared_bytes"] == stats["shared_bytes"]
+            assert k["occupancy"] == stats["occupancy"]["occupancy"]
+            assert k["launches"] == launched[Path(k["spec"]).name] >= 1
+            threads = m["options"]["num_warps"] * 32
+            assert k["threads"] == threads
+            for kind, field in (("global_load", "load_bytes"), ("global_store", "store_bytes")):
+                expect = sum(int(bits) * n for bits, n in stats["ptx"][kind].items()) * threads // 8
+                assert k[field] == expect > 0
+
+
+def test_totals_add_up(frontier):
+    for side in ("a", "b"):
+        s = frontier[side]
+        for scope, kernels in [("total", s["kernels"])] + [
+                (d, [k for k in s["kernels"] if k["direction"] == d]) for d in s["by_direction"]]:
+            t = s["total"] if scope == "total" else s["by_direction"][scope]
+            assert t["kernels"] == len(kernels)
+            assert t["launches"] == sum(k["launches"] for k in kernels)
+            assert t["load_bytes"] == sum(k["load_bytes"] for k in kernels)
+            assert t["store_bytes"] == sum(k["store_bytes"] for k in kernels)
+            assert t["spills"] == sum(k["spills"] for k in kernels)
+            assert t["registers_max"] == max(k["registers"] for k in kernels)
+            assert t["occupancy_min"] == min(k["occupancy"] for k in kernels)
+
+
+def test_table_and_refusals(captures):
+    a, b = str(captures["a"][0]), str(captures["b"][0])
+    p = _irscope("diff", a, b)
+    assert p.returncode == 0, p.stderr
+    assert "frontier" in p.stdout and "_rms_norm_forward_kernel" in p.stdout and "not DRAM traffic" in p.stdout
+    p = _irscope("diff", a, b, "--stage", "ptx")
+    assert p.returncode == 2 and "compared as they are" in p.stderr
+
+
+def test_a_capture_folder_is_data(captures, tmp_path):
+    """A spec file that is a link to a file outside the folder is refused, never read."""
+    import shutil
+
+    hostile = tmp_path / "hostile"
+    shutil.copytree(captures["b"][0], hostile, symlinks=True)
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"irscope_spec": 1, "kernel": "x"}))
+    (hostile / "captures" / "zz-1.json").symlink_to(outside)
+    p = _irscope("diff", str(captures["a"][0]), str(hostile))
+    assert p.returncode == 2 and "outside the folder" in p.stderr
