@@ -282,7 +282,12 @@ class InductorHooks:
 
     def _options(self, autotuner: Any, cfg: Any, meta: dict[str, Any]) -> dict[str, Any]:
         """The backend options' fields, as triton.compile had them (Inductor's options, parsed)."""
-        opts = autotuner._create_compile_options(cfg, meta)
+        make = getattr(autotuner, "_create_compile_options", None)   # private: absent in some torch releases
+        if callable(make):
+            opts = make(cfg, meta)
+        else:   # the options _precompile_config passes, from the config and compile_meta
+            opts = {k: v for k, v in meta.items() if k in ("num_warps", "num_stages", "num_ctas", "debug")}
+            opts.update({k: getattr(cfg, k) for k in ("num_warps", "num_stages") if hasattr(cfg, k)})
         try:
             return dict(adapter.make_backend(self.rec.target).parse_options(dict(opts)).__dict__)
         except Exception:  # noqa: BLE001  an option this backend does not take: the plain ones
