@@ -4,8 +4,9 @@ Inductor never launches through JITFunction.run: each generated kernel is a Cach
 (torch/_inductor/runtime/triton_heuristics.py) around a JITFunction, and
 CachingAutotuner._precompile_config compiles one config with
 `triton.compile(ASTSource(fn, signature, constants, attrs), target=..., options=...)`; a launch
-calls the CompiledKernel's runner, which on the stand-in GPU is the driver's _Launcher. So, once
-Inductor is set up on the stand-in (standin/layers.py: observe_inductor), `InductorHooks` takes:
+calls the CompiledKernel's runner (CompiledKernel.run: an instance of the active driver's
+launcher_cls). Once Inductor is set up (standin/generators.py: observe_inductor; in both modes,
+with Inductor in-process and off its caches), `InductorHooks` takes:
 
     compile_fx.fx_codegen_and_compile    the graph being lowered: forward / backward / inference
                                          and Inductor's graph id (AOT autograd's graph_kwargs)
@@ -14,14 +15,27 @@ Inductor is set up on the stand-in (standin/layers.py: observe_inductor), `Induc
     CachingAutotuner._precompile_config  each config compiled: a Capture with what
                                          triton.compile was given (signature, constexprs by
                                          parameter, attrs, options), labelled with the config
-                                         when the kernel has several or is a template
+                                         when the kernel has several or is a template; gpu mode:
+                                         the binary's text stages (replay checks its dump against
+                                         them) and whether Triton's disk cache served it
+    launcher_cls.__call__                a launch: grid and arguments recorded (the first one is
+                                         the capture's launch record). On the stand-in the
+                                         driver's _Launcher (keyed by metadata), whose launch is
+                                         then computed by Triton's interpreter on the CPU tensors;
+                                         on a GPU the real driver's (CudaLauncher), keyed by the
+                                         kernel's CUfunction handle, which runs it
+  stand-in only:
     CachingAutotuner.bench, Benchmarker.benchmark_gpu
                                          Inductor's timings (its autotuner's, and max-autotune's
                                          choice between templates and extern kernels): one call,
                                          recorded, not computed, and a placeholder time: the
                                          stand-in's timings are not real, so its choice is not a GPU's
-    _Launcher.__call__                   a launch: grid and arguments recorded, then computed
-                                         by Triton's interpreter on the stand-in's CPU tensors
+  gpu mode only:
+    CachingAutotuner.run                 once a kernel with several configs is down to one
+                                         launcher, that config (the one Inductor launched) is
+                                         marked as the winner, as the Triton autotuner's choice is
+
+A private API this torch lacks is skipped and said in the notes (torch 2.11 and 2.13 have them all).
 
 After each graph, each of its captures gets `generated_by`: {"layer": "inductor", "category"
 (pointwise, reduction, persistent_reduction, template, ...: the heuristic its decorator names),
@@ -34,7 +48,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import re
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,13 +55,15 @@ from typing import Any
 
 from irscope import adapter
 from irscope.adapter import runtime as triton_runtime
+from irscope.capture.inductor_origins import config_label, generated_by
 from irscope.capture.records import Capture, describe
+from irscope.stages import from_triton, names
 from irscope.standin import driver as standin_driver
+from irscope.standin import generators
 from irscope.standin.driver import PLACEHOLDER_MS
 from irscope.standin.interpret import benchmarking
 
-_ATEN = re.compile(r"Original ATen:\s*\[(?P<ops>[^\]]*)\]")
-_CONSTEXPR = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)\s*:\s*tl\.constexpr\s*=\s*(?P<value>.+?)\s*$", re.M)
+LAUNCH_CHECKED = names(launch_check=True)   # the stages replay compares with the dump (gpu mode)
 
 
 class InductorHooks:
@@ -62,6 +77,14 @@ class InductorHooks:
         self._pending: list[tuple[Capture, Any, dict[str, Any] | None]] = []
         self._binaries: weakref.WeakSet = weakref.WeakSet()
         self._wrappers: list[tuple[str, dict[str, Any]]] = []   # every graph's wrapper .py, with its graph
+        self._by_function: dict[Any, Capture] = {}    # a real driver's CUfunction handle -> capture
+        self._unbound: list[tuple[Any, Capture]] = []   # (binary, capture) not yet launched (gpu mode)
+        self._by_tuner: dict[int, tuple[Any, list[tuple[Any, Capture]]]] = {}   # its configs' captures
+        self._decided: set[int] = set()  # autotuners whose launched config is marked (gpu mode)
+        self._listened: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+            "irscope_inductor_listen", default=None)
+        self.missing: list[str] = []    # Inductor's private APIs this torch lacks (said in the notes)
+        self.on_standin = False         # set up on the stand-in GPU (else: a real GPU run)
         self.graphs = 0                 # graphs Inductor lowered
         self.benchmarked = 0            # Inductor timings answered with the placeholder
 
@@ -69,39 +92,62 @@ class InductorHooks:
     def installed(self) -> Iterator[None]:
         import torch._inductor.compile_fx as compile_fx
         from torch._inductor.graph import GraphLowering
-        from torch._inductor.runtime import benchmarking as inductor_bench
         from torch._inductor.runtime import triton_heuristics as th
 
         tuner = th.CachingAutotuner
+        launcher = _active_launcher_cls()
+        self.on_standin = launcher is standin_driver._Launcher
         with contextlib.ExitStack() as stack:
-            stack.enter_context(triton_runtime.patched(
-                compile_fx, "fx_codegen_and_compile", self._wrap_graph(compile_fx.fx_codegen_and_compile)))
-            stack.enter_context(triton_runtime.patched(
-                GraphLowering, "compile_to_module", self._wrap_module(GraphLowering.compile_to_module)))
-            stack.enter_context(triton_runtime.patched(
-                tuner, "_precompile_config", self._wrap_precompile(vars(tuner)["_precompile_config"])))
-            stack.enter_context(triton_runtime.patched(tuner, "bench", _benchmarked(vars(tuner)["bench"])))
-            for cls in type(inductor_bench.benchmarker).__mro__:
-                if "benchmark_gpu" in vars(cls):
-                    stack.enter_context(triton_runtime.patched(
-                        cls, "benchmark_gpu", lambda bench, fn, *a, **k: self._placeholder_benchmark(fn)))
-            launcher = standin_driver._Launcher
-            stack.enter_context(triton_runtime.patched(launcher, "__call__", self._wrap_launch(launcher.__call__)))
+            # private APIs of Inductor: each one checked, and a missing one said in the notes
+            if callable(getattr(compile_fx, "fx_codegen_and_compile", None)):
+                stack.enter_context(triton_runtime.patched(
+                    compile_fx, "fx_codegen_and_compile", self._wrap_graph(compile_fx.fx_codegen_and_compile)))
+            else:
+                self.missing.append("torch._inductor.compile_fx.fx_codegen_and_compile (graph kinds)")
+            if callable(getattr(GraphLowering, "compile_to_module", None)):
+                stack.enter_context(triton_runtime.patched(
+                    GraphLowering, "compile_to_module", self._wrap_module(GraphLowering.compile_to_module)))
+            else:
+                self.missing.append("GraphLowering.compile_to_module (wrapper files, ATen ops)")
+            if "_precompile_config" in vars(tuner):
+                stack.enter_context(triton_runtime.patched(
+                    tuner, "_precompile_config", self._wrap_precompile(vars(tuner)["_precompile_config"])))
+            else:
+                self.missing.append("CachingAutotuner._precompile_config (every Inductor compile)")
+            if self.on_standin:
+                self._placeholders(stack, tuner)
+            elif "run" in vars(tuner):
+                stack.enter_context(triton_runtime.patched(tuner, "run", self._wrap_run(vars(tuner)["run"])))
+            if launcher is not None and callable(getattr(launcher, "__call__", None)):
+                stack.enter_context(triton_runtime.patched(launcher, "__call__", self._wrap_launch(launcher.__call__)))
+            else:
+                self.missing.append("the active Triton driver's launcher_cls (launch grids)")
             try:
                 yield
             finally:
                 self.label_pending()
-                for binary in list(self._binaries):  # the stand-in's module handles: nothing to unload
-                    with contextlib.suppress(Exception):     # later, once its driver is gone
-                        binary.module = None
+                if self.on_standin:
+                    for binary in list(self._binaries):  # the stand-in's module handles: nothing to unload
+                        with contextlib.suppress(Exception):     # later, once its driver is gone
+                            binary.module = None
+
+    def _placeholders(self, stack: contextlib.ExitStack, tuner: Any) -> None:
+        """The stand-in's timings: Inductor's autotuner and max-autotune's benchmarks get a placeholder."""
+        from torch._inductor.runtime import benchmarking as inductor_bench
+
+        if "bench" in vars(tuner):
+            stack.enter_context(triton_runtime.patched(tuner, "bench", _benchmarked(vars(tuner)["bench"])))
+        for cls in type(inductor_bench.benchmarker).__mro__:
+            if "benchmark_gpu" in vars(cls):
+                stack.enter_context(triton_runtime.patched(
+                    cls, "benchmark_gpu", lambda bench, fn, *a, **k: self._placeholder_benchmark(fn)))
 
     def notes(self) -> list[str]:
-        """What differs from Inductor on a GPU, one line each (the summary's notes)."""
+        """What irscope changed in Inductor, and (stand-in) what differs from a GPU, one line each."""
+        out = [f"irscope could not hook Inductor's {m} in this torch" for m in self.missing]
         if not self.graphs:
-            return []
-        out = [f"torch.compile (Inductor) lowered {self.graphs} graph{'s' if self.graphs != 1 else ''} in this process "
-               f"for the target (compile_threads=1: no worker processes; its FX graph, AOT autograd and autotune "
-               f"caches off, so every kernel was generated and compiled here, none served from a cache)"]
+            return out
+        out.append(generators.settings_note(self.graphs))
         if self.benchmarked:
             out.append(f"Inductor's {self.benchmarked} timing{'s' if self.benchmarked != 1 else ''} (its autotuner's "
                        f"configs, max-autotune's choices) are placeholders ({PLACEHOLDER_MS:g} ms each), not "
@@ -159,9 +205,14 @@ class InductorHooks:
         hooks = self
 
         def precompile_config(autotuner, cfg, *args, **kwargs):
-            result = original(autotuner, cfg, *args, **kwargs)
+            listened: dict[str, Any] = {"fn": getattr(autotuner, "fn", None)}
+            token = hooks._listened.set(listened)
             try:
-                hooks._captured(autotuner, cfg, result)
+                result = original(autotuner, cfg, *args, **kwargs)
+            finally:
+                hooks._listened.reset(token)
+            try:
+                hooks._captured(autotuner, cfg, result, listened.get("cache_hit"))
             except Exception as e:  # noqa: BLE001  irscope's own failure: remembered, never the script's
                 if hooks.rec.internal_error is None:
                     hooks.rec.internal_error = e
@@ -169,7 +220,16 @@ class InductorHooks:
 
         return precompile_config
 
-    def _captured(self, autotuner: Any, cfg: Any, result: Any) -> None:
+    def listened(self, src: Any, cache_hit: bool) -> bool:
+        """knobs.compilation.listener outside a JIT launch (the Recorder's on_listen): whether the
+        compile Inductor is making was served from Triton's on-disk cache. True when it was Inductor's."""
+        listened = self._listened.get()
+        if listened is None or getattr(src, "fn", None) is not listened["fn"]:
+            return False
+        listened["cache_hit"] = cache_hit
+        return True
+
+    def _captured(self, autotuner: Any, cfg: Any, result: Any, cache_hit: bool | None = None) -> None:
         binary = getattr(result, "kernel", None)
         meta = getattr(result, "compile_meta", None) or {}
         jit = adapter.unwrap_kernel(getattr(autotuner, "fn", None))
@@ -203,16 +263,31 @@ class InductorHooks:
             cap = rec.by_key.get(ident)
             if cap is None:
                 cap = Capture(len(rec.captures) + 1, name, jit, key, signature, constants, attrs, options)
-                cap.config = _config_label(autotuner, cfg, jit)
+                cap.config = config_label(autotuner, cfg, jit)
                 cap.kernel_hash = getattr(binary, "hash", None)
                 rec.captures.append(cap)
                 rec.by_key[ident] = cap
             self._by_metadata[id(binary.metadata)] = (binary.metadata, cap)
             self._pending.append((cap, autotuner, self._graph.get()))
+            tuned = self._by_tuner.setdefault(id(autotuner), (autotuner, []))[1]
+            if all(c is not cap for _, c in tuned):
+                tuned.append((cfg, cap))
+            if not rec.compile_only:
+                self._unbound.append((binary, cap))
+                if cache_hit is not None:
+                    cap.cache_hit = cache_hit
+                if not cap.asm:   # the launched kernel's text stages, which replay checks its dump against
+                    cap.asm = {from_triton(k): v for k, v in (getattr(binary, "asm", None) or {}).items()
+                               if from_triton(k) in LAUNCH_CHECKED and isinstance(v, str)}
 
     def _options(self, autotuner: Any, cfg: Any, meta: dict[str, Any]) -> dict[str, Any]:
         """The backend options' fields, as triton.compile had them (Inductor's options, parsed)."""
-        opts = autotuner._create_compile_options(cfg, meta)
+        make = getattr(autotuner, "_create_compile_options", None)   # private: absent in some torch releases
+        if callable(make):
+            opts = make(cfg, meta)
+        else:   # the options _precompile_config passes, from the config and compile_meta
+            opts = {k: v for k, v in meta.items() if k in ("num_warps", "num_stages", "num_ctas", "debug")}
+            opts.update({k: getattr(cfg, k) for k in ("num_warps", "num_stages") if hasattr(cfg, k)})
         try:
             return dict(adapter.make_backend(self.rec.target).parse_options(dict(opts)).__dict__)
         except Exception:  # noqa: BLE001  an option this backend does not take: the plain ones
@@ -221,29 +296,88 @@ class InductorHooks:
     # -- launches
 
     def _wrap_launch(self, original):
+        """The driver's launcher (the stand-in's _Launcher, or a real driver's, e.g. CudaLauncher, which
+        CompiledKernel.run is): launcher(gridX, gridY, gridZ, stream, function, packed metadata, launch
+        metadata, enter hook, exit hook, *kernel args). The first launch of each capture gives its launch record."""
         hooks = self
 
         def launch(launcher, *args, **kwargs):
             ret = original(launcher, *args, **kwargs)
-            entry = hooks._by_metadata.get(id(getattr(launcher, "metadata", None)))
-            if entry is None or entry[0] is not launcher.metadata or len(args) < 9:
+            if len(args) < 9:
                 return ret
-            cap = entry[1]
-            grid = [int(g) for g in args[:3]]
-            call_args = tuple(args[9:])
-            rec = hooks.rec
-            with rec._lock:
-                rec.launches += 1
-                number = rec.launches
-                cap.launches += 1
-                if not cap.launch.get("grid"):
-                    names = [p.name for p in adapter.kernel_params(cap.jit)]
-                    cap.launch = describe(dict(zip(names, call_args)), cap.jit, grid)
+            try:
+                cap = hooks._capture_of(launcher, args[4])
+                if cap is None:
+                    return ret
+                grid = [int(g) for g in args[:3]]
+                call_args = tuple(args[9:])
+                rec = hooks.rec
+                with rec._lock:
+                    rec.launches += 1
+                    number = rec.launches
+                    cap.launches += 1
+                    if not cap.launch.get("grid"):
+                        names = [p.name for p in adapter.kernel_params(cap.jit)]
+                        cap.launch = describe(dict(zip(names, call_args)), cap.jit, grid)
+            except Exception as e:  # noqa: BLE001  irscope's own failure: remembered, never the script's
+                if hooks.rec.internal_error is None:
+                    hooks.rec.internal_error = e
+                return ret
             if rec.compile_only and rec.executor is not None:
                 rec.executor.launch(cap.jit, number, call_args, {}, tuple(grid))
             return ret
 
         return launch
+
+    def _capture_of(self, launcher: Any, function: Any) -> Capture | None:
+        """The capture a driver launch is of: by the launcher's metadata (the stand-in's _Launcher keeps
+        it), else by the kernel's function handle (set on the CompiledKernel when its handles were loaded)."""
+        metadata = getattr(launcher, "metadata", None)
+        if metadata is not None:
+            entry = self._by_metadata.get(id(metadata))
+            return entry[1] if entry is not None and entry[0] is metadata else None
+        if function is None or isinstance(function, bool):
+            return None
+        with contextlib.suppress(TypeError):
+            cap = self._by_function.get(function)
+            if cap is not None:
+                return cap
+            for i, (binary, c) in enumerate(self._unbound):
+                if vars(binary).get("function") == function:
+                    del self._unbound[i]
+                    self._by_function[function] = c
+                    return c
+        return None
+
+    def _wrap_run(self, original):
+        """CachingAutotuner.run (gpu mode): once a kernel with several configs has one launcher left, the
+        config it launched is marked as the chosen one (as the Triton autotuner's best_config is)."""
+        hooks = self
+
+        def run(autotuner, *args, **kwargs):
+            ret = original(autotuner, *args, **kwargs)
+            if id(autotuner) not in hooks._decided:
+                try:
+                    hooks._mark_launched(autotuner)
+                except Exception as e:  # noqa: BLE001  irscope's own failure: remembered, never the script's
+                    if hooks.rec.internal_error is None:
+                        hooks.rec.internal_error = e
+            return ret
+
+        return run
+
+    def _mark_launched(self, autotuner: Any) -> None:
+        launchers = list(getattr(autotuner, "launchers", None) or [])
+        if len(launchers) != 1:
+            return
+        self._decided.add(id(autotuner))
+        chosen = getattr(launchers[0], "config", None)
+        tuned = self._by_tuner.get(id(autotuner), (None, []))[1]
+        if chosen is None or len(tuned) < 2:
+            return
+        with self.rec._lock:
+            for cfg, cap in tuned:
+                cap.winner = bool(cap.winner) or cfg is chosen or _same_config(cfg, chosen)
 
     # -- what made each kernel
 
@@ -268,86 +402,19 @@ class InductorHooks:
         return None
 
 
-def generated_by(cap: Capture, autotuner: Any, graph: dict[str, Any] | None) -> dict[str, Any]:
-    """What Inductor says made this kernel (see the module doc)."""
-    meta = dict(getattr(autotuner, "inductor_meta", None) or {})
-    heuristic = getattr(autotuner, "heuristic_type", None)
-    category = getattr(heuristic, "name", None)
-    kernel_name = meta.get("kernel_name")
-    if not isinstance(kernel_name, str) or kernel_name.startswith("Placeholder."):
-        kernel_name = cap.name   # a template candidate's benchmark module: Inductor names it triton_<template>
-    code = getattr(getattr(cap.jit, "fn", None), "__code__", None)
-    generated = str(Path(code.co_filename).resolve()) if code is not None else None
-    wrappers = list((graph or {}).get("wrappers") or [])
-    aten, nodes, wrapper = [], [], None
-    for path in ([generated] if generated else []) + wrappers:   # a template's benchmark module, then the graph's
-        aten, nodes = kernel_origins(path, kernel_name)
-        if aten:
-            wrapper = path if path != generated else None
-            break
-    out = {"layer": "inductor", "category": category.lower() if isinstance(category, str) else None,
-           "kernel_name": kernel_name, "aten_ops": aten, "source_nodes": nodes,
-           "graph": {k: v for k, v in (graph or {}).items() if k != "wrappers"} or None,
-           "generated_file": generated, "wrapper_file": wrapper or (wrappers[0] if wrappers else None)}
-    if out["category"] == "template" and not kernel_name.startswith("triton_tem_"):
-        # a candidate max-autotune benchmarks, in a module of its own: select_algorithm names its kernel
-        # triton_<template name> and writes no ATen comment (the one it picks is triton_tem_..., which has one)
-        out["template"] = cap.name[len("triton_"):] if cap.name.startswith("triton_") else cap.name
-    if cap.config:
-        out["config"] = cap.config
-    return out
+def _same_config(a: Any, b: Any) -> bool:
+    """Two Inductor (Triton) Configs alike: kwargs, warps, stages."""
+    return all(getattr(a, k, None) == getattr(b, k, None) for k in ("kwargs", "num_warps", "num_stages", "num_ctas"))
 
 
-def kernel_origins(path: str, kernel: str) -> tuple[list[str], list[str]]:
-    """The ATen ops ("Original ATen: [...]") and "Source node to ATen node mapping" lines Inductor
-    wrote for `kernel` in a generated file: the comment block above `kernel = async_compile.triton(`
-    in a wrapper, or the module's header comments in a template's benchmark module."""
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError:
-        return [], []
-    define = re.compile(rf"^{re.escape(kernel)}\s*=\s*async_compile\.triton\(")
-    end = next((i for i, line in enumerate(lines) if define.match(line)), None)
-    if end is None:   # no definition here: the header of a module that is the kernel's own
-        end = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("#")), len(lines))
-    start = end
-    while start > 0 and (lines[start - 1].startswith("#") or not lines[start - 1].strip()):
-        start -= 1
-        if lines[start].startswith("# kernel path:"):
-            break
-    block = lines[start:end]
-    aten: list[str] = []
-    for line in block:
-        m = _ATEN.search(line)
-        if m:
-            aten += [op.strip() for op in m["ops"].split(",") if op.strip() and op.strip() not in aten]
-    nodes, inside = [], False
-    for line in block:
-        if line.startswith("# Source node to ATen node mapping"):
-            inside = True
-            continue
-        if inside:
-            if not line.startswith("#   "):
-                break
-            nodes.append(line[1:].strip())
-    return aten, nodes
+def _active_launcher_cls() -> Any:
+    """The active Triton driver's launcher class (what CompiledKernel.run is an instance of), or None."""
+    with contextlib.suppress(Exception):
+        from triton.runtime import driver
 
-
-def _config_label(autotuner: Any, cfg: Any, jit: Any) -> str | None:
-    """A config label, as an autotune config's: the config's kwargs and warps/stages when the kernel has
-    several configs; a template's constexprs (written into its body) always."""
-    heuristic = getattr(getattr(autotuner, "heuristic_type", None), "name", "")
-    items: dict[str, Any] = {}
-    if heuristic == "TEMPLATE":
-        for m in _CONSTEXPR.finditer(getattr(jit, "src", "") or ""):
-            items[m["name"]] = m["value"]
-    elif len(getattr(autotuner, "configs", None) or []) > 1:
-        items.update(getattr(cfg, "kwargs", {}) or {})
-    else:
-        return None
-    items["num_warps"] = getattr(cfg, "num_warps", None)
-    items["num_stages"] = getattr(cfg, "num_stages", None)
-    return ", ".join(f"{k}={v}" for k, v in items.items())
+        cls = getattr(driver.active, "launcher_cls", None)
+        return cls if isinstance(cls, type) else None
+    return None
 
 
 def _benchmarked(original):

@@ -33,7 +33,7 @@ from irscope.capture.records import Capture, describe, grid_3d, launch_record
 from irscope.kernel.targets import Target
 from irscope.standin.driver import placeholder_benchmark
 from irscope.stages import from_triton, names
-from irscope.standin.layers import observe_inductor
+from irscope.standin.generators import observe_inductor
 
 # the stages replay compares with the dump (stages.py: launch_check), by irscope name
 LAUNCH_CHECKED = names(launch_check=True)
@@ -152,6 +152,8 @@ class Recorder:
         ctx = self._launch.get()
         if ctx is not None and ctx.capture is not None and getattr(src, "fn", None) is ctx.jit:
             ctx.capture.cache_hit = cache_hit
+        else:
+            self.inductor.listened(src, cache_hit)   # a compile of Inductor's (CachingAutotuner._precompile_config)
 
     # -- wrappers around Triton's launch paths
 

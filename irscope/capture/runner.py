@@ -1,7 +1,9 @@
 """Running a script, unmodified, as __main__ with the Recorder installed -> a ScriptRun.
 
 The script runs in irscope's own process (so Triton's hooks see its compiles), with its own
-argv and its folder on sys.path, on the stand-in GPU in compile-only mode. Whatever it does,
+argv and its folder on sys.path, on the stand-in GPU in compile-only mode. In both modes kernel
+generators (Helion, torch.compile's Inductor) compile in this process, off their caches
+(standin/generators.py), so their compiles reach the hooks. Whatever it does,
 irscope comes back: its output goes where it was told (a log file, stderr, or as it is), its
 failure or exit is one line (`stopped`), and argv, sys.path and the working directory are put
 back. Threads it leaves running are said, as kernels they launch later are not captured.
@@ -26,6 +28,7 @@ from irscope.capture.records import ScriptRun
 from irscope.errors import BadInput
 from irscope.kernel import loader
 from irscope.kernel.targets import Target
+from irscope.standin import generators
 from irscope.standin import gpu as standin
 from irscope.standin.interpret import Executor
 
@@ -165,7 +168,9 @@ def _recording(target: Target, mode: str, kernel_globs: list[str], use_stand_in:
     session = _Session(target, mode, kernel_globs, use_stand_in, interpret_s)
     with contextlib.ExitStack() as stack:
         if use_stand_in:
-            session.drv = stack.enter_context(standin.machine(target))
+            session.drv = stack.enter_context(standin.machine(target))   # generators in-process, retargeted
+        else:   # a real GPU run: Helion and Inductor still compile here, off their caches (nothing retargeted)
+            stack.enter_context(generators.in_process())
         stack.enter_context(session.rec.installed())
         yield session
 

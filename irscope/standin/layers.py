@@ -1,63 +1,28 @@
-"""Kernel generators on the stand-in GPU: Helion and torch.compile (Inductor) compile in-process.
+"""Kernel generators on the stand-in GPU: what only the stand-in adds to Helion and Inductor.
 
-Both compile Triton kernels the script never names: Helion from a `@helion.kernel` function,
-Inductor from a torch.compile'd model. On a GPU they farm the work out (Helion benchmarks each
-config in a spawned subprocess and precompiles in forked ones; Inductor compiles in a pool of
-worker processes) and serve later runs from their own caches. irscope's hooks live in its own
-process, and a cache hit compiles nothing, so while the stand-in is up:
+The settings both modes share (in-process, off their caches: Helion's environment, Inductor's
+compile_threads=1 and caches off) are standin/generators.py's; a real GPU run uses them alone.
+On the stand-in, when Inductor is set up (the script's first torch.compile), this module adds:
 
-    Helion     HELION_AUTOTUNE_BENCHMARK_SUBPROCESS=0, HELION_AUTOTUNE_PRECOMPILE=0 (no fork),
-               HELION_AUTOTUNE_PROGRESS_BAR=0, HELION_CACHE_DIR=<temp> (a cached best config
-               would skip the autotuner's compiles); a variable the user set is kept
-    Inductor   on the first torch.compile (torch._dynamo and torch._inductor load then):
-               compile_threads=1 (no worker pool), the FX graph, AOT autograd and autotune caches
-               off, the static CUDA launcher off (it loads cubins through the CUDA driver), so
-               every kernel of every graph goes through triton.compile here (Triton's own cache
-               may still serve the binary: the compile call, which irscope captures, happens).
-               Dynamo and AOT autograd trace the stand-in's tensors as the CPU tensors they are
-               (autograd needs a device it has); each graph Inductor lowers is then retargeted to
-               cuda:0 (_retarget_inductor), so Inductor generates Triton and the CUDA Python
-               wrapper for the target's chip. The stand-in's torch-function and dispatch modes
-               are off while a compiled function runs (Dynamo would otherwise trace irscope's own
-               handlers, and skips any frame under a dispatch mode): inside it, the generated
-               wrapper allocates with empty_strided_cuda, which makes CPU tensors here, and its
-               kernels launch through the stand-in driver's launcher. Put back on exit.
+    Dynamo and AOT autograd trace the stand-in's tensors as the CPU tensors they are (autograd
+    needs a device it has); each graph Inductor lowers is then retargeted to cuda:0
+    (_retarget_inductor), so Inductor generates Triton and the CUDA Python wrapper for the
+    target's chip. The stand-in's torch-function and dispatch modes are off while a compiled
+    function runs (Dynamo would otherwise trace irscope's own handlers, and skips any frame under
+    a dispatch mode): inside it, the generated wrapper allocates with empty_strided_cuda, which
+    makes CPU tensors here, and its kernels launch through the stand-in driver's launcher. Put
+    back on exit.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
-import os
-import shutil
-import sys
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 from irscope.adapter import runtime as triton_runtime
-
-_HELION_ENV = {"HELION_AUTOTUNE_BENCHMARK_SUBPROCESS": "0", "HELION_AUTOTUNE_PRECOMPILE": "0",
-               "HELION_AUTOTUNE_PROGRESS_BAR": "0"}
-INDUCTOR_CONFIG = {"compile_threads": 1, "fx_graph_cache": False, "fx_graph_remote_cache": False,
-                   "autotune_local_cache": False, "autotune_remote_cache": False,
-                   "bundled_autotune_remote_cache": False, "use_static_triton_launcher": False,
-                   "autotune_in_subproc": False}
-_FUNCTORCH_CONFIG = {"enable_autograd_cache": False, "enable_remote_autograd_cache": False}
-
-
-@contextlib.contextmanager
-def _env(values: dict[str, str]) -> Iterator[None]:
-    """os.environ with `values` set where the user has not set them; put back on exit."""
-    added = [k for k in values if k not in os.environ]
-    for k in added:
-        os.environ[k] = values[k]
-    try:
-        yield
-    finally:
-        for k in added:
-            os.environ.pop(k, None)
+from irscope.standin.generators import in_process
 
 
 def _is_gpu_device(d: Any) -> bool:
@@ -109,66 +74,25 @@ def _modes_off(fn):
     return run
 
 
-@contextlib.contextmanager
-def _inductor_standin(torch: Any) -> Iterator[None]:
-    """torch.compile as on the GPU, in this process (see the module's doc): set up on first use."""
-    original_compile = torch.compile
-    undo = contextlib.ExitStack()
+def _standin_extra(torch: Any, undo: contextlib.ExitStack) -> None:
+    """What the stand-in adds when Inductor is set up (see the module's doc), undone by `undo`."""
+    from torch._dynamo import eval_frame
 
-    def setup() -> None:
-        import torch._dynamo  # noqa: F401
-        from torch._dynamo import eval_frame
-        import torch._functorch.config as functorch_config
-        import torch._inductor.config as inductor_config
+    _retarget_inductor(torch, undo)
+    enter = eval_frame._TorchDynamoContext.__call__
 
-        for cfg, values in ((inductor_config, INDUCTOR_CONFIG), (functorch_config, _FUNCTORCH_CONFIG)):
-            for name, value in values.items():
-                if hasattr(cfg, name):
-                    undo.enter_context(_config(cfg, name, value))
-        _retarget_inductor(torch, undo)
-        tqdm = sys.modules.get("tqdm")
-        if tqdm is not None and hasattr(tqdm, "tqdm"):  # torch.fx's Interpreter makes a (disabled) tqdm bar:
-            undo.enter_context(_config(tqdm.tqdm, "monitor_interval", 0))  # no monitor thread left running
-        enter = eval_frame._TorchDynamoContext.__call__
+    def dynamo_call(self, fn, *args, **kwargs):  # what torch.compile'd functions and modules run
+        out = enter(self, fn, *args, **kwargs)
+        return out if isinstance(out, torch.nn.Module) or not callable(out) else _modes_off(out)
 
-        def dynamo_call(self, fn, *args, **kwargs):  # what torch.compile'd functions and modules run
-            out = enter(self, fn, *args, **kwargs)
-            return out if isinstance(out, torch.nn.Module) or not callable(out) else _modes_off(out)
-
-        undo.enter_context(triton_runtime.patched(eval_frame._TorchDynamoContext, "__call__", dynamo_call))
-        guards = torch._C._dynamo.guards
-        cpu_empty = guards._empty_strided_cpu
-        undo.enter_context(triton_runtime.patched(guards, "_empty_strided_cuda",
-                                                  lambda size, stride, dtype, *a: cpu_empty(size, stride, dtype)))
-        if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
-            torch._C._cuda_getCurrentRawStream = lambda device=None: 0
-            undo.callback(delattr, torch._C, "_cuda_getCurrentRawStream")
-        for install in list(_inductor_observers):
-            undo.enter_context(install())
-
-    def compile(model=None, *args, **kwargs):
-        if not undo._exit_callbacks:
-            setup()
-        if model is None:  # @torch.compile(mode=...)
-            return lambda m: compile(m, *args, **kwargs)
-        return original_compile(model, *args, **kwargs)
-
-    with undo, triton_runtime.patched(torch, "compile", compile):
-        yield
-
-
-_inductor_observers: list[Any] = []   # capture's hooks into Inductor (capture/inductor.py), set up with it
-
-
-@contextlib.contextmanager
-def observe_inductor(install) -> Iterator[None]:
-    """While entered, `install()` (a context manager) is entered once Inductor is set up on the
-    stand-in (the script's first torch.compile; torch._inductor is loaded then), and left with it."""
-    _inductor_observers.append(install)
-    try:
-        yield
-    finally:
-        _inductor_observers.remove(install)
+    undo.enter_context(triton_runtime.patched(eval_frame._TorchDynamoContext, "__call__", dynamo_call))
+    guards = torch._C._dynamo.guards
+    cpu_empty = guards._empty_strided_cpu
+    undo.enter_context(triton_runtime.patched(guards, "_empty_strided_cuda",
+                                              lambda size, stride, dtype, *a: cpu_empty(size, stride, dtype)))
+    if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
+        torch._C._cuda_getCurrentRawStream = lambda device=None: 0
+        undo.callback(delattr, torch._C, "_cuda_getCurrentRawStream")
 
 
 def _retarget_inductor(torch: Any, undo: contextlib.ExitStack) -> None:
@@ -305,26 +229,8 @@ def _graph_on_cuda(torch: Any, gm: Any, example_inputs: Any, cuda0: Any) -> list
 
 
 @contextlib.contextmanager
-def _config(cfg: Any, name: str, value: Any) -> Iterator[None]:
-    old = getattr(cfg, name)
-    setattr(cfg, name, value)
-    try:
-        yield
-    finally:
-        setattr(cfg, name, old)
-
-
-@contextlib.contextmanager
 def generators_in_process() -> Iterator[None]:
-    """Helion and Inductor compile in this process, off their caches, while the stand-in is up."""
-    cache = tempfile.mkdtemp(prefix="irscope-layers-")
-    try:
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(_env(dict(_HELION_ENV, HELION_CACHE_DIR=os.path.join(cache, "helion"))))
-            if "torch" in sys.modules or importlib.util.find_spec("torch") is not None:
-                import torch
-
-                stack.enter_context(_inductor_standin(torch))
-            yield
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
+    """Helion and Inductor compile in this process, off their caches (standin/generators.py), and
+    Inductor's graphs are lowered for the target's chip, while the stand-in is up."""
+    with in_process(_standin_extra):
+        yield
