@@ -56,7 +56,7 @@ from typing import Any
 from irscope import adapter
 from irscope.adapter import runtime as triton_runtime
 from irscope.capture.inductor_origins import config_label, generated_by
-from irscope.capture.records import Capture, describe
+from irscope.capture.records import Capture
 from irscope.stages import from_triton, names
 from irscope.standin import driver as standin_driver
 from irscope.standin import generators
@@ -312,13 +312,7 @@ class InductorHooks:
                 grid = [int(g) for g in args[:3]]
                 call_args = tuple(args[9:])
                 rec = hooks.rec
-                with rec._lock:
-                    rec.launches += 1
-                    number = rec.launches
-                    cap.launches += 1
-                    if not cap.launch.get("grid"):
-                        names = [p.name for p in adapter.kernel_params(cap.jit)]
-                        cap.launch = describe(dict(zip(names, call_args)), cap.jit, grid)
+                number = rec.count_launch(cap, call_args, grid)
             except Exception as e:  # noqa: BLE001  irscope's own failure: remembered, never the script's
                 if hooks.rec.internal_error is None:
                     hooks.rec.internal_error = e

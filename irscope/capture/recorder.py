@@ -188,6 +188,17 @@ class Recorder:
 
         return run
 
+    def count_launch(self, cap: Capture, args: tuple, grid: Any) -> int:
+        """One more launch of `cap` with these positional kernel arguments: its number in the run; the
+        first launch of a capture gives its launch record (grid, argument shapes)."""
+        with self._lock:
+            self.launches += 1
+            cap.launches += 1
+            if not cap.launch.get("grid"):
+                names = [p.name for p in adapter.kernel_params(cap.jit)]
+                cap.launch = describe(dict(zip(names, args)), cap.jit, grid)
+            return self.launches
+
     def wrap_compiled_getitem(self, original):
         """Launches of a kernel object .warmup returned: kernel[grid](*all_args)."""
         rec = self
@@ -199,13 +210,7 @@ class Recorder:
                 return runner
 
             def launch(*args, **kwargs):
-                with rec._lock:
-                    rec.launches += 1
-                    number = rec.launches
-                    cap.launches += 1
-                    if not cap.launch.get("grid"):
-                        names = [p.name for p in adapter.kernel_params(cap.jit)]
-                        cap.launch = describe(dict(zip(names, args)), cap.jit, grid_3d(grid))
+                number = rec.count_launch(cap, args, grid_3d(grid))
                 ret = runner(*args, **kwargs)
                 if rec.compile_only and rec.executor is not None:
                     rec.executor.launch(cap.jit, number, tuple(args), {}, grid)

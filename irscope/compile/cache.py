@@ -101,7 +101,9 @@ def _read_manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path | str) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks (cache entries' checksums; the direct mode's
+    record of what a dump depended on)."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -114,7 +116,7 @@ def _files(folder: Path) -> list[str]:
 
 
 def _write_checksums(folder: Path) -> None:
-    sums = {name: _sha256(folder / name) for name in _files(folder)}
+    sums = {name: sha256_of(folder / name) for name in _files(folder)}
     (folder / CHECKSUMS).write_text(json.dumps(sums, indent=0, sort_keys=True))
 
 
@@ -137,7 +139,7 @@ def _verify(folder: Path) -> dict[str, Any]:
             path = inside(folder, name, CHECKSUMS)
         except BadInput:
             raise Damaged(f"{name} is missing, outside the entry or not a file") from None
-        if _sha256(path) != digest:
+        if sha256_of(path) != digest:
             raise Damaged(f"{name} does not match its checksum")
     return manifest
 
@@ -154,7 +156,7 @@ def _in_place(entry: Path, final: Path, manifest: dict[str, Any]) -> bool:
             return False
         if json.loads((final / MANIFEST).read_text()) != manifest:
             return False
-        return all(_sha256(final / name) == digest for name, digest in sums.items() if name != MANIFEST)
+        return all(sha256_of(final / name) == digest for name, digest in sums.items() if name != MANIFEST)
     except (OSError, ValueError, TypeError, Damaged):
         return False
 

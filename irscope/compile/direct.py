@@ -107,14 +107,6 @@ def record_path(key: str) -> Path:
 # ---------------------------------------------------------------- what a dump depended on
 
 
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _names(folder: str) -> str | None:
     """A digest of what could be imported from `folder` (modules, packages, .pth files); None if absent."""
     try:
@@ -234,7 +226,7 @@ def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: s
             continue
         st = _stat(path)
         if st is not None:
-            files[path] = st + [_sha256(path)]
+            files[path] = st + [cache.sha256_of(path)]
     if env_read is None:
         env = dict(START_ENV)
     else:
@@ -325,7 +317,7 @@ def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | Non
         st = _stat(path)
         if st == [size, mtime]:
             continue
-        if st is None or st[0] != size or _sha256(path) != digest:
+        if st is None or st[0] != size or cache.sha256_of(path) != digest:
             return None
         files[path] = st + [digest]
     return files, dirs
