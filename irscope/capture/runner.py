@@ -25,7 +25,7 @@ from typing import Any
 from irscope.capture import layers
 from irscope.capture.recorder import Recorder
 from irscope.capture.records import ScriptRun
-from irscope.errors import BadInput
+from irscope.errors import BadInput, CaptureHookError
 from irscope.kernel import loader
 from irscope.kernel.targets import Target
 from irscope.standin import generators
@@ -154,7 +154,7 @@ class _Session:
                    script_log: Path | None, threads_left: list[str]) -> ScriptRun:
         layers.label_captures(self.rec.captures)   # what made each kernel, when a generator (Helion) did
         if self.rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
-            raise self.rec.internal_error
+            raise CaptureHookError(self.rec.internal_error) from self.rec.internal_error
         rec, ex = self.rec, self.executor
         notes = (self.drv.notes() if self.drv is not None else []) + rec.inductor.notes()
         return ScriptRun(script, args, self.target, target_reason, mode, rec.captures, rec.launches, stopped,

@@ -59,8 +59,11 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as e:  # an irscope bug: say so in one line, keep the trace behind --debug
         if debug:
             raise
-        click.echo(f"irscope: internal error: {type(e).__name__}: {e} (run again with --debug for the traceback)",
-                   err=True)
+        from irscope.errors import CaptureHookError
+
+        what = f"internal error in its capture hook: {e}" if isinstance(e, CaptureHookError) else \
+            f"internal error: {type(e).__name__}: {e}"
+        click.echo(f"irscope: {what} (run again with --debug for the traceback)", err=True)
         sys.exit(1)
 
 
