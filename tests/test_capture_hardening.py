@@ -39,3 +39,67 @@ def test_an_exception_in_a_capture_hook_is_irscopes(tmp_path):
     assert r.code == 1, r.err
     assert _lines(r.err) == ["irscope: internal error in its capture hook: TypeError: 'int' object is not iterable "
                              "(run again with --debug for the traceback)"], r.err
+
+
+SEVERAL = '''
+import torch
+import triton
+import triton.language as tl
+
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * SALT, mask=mask)
+
+
+x = torch.ones(4096, device=DEVICE)
+out = torch.empty_like(x)
+for block in (32, 64, 128, 256, 512, 1024, 2048, 4096):
+    scale_kernel[(triton.cdiv(4096, block),)](x, out, x.numel(), BLOCK=block)
+'''
+
+
+def test_sigterm_during_the_dumps_writes_what_is_done(tmp_path):
+    """SIGTERM once the first dump folder exists: the --json document lists the finished dumps,
+    one line says how far the dumps got, and the exit status is 143."""
+    import json
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "several.py"   # a constant of its own: no cache anywhere has these kernels
+    script.write_text(SEVERAL.replace("SALT", repr(1.0 + time.time_ns() % 100000 / 1e6)))
+    out_dir = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "irscope", "dump", str(script), "--compile-only", "--target",
+                          "cuda:90", "-o", str(out_dir), "--json", "--no-cache"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 240
+        while not list(out_dir.glob("scale_kernel/*/manifest.json")):
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline, "no dump folder appeared"
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=240)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 143, err
+    [line] = [ln for ln in _lines(err) if ln.startswith("irscope: stopped by")]
+    m = re.match(r"irscope: stopped by SIGTERM after (\d+) of 8 dumps; ", line)
+    assert m, line
+    doc = json.loads(out)
+    finished = int(m.group(1))
+    assert 1 <= finished <= 8
+    assert len(doc["kernels"]) == finished
+    assert doc["capture"]["dumps_stopped"] == f"SIGTERM after {finished} of 8 dumps"
+    assert len(doc["capture"]["specs"]) == 8
+    assert all(Path(k["folder"], "manifest.json").is_file() for k in doc["kernels"])
