@@ -103,3 +103,31 @@ def test_sigterm_during_the_dumps_writes_what_is_done(tmp_path):
     assert doc["capture"]["dumps_stopped"] == f"SIGTERM after {finished} of 8 dumps"
     assert len(doc["capture"]["specs"]) == 8
     assert all(Path(k["folder"], "manifest.json").is_file() for k in doc["kernels"])
+
+
+def test_printed_standin_tensors_read_like_gpu_tensors(tmp_path):
+    """print(x) of a stand-in tensor says device='cuda:0', where a GPU run's print says it."""
+    r = run_cli("dump", str(DATA / "capture_prints.py"), "--compile-only", "--target", "cuda:90",
+                "-o", str(tmp_path / "out"))
+    assert r.code == 0, r.err
+    assert "repr tensor([0., 2., 4., 6.], device='cuda:0')" in r.out
+    assert "str tensor([0., 2., 4., 6.], device='cuda:0')" in r.out
+    assert "half tensor([1., 1.], device='cuda:0', dtype=torch.float16)" in r.out
+    assert "list [tensor([0.], device='cuda:0')]" in r.out
+    assert "fstring tensor([1, 2], device='cuda:0')" in r.out
+
+
+def test_debug_shows_the_scripts_own_traceback(tmp_path):
+    """--debug: the script's failure line is followed by its traceback on stderr (without: one line)."""
+    script = DATA / "capture_fails_late.py"
+    r = run_cli("dump", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out"), "--debug")
+    assert r.code == 0, r.err
+    err = r.err.splitlines()
+    [at] = [i for i, line in enumerate(err) if line.startswith("irscope: the script stopped: capture_fails_late.py:16")]
+    assert err[at + 1] == "Traceback (most recent call last):"
+    assert f'  File "{script}", line 21, in <module>' in err[at + 2:]
+    assert f'  File "{script}", line 16, in check' in err[at + 2:]
+    assert "ValueError: bad result 8" in err[at + 2:]
+    assert "runpy" not in r.err
+    plain = run_cli("dump", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out2"))
+    assert "Traceback" not in plain.err

@@ -64,7 +64,7 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
             run = capture.run(request, list(script_args), capture.CaptureOptions(
                 out_dir, not no_cache, with_passes, bool(stage or as_json), stage, script_log, compile_only,
                 time_limit), stop)
-            capture_view.render(run, stage, as_json)
+            capture_view.render(run, stage, as_json, debug)
             folders = [c.result.folder for c in run.captures if c.result is not None]
             if html is not None and folders and run.dumps_stopped is None:
                 _write_report(folders, html, quiet=bool(stage or as_json))

@@ -21,10 +21,11 @@ from irscope.views import dump as dump_view
 from irscope.views.console import console
 
 
-def render(run: ScriptRun, stage: str | None, as_json: bool) -> None:
-    """The capture's whole output: how the run went, then one stage's text (--stage), the --json
-    document or the summary, then one line per failed dump."""
-    print_run(run)
+def render(run: ScriptRun, stage: str | None, as_json: bool, debug: bool = False) -> None:
+    """The capture's whole output: how the run went (with --debug, the script's own traceback under
+    its failure line), then one stage's text (--stage), the --json document or the summary, then
+    one line per failed dump."""
+    print_run(run, debug)
     if stage and run.dumps_stopped and not capture.results(run):
         pass   # stopped before the first dump finished: the line below says so
     elif stage:
@@ -45,10 +46,13 @@ def print_dumps_stopped(run: ScriptRun) -> None:
          f"{specs} capture{'s' if specs != 1 else ''} are written (irscope dump CAPTURE.json dumps one)")
 
 
-def print_run(run: ScriptRun) -> None:
-    """How the script's run went, on stderr: that it stopped early (and what is kept), threads left."""
+def print_run(run: ScriptRun, debug: bool = False) -> None:
+    """How the script's run went, on stderr: that it stopped early (and what is kept; with --debug
+    the script's traceback), threads left."""
     if run.stopped:
         print_stopped(run)
+        if debug and run.stopped_traceback:
+            _err(run.stopped_traceback)
     if run.threads_left:
         print_warning(threads_note(run.threads_left))
     for line in computed_notes(run):
