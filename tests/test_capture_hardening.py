@@ -3,6 +3,13 @@ meets irscope's capture. Each test runs a tiny script under tests/data/ through 
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -37,8 +44,8 @@ def test_an_exception_in_a_capture_hook_is_irscopes(tmp_path):
                       f"runpy.run_path({str(DATA / 'capture_config_cache.py')!r}, run_name='__main__')\n")
     r = run_cli("dump", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out"))
     assert r.code == 1, r.err
-    assert _lines(r.err) == ["irscope: internal error in its capture hook: TypeError: 'int' object is not iterable "
-                             "(run again with --debug for the traceback)"], r.err
+    assert _lines(r.err) == [("irscope: internal error in its capture hook: TypeError: 'int' object is not iterable "
+                              "(run again with --debug for the traceback)")], r.err
 
 
 SEVERAL = '''
@@ -66,14 +73,6 @@ for block in (32, 64, 128, 256, 512, 1024, 2048, 4096):
 def test_sigterm_during_the_dumps_writes_what_is_done(tmp_path):
     """SIGTERM once the first dump folder exists: the --json document lists the finished dumps,
     one line says how far the dumps got, and the exit status is 143."""
-    import json
-    import os
-    import re
-    import signal
-    import subprocess
-    import sys
-    import time
-
     script = tmp_path / "several.py"   # a constant of its own: no cache anywhere has these kernels
     script.write_text(SEVERAL.replace("SALT", repr(1.0 + time.time_ns() % 100000 / 1e6)))
     out_dir = tmp_path / "out"
