@@ -35,6 +35,16 @@ class CompileFailure(IrscopeError):
         super().__init__(f"{where}compile failed in stage '{stage}': {self.reason}")
 
 
+class CaptureHookError(Exception):
+    """An exception raised inside irscope's own capture hooks while a script ran: an irscope bug,
+    never the script's failure (not an IrscopeError: main() reports it as an internal error,
+    "in its capture hook"). Raised from the original exception, whose traceback --debug shows."""
+
+    def __init__(self, original: BaseException):
+        self.original = original
+        super().__init__(f"{type(original).__name__}: {original}")
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """' (did you mean X?)' for the closest choices, or '' when none is close."""
     close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.5)

@@ -25,15 +25,18 @@ write_specs, dump_all (replay.py); the CLI hands the ScriptRun to its view (view
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from irscope import adapter, jobs
 from irscope.capture.records import ScriptRun
-from irscope.capture.replay import dump_all, prepare, write_specs
+from irscope.capture.replay import DumpsStopped, dump_all, prepare, write_specs
 from irscope.capture.runner import run_call as run_call_under_recorder
 from irscope.capture.runner import run_script
 from irscope.compile.dump import DumpResult
@@ -58,14 +61,59 @@ class CaptureOptions:
     interpret_s: tuple[float | None, float | None] = (None, None)   # (per launch, whole run); None: knobs
 
 
-def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions) -> ScriptRun:
+class DumpStop:
+    """SIGINT / SIGTERM after the script: recorded (`signal`, `name`); raised as DumpsStopped only
+    while a dump runs (`armed()`), so the dumps stop between or during dumps and the rest of
+    irscope (what it writes, what it says) runs to the end."""
+
+    def __init__(self):
+        self.signal: int | None = None
+        self.name: str | None = None
+        self._armed = False
+
+    def handle(self, signum, frame) -> None:
+        if self.signal is None:
+            self.signal, self.name = signum, signal.Signals(signum).name
+        if self._armed:
+            self._armed = False   # once: a second signal during the output is only recorded
+            raise DumpsStopped(self.name)
+
+    @contextlib.contextmanager
+    def armed(self) -> Iterator[None]:
+        self._armed = self.signal is None
+        try:
+            yield
+        finally:
+            self._armed = False
+
+
+@contextlib.contextmanager
+def signals_kept() -> Iterator[DumpStop]:
+    """SIGINT and SIGTERM handled for the whole capture (run_script takes them over while the
+    script runs and gives them back): after the script, during the dumps and while irscope writes
+    its output, a signal stops the dumps rather than ending irscope silently with nothing said.
+    The previous handlers are put back on exit. Off the main thread, nothing is installed."""
+    stop = DumpStop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    old = {s: signal.signal(s, stop.handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for signum, previous in old.items():
+            signal.signal(signum, previous)
+
+
+def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions, stop: DumpStop | None = None) -> ScriptRun:
     """irscope dump SCRIPT [-- ARGS]: refuse what can be refused, run, capture, write specs, dump.
 
     The script is request.file, its kernels are filtered by request.kernels (globs), its target is
     the request's (jobs.script_target) and each capture's job is built from the request (replay.prepare).
     SIGINT, SIGTERM, --time-limit and the script's own failure end the script, not the capture:
     what it captured so far is written and dumped as usual. The spec files are written before any
-    dump, so a second Ctrl-C during the dumps (which aborts irscope) still leaves them on disk.
+    dump; SIGINT or SIGTERM during the dumps (`stop`, from signals_kept()) stops them: the finished
+    ones are kept and said, and the exit status is 130 or 143.
     `opts.interpret_s`: the interpreter's (per-launch, whole-run) budgets in seconds on the stand-in
     GPU (None: IRSCOPE_INTERPRET_LAUNCH_S / IRSCOPE_INTERPRET_TOTAL_S, or the defaults: knobs.py).
     """
@@ -77,7 +125,7 @@ def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions) -> 
         raise BadInput(f"--time-limit {time_limit}: give a positive number of seconds")
     script_run = run_script(Path(request.file), list(script_args), tgt, reason, mode, list(request.kernels),
                             opts.script_log, quiet=opts.quiet, time_limit=time_limit, interpret_s=opts.interpret_s)
-    return replay(script_run, request, out_dir, opts)
+    return replay(script_run, request, out_dir, opts, stop)
 
 
 def run_call(request: jobs.Request, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any],
@@ -93,11 +141,13 @@ def run_call(request: jobs.Request, fn: Callable[..., Any], args: tuple, kwargs:
     return replay(script_run, request, out_dir, opts), value
 
 
-def replay(script_run: ScriptRun, request: jobs.Request, out_dir: Path, opts: CaptureOptions) -> ScriptRun:
-    """The captures of a run as jobs (under the request's option layers), their spec files, their dumps."""
+def replay(script_run: ScriptRun, request: jobs.Request, out_dir: Path, opts: CaptureOptions,
+           stop: DumpStop | None = None) -> ScriptRun:
+    """The captures of a run as jobs (under the request's option layers), their spec files, their
+    dumps (`stop`: a signal ends the dumps, see dump_all)."""
     prepare(script_run, request)
     write_specs(script_run, out_dir)
-    dump_all(script_run, out_dir, opts.with_passes, opts.use_cache)
+    dump_all(script_run, out_dir, opts.with_passes, opts.use_cache, stop)
     return script_run
 
 
@@ -127,7 +177,10 @@ def with_stage(found: list[DumpResult], stage: str, target: Target) -> list[Dump
 
 
 def exit_status(script_run: ScriptRun, file: Path) -> int:
-    """0 when every capture was dumped, 1 when a dump failed; nothing dumpable at all is bad input."""
+    """0 when every capture was dumped, 1 when a dump failed; nothing dumpable at all is bad input;
+    128 + the signal's number (130 SIGINT, 143 SIGTERM) when a signal stopped the dumps."""
+    if script_run.stop_status is not None:
+        return script_run.stop_status
     if not results(script_run):
         if not any(c.failure for c in script_run.captures):
             problems = [c.problem for c in script_run.captures if c.problem]

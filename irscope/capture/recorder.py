@@ -89,14 +89,22 @@ class Recorder:
     def _guarded(self, hook):
         """A hook whose own failure is irscope's (remembered), not the script's."""
         def run(*args, **kwargs):
-            try:
+            with self._own():
                 return hook(*args, **kwargs)
-            except Exception as e:
-                if self.internal_error is None:
-                    self.internal_error = e
-                raise
 
         return run
+
+    @contextlib.contextmanager
+    def _own(self) -> Iterator[None]:
+        """irscope's own code inside a wrapper of Triton's (not the wrapped call): an exception
+        raised here is irscope's, remembered as `internal_error` (the run reports it as an
+        irscope error, never as the script's failure), then raised on as the script would see it."""
+        try:
+            yield
+        except Exception as e:
+            if self.internal_error is None:
+                self.internal_error = e
+            raise
 
     def wanted(self, name: str) -> bool:
         """Whether --kernel's globs (none: every kernel) take this kernel."""
@@ -170,18 +178,8 @@ class Recorder:
                 ret = original(jit, *args, grid=grid, warmup=warmup, **kwargs)
             finally:
                 rec._launch.reset(token)
-                cap = ctx.capture
-                if cap is None and ret is not None and getattr(ret, "hash", None) in rec.by_hash:
-                    cap = rec.by_hash[ret.hash]  # served from the JIT's in-memory cache
-                if not warmup:
-                    with rec._lock:
-                        rec.launches += 1
-                        number = rec.launches
-                        if cap is not None:
-                            cap.launches += 1
-                            if not cap.launch.get("grid"):
-                                cap.launch = _record_of(ctx)
-                                cap.warmup = False
+                with rec._own():
+                    number = rec._count_jit_launch(ctx, ret, warmup)
             if number and rec.compile_only and rec.executor is not None:
                 rec.executor.launch(jit, number, args, kwargs, grid)  # the results the script checks
             return ret
@@ -199,18 +197,36 @@ class Recorder:
                 cap.launch = describe(dict(zip(names, args)), cap.jit, grid)
             return self.launches
 
+    def _count_jit_launch(self, ctx: _Launch, ret: Any, warmup: bool) -> int:
+        """After JITFunction.run: the launch counted (its number; 0 for a .warmup), its capture's record."""
+        cap = ctx.capture
+        if cap is None and ret is not None and getattr(ret, "hash", None) in self.by_hash:
+            cap = self.by_hash[ret.hash]  # served from the JIT's in-memory cache
+        if warmup:
+            return 0
+        with self._lock:
+            self.launches += 1
+            if cap is not None:
+                cap.launches += 1
+                if not cap.launch.get("grid"):
+                    cap.launch = _record_of(ctx)
+                    cap.warmup = False
+            return self.launches
+
     def wrap_compiled_getitem(self, original):
         """Launches of a kernel object .warmup returned: kernel[grid](*all_args)."""
         rec = self
 
         def getitem(kernel, grid):
             runner = original(kernel, grid)
-            cap = rec.by_hash.get(getattr(kernel, "hash", None))
+            with rec._own():
+                cap = rec.by_hash.get(getattr(kernel, "hash", None))
             if cap is None:
                 return runner
 
             def launch(*args, **kwargs):
-                number = rec.count_launch(cap, args, grid_3d(grid))
+                with rec._own():
+                    number = rec.count_launch(cap, args, grid_3d(grid))
                 ret = runner(*args, **kwargs)
                 if rec.compile_only and rec.executor is not None:
                     rec.executor.launch(cap.jit, number, tuple(args), {}, grid)
@@ -229,28 +245,42 @@ class Recorder:
             if outer is not None and outer.tuner is tuner:  # a subclass's run calling the base's
                 return original(tuner, *args, **kwargs)
             if rec.compile_only and id(tuner) not in rec._tuners:
-                # no timings here: never read or write the tuner's on-disk cache; keep its
-                # in-process choices out of later sessions; every trial is one recorded call
-                # (a custom do_bench or use_cuda_graph's included)
-                rec._tuners[id(tuner)] = (tuner, {"cache": dict(getattr(tuner, "cache", {}) or {}),
-                                                  "cache_results": getattr(tuner, "cache_results", False),
-                                                  "do_bench": tuner.__dict__.get("do_bench", _MISSING)})
-                tuner.cache_results = False
-                with contextlib.suppress(Exception):
-                    tuner.__dict__["do_bench"] = placeholder_benchmark
+                with rec._own():
+                    rec._take_tuner(tuner)
             state = _Tuning(tuner)
             token = rec._tuning.set(state)
             try:
                 return original(tuner, *args, **kwargs)
             finally:
                 rec._tuning.reset(token)
-                best = getattr(tuner, "best_config", None) if final else None
-                if best is not None and not rec.compile_only:
-                    label = _label(triton_runtime.autotune_config_kwargs(best))
-                    for cap in state.captures:
-                        cap.winner = bool(cap.winner) or cap.config == label
+                if final and not rec.compile_only:
+                    with rec._own():
+                        rec._mark_winner(tuner, state)
 
         return run
+
+    def _take_tuner(self, tuner) -> None:
+        """Compile-only: no timings here, so never read or write the tuner's on-disk cache; keep its
+        in-process choices out of later sessions; every trial is one recorded call (a custom
+        do_bench or use_cuda_graph's included). Only what Triton's Autotuner defines is read: a
+        library's own cache object (FlagGems' ConfigCache: __getitem__, no keys()) is not ours to
+        copy or iterate, so it is left as it is."""
+        cache = getattr(tuner, "cache", None)
+        self._tuners[id(tuner)] = (tuner, {"cache": dict(cache) if isinstance(cache, dict) else _MISSING,
+                                           "cache_results": getattr(tuner, "cache_results", False),
+                                           "do_bench": tuner.__dict__.get("do_bench", _MISSING)})
+        tuner.cache_results = False
+        with contextlib.suppress(Exception):
+            tuner.__dict__["do_bench"] = placeholder_benchmark
+
+    @staticmethod
+    def _mark_winner(tuner, state: _Tuning) -> None:
+        """gpu mode, after Autotuner.run: which of its captures is the config it chose."""
+        best = getattr(tuner, "best_config", None)
+        if best is not None:
+            label = _label(triton_runtime.autotune_config_kwargs(best))
+            for cap in state.captures:
+                cap.winner = bool(cap.winner) or cap.config == label
 
     def wrap_bench(self, original):
         """Autotuner._bench: the Config each trial launches (pruning may have made it anew)."""
@@ -277,6 +307,10 @@ class Recorder:
 
         def init_subclass(cls, **kwargs):
             super(tuner_cls, cls).__init_subclass__(**kwargs)
+            with rec._own():
+                wrap_subclass(cls)
+
+        def wrap_subclass(cls):
             for name, wrap in (("run", lambda f: rec.wrap_autotuner(f, True)),
                                ("warmup", lambda f: rec.wrap_autotuner(f, False)), ("_bench", rec.wrap_bench)):
                 if name in cls.__dict__:
@@ -298,7 +332,8 @@ class Recorder:
         """Give the autotuners compile-only mode touched their caches and settings back."""
         for tuner, saved in self._tuners.values():
             with contextlib.suppress(Exception):
-                tuner.cache = saved["cache"]
+                if saved["cache"] is not _MISSING:
+                    tuner.cache = saved["cache"]
                 tuner.cache_results = saved["cache_results"]
                 if saved["do_bench"] is _MISSING:
                     tuner.__dict__.pop("do_bench", None)

@@ -75,6 +75,9 @@ class ScriptRun:
     threads_left: list[str] = field(default_factory=list)   # threads it started, still running at its end
     computed: Any = None               # standin.interpret.Computed: which launches the interpreter computed
     standin_notes: list[str] = field(default_factory=list)  # what the stand-in GPU did not do (shape-only ops)
+    stopped_traceback: str | None = None   # the script's own exception, formatted (shown with --debug)
+    dumps_stopped: str | None = None   # "SIGTERM after 25 of 48 dumps": a signal ended the dumps (replay.dump_all)
+    stop_status: int | None = None     # the exit status that signal asks for (128 + its number)
 
 
 def launch_record(jit: Any, args: tuple, kwargs: dict[str, Any], grid: Any, warmup: bool) -> dict[str, Any]:

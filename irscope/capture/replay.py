@@ -220,26 +220,48 @@ def write_specs(run: ScriptRun, out_dir: Path) -> None:
         cap.spec_path = path
 
 
-def dump_all(run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool) -> None:
-    """Dump each capture with a spec; a config the autotuner would drop is skipped, a failure kept."""
-    for cap in run.captures:
-        if cap.spec is None:
-            continue
+def dump_all(run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool, stop: Any = None) -> None:
+    """Dump each capture with a spec; a config the autotuner would drop is skipped, a failure kept.
+
+    `stop` (command.signals_kept()): SIGINT or SIGTERM, during a dump or before one, ends the dumps;
+    those finished are kept and `run.dumps_stopped` says how far it got (a dump cut short leaves
+    no folder: dump folders are published by rename)."""
+    todo = [cap for cap in run.captures if cap.spec is not None]
+    for cap in todo:
+        if stop is not None and stop.signal is not None:
+            break
         try:
-            cap.result = dump_job.dump(cap.spec, cap.settings, out_dir, with_passes, use_cache)
-        except CompileFailure as e:
-            if cap.config and _would_not_launch(e):
-                cap.skipped = f"would not launch: {e.reason}"  # the autotuner drops such a config (OutOfResources)
-            else:
-                cap.failure = str(e)
-            continue
-        cap.result.manifest.setdefault("notes", [])
-        cap.result.manifest["notes"] = list(cap.result.manifest["notes"]) + [
-            n for n in cap.notes if n not in cap.result.manifest["notes"]]
-        if cap.generated_by is not None:
-            _manifest_field(cap.result, "generated_by", cap.generated_by)
-        if cap.asm:
-            cap.matches_launch = _compare_with_launch(cap)
+            _dump_one(cap, out_dir, with_passes, use_cache, stop.armed if stop is not None else None)
+        except DumpsStopped:
+            break
+    if stop is not None and stop.signal is not None:
+        finished = sum(1 for cap in todo if cap.result is not None or cap.failure or cap.skipped)
+        run.dumps_stopped = f"{stop.name} after {finished} of {len(todo)} dump{'s' if len(todo) != 1 else ''}"
+        run.stop_status = 128 + stop.signal
+
+
+class DumpsStopped(BaseException):
+    """Raised by command.signals_kept()'s handlers while a dump runs: ends the dumps, not irscope."""
+
+
+def _dump_one(cap: Capture, out_dir: Path, with_passes: bool, use_cache: bool, compiling: Any) -> None:
+    """One capture dumped (or skipped, or its failure kept), its manifest given the capture's notes;
+    a stop (`compiling`, armed around the compile only) raises DumpsStopped."""
+    try:
+        cap.result = dump_job.dump(cap.spec, cap.settings, out_dir, with_passes, use_cache, compiling=compiling)
+    except CompileFailure as e:
+        if cap.config and _would_not_launch(e):
+            cap.skipped = f"would not launch: {e.reason}"  # the autotuner drops such a config (OutOfResources)
+        else:
+            cap.failure = str(e)
+        return
+    cap.result.manifest.setdefault("notes", [])
+    cap.result.manifest["notes"] = list(cap.result.manifest["notes"]) + [
+        n for n in cap.notes if n not in cap.result.manifest["notes"]]
+    if cap.generated_by is not None:
+        _manifest_field(cap.result, "generated_by", cap.generated_by)
+    if cap.asm:
+        cap.matches_launch = _compare_with_launch(cap)
 
 
 def _manifest_field(result: Any, key: str, value: Any) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from irscope.capture import layers
 from irscope.capture.recorder import Recorder
 from irscope.capture.records import ScriptRun
-from irscope.errors import BadInput
+from irscope.errors import BadInput, CaptureHookError
 from irscope.kernel import loader
 from irscope.kernel.targets import Target
 from irscope.standin import generators
@@ -52,6 +52,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
     stopped: str | None = None
     outside: str | None = None  # SIGINT, SIGTERM or --time-limit: why the script was ended
     raised = False
+    failure: BaseException | None = None   # the script's own exception (its traceback: --debug)
     saved_argv, saved_path, saved_cwd = list(sys.argv), list(sys.path), os.getcwd()
     script = script.resolve()  # a script that changes directory must not move it, or the output
     folder = str(script.parent)
@@ -80,6 +81,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
             raise
         except BaseException as e:  # noqa: BLE001  the script's own failure: reported, never an irscope crash
             stopped, raised = f"{_where(e, script)}{type(e).__name__}: {_first_line(e)}", True
+            failure = e
         finally:
             armed.clear()  # a signal from here on ends nothing: the script is over
             sys.argv[:] = saved_argv
@@ -87,6 +89,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
             os.chdir(saved_cwd)
             threads_left = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
     run = session.script_run(script, list(args), target_reason, mode, stopped, script_log, threads_left)
+    run.stopped_traceback = script_traceback(failure, script) if failure is not None else None
     if not run.captures:
         if kernel_globs and session.rec.filtered_out:
             raise BadInput(f"{script}: no kernel the script launched matches --kernel {' '.join(kernel_globs)}; "
@@ -94,7 +97,8 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
         if outside is not None:
             raise BadInput(f"{script}: {outside} before the script launched a Triton kernel; nothing written")
         if raised:
-            raise BadInput(f"{script}: the script {_stop_phrase(stopped)} before it launched a Triton kernel")
+            raise BadInput(f"{script}: the script {_stop_phrase(stopped)} before it launched a Triton kernel") \
+                from failure   # --debug shows the script's traceback under irscope's
         if threads_left:
             raise BadInput(f"{script}: ran to the end without launching a Triton kernel, but "
                            f"{threads_note(threads_left)}")
@@ -154,7 +158,7 @@ class _Session:
                    script_log: Path | None, threads_left: list[str]) -> ScriptRun:
         layers.label_captures(self.rec.captures)   # what made each kernel, when a generator (Helion) did
         if self.rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
-            raise self.rec.internal_error
+            raise CaptureHookError(self.rec.internal_error) from self.rec.internal_error
         rec, ex = self.rec, self.executor
         notes = (self.drv.notes() if self.drv is not None else []) + rec.inductor.notes()
         return ScriptRun(script, args, self.target, target_reason, mode, rec.captures, rec.launches, stopped,
@@ -311,6 +315,21 @@ def _script_output(log: Path | None, keep_stdout_clean: bool) -> Iterator[None]:
             os.close(dup)
         if sink is not None:
             sink.close()
+
+
+def script_traceback(e: BaseException, script: Path) -> str:
+    """The script's exception as Python prints it, from the script's own first frame on
+    (irscope's runner and runpy above it left out)."""
+    frames = traceback.extract_tb(e.__traceback__)
+    try:
+        target = script.resolve()
+        first = next((i for i, f in enumerate(frames) if Path(f.filename).resolve() == target), 0)
+    except OSError:
+        first = 0
+    tb = e.__traceback__
+    for _ in range(first):
+        tb = tb.tb_next if tb is not None else None
+    return "".join(traceback.format_exception(type(e), e, tb)).rstrip("\n")
 
 
 def _stop_phrase(stopped: str | None) -> str:

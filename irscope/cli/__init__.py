@@ -24,7 +24,7 @@ from irscope.cli import (
     signature,
     sweep,
 )
-from irscope.errors import IrscopeError
+from irscope.errors import CaptureHookError, IrscopeError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -59,8 +59,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as e:  # an irscope bug: say so in one line, keep the trace behind --debug
         if debug:
             raise
-        click.echo(f"irscope: internal error: {type(e).__name__}: {e} (run again with --debug for the traceback)",
-                   err=True)
+        what = f"internal error in its capture hook: {e}" if isinstance(e, CaptureHookError) else \
+            f"internal error: {type(e).__name__}: {e}"
+        click.echo(f"irscope: {what} (run again with --debug for the traceback)", err=True)
         sys.exit(1)
 
 

@@ -60,13 +60,15 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
         script_log = inputs.check_log_file(script_log)
         if (unused := capture.not_applied(request, variants, out_dir)) is not None:
             capture_view.print_warning(unused)
-        run = capture.run(request, list(script_args), capture.CaptureOptions(
-            out_dir, not no_cache, with_passes, bool(stage or as_json), stage, script_log, compile_only, time_limit))
-        capture_view.render(run, stage, as_json)
-        folders = [c.result.folder for c in run.captures if c.result is not None]
-        if html is not None and folders:
-            _write_report(folders, html, quiet=bool(stage or as_json))
-        code = capture.exit_status(run, request.file)
+        with capture.signals_kept() as stop:   # a signal after the script stops the dumps, said and written
+            run = capture.run(request, list(script_args), capture.CaptureOptions(
+                out_dir, not no_cache, with_passes, bool(stage or as_json), stage, script_log, compile_only,
+                time_limit), stop)
+            capture_view.render(run, stage, as_json, debug)
+            folders = [c.result.folder for c in run.captures if c.result is not None]
+            if html is not None and folders and run.dumps_stopped is None:
+                _write_report(folders, html, quiet=bool(stage or as_json))
+            code = capture.exit_status(run, request.file)
         if code:
             sys.exit(code)
         return

@@ -6,6 +6,7 @@ fresh compile, a cache hit and an earlier `-o` folder render the same way.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,11 +64,13 @@ def _note(key: str, why: str, then: str) -> None:
 
 
 def dump(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool = False,
-         use_cache: bool = True, with_sass: bool = True) -> DumpResult:
+         use_cache: bool = True, with_sass: bool = True, compiling: Any = None) -> DumpResult:
     """Compile (or copy from the cache) into out_dir.
 
     use_cache=False (--no-cache) does not read the cache but still stores the fresh result,
-    replacing any entry there; so does a recompile after a damaged entry.
+    replacing any entry there; so does a recompile after a damaged entry. `compiling`: a context
+    manager factory entered around the compile only (a capture's dumps arm their signal stop
+    there, so a stop never cuts a dump between its folder and its cache entry).
     """
     bound = compiler.bind(spec, settings)
     damage = None
@@ -75,7 +78,8 @@ def dump(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool 
         hit, damage = _from_cache(spec, settings, out_dir, with_passes, with_sass, bound)
         if hit is not None:
             return hit
-    art = compiler.compile_spec(spec, settings, with_passes=with_passes, bound=bound, with_sass=with_sass)
+    with compiling() if compiling is not None else contextlib.nullcontext():
+        art = compiler.compile_spec(spec, settings, with_passes=with_passes, bound=bound, with_sass=with_sass)
     folder = artifacts.write(art, out_dir)
     cache.store(art.key, lambda tmp: artifacts.write_into(art, tmp), replace=not use_cache or damage is not None)
     if damage is not None:

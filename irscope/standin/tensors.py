@@ -68,12 +68,13 @@ def _cpu_mode():
     is_cuda = torch.Tensor.is_cuda.__get__
     device_of = torch.Tensor.device.__get__
     get_device = torch.Tensor.get_device
+    tensor_repr, tensor_format = torch.Tensor.__repr__, torch.Tensor.__format__
     cuda0 = torch.device("cuda", 0)
     constructors, default_device = _default_device_probe()
 
     class CpuForCuda(TorchFunctionMode):
         """device="cuda" -> the CPU; .cuda() and pin_memory() -> the tensor itself;
-        .device -> cuda:0, .is_cuda -> True, .get_device() -> 0. A constructor given no
+        .device -> cuda:0, .is_cuda -> True, .get_device() -> 0, repr() with device='cuda:0'. A constructor given no
         device while the default device is a GPU one (torch.set_default_device("cuda"),
         `with torch.device("cuda")`) is given the CPU too."""
 
@@ -88,6 +89,13 @@ def _cpu_mode():
                 if real.type != "cpu":     # meta tensors (FakeTensor's inner ones) keep theirs
                     return func(*args, **kwargs)
                 return True if func == is_cuda else cuda0 if func == device_of else 0
+            if func is tensor_format and len(args) == 2 and args[1] == "" and args[0].dim() != 0:
+                func, args, kwargs = tensor_repr, args[:1], {}   # f"{x}": object.__format__ -> str(x)
+            if func is tensor_repr and device_of(args[0]).type == "cpu":
+                # print(x) reads as a GPU tensor's: torch's own formatting, with this mode back on
+                # so it sees .device as cuda:0 and adds device='cuda:0' where a GPU run has it
+                with self:
+                    return torch._tensor_str._str(args[0], tensor_contents=kwargs.get("tensor_contents"))
             if "device" in kwargs and _is_gpu_device(kwargs["device"]) or kwargs.get("device") is None and func in constructors and _is_gpu_device(default_device()):
                 kwargs = dict(kwargs, device="cpu")
             if kwargs.get("pin_memory"):

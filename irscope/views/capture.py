@@ -21,23 +21,38 @@ from irscope.views import dump as dump_view
 from irscope.views.console import console
 
 
-def render(run: ScriptRun, stage: str | None, as_json: bool) -> None:
-    """The capture's whole output: how the run went, then one stage's text (--stage), the --json
-    document or the summary, then one line per failed dump."""
-    print_run(run)
-    if stage:
+def render(run: ScriptRun, stage: str | None, as_json: bool, debug: bool = False) -> None:
+    """The capture's whole output: how the run went (with --debug, the script's own traceback under
+    its failure line), then one stage's text (--stage), the --json document or the summary, then
+    one line per failed dump."""
+    print_run(run, debug)
+    if stage and run.dumps_stopped and not capture.results(run):
+        pass   # stopped before the first dump finished: the line below says so
+    elif stage:
         dump_view.print_stage(capture.with_stage(capture.results(run), stage, run.target), stage)
     elif as_json:
         print_json(run, capture.results(run))
     else:
         summary(run)
     print_failures(run)
+    if run.dumps_stopped:
+        print_dumps_stopped(run)
 
 
-def print_run(run: ScriptRun) -> None:
-    """How the script's run went, on stderr: that it stopped early (and what is kept), threads left."""
+def print_dumps_stopped(run: ScriptRun) -> None:
+    """The one stderr line that says a signal stopped the dumps, and how far they got."""
+    specs = sum(1 for c in run.captures if c.spec_path)
+    _err(f"irscope: stopped by {run.dumps_stopped}; the dumps finished are kept, and the spec files of all "
+         f"{specs} capture{'s' if specs != 1 else ''} are written (irscope dump CAPTURE.json dumps one)")
+
+
+def print_run(run: ScriptRun, debug: bool = False) -> None:
+    """How the script's run went, on stderr: that it stopped early (and what is kept; with --debug
+    the script's traceback), threads left."""
     if run.stopped:
         print_stopped(run)
+        if debug and run.stopped_traceback:
+            _err(run.stopped_traceback)
     if run.threads_left:
         print_warning(threads_note(run.threads_left))
     for line in computed_notes(run):
@@ -137,6 +152,7 @@ def json_document(run: ScriptRun, kernels_json: str) -> str:
         "target_reason": run.target_reason,
         "launches": run.launches,
         "stopped": run.stopped,
+        "dumps_stopped": run.dumps_stopped,
         "threads_left": run.threads_left,
         "computed": run.computed.as_dict() if run.computed is not None else None,
         "standin_notes": list(run.standin_notes),
