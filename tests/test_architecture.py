@@ -24,6 +24,11 @@ MAX_LINES = 500
 # Optional machinery kept off the plain dump's start-up (a cached re-dump pays only for what it uses):
 # the module that imports it inside a function -> what it imports there, and why.
 LAZY = {
+    "irscope.compile.direct": {
+        "irscope.kernel.loader": "what the kernel file's import opened, only once a full dump is to be recorded",
+        "irscope.artifacts": "the manifests read back, only once a full dump is to be recorded",
+        "irscope.adapter": "the env Triton's key reads, only once a full dump is to be recorded "
+                           "(a direct hit reads its record without it)"},
     "irscope.entry": {"irscope.cli": "click and every command, only when the cache's direct mode cannot serve",
                       "irscope.views.dump": "the dump's views, only to render what the direct mode served"},
     "irscope.jobs": {"irscope.steer.recipes": "reading recipe files (TOML), only when --recipe names one",

@@ -95,33 +95,23 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
 
 
 def _remember(request, out_dir: Path, as_json: bool, with_passes: bool, results) -> None:
-    """Leave the record that lets the same request be served without Triton next time (compile/direct.py),
-    for the plain requests irscope.entry reads: a .py kernel file, an explicit --target, no steering."""
-    if request.steered or request.is_spec_file or not request.target or request.file.suffix != ".py":
-        return
-    import io
-    import json
-
-    from irscope import adapter, artifacts
+    """Leave the record that lets the same request be served without Triton next time (compile/direct.py);
+    the summary is rendered here, as a repeat prints it to a pipe."""
     from irscope.compile import direct
-    from irscope.compile.cache import DumpResult
-    from irscope.kernel import loader
-    from irscope.views import dump as view
-    from irscope.views.console import console
 
-    seen = loader.OBSERVED.get(str(request.file.resolve()))
-    if seen is None or direct.START_PATH is None:
+    if not direct.recordable(request):
         return
-    on_disk = [DumpResult(r.folder, json.loads((r.folder / artifacts.MANIFEST).read_text()), True, r.key)
-               for r in results]
     summary = None
-    if not as_json:  # as a repeat prints it to a pipe
+    if not as_json:
+        import io
+
+        from irscope.views import dump as view
+        from irscope.views.console import console
+
         buf = io.StringIO()
-        view.summary(on_disk, out=console(file=buf))
+        view.summary(direct.on_disk(results), out=console(file=buf))
         summary = buf.getvalue()
-    fields = direct.dump_fields(str(request.file), request.kernels, request.signature, request.named_args,
-                         request.consts, request.target, request.all_sets(), str(out_dir), as_json, with_passes)
-    direct.remember(fields, on_disk, request.file, seen.files, seen.env, summary, adapter.cache_invalidating_env())
+    direct.remember_request(request, out_dir, as_json, with_passes, results, summary)
 
 
 def _write_report(folders, html: Path, quiet: bool) -> None:

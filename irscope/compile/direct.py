@@ -345,3 +345,36 @@ def serve(doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any]
             return None
         out.append((hit[0], hit[1], key))
     return out
+
+
+# ---------------------------------------------------------------- from a dump command's request
+
+
+def recordable(request: Any) -> bool:
+    """The plain requests irscope.entry reads and the direct mode serves: a .py kernel file, an explicit
+    --target, no steering, no spec file; and the kernel file's import was observed (kernel.loader)."""
+    from irscope.kernel import loader
+
+    if request.steered or request.is_spec_file or not request.target or request.file.suffix != ".py":
+        return False
+    return START_PATH is not None and str(request.file.resolve()) in loader.OBSERVED
+
+
+def on_disk(results: list) -> list:
+    """The dumps as a repeat will find them: each manifest read back from its folder."""
+    from irscope import artifacts
+
+    return [cache.DumpResult(r.folder, json.loads((r.folder / artifacts.MANIFEST).read_text()), True, r.key)
+            for r in results]
+
+
+def remember_request(request: Any, out_dir: Path, as_json: bool, with_passes: bool, results: list,
+                     summary: str | None) -> None:
+    """`remember` for a dump command's jobs.Request (only when `recordable`)."""
+    from irscope import adapter
+    from irscope.kernel import loader
+
+    seen = loader.OBSERVED[str(request.file.resolve())]
+    fields = dump_fields(str(request.file), request.kernels, request.signature, request.named_args,
+                         request.consts, request.target, request.all_sets(), str(out_dir), as_json, with_passes)
+    remember(fields, on_disk(results), request.file, seen.files, seen.env, summary, adapter.cache_invalidating_env())
