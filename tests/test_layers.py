@@ -13,6 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import FBTRITON
+
+# fbtriton 3.7.4's interpreter: InterpreterBuilder.create_dot takes another arity, so a tl.dot kernel is not
+# computed on the stand-in and the script's own check fails there (the capture and its dumps are fine)
+FB_INTERPRETER_DOT = "fbtriton 3.7.4's interpreter cannot run tl.dot (create_dot's arity): the matmul is not computed"
 LAYERS = Path(__file__).parent / "data" / "layers"
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,6 +49,7 @@ def _ttgir_num_warps(kernel: dict) -> int:
 
 
 @needs_helion
+@pytest.mark.skipif(FBTRITON, reason=FB_INTERPRETER_DOT)
 def test_helion_fixed_config(tmp_path):
     doc, err = _dump("helion_matmul.py", tmp_path)
     assert "helion_matmul: checks passed" in err          # the script's own allclose ran on computed results
