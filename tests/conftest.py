@@ -21,7 +21,7 @@ import os
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import CHROMIUM, NO_CHROMIUM, run_cli
 
 
 def _no_cuda_gpu() -> str:
@@ -59,3 +59,16 @@ def _session_cache(tmp_path_factory):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium through Playwright, one per test module (skipped where it is not installed)."""
+    if not CHROMIUM.exists():
+        pytest.skip(NO_CHROMIUM)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield b
+        b.close()

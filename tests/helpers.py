@@ -3,6 +3,7 @@ Test modules import these from here (`from tests.helpers import ...`); conftest.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import subprocess
@@ -24,6 +25,11 @@ VECTOR_ADD = EXAMPLES / "vector_add.py"
 MATMUL = EXAMPLES / "matmul.py"
 # strides divisible by 16, as a launch on 4096x4096 tensors gets them: the pipeliner can multi-buffer
 MATMUL_SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
+# the report's pages are tested in Debian's Chromium, driven by Playwright (its own browser download is not used)
+CHROMIUM = Path("/usr/bin/chromium")
+NO_CHROMIUM = ("Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium); the page is not "
+               "tested in a browser")
+
 MATMUL_SIG = "*fp16:16, *fp16:16, *fp16:16, i32, i32, i32, i32, i32:1, i32, i32:1, i32, i32:1, 128, 128, 64, 8"
 FLOATS_N = ("x_ptr=*fp32", "out_ptr=*fp32", "n=i32:16")   # the runtime parameters of the kernels in data/faulty.py
 
@@ -60,3 +66,17 @@ def load_module(path: Path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+@contextlib.contextmanager
+def cache_dir(path: Path):
+    """IRSCOPE_CACHE_DIR set to `path` for a module fixture's own dumps (conftest's is per session); put back after."""
+    old = os.environ.get("IRSCOPE_CACHE_DIR")
+    os.environ["IRSCOPE_CACHE_DIR"] = str(path)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("IRSCOPE_CACHE_DIR", None)
+        else:
+            os.environ["IRSCOPE_CACHE_DIR"] = old

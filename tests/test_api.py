@@ -13,9 +13,18 @@ from pathlib import Path
 import pytest
 
 import irscope
-from tests.helpers import DATA, EXAMPLES, MATMUL, MATMUL_SIG16, VECTOR_ADD, load_module, run_cli
+from tests.helpers import (
+    CHROMIUM,
+    DATA,
+    EXAMPLES,
+    MATMUL,
+    MATMUL_SIG16,
+    NO_CHROMIUM,
+    VECTOR_ADD,
+    load_module,
+    run_cli,
+)
 
-CHROMIUM = Path("/usr/bin/chromium")
 VECTOR_SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 
 
@@ -143,30 +152,21 @@ def test_repr_html_is_the_report_in_an_iframe(matmul):
         assert "script-src 'sha256-" in html.unescape(page) and "unsafe-inline" not in page   # the CSP, hashed
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium")
-def test_the_pages_hashed_script_runs_inside_srcdoc(matmul):
-    from playwright.sync_api import sync_playwright
-
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
+def test_the_pages_hashed_script_runs_inside_srcdoc(matmul, browser):
     d3, d4 = matmul
-    host = ("<!doctype html><html><head><meta http-equiv='Content-Security-Policy' "
-            "content=\"default-src 'none'; frame-src 'self'\"></head><body>{}</body></html>")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        try:
-            for obj in (d3, irscope.diff(d3, d4)):
-                page = browser.new_page()
-                errors: list[str] = []
-                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-                page.on("pageerror", lambda e: errors.append(str(e)))
-                page.set_content(f"<!doctype html><html><body>{obj._repr_html_()}</body></html>")
-                frame = page.frames[1]
-                frame.wait_for_selector("body[data-ready='1']", timeout=30000)   # report.js ran, under its CSP
-                assert frame.evaluate("() => { try { return window.parent.document.body === null; } "
-                                      "catch (e) { return 'blocked'; } }") == "blocked"   # opaque origin
-                assert errors == []
-                page.close()
-        finally:
-            browser.close()
+    for obj in (d3, irscope.diff(d3, d4)):
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.set_content(f"<!doctype html><html><body>{obj._repr_html_()}</body></html>")
+        frame = page.frames[1]
+        frame.wait_for_selector("body[data-ready='1']", timeout=30000)   # report.js ran, under its CSP
+        assert frame.evaluate("() => { try { return window.parent.document.body === null; } "
+                              "catch (e) { return 'blocked'; } }") == "blocked"   # opaque origin
+        assert errors == []
+        page.close()
 
 
 def test_sweep_compiles_the_grid(tmp_path):

@@ -11,14 +11,14 @@ Everything runs in this process through irscope.cli.main (Triton stays warm).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from pathlib import Path
 
 import pytest
-from tests.helpers import VECTOR_ADD
 from test_diff import error_lines, irscope
+
+from tests.helpers import VECTOR_ADD, cache_dir
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 
@@ -26,15 +26,8 @@ SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 @pytest.fixture(scope="module")
 def good(tmp_path_factory):
     root = tmp_path_factory.mktemp("good")
-    old = os.environ.get("IRSCOPE_CACHE_DIR")
-    os.environ["IRSCOPE_CACHE_DIR"] = str(root / "cache")
-    try:
+    with cache_dir(root / "cache"):
         code, _, err = irscope("dump", VECTOR_ADD, "-s", SIG, "-t", "cuda:90", "-o", root / "add")
-    finally:
-        if old is None:
-            os.environ.pop("IRSCOPE_CACHE_DIR", None)
-        else:
-            os.environ["IRSCOPE_CACHE_DIR"] = old
     assert code == 0, err
     (folder,) = (p.parent for p in (root / "add").glob("*/*/manifest.json"))
     return folder

@@ -15,8 +15,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.helpers import VECTOR_ADD
 from test_diff import error_lines, irscope
+
+from tests.helpers import VECTOR_ADD, cache_dir
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 VA = str(VECTOR_ADD)
@@ -35,15 +36,8 @@ def written(folder: Path) -> list[Path]:
 def dumps(tmp_path_factory):
     """One real dump of vector_add, and doctored copies: another kernel, a broken manifest, an empty folder."""
     root = tmp_path_factory.mktemp("dumps")
-    old = os.environ.get("IRSCOPE_CACHE_DIR")
-    os.environ["IRSCOPE_CACHE_DIR"] = str(root / "cache")
-    try:
+    with cache_dir(root / "cache"):
         code, _, err = irscope("dump", VA, "-s", SIG, "-t", "cuda:90", "-o", root / "add")
-    finally:
-        if old is None:
-            os.environ.pop("IRSCOPE_CACHE_DIR", None)
-        else:
-            os.environ["IRSCOPE_CACHE_DIR"] = old
     assert code == 0, err
     (add,) = (p.parent for p in (root / "add").glob("*/*/manifest.json"))
     other = root / "other"

@@ -10,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import MATMUL, MATMUL_SIG16, compile_example
+from tests.helpers import CHROMIUM, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example
 
-CHROMIUM = Path("/usr/bin/chromium")
-needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at "
-                                   "/usr/bin/chromium (apt-get install chromium); the page is not tested in a browser")
+needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
 
 
 @pytest.fixture(scope="module")
@@ -223,18 +221,6 @@ def test_report_command_writes_one_page(dumps, tmp_path):
 
 
 # ---------------------------------------------------------------- in the browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 class Page:

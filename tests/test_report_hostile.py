@@ -20,11 +20,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.helpers import MATMUL, MATMUL_SIG16, compile_example
+from tests.helpers import CHROMIUM, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example
 
-CHROMIUM = Path("/usr/bin/chromium")
-needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at "
-                                   "/usr/bin/chromium (apt-get install chromium); the page is not tested in a browser")
+needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
 
 # what an attacker writes into a folder's JSON: markup, attribute break-outs (both quotes), URLs, a
 # </script> for the JSON blob, line separators that end a JS string literal, template syntax
@@ -312,18 +310,6 @@ DOM_CHECK = """() => {
   }
   return {bad: bad, scripts: document.scripts.length, metas: document.querySelectorAll("meta").length};
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 class Probe:
