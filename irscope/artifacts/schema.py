@@ -100,3 +100,25 @@ MAP = {
 }
 
 
+
+# ------------------------------------------------------------------ profile.json (irscope profile, #32)
+
+STALLS = MapOf(NUMBER)      # stall reason (ncu's short names: long_sb, wait, barrier, ...) -> samples
+PROFILE_LINE = {"file": Req(str), "line": Req(int), "text": Maybe(str), "samples": Req(NUMBER), "share": Req(NUMBER),
+                "stalls": STALLS, "executed": NUMBER, "bytes": NUMBER}
+PROFILE_INSTRUCTION = {"offset": Req(int), "sass": Req(str), "file": Maybe(str), "line": Maybe(int),
+                       "samples": Req(NUMBER), "stalls": STALLS, "executed": NUMBER, "bytes": NUMBER}
+PROFILE = {
+    "irscope_profile": Req(int),
+    "kernel": Req(str),
+    "tool": Req(str),                    # what measured it: "ncu 2025.3.1.0" or "proton pcsampling"
+    "device": str,                       # the GPU's name as the tool read it
+    "command": str,                      # the command line that recorded it
+    "totals": Req({"samples": Req(NUMBER), "stalls": STALLS, "executed": NUMBER, "bytes": NUMBER,
+                   "duration_ns": Maybe(NUMBER), "dram_bytes": Maybe(NUMBER), "dram_gbps": Maybe(NUMBER),
+                   "dram_peak_share": Maybe(NUMBER), "tensor_tflops": Maybe(NUMBER),
+                   "tensor_peak_share": Maybe(NUMBER)}),
+    "lines": Req(ListOf(PROFILE_LINE)),
+    "instructions": ListOf(PROFILE_INSTRUCTION),
+    "unmapped": {"samples": NUMBER, "executed": NUMBER},
+}

@@ -1,0 +1,42 @@
+"""profile.json: what `irscope profile` measured for one dump folder's kernel, kept beside map.json.
+
+One document per dump folder (the kernel that was run under Nsight Compute or Proton): totals (warp
+samples by stall reason, instructions executed, bytes moved, the roofline point against the chip's
+peaks), one entry per Python line (the join through map.json), and optionally one per SASS
+instruction. Its readers (the profile view, `diff --profile`, the report's gutter) go through read(),
+which checks it against schema.PROFILE: a profile.json is data from a folder that may be hostile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from irscope.artifacts.schema import PROFILE
+from irscope.kernel import jsonfile
+
+FILENAME = "profile.json"
+VERSION = 1
+
+
+def read(folder: Path) -> dict[str, Any] | None:
+    """The folder's profile, checked; None when the folder has none."""
+    path = Path(folder) / FILENAME
+    if not path.is_file():
+        return None
+    return jsonfile.load(path, PROFILE, FILENAME, remedy="profile the kernel again")
+
+
+def write(folder: Path, doc: dict[str, Any]) -> Path:
+    """Write `doc` (checked against the schema first) atomically into the dump folder."""
+    doc = {"irscope_profile": VERSION, **doc}
+    jsonfile.validate(doc, PROFILE, Path(folder) / FILENAME, FILENAME, remedy="a bug in irscope: report it")
+    final = Path(folder) / FILENAME
+    fd, tmp = tempfile.mkstemp(prefix=f".{FILENAME}.", dir=folder)   # a reader never sees half a file
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(doc, indent=1) + "\n")
+    os.replace(tmp, final)
+    return final
