@@ -2,11 +2,14 @@
 backward at (64, 512) fp32 on the same data as rmsnorm_inductor.py, checked against eager. The
 frontier comparison's side b."""
 
+import sys
+
 import torch
 from liger_kernel.transformers.rms_norm import LigerRMSNorm
 
 torch.manual_seed(0)
-ROWS, COLS, EPS = 64, 512, 1e-6
+ROWS, COLS = (int(a) for a in sys.argv[1:3]) if len(sys.argv) > 2 else (64, 512)   # a size for timing
+EPS = 1e-6
 
 
 def eager(x, w):
