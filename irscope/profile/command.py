@@ -26,8 +26,8 @@ from irscope.compile import dump as dump_job
 from irscope.errors import BadInput
 from irscope.kernel import inputs
 from irscope.kernel.hardware import by_device_name
+from irscope.kernel.targets import local_gpu_present
 from irscope.profile import child, join, ncu, proton, roofline
-from irscope.timing.bench import require_gpu
 from irscope.timing.launch import Launch
 from irscope.timing.plan import bench_variants
 from irscope.timing.variant import Variant
@@ -59,6 +59,15 @@ def choose_tool(tool: str) -> tuple[str, str | None]:
     return "proton", None
 
 
+def require_gpu() -> None:
+    """A profile measures a launch: no GPU is one line (exit 2), never a simulation."""
+    if importlib.util.find_spec("torch") is None:
+        raise BadInput("profile needs a GPU and torch: torch is not installed here")
+    if not local_gpu_present():
+        raise BadInput("profile needs a GPU: no CUDA device is visible on this machine (irscope profile DIR shows "
+                       "a profile.json made elsewhere)")
+
+
 def prepare(request: jobs.Request, variant_names: tuple[str, ...], launch_args: str | None, grid: str | None,
             out_dir: str, seed: int = 0, tool: str = "auto") -> Plan:
     """Every input checked, then the GPU asked for: nothing compiled yet."""
@@ -67,7 +76,7 @@ def prepare(request: jobs.Request, variant_names: tuple[str, ...], launch_args: 
         raise BadInput("profile runs one kernel once: give at most one --variant")
     inputs.check_output_dir(out_dir)
     name, path = choose_tool(tool)
-    require_gpu()
+    require_gpu()   # last: every input above is bad input on any machine
     return Plan(timed[0], launch, Path(out_dir), name, path, seed)
 
 

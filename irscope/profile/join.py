@@ -75,6 +75,22 @@ def _line_of_sass_line(source_map: dict[str, Any]) -> dict[int, dict[str, Any]]:
     return out
 
 
+def _ttgir_ops(source_map: dict[str, Any]):
+    """The TTGIR ops of a map entry; where the entry has none but an entry of the same file name and line
+    has (a Triton cache hit compiled from a copy of the file elsewhere spells the IR's path otherwise than
+    nvdisasm's), that entry's."""
+    by_base: dict[tuple[str, int], dict[str, int]] = {}
+    for e in source_map.get("lines", []):
+        ops = (e.get("stages", {}).get("ttgir") or {}).get("ops")
+        if ops:
+            by_base.setdefault((Path(e["file"]).name, e["line"]), dict(ops))
+
+    def of(entry: dict[str, Any]) -> dict[str, int]:
+        own = (entry.get("stages", {}).get("ttgir") or {}).get("ops")
+        return dict(own) if own else dict(by_base.get((Path(entry["file"]).name, entry["line"]), {}))
+    return of
+
+
 def _add(into: dict[str, float], stalls: dict[str, float]) -> None:
     for k, v in stalls.items():
         into[k] = into.get(k, 0) + v
@@ -85,6 +101,7 @@ def join_ncu(page: SourcePage, listing: Listing, source_map: dict[str, Any], whe
     """The profile document's lines, instructions, unmapped share and per-instruction totals."""
     check_same_binary(page, listing, where)
     claims = _line_of_sass_line(source_map)
+    ttgir_of = _ttgir_ops(source_map)
     start = page.start
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     instructions = []
@@ -110,7 +127,7 @@ def join_ncu(page: SourcePage, listing: Listing, source_map: dict[str, Any], whe
                 stages = entry.get("stages", {})
                 line = rows[key] = {"file": key[0], "line": key[1], "text": entry.get("text"), "samples": 0.0,
                                     "share": 0.0, "stalls": {}, "executed": 0.0, "bytes": 0.0,
-                                    "ttgir": dict((stages.get("ttgir") or {}).get("ops", {})),
+                                    "ttgir": ttgir_of(entry),
                                     "sass_ops": {}, "passes": list((histories or {}).get(key, []))}
             line["samples"] += ins.samples
             line["executed"] += ins.executed

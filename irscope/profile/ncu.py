@@ -21,6 +21,9 @@ SECTOR_BYTES = 32           # an L2 sector
 SAMPLES = "Warp Stall Sampling (All Samples)"
 EXECUTED = "Instructions Executed"
 SECTORS = "L2 Theoretical Sectors Global"
+# samples ncu counts on an instruction but exports under no stall_* column (on the H200: HGMMA rows
+# only, a warpgroup wait the CSV has no column for); kept, so the reasons add up to the samples
+UNLISTED = "unlisted"
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]+$")
 # what ncu prints when the profiler may not read the counters, and other refusals worth naming
 _REASONS = (("ERR_NVGPUCTRPERM", "no permission to read the GPU's performance counters (ERR_NVGPUCTRPERM): "
@@ -88,8 +91,10 @@ def parse_source(text: str, what: str = "ncu source page") -> SourcePage:
                            "--print-source sass (not cuda,sass)")
         where = f"{what} row {k}"
         stalls = {name: v for name, i in stall_cols.items() if (v := _number(r[i], where))}
-        out.append(Instruction(int(address, 16), " ".join(r[col["Source"]].split()),
-                               _number(r[col[SAMPLES]], where), stalls, _number(r[col[EXECUTED]], where),
+        samples = _number(r[col[SAMPLES]], where)
+        if (rest := samples - sum(stalls.values())) > 0:
+            stalls[UNLISTED] = rest
+        out.append(Instruction(int(address, 16), " ".join(r[col["Source"]].split()), samples, stalls, _number(r[col[EXECUTED]], where),
                                _number(r[col[SECTORS]], where) * SECTOR_BYTES if SECTORS in col else 0.0))
     if not out:
         raise BadInput(f"{what}: kernel {kernel!r} has no SASS rows")

@@ -16,7 +16,8 @@ STALL_WORDS = {"long_sb": "long scoreboard", "short_sb": "short scoreboard", "ba
                "mio": "MIO throttle", "lg": "LG throttle", "math": "math pipe", "not_selected": "not selected",
                "selected": "selected", "no_inst": "no instruction", "dispatch": "dispatch", "drain": "drain",
                "imc": "IMC miss", "membar": "membar", "branch_resolving": "branch resolving", "sleep": "sleeping",
-               "tex": "TEX throttle", "misc": "misc"}
+               "tex": "TEX throttle", "misc": "misc",
+               "unlisted": "no reason exported"}
 
 
 _PLUMBING = ("arith.", "ttg.memdesc_index", "tt.splat", "tt.broadcast", "tt.make_range", "tt.addptr")
