@@ -8,7 +8,6 @@ import gzip
 import json
 import os
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -149,6 +148,7 @@ def test_ncus_refusals_are_named():
     perm = "==PROF== Connected\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU"
     assert "ERR_NVGPUCTRPERM" in ncu.failure(perm, 1) and "permission" in ncu.failure(perm, 1)
     assert ncu.failure("==ERROR== Failed to launch the target\n", 1) == "Failed to launch the target"
+    assert "-k filter" in ncu.failure("==WARNING== No kernels were profiled.\n", 0)
     assert ncu.version("NVIDIA (R) Nsight Compute Command Line Profiler\nVersion 2025.3.1.0 (build 1)") == "2025.3.1.0"
 
 
@@ -311,3 +311,15 @@ def test_no_gpu_is_one_line_exit_2_after_the_inputs_were_checked(tmp_path, fake_
     assert bad.code == 2 and "GPU" not in bad.err                # the bad input is named first
     none = run_cli("profile", str(VECTOR_ADD), "-o", str(tmp_path / "out"))
     assert none.code == 2 and "--args" in none.err
+
+
+def test_passes_names_the_passes_that_made_the_hot_lines_ops(tmp_path, monkeypatch, capsys, fake_ncu):
+    code, out, err = _profile_in_process(tmp_path, monkeypatch, capsys, "--passes", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    store = doc["lines"][0]                                     # line 17: tl.store, the hot line
+    assert store["line"] == 17
+    assert any(p.startswith("TritonGPUCoalesce: +") and "ttg.convert_layout" in p for p in store["passes"])
+    assert any(p.startswith("ConvertTritonGPUToLLVM: ") for p in store["passes"])
+    plain = _profile_in_process(tmp_path / "plain", monkeypatch, capsys, "--json")[1]
+    assert not any(x["passes"] for x in json.loads(plain)["lines"])   # without --passes: none

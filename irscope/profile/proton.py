@@ -29,10 +29,7 @@ def per_line(doc: Any, kernel: str, what: str = "proton hatchet") -> dict[tuple[
         raise BadInput(f"{what}: not a Proton hatchet profile (a JSON list whose first item is the tree)")
     out: dict[tuple[str, int], dict[str, Any]] = {}
     found = False
-    for node in _children(doc[0], what):
-        frame = node.get("frame") if isinstance(node, dict) else None
-        if not isinstance(frame, dict) or frame.get("name") != kernel:
-            continue
+    for node in _frames_named(doc[0], kernel, what):
         found = True
         for child in _children(node, what):
             name = (child.get("frame") or {}).get("name", "") if isinstance(child, dict) else ""
@@ -49,6 +46,19 @@ def per_line(doc: Any, kernel: str, what: str = "proton hatchet") -> dict[tuple[
                     row["stalls"][reason] = row["stalls"].get(reason, 0.0) + n
     if not found:
         raise BadInput(f"{what}: no samples of kernel {kernel!r} (was it launched while Proton sampled?)")
+    return out
+
+
+def _frames_named(root: dict, kernel: str, what: str, depth: int = 0) -> list[dict]:
+    """Every frame named `kernel`, at any depth (recorded: ROOT's child; a scope around the launch nests it)."""
+    out = []
+    for node in _children(root, what):
+        if not isinstance(node, dict):
+            continue
+        if (node.get("frame") or {}).get("name") == kernel:
+            out.append(node)
+        elif depth < 16:
+            out += _frames_named(node, kernel, what, depth + 1)
     return out
 
 
