@@ -256,7 +256,7 @@ def _profile_in_process(tmp_path, monkeypatch, capsys, *extra: str) -> tuple[int
     """irscope profile in this process with the GPU check answered yes (the fake ncu launches nothing)."""
     from irscope.cli import main
 
-    monkeypatch.setattr(command, "require_gpu", lambda: None)
+    monkeypatch.setattr(command, "require_gpu", lambda target: None)
     code = 0
     try:
         main(["profile", str(VECTOR_ADD), "--args", ADD_ARGS, "--grid", "cdiv(n_elements, BLOCK_SIZE)",

@@ -26,7 +26,7 @@ from irscope.compile import dump as dump_job
 from irscope.errors import BadInput
 from irscope.kernel import inputs
 from irscope.kernel.hardware import by_device_name
-from irscope.kernel.targets import local_gpu_present
+from irscope.kernel.targets import local_gpu_present, local_gpu_target
 from irscope.profile import child, join, ncu, proton, roofline
 from irscope.timing.launch import Launch
 from irscope.timing.plan import bench_variants
@@ -59,13 +59,18 @@ def choose_tool(tool: str) -> tuple[str, str | None]:
     return "proton", None
 
 
-def require_gpu() -> None:
-    """A profile measures a launch: no GPU is one line (exit 2), never a simulation."""
+def require_gpu(target: Any) -> None:
+    """A profile measures a launch: no GPU is one line (exit 2), never a simulation; and the kernel must be
+    compiled for this GPU (a --target of another chip would profile nothing, or the wrong binary)."""
     if importlib.util.find_spec("torch") is None:
         raise BadInput("profile needs a GPU and torch: torch is not installed here")
     if not local_gpu_present():
         raise BadInput("profile needs a GPU: no CUDA device is visible on this machine (irscope profile DIR shows "
                        "a profile.json made elsewhere)")
+    local = local_gpu_target()
+    if local is None or target != local:
+        raise BadInput(f"profile compiles for {target.name} but this machine's GPU is "
+                       f"{local.name if local else 'unknown'}; profiling needs the local target")
 
 
 def prepare(request: jobs.Request, variant_names: tuple[str, ...], launch_args: str | None, grid: str | None,
@@ -76,7 +81,7 @@ def prepare(request: jobs.Request, variant_names: tuple[str, ...], launch_args: 
         raise BadInput("profile runs one kernel once: give at most one --variant")
     inputs.check_output_dir(out_dir)
     name, path = choose_tool(tool)
-    require_gpu()   # last: every input above is bad input on any machine
+    require_gpu(timed[0].settings.target)   # last: every input above is bad input on any machine
     return Plan(timed[0], launch, Path(out_dir), name, path, seed)
 
 
