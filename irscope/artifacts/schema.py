@@ -105,7 +105,9 @@ MAP = {
 
 STALLS = MapOf(NUMBER)      # stall reason (ncu's short names: long_sb, wait, barrier, ...) -> samples
 PROFILE_LINE = {"file": Req(str), "line": Req(int), "text": Maybe(str), "samples": Req(NUMBER), "share": Req(NUMBER),
-                "stalls": STALLS, "executed": NUMBER, "bytes": NUMBER}
+                "stalls": STALLS, "executed": NUMBER, "bytes": NUMBER,
+                # what the line became (map.json) and, with --passes, the passes that added its ops
+                "ttgir": COUNTS, "sass_ops": COUNTS, "passes": ListOf(str)}
 PROFILE_INSTRUCTION = {"offset": Req(int), "sass": Req(str), "file": Maybe(str), "line": Maybe(int),
                        "samples": Req(NUMBER), "stalls": STALLS, "executed": NUMBER, "bytes": NUMBER}
 PROFILE = {
@@ -114,10 +116,13 @@ PROFILE = {
     "tool": Req(str),                    # what measured it: "ncu 2025.3.1.0" or "proton pcsampling"
     "device": str,                       # the GPU's name as the tool read it
     "command": str,                      # the command line that recorded it
+    "chip": str,                         # the chip table's key for the device (the peaks' source), "" unknown
+    "bytes_from": str,                   # what per-line bytes count: "l2_sectors" (ncu: L2 sectors x 32), "" none
     "totals": Req({"samples": Req(NUMBER), "stalls": STALLS, "executed": NUMBER, "bytes": NUMBER,
                    "duration_ns": Maybe(NUMBER), "dram_bytes": Maybe(NUMBER), "dram_gbps": Maybe(NUMBER),
                    "dram_peak_share": Maybe(NUMBER), "tensor_tflops": Maybe(NUMBER),
-                   "tensor_peak_share": Maybe(NUMBER)}),
+                   "tensor_peak_share": Maybe(NUMBER), "tensor_flops": Maybe(NUMBER),
+                   "peak_dram_gbps": Maybe(NUMBER), "peak_tensor_tflops": Maybe(NUMBER)}),
     "lines": Req(ListOf(PROFILE_LINE)),
     "instructions": ListOf(PROFILE_INSTRUCTION),
     "unmapped": {"samples": NUMBER, "executed": NUMBER},

@@ -1,7 +1,7 @@
 """Command line: each command parses its options, calls the jobs and packages, and hands the result
 to its view (irscope/views); main() turns errors into one line and an exit status.
 
-One module per command (dump, lines, report, passes, signature, diff, bench, sweep, recipes). No compiler logic and
+One module per command (dump, lines, report, passes, signature, diff, bench, sweep, recipes, profile). No compiler logic and
 no formatting lives here. Imports of irscope's packages stay inside the commands (this is the command
 boundary), so `irscope --help` loads neither Triton nor torch.
 """
@@ -19,6 +19,7 @@ from irscope.cli import (
     dump,
     lines,
     passes,
+    profile,
     recipes,
     report,
     signature,
@@ -34,7 +35,7 @@ def cli():
 
 
 for _command in (dump.dump, lines.lines, report.report, passes.passes, signature.signature, diff.diff, bench.bench,
-                 sweep.sweep, recipes.recipes_group, bisect.bisect):
+                 sweep.sweep, recipes.recipes_group, bisect.bisect, profile.profile):
     cli.add_command(_command)
 
 
