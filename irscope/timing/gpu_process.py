@@ -143,6 +143,12 @@ def main() -> int:
         prepared["utils"] = time.perf_counter() - born
 
     prepared: dict[str, float] = {}  # seconds from birth: the C helpers built
+    # triton's package is imported here, before the helper thread reaches for triton.backends.*: a
+    # package import that fails in that thread (torch half-imported in this one) leaves its submodules in
+    # sys.modules and the package out; the package imported again later then lacks those attributes
+    # (`triton.backends`), and torch._inductor's import fails on it — a kernel file importing
+    # torch._dynamo (liger-kernel's) faulted so on the H200
+    import triton  # noqa: F401
     threading.Thread(target=read, daemon=True).start()
     helper = threading.Thread(target=prepare, daemon=True)
     helper.start()
