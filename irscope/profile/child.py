@@ -55,19 +55,18 @@ def main(argv: list[str]) -> int:
     torch.cuda.init()
     # kernels that build TMA descriptors on the device need the allocator a script would set
     triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
-    v.binary = compiler.load_binary(v.spec, v.settings)
-    args = inputs.materialize(launch, "cuda", job["seed"])
-    run = launcher(v, args, launch)
-    if "--proton" in argv:
+    proton = None
+    if "--proton" in argv:  # before the binary loads: CUPTI correlates samples with a module it saw load
         import triton.profiler as proton
 
         proton.start(argv[argv.index("--proton") + 1], backend="cupti", mode="pcsampling", hook="triton")
-        run()
-        torch.cuda.synchronize()
+    v.binary = compiler.load_binary(v.spec, v.settings)
+    args = inputs.materialize(launch, "cuda", job["seed"])
+    run = launcher(v, args, launch)
+    run()
+    torch.cuda.synchronize()
+    if proton is not None:
         proton.finalize()
-    else:
-        run()
-        torch.cuda.synchronize()
     print(f"irscope profile child: {v.spec.kernel} grid {grid} launched once")
     return 0
 

@@ -163,6 +163,9 @@ def _with_proton(kernel: str, launch_argv: list[str], tmp: Path, folder: Path,
 
 def proton_document(kernel: str, data: Any, source_map: dict[str, Any], command: str) -> dict[str, Any]:
     joined = join.join_lines(proton.per_line(data, kernel), source_map)
+    if not joined["totals"]["samples"]:  # an empty profile would read as "nothing is hot": refuse it
+        raise BadInput(f"Proton PC sampling recorded no samples of {kernel} (no line of it in the hatchet); "
+                       f"profile it with Nsight Compute (ncu on PATH) instead")
     return {"kernel": kernel, "tool": "proton pcsampling", "device": proton.device(data), "command": command,
             "bytes_from": "", "totals": joined["totals"], "lines": joined["lines"]}
 
