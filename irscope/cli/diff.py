@@ -83,7 +83,10 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
             "--b-triton": b_triton, "--stage": stages, "--passes": with_passes, "--by-line": by_line, "--raw": raw,
             "--a-variant": a_variant, "--b-variant": b_variant, "--time": do_time, "--args": launch_args,
             "--grid": launch_grid, "--html": html})
-        click.echo(profile_diff.profile_json(result)) if as_json else profile_diff.profile_summary(result)
+        if as_json:
+            click.echo(profile_diff.profile_json(result))
+        else:
+            profile_diff.profile_summary(result)
         return
     if html is not None:
         from irscope.report.output import check_output
