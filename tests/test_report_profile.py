@@ -70,6 +70,21 @@ def test_the_model_places_the_measured_heat_on_the_kernel_lines(pages):
     assert cards["duration"]["value"] == "348.4 us" and cards["DRAM bandwidth"]["value"] == "626 GB/s"
     assert cards["DRAM bandwidth"]["fill"] == pytest.approx(0.1301)
     assert pages["plain_model"]["dumps"][0]["profile"] is None
+    assert prof["other_kernel"] == ""
+
+
+def test_a_profile_of_another_kernel_is_said_on_the_page(dumps, tmp_path):
+    from irscope.report import model
+    from irscope.views import report as view
+
+    folder = tmp_path / "d"
+    shutil.copytree(dumps["measured"], folder)
+    doc = json.loads((folder / "profile.json").read_text())
+    doc["kernel"] = "rmsnorm_fwd"
+    (folder / "profile.json").write_text(json.dumps(doc))
+    m = model.report_model([folder])
+    assert m["dumps"][0]["profile"]["other_kernel"] == "rmsnorm_fwd"
+    assert "profile.json measured kernel rmsnorm_fwd, not this dump's matmul_kernel" in view.render(m)
 
 
 def test_without_a_source_map_the_profile_still_places_its_lines(pages):

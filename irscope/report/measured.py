@@ -35,9 +35,10 @@ def read(folder: Path) -> dict[str, Any] | None:
     return profiled.read(folder)
 
 
-def model(doc: dict[str, Any], kernel_file: str, first: int, source_lines: int) -> dict[str, Any]:
+def model(doc: dict[str, Any], kernel_file: str, first: int, source_lines: int, kernel: str = "") -> dict[str, Any]:
     """Per source-pane line (numbered from 1, as the pane is): its share of the kernel's warp-stall
-    samples, the top reasons and a tooltip; the hot lines; the totals as cards; what measured it."""
+    samples, the top reasons and a tooltip; the hot lines; the totals as cards; what measured it; the
+    kernel it names when that is not the dump's own (a profile.json copied into the wrong folder)."""
     total = doc["totals"]["samples"]
     per: dict[int, dict[str, Any]] = {}
     elsewhere = 0.0
@@ -68,6 +69,7 @@ def model(doc: dict[str, Any], kernel_file: str, first: int, source_lines: int) 
         "tool": doc["tool"], "device": device,
         "by": f"measured by {doc['tool']}" + (f" on {device}" if device else ""),
         "command": doc.get("command") or "",
+        "other_kernel": doc["kernel"] if kernel and doc["kernel"] != kernel else "",
         "rows": rows, "max_share": max((r["share"] for r in rows.values()), default=0.0),
         "hot": [{"src": k, "share_text": _pct(rows[k]["share"]), **rows[k]} for k in hot],
         "elsewhere": _pct(share(elsewhere, total)) if elsewhere else "",

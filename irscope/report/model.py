@@ -74,7 +74,7 @@ def dump_model(folder: Path, index: int = 0, with_layouts: bool = True) -> dict[
         "stages": [dict(name=name, lang=LANGS.get(name, "text"), **t) for name, t in texts.items()],
         "source_first_line": first,
         "map": links(smap, first, len(source.splitlines())) if smap else {"available": False, "why": why},
-        "profile": measured.model(prof, kernel_file, first, len(source.splitlines())) if prof else None,
+        "profile": measured.model(prof, kernel_file, first, len(source.splitlines()), m["kernel"]) if prof else None,
         "resources": resources(m),
         "charts": charts(m.get("stats") or {}),
         "passes": pass_diffs(folder, m) if m.get("passes") is not None else None,
