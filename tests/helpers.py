@@ -80,3 +80,21 @@ def cache_dir(path: Path):
             os.environ.pop("IRSCOPE_CACHE_DIR", None)
         else:
             os.environ["IRSCOPE_CACHE_DIR"] = old
+
+
+PROFILES = DATA / "profile"   # profile.json documents derived from the H200's ncu recordings (derive.py says how)
+
+
+def write_profile(folder: Path, num_stages: int) -> Path:
+    """Give a dump folder of examples/matmul.py the profile measured on the H200 at `num_stages` (1 or 3), its
+    lines placed on this dump's kernel file (the recording's path was the GPU machine's checkout)."""
+    import json
+
+    from irscope.artifacts import profiled
+
+    doc = json.loads((PROFILES / f"matmul_ns{num_stages}.json").read_text())
+    kernel_file = json.loads((Path(folder) / "manifest.json").read_text())["file"]
+    for e in doc["lines"]:
+        e["file"] = kernel_file
+    doc.pop("irscope_profile")
+    return profiled.write(Path(folder), doc)

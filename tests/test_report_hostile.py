@@ -114,6 +114,24 @@ def make_hostile(src: Path, dst: Path, tag: str) -> dict:
     return {"folder": dst, "manifest": m, "map": smap, "given": h.given, "stage_names": names}
 
 
+def make_hostile_profile(dst: Path, smap: dict, h: Hostile) -> dict:
+    """A profile.json in hostile copy `dst` (#32): hostile stall reasons, texts, tool, device and command, a line
+    in a hostile file, and numbers no float holds (a 4,001-digit integer is valid JSON); its lines on the map's
+    (hostile) kernel file, so the gutter shows their heat."""
+    lines = [{"file": e["file"], "line": e["line"], "text": h(), "samples": 100 + 7 * i, "share": 0.1,
+              "stalls": {h(): 60 + i, h(): 40}, "executed": 1e308, "bytes": 10 ** 4000}
+             for i, e in enumerate(smap["lines"]) if e["file"] == smap["kernel_file"]]
+    lines[0]["samples"] = 10 ** 4000
+    lines.append({"file": h(), "line": 3, "text": h(), "samples": 50, "share": 0.01, "stalls": {h(): 50}})
+    doc = {"irscope_profile": 1, "kernel": h(), "tool": h(), "device": h(), "command": h(),
+           "totals": {"samples": 10 ** 4, "stalls": {h(): 7000, h(): 3000}, "executed": 1, "bytes": 1,
+                      "duration_ns": 10 ** 4000, "dram_gbps": 1e308, "dram_peak_share": 10 ** 4000,
+                      "tensor_tflops": -1e308, "tensor_peak_share": -5},
+           "lines": lines}
+    (dst / "profile.json").write_text(json.dumps(doc))
+    return doc
+
+
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
     """Two real dumps (per-pass IR both): the shipped matmul for cuda:90, and the same with num_warps=8."""
@@ -135,6 +153,7 @@ def hostile(real, tmp_path_factory):
     out = tmp_path_factory.mktemp("hostile")
     a = make_hostile(real["a"], out / "dumps" / "a", "A")
     b = make_hostile(real["b"], out / "dumps" / "b", "B")
+    b["profile"] = make_hostile_profile(b["folder"], b["map"], Hostile("P"))   # a's gutter stays static
     rm = model.report_model([a["folder"], b["folder"]])
     report = output.write_page(out / "report.html", view.render(rm))
     dm = pages.diff_model(diff.compare(load_side("a", a["folder"]), load_side("b", b["folder"])))
@@ -261,6 +280,12 @@ def test_hostile_strings_reach_the_models(hostile):
     assert d["map"]["machine"] == a["stage_names"]["sass"]
     assert {s["name"] for s in d["stages"]} >= set(a["stage_names"].values())
     assert [p["name"] for p in d["passes"]] == [p["name"] for p in a["manifest"]["passes"]]
+    prof, d1 = hostile["b"]["profile"], hostile["report_model"]["dumps"][1]
+    assert d1["profile"]["by"] == f"measured by {prof['tool']} on {prof['device']}"
+    reasons = {k for e in prof["lines"] for k in e["stalls"]}
+    tips = [r["tip"] for r in d1["profile"]["rows"].values()]
+    assert tips and all(any(k in t for k in reasons) for t in tips)
+    assert json.loads(json.dumps(d1["profile"], allow_nan=False))    # the huge numbers came out finite
     stages = [s["stage"] for s in hostile["diff_model"]["stages"]]
     assert set(a["stage_names"].values()) <= set(stages)
     assert any(s["status"] != "equal" and s["stage"] in a["stage_names"].values() for s in hostile["diff_model"]["stages"])
@@ -403,6 +428,14 @@ def test_report_page_runs_nothing_from_the_folder(browser, hostile):
             _click_lines(pg, pane)
         for bar in pg.locator(f"{sec} .gut i").all()[:10]:
             bar.hover()
+        if dump == "d1":     # measured heat: the hostile stall reasons and tool shown as text
+            prof = hostile["b"]["profile"]
+            reasons = {k for e in prof["lines"] for k in e["stalls"]}
+            heat = pg.locator(f"{sec} .pane[data-pane='0'] .gut i.heat").evaluate_all(
+                "els => els.map(e => e.getAttribute('title'))")
+            assert heat and all(any(k in t for k in reasons) for t in heat)
+            note = p.text(f"{sec} .gutter-note.measured")[0]
+            assert prof["tool"] in note and prof["device"] in note
         pg.click(f"{sec} nav.tabs button[data-tab='passes']")
         pg.uncheck(f"{sec} .changed-only")
         rows = pg.locator(f"{sec} .pass-table tr[data-i]")

@@ -46,10 +46,13 @@ from irscope.errors import BadInput
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
 @click.option("--html", type=click.Path(path_type=Path), metavar="FILE",
               help="Also write the diff as one self-contained HTML page to FILE.")
+@click.option("--profile", "with_profile", is_flag=True,
+              help="Compare what irscope profile measured in two dump folders, line by line: each Python line's "
+                   "share of the warp stalls and its top reasons, biggest change first, with the totals.")
 def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_target, b_target, a_triton, b_triton,
          stages,
          with_passes, by_line, raw, side_by_side, context, as_json, a_variant, b_variant, do_time, launch_args, launch_grid,
-         max_seconds, html):
+         max_seconds, html, with_profile):
     """Compare two compiles of a kernel: stats, stages, passes. Exit 0 equal, 1 different, 2 trouble.
 
     \b
@@ -59,6 +62,7 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     irscope diff k.py -s SIG --a-triton 3.6.0 --b-triton 3.9.0
     irscope diff CAPTURE_DIR --a-triton 3.6.0 --b-triton 3.9.0   (every captured kernel)
     irscope diff CAPTURE_A CAPTURE_B   (two scripts' captures: the frontier comparison, exit 0)
+    irscope diff --profile DIR_A DIR_B   (two measured dumps: where the stalls moved, exit 0)
 
     FILE is a kernel file (or spec file) compiled once per side, or DIR_A.
     Stages are compared after normalisation (value, register and label names
@@ -71,6 +75,19 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     from irscope.views import bench as bench_view
     from irscope.views import diff as view
 
+    if with_profile:
+        from irscope.views import profile_diff
+
+        result = command.profile(request.file, dir_b, request, {
+            "--a": a_sets, "--b": b_sets, "--a-target": a_target, "--b-target": b_target, "--a-triton": a_triton,
+            "--b-triton": b_triton, "--stage": stages, "--passes": with_passes, "--by-line": by_line, "--raw": raw,
+            "--a-variant": a_variant, "--b-variant": b_variant, "--time": do_time, "--args": launch_args,
+            "--grid": launch_grid, "--html": html})
+        if as_json:
+            click.echo(profile_diff.profile_json(result))
+        else:
+            profile_diff.profile_summary(result)
+        return
     if html is not None:
         from irscope.report.output import check_output
 
@@ -110,13 +127,8 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     if dir_b is not None or file.is_dir():
         if dir_b is None:
             raise BadInput(f"{file}: a dump folder; give a second one to compare with (irscope diff DIR_A DIR_B)")
-        compile_flags = [name for name, given in (
-            ("--a", a_sets), ("--b", b_sets), ("--a-target", a_target), ("--b-target", b_target),
-            ("--set", request.sets), ("--target", request.target), ("--signature", request.signature),
-            ("--arg", request.named_args), ("--const", request.consts)) if given]
-        if compile_flags:
-            raise BadInput(f"{', '.join(compile_flags)}: apply when compiling a kernel file; "
-                           f"DIR_A DIR_B compares two dumps as they are")
+        command.refuse_compile_flags(request, {"--a": a_sets, "--b": b_sets, "--a-target": a_target,
+                                               "--b-target": b_target})
         a, b = command.folder_sides(file, dir_b, request.kernels)
     else:
         reqs = (sides.SideRequest("a", a_target, list(a_sets), a_variant),

@@ -2,8 +2,8 @@
 
 Everything the page shows is computed here, at report time: stage texts, the links between the
 Python source and every stage (from the dump's map.json, when it has one), the per-pass IR
-diffs (difflib), resources, instruction mix and hot lines, and the layout pictures
-(layouts.py). The view (views/report.py) only renders this model.
+diffs (difflib), resources, instruction mix and hot lines, the measured heat per line when
+`irscope profile` left a profile.json (measured.py), and the layout pictures (layouts.py). The view (views/report.py) only renders this model.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from irscope.artifacts import MANIFEST, sourcemap
 from irscope.artifacts import passes as passes_mod
 from irscope.artifacts.sourcemap import CLASSES
 from irscope.errors import BadInput
-from irscope.report import layouts
+from irscope.report import layouts, measured
 
 LANGS = stages.column("page")
 MAX_STAGE_BYTES = 8 << 20      # a stage bigger than this is cut (the page says so)
@@ -56,7 +56,10 @@ def dump_model(folder: Path, index: int = 0, with_layouts: bool = True) -> dict[
     texts = _stage_texts(folder, m)
     source = texts.get("source", {}).get("text", "")
     smap, why = _load_map(folder, m)
-    first = first_line(source, smap) if smap else 1
+    prof = measured.read(folder)     # a damaged profile.json is BadInput, as a damaged manifest is
+    kernel_file = smap["kernel_file"] if smap else str(m.get("file") or "")
+    first = first_line(source, smap) if smap else \
+        first_line(source, {"kernel_file": kernel_file, "lines": prof["lines"]}) if prof else 1
     return {
         "id": f"d{index}",
         "title": f"{m['kernel']} · {m['target']}" + (f" · {m['options'].get('num_warps')}w"
@@ -71,6 +74,7 @@ def dump_model(folder: Path, index: int = 0, with_layouts: bool = True) -> dict[
         "stages": [dict(name=name, lang=LANGS.get(name, "text"), **t) for name, t in texts.items()],
         "source_first_line": first,
         "map": links(smap, first, len(source.splitlines())) if smap else {"available": False, "why": why},
+        "profile": measured.model(prof, kernel_file, first, len(source.splitlines()), m["kernel"]) if prof else None,
         "resources": resources(m),
         "charts": charts(m.get("stats") or {}),
         "passes": pass_diffs(folder, m) if m.get("passes") is not None else None,

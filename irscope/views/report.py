@@ -24,7 +24,7 @@ from irscope.report import output, pages
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # what the page's script reads, per page kind (the rest is rendered into the HTML)
-SCRIPT_KEYS = {"dumps": ("id", "stages", "source_first_line", "map", "passes", "layouts")}
+SCRIPT_KEYS = {"dumps": ("id", "stages", "source_first_line", "map", "profile", "passes", "layouts")}
 
 
 def _script_data(model: dict[str, Any]) -> str:

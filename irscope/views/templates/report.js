@@ -166,7 +166,18 @@
       if (!map.available) return;
       if (pane === panes[0]) fromSource(line); else fromStage(pane, line);
     }
-    paneEls.forEach(function (el, i) { panes.push(new Pane(el, click, i === 0 && map.available ? gutter : null)); });
+    /* measured heat (profile.json): a line's share of the warp-stall samples, its top reasons in the title */
+    var prof = d.profile, heatRows = prof ? prof.rows : {};
+    function heat(n) {
+      var r = own(heatRows, n); if (!r || !(r.share > 0)) return null;
+      var w = Math.max(2, Math.round(40 * r.share / (prof.max_share || 1)));
+      var bar = el("i", r.share >= 0.1 ? "heat" : "heat cool");
+      bar.style.width = (isFinite(w) ? Math.min(40, w) : 2) + "px";   // CSSOM: a number, never a style string
+      bar.setAttribute("title", str(r.tip));
+      bar.dataset.share = str(r.share);
+      return bar;
+    }
+    paneEls.forEach(function (el, i) { panes.push(new Pane(el, click, i === 0 ? (prof ? heat : map.available ? gutter : null) : null)); });
     var src = stages.source;
     panes[0].offset = d.source_first_line - 1;   // numbered as the kernel's file is
     panes[0].setText("source", src ? src.text : "(no source in this dump)", "python");
