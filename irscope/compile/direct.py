@@ -40,13 +40,13 @@ import os
 import sys
 from importlib.machinery import PathFinder
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from irscope import __version__
 from irscope.compile import cache
 
 RECORD_DIR = ".irscope-direct"   # hidden: the cache's entries are its other names
-SCHEMA = 1
+SCHEMA = 2
 # Triton's cache-invalidating variables all start so (3.6 - 3.9: ALLOW_LHS_TMEM_LAYOUT_CONVERSION,
 # AMDGCN_*, DISABLE_*, LLVM_*, MLIR_*, NVPTX_*, TRITON_*, USE_IR_LOC); the rest are irscope's own
 # knobs and the toolkit's
@@ -82,13 +82,24 @@ def package_fingerprint() -> str:
     return h.hexdigest()
 
 
-def dump_fields(file: str, kernels, signature, args, consts, target, sets, out: str, as_json: bool,
-                passes: bool) -> dict:
-    """What identifies a plain dump request for the direct mode (irscope.entry reads it from the command line,
-    cli/dump.py records under the same)."""
-    return {"command": "dump", "file": str(Path(file)), "kernels": list(kernels), "signature": signature,
-            "args": list(args), "consts": list(consts), "target": target, "sets": list(sets),
-            "out": str(Path(out)), "view": "json" if as_json else "summary", "passes": bool(passes)}
+_REQUEST = {"kernels": (), "signature": None, "args": (), "consts": (), "target": None, "sets": (), "recipe": None,
+            "variants": (), "pin_layouts": (), "pin_loops": (), "pin_partitions": (), "out": "irscope-out",
+            "passes": False}
+
+
+def request_fields(command: str, file: str, view: dict[str, Any], **given: Any) -> dict:
+    """What identifies a request for the direct mode: the command, its kernel-file options as typed (keys of
+    _REQUEST; irscope.entry reads them from the command line, the CLI records under the same) and the view's
+    own flags (`view`: --json, --first, --sort...). Lists stay in order: --set's last wins."""
+    fields = dict(_REQUEST)
+    for key, value in given.items():
+        if key not in _REQUEST:
+            raise TypeError(key)
+        fields[key] = list(value) if isinstance(value, (list, tuple)) else value
+    fields = {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
+    fields["out"] = str(Path(fields["out"]))
+    fields["passes"] = bool(fields["passes"])
+    return {"command": command, "file": str(Path(file)), **fields, "view": dict(sorted(view.items()))}
 
 
 def request_key(fields: dict[str, Any]) -> str | None:
@@ -197,12 +208,16 @@ def _skip_module(name: str) -> bool:
 
 
 def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: set[str],
-             env_read: set[str] | None, summary: str | None, triton_env: dict[str, str]) -> None:
+             env_read: set[str] | None, summary: str | None, triton_env: dict[str, str],
+             inputs: Iterable[Path] = (), absent: Iterable[Path] = (), status: int = 0) -> None:
     """Write the record of a full dump that just succeeded (results: dump.DumpResult, one per kernel).
 
     `opened` and `env_read` are what the kernel file's import opened and read (kernel.loader;
     env_read None: it read the whole environment); `triton_env` is adapter.cache_invalidating_env().
-    A cache that cannot be written is skipped.
+    `inputs` are the other files the request read (a recipe, a spec file), kept by content like the
+    kernel's; `absent` the paths that must stay absent (a recipe folder earlier on $IRSCOPE_RECIPES
+    than the one the recipe was found in). `summary` is the command's output as it printed to a
+    pipe and `status` its exit status. A cache that cannot be written is skipped.
     """
     key = request_key(fields)
     if key is None:
@@ -212,7 +227,7 @@ def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: s
     if triton is None:
         return
     triton_root = str(Path(triton["origin"]).parent) + os.sep
-    paths = {str(kernel_file.resolve())}
+    paths = {str(kernel_file.resolve())} | {str(Path(p).resolve()) for p in inputs}
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str) and not _skip_module(name):
@@ -241,7 +256,9 @@ def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: s
         "triton": triton,
         "env": env,
         "whole_env": env_read is None,
+        "absent": sorted(os.path.abspath(p) for p in absent),
         "summary": summary,
+        "status": status,
     }
     _write(record_path(key), doc)
 
@@ -300,6 +317,8 @@ def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | Non
         return None
     if any(_stat(p) != st for p, st in triton["libs"].items()):
         return None
+    if any(os.path.lexists(p) for p in doc["absent"]):
+        return None
     dirs = {}
     for folder, state in doc["dirs"].items():
         st = _stat(folder)
@@ -347,17 +366,37 @@ def serve(doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any]
     return out
 
 
-# ---------------------------------------------------------------- from a dump command's request
+# ---------------------------------------------------------------- from a command's request
+
+# where a target can come from that does not depend on this machine (kernel.targets, jobs.choose_target):
+# the flag, a recipe, a spec file; "local GPU" and "default (no GPU here)" ask the driver, which a record cannot
+_FIXED_TARGET = ("requested", "recipe ", "from ")
 
 
-def recordable(request: Any) -> bool:
-    """The plain requests irscope.entry reads and the direct mode serves: a .py kernel file, an explicit
-    --target, no steering, no spec file; and the kernel file's import was observed (kernel.loader)."""
+def kernel_file(request: Any, spec_doc: dict | None) -> Path | None:
+    """The kernel file whose import the record watched: FILE, or the file a spec file names; None when
+    the request is not one the direct mode serves: the Python API's loaded kernels, a file that is
+    neither .py nor a spec file, a spec file of a captured script (it loads on the stand-in GPU unless
+    a GPU is local, which a record cannot see), or a kernel file whose import was not observed."""
     from irscope.kernel import loader
 
-    if request.steered or request.is_spec_file or not request.target or request.file.suffix != ".py":
-        return False
-    return START_PATH is not None and str(request.file.resolve()) in loader.OBSERVED
+    if START_PATH is None or getattr(request, "loaded", ()):
+        return None
+    if spec_doc is not None:
+        if (spec_doc.get("launch") or {}).get("script") or not isinstance(spec_doc.get("file"), str):
+            return None
+        file = Path(spec_doc["file"])
+    elif request.file.suffix == ".py":
+        file = request.file
+    else:
+        return None
+    return file if str(file.resolve()) in loader.OBSERVED else None
+
+
+def recordable(results: list) -> bool:
+    """Every dump's target came from the command line, a recipe or a spec file (not the local GPU)."""
+    return bool(results) and all(str(r.manifest.get("target_reason", "")).startswith(_FIXED_TARGET)
+                                 for r in results)
 
 
 def on_disk(results: list) -> list:
@@ -368,13 +407,23 @@ def on_disk(results: list) -> list:
             for r in results]
 
 
-def remember_request(request: Any, out_dir: Path, as_json: bool, with_passes: bool, results: list,
-                     summary: str | None) -> None:
-    """`remember` for a dump command's jobs.Request (only when `recordable`)."""
+def fields_of(command: str, request: Any, variants: Iterable[str], out_dir: Path, with_passes: bool,
+              view: dict[str, Any]) -> dict:
+    """request_fields for a command's jobs.Request, as irscope.entry reads the same command line."""
+    return request_fields(command, str(request.file), view, kernels=request.kernels, signature=request.signature,
+                          args=request.named_args, consts=request.consts, target=request.target,
+                          sets=request.all_sets(), recipe=request.recipe, variants=tuple(variants),
+                          pin_layouts=request.pin_layouts, pin_loops=request.pin_loops,
+                          pin_partitions=request.pin_partitions, out=str(out_dir), passes=with_passes)
+
+
+def remember_request(fields: dict[str, Any], file: Path, inputs: Iterable[Path], absent: Iterable[Path],
+                     results: list, summary: str | None, status: int = 0) -> None:
+    """`remember` for a command's request whose kernel file is `file` (kernel_file's answer); `results` as
+    on_disk read them back."""
     from irscope import adapter
     from irscope.kernel import loader
 
-    seen = loader.OBSERVED[str(request.file.resolve())]
-    fields = dump_fields(str(request.file), request.kernels, request.signature, request.named_args,
-                         request.consts, request.target, request.all_sets(), str(out_dir), as_json, with_passes)
-    remember(fields, on_disk(results), request.file, seen.files, seen.env, summary, adapter.cache_invalidating_env())
+    seen = loader.OBSERVED[str(file.resolve())]
+    remember(fields, results, file, seen.files, seen.env, summary, adapter.cache_invalidating_env(),
+             inputs, absent, status)
