@@ -33,19 +33,31 @@ _VIEWS = {
     "passes": ({"--first": "first", "--line": "line"}, {"--all": "all"}, {"first": None, "all": False, "line": None}),
     "lines": ({"--line": "line", "--stage": "stage", "--sort": "sort", "--top": "top"}, {"--json": "json"},
               {"line": None, "stage": None, "sort": "instructions", "top": 0, "json": False}),
+    # diff of a kernel file's two sides, to a pipe only (on a terminal its layout follows the width)
+    "diff": ({"--a": "a", "--b": "b", "--a-target": "a_target", "--b-target": "b_target", "--a-variant": "a_variant",
+              "--b-variant": "b_variant", "--stage": "stages", "--context": "context", "-U": "context"},
+             {"--passes": "passes", "--by-line": "by_line", "--raw": "raw", "--json": "json",
+              "--side-by-side": "side_by_side", "--unified": "unified"},
+             {"a": [], "b": [], "a_target": None, "b_target": None, "a_variant": None, "b_variant": None, "stages": [],
+              "context": 3, "by_line": False, "raw": False, "json": False, "side_by_side": False, "unified": False}),
 }
 
 
 def main(argv: list[str] | None = None) -> None:
     direct.begin()
     args = list(sys.argv[1:] if argv is None else argv)
-    status = _serve(args)
-    if status is None:
-        from irscope.cli import main as cli_main  # click and every command: only when not served here
+    parsed = _parse(args)
+    status = _serve(*parsed) if parsed is not None else None
+    if status is not None:
+        if status:
+            sys.exit(status)
+        return
+    if parsed is not None and parsed[0]["command"] == "diff":
+        _recorded(args, *parsed)
+        return
+    from irscope.cli import main as cli_main  # click and every command: only when not served here
 
-        cli_main(args)
-    elif status:
-        sys.exit(status)
+    cli_main(args)
 
 
 def _parse(args: list[str]) -> tuple[dict, Path] | None:
@@ -54,7 +66,7 @@ def _parse(args: list[str]) -> tuple[dict, Path] | None:
         return None
     command = args[0]
     view_valued, view_flags, view = _VIEWS[command]
-    view = dict(view)
+    view = {k: list(v) if isinstance(v, list) else v for k, v in view.items()}
     got: dict = {k: [] for k in _MANY}
     given: set[str] = set()
     file = None
@@ -69,6 +81,8 @@ def _parse(args: list[str]) -> tuple[dict, Path] | None:
             key = _VALUED.get(name) or view_valued.get(name)
             if key in _MANY:
                 got[key].append(value)
+            elif name in view_valued and isinstance(view[key], list):
+                view[key].append(value)
             elif key is not None:
                 if key in given:
                     return None  # a repeated single option: click's rule (the last wins) is the CLI's
@@ -86,10 +100,13 @@ def _parse(args: list[str]) -> tuple[dict, Path] | None:
         return None
     if file.endswith(".py") and "signature" not in got and not got["args"] and not got["consts"]:
         return None  # a script to capture
-    if "top" in given:
-        if not view["top"].isdigit():
-            return None  # click's IntRange says what is wrong with it
-        view["top"] = int(view["top"])
+    for number in ("top", "context"):
+        if number in given:
+            if not view[number].isdigit():
+                return None  # click's IntRange says what is wrong with it
+            view[number] = int(view[number])
+    if command == "diff" and (sys.stdout.isatty() or (view["side_by_side"] and view["unified"])):
+        return None  # a terminal's width decides the layout; of both flags click's order decides
     if not str(got.get("out", "irscope-out")).strip():
         return None
     if command == "passes":
@@ -98,14 +115,12 @@ def _parse(args: list[str]) -> tuple[dict, Path] | None:
     return fields, Path(fields["out"])
 
 
-def _serve(args: list[str]) -> int | None:
+def _serve(fields: dict, out: Path) -> int | None:
     """Answer a repeat from the direct mode: its exit status; None (nothing printed) when it cannot."""
-    parsed = _parse(args)
-    if parsed is None:
-        return None
-    fields, out = parsed
     try:
         doc = direct.lookup(fields)
+        if doc is not None and fields["command"] == "diff" and doc.get("summary") is None:
+            return None
         served = direct.serve(doc, out) if doc is not None else None
     except Exception:  # noqa: BLE001 - any doubt is the full path's to settle (it says what went wrong)
         return None
@@ -145,3 +160,62 @@ def _render(command: str, folders: list[tuple], view: dict) -> int:
     if command == "passes":
         return cli.passes.show(folders, view["first"], view["all"], view["line"])
     return cli.lines.show(folders, view["line"], view["stage"], view["sort"], view["top"], view["json"])
+
+
+class _Tee:
+    """A text stream that also keeps what was written to it (a diff's output, for its record)."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        n = self.real.write(text)
+        self.parts.append(text)
+        return n
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def __getattr__(self, name: str):
+        return getattr(self.real, name)
+
+
+def _recorded(args: list[str], fields: dict, out: Path) -> None:
+    """A diff the direct mode could not serve, through the CLI, and its record: the output as it printed
+    (to a pipe) and the exit status (0 equal, 1 different). diff does not hand its dumps back, so the
+    sides are the entries the cache noted (cache.NOTED); a run is recorded only when both sides came
+    from the cache (a compiling run prints "(compiled)", which a repeat would not) and nothing went to
+    stderr (a note, a kernel file's own printing, an error)."""
+    from irscope import cli
+
+    stdout, stderr = _Tee(sys.stdout), _Tee(sys.stderr)
+    direct.cache.NOTED = []
+    sys.stdout, sys.stderr = stdout, stderr
+    status = 0
+    try:
+        cli.main(args)
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        raise
+    finally:
+        sys.stdout, sys.stderr = stdout.real, stderr.real
+        noted, direct.cache.NOTED = direct.cache.NOTED, None
+        if status in (0, 1) and not stderr.text() and len(noted) == 2 and all(h == "restored" for h, _ in noted):
+            try:
+                _remember_diff(fields, out, [key for _, key in noted], stdout.text(), status)
+            except Exception:  # noqa: BLE001 - no record is only a slower next run
+                pass
+
+
+def _remember_diff(fields: dict, out: Path, keys: list[str], text: str, status: int) -> None:
+    from irscope.cli import options
+
+    results = direct.noted(out, keys)
+    where = options.recording(options.request_from(fields), results) if results else None
+    if where is not None:
+        direct.remember_request(fields, *where, results, text, status=status)

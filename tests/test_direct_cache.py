@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -322,3 +323,19 @@ def test_a_direct_repeat_names_its_own_file_too(tmp_path):
     mine = _dump(tmp_path, VECTOR_ADD)
     assert mine["cache"] == "direct" and mine["file"] == str(VECTOR_ADD)
     assert json.loads((Path(mine["folder"]) / "map.json").read_text())["kernel_file"] == os.path.realpath(VECTOR_ADD)
+
+
+def test_a_diff_of_two_unchanged_sides_is_served_as_the_full_path_prints_it_and_a_changed_callee_is_not(tmp_path):
+    kern = _kernel(tmp_path)
+    args = ["diff", *_kernel_args(tmp_path, kern, "--a", "num_warps=4", "--b", "num_warps=8", "--stage", "ttgir")]
+    compiled, _ = _traced(tmp_path, *args)
+    cached, triton = _traced(tmp_path, *args)   # both sides from the cache: what a repeat will print
+    assert triton and "(compiled)" in compiled.stdout and "(compiled)" not in cached.stdout
+    served, triton = _traced(tmp_path, *args)
+    assert not triton and served.returncode == cached.returncode == 1
+    assert served.stdout == cached.stdout == _full(tmp_path, *args).stdout
+    (kern.parent / "helpers.py").write_text(HELPER.replace("x + y", "x * y"))
+    changed, triton = _traced(tmp_path, *args)
+    assert triton and "(compiled)" in changed.stdout
+    folders = {Path(w) for w in changed.stdout.split() if re.fullmatch(r".*/add_kernel/cuda90-[0-9a-f]{8}", w)}
+    assert len(folders) == 2 and all("arith.mulf" in (f / "add_kernel.ttir").read_text() for f in folders)

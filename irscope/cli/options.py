@@ -152,6 +152,19 @@ def remembered(command: str, request, variants, out_dir: Path, with_passes: bool
     return status
 
 
+def request_from(fields: dict):
+    """The jobs.Request of a command line irscope.entry read (compile/direct.request_fields), as
+    spec_options builds it from the same options."""
+    from irscope.jobs import Request
+
+    variants = fields["variants"]
+    return Request(Path(fields["file"]), tuple(fields["kernels"]), fields["signature"], tuple(fields["args"]),
+                   tuple(fields["consts"]), fields["target"], recipe=fields["recipe"],
+                   variant=variants[0] if variants else None, pin_layouts=tuple(fields["pin_layouts"]),
+                   pin_loops=tuple(fields["pin_loops"]),
+                   pin_partitions=tuple(fields["pin_partitions"])).with_sets(tuple(fields["sets"]), "--set")
+
+
 def recording(request, results: list) -> tuple | None:
     """(kernel file, the other files it read, the paths that must stay absent) for a request the cache's
     direct mode can serve again (compile/direct.py); None for one it cannot: the kernel's import

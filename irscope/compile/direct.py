@@ -369,8 +369,9 @@ def serve(doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any]
 # ---------------------------------------------------------------- from a command's request
 
 # where a target can come from that does not depend on this machine (kernel.targets, jobs.choose_target):
-# the flag, a recipe, a spec file; "local GPU" and "default (no GPU here)" ask the driver, which a record cannot
-_FIXED_TARGET = ("requested", "recipe ", "from ")
+# the flag (--target, a diff side's --a-target), a recipe, a spec file; "local GPU" and "default (no GPU
+# here)" ask the driver, which a record cannot
+_FIXED_TARGET = ("requested", "--", "recipe ", "from ")
 
 
 def kernel_file(request: Any, spec_doc: dict | None) -> Path | None:
@@ -405,6 +406,21 @@ def on_disk(results: list) -> list:
 
     return [cache.DumpResult(r.folder, json.loads((r.folder / artifacts.MANIFEST).read_text()), True, r.key)
             for r in results]
+
+
+def noted(out_dir: Path, keys: list[str]) -> list:
+    """The dumps of these cache keys (cache.NOTED) as a command left them under out_dir, read back; [] when
+    one is not there as its entry says."""
+    results = []
+    for key in keys:
+        manifest = cache.lookup(key)
+        if manifest is None:
+            return []
+        results.append(cache.DumpResult(cache.folder_for(out_dir, manifest, key), manifest, True, key))
+    try:
+        return on_disk(results)
+    except (OSError, ValueError):
+        return []
 
 
 def fields_of(command: str, request: Any, variants: Iterable[str], out_dir: Path, with_passes: bool,
