@@ -339,3 +339,23 @@ def test_a_diff_of_two_unchanged_sides_is_served_as_the_full_path_prints_it_and_
     assert triton and "(compiled)" in changed.stdout
     folders = {Path(w) for w in changed.stdout.split() if re.fullmatch(r".*/add_kernel/cuda90-[0-9a-f]{8}", w)}
     assert len(folders) == 2 and all("arith.mulf" in (f / "add_kernel.ttir").read_text() for f in folders)
+
+
+def test_a_served_folder_edited_since_is_restored_not_served_as_it_is(tmp_path):
+    """A folder served before is kept by its files' stat (ctime included) to skip the checksums next time;
+    any write to it since is seen and the entry restored."""
+    kern = _kernel(tmp_path)
+    args = ["dump", *_kernel_args(tmp_path, kern, "--json")]
+    patch = "direct.cache.RACY_NS = 0"   # files written a moment ago may be stamped (no 2 s wait)
+    _wrapped_text(tmp_path, args, patch)
+    assert _wrapped_text(tmp_path, args, patch) is None      # served, and the folder stamped
+    record = next(p for p in (tmp_path / "cache" / ".irscope-direct").glob("*.json")
+                  if json.loads(p.read_text())["entries"][0].get("placed"))
+    placed = json.loads(record.read_text())["entries"][0]["placed"]
+    assert placed["stamp"] is not None
+    ttir = Path(placed["folder"]) / "add_kernel.ttir"
+    text = ttir.read_text()
+    assert _wrapped_text(tmp_path, args, patch) is None      # as it is
+    ttir.write_text(text.replace("tt.store", "tt.edited"))
+    assert _wrapped_text(tmp_path, args, patch) is None
+    assert ttir.read_text() == text

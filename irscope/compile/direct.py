@@ -298,7 +298,9 @@ def lookup(fields: dict[str, Any]) -> dict[str, Any] | None:
         doc["files"].update(fresh[0])
         doc["dirs"].update(fresh[1])
         _write(path, doc)
+    doc["_record"] = str(path)  # where serve writes a folder's stamp back
     return doc
+
 
 
 def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | None:
@@ -345,12 +347,21 @@ def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | Non
 def serve(doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any], str]] | None:
     """Copy every entry the record names to its folder under out_dir: [(folder, manifest, key)].
 
-    None when an entry is gone or damaged: the command then takes the full path, which says so,
-    drops the entry and recompiles.
+    A folder that neither it nor its entry changed since an earlier serve checked it (cache.placed_stamp,
+    kept in the record lookup read) is served as it is, without reading the checksums again. None when
+    an entry is gone or damaged: the command then takes the full path, which says so, drops the entry
+    and recompiles.
     """
     out = []
+    stamped = False
     for item in doc["entries"]:
         key, stamp = item["key"], item["edit"]
+        placed = item.get("placed") or {}
+        if placed.get("out") == str(out_dir):
+            manifest = cache.still_placed(key, Path(placed["folder"]), placed.get("stamp"))
+            if manifest is not None:
+                out.append((Path(placed["folder"]), manifest, key))
+                continue
 
         def edit(manifest: dict[str, Any], stamp=stamp) -> dict[str, Any]:
             manifest.update(stamp)
@@ -362,7 +373,11 @@ def serve(doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any]
             return None
         if hit is None:
             return None
+        item["placed"] = {"out": str(out_dir), "folder": str(hit[0]), "stamp": cache.placed_stamp(key, hit[0])}
+        stamped = stamped or item["placed"]["stamp"] is not None
         out.append((hit[0], hit[1], key))
+    if stamped and doc.get("_record"):
+        _write(Path(doc["_record"]), {k: v for k, v in doc.items() if k != "_record"})
     return out
 
 
