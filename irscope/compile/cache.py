@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -243,8 +244,6 @@ def placed_stamp(key: str, final: Path) -> list | None:
     folder by size, mtime, ctime and inode, taken just after a restore verified them. A write, a
     replaced or added file moves a ctime, which nothing sets back; None when a file changed within
     the last RACY_NS (the timestamps' coarse tick could hide a second write, as git's racy index)."""
-    import time
-
     stamp = [_folder_stamp(entry_path(key)), _folder_stamp(final)]
     if None in stamp or not stamp[1]:
         return None
