@@ -1,18 +1,25 @@
-"""The cache's direct mode: a repeat dump served from the command line alone, without importing
-Triton, torch or the kernel file (as ccache's direct mode skips the preprocessor).
+"""The cache's direct mode: a repeat of `dump`, `passes`, `lines` or `diff` served from the command line
+alone, without importing Triton, torch or the kernel file (as ccache's direct mode skips the preprocessor).
 
 The full key (compiler.cache_key) needs Triton and the loaded kernel: its code and everything it
 calls. A full dump therefore leaves, beside its cache entry, a *record* under a key computed from
 the request as typed (`request_key`: the command, file, kernels, signature, --arg/--const, target,
---set in order, -o, the view, the working folder, sys.path, the interpreter and irscope's whole
-code). The record, `$IRSCOPE_CACHE_DIR/direct/<key>.json`, lists what that dump depended on:
+--set in order, --recipe, --variant, the --pin-* options, -o, the view's flags, the working folder,
+sys.path, the interpreter and irscope's whole code). The record,
+`$IRSCOPE_CACHE_DIR/.irscope-direct/<key>.json`, lists what that dump depended on:
 
-    entries  the full keys it was served from (one per kernel), with the manifest fields this
-             request stamps on a hit (file, target_reason, option_sources, notes)
+    entries  the full keys it was served from (one per kernel, variant or diff side), with the
+             manifest fields this request stamps on a hit (file, target_reason, option_sources,
+             notes), and once served, the folder it went to with every file's stat (`placed`:
+             size, mtime, ctime, inode of the folder's and the entry's files), so a repeat into
+             an untouched folder skips the checksums
     files    every Python module the process had loaded at the end of the dump outside the
              standard library, Triton and irscope (the kernel file, the helpers whose @jit
              functions it calls, whatever they import), and every file the kernel file's import
-             opened: path, size, mtime and sha256
+             opened, and the other files the request read (a recipe, a spec file): path, size,
+             mtime and sha256
+    absent   paths that must stay absent (a recipe of that name in a folder earlier on
+             $IRSCOPE_RECIPES than the one it was found in)
     dirs     every folder on the import path (the kernel's folder first): mtime and the names of
              what could be imported from it, so a new module that would shadow a recorded one
              is seen
@@ -23,7 +30,13 @@ code). The record, `$IRSCOPE_CACHE_DIR/direct/<key>.json`, lists what that dump 
              a superset of adapter.cache_invalidating_env), the ones the kernel file read while
              it was imported (all of them if it iterated os.environ), and those rich's output
              depends on
-    summary  the summary as it printed to a pipe (replayed as text when stdout is not a terminal)
+    summary  the command's output as it printed to a pipe (replayed as text when stdout is not a
+             terminal; dump --json is rendered, as it says how the dump was served), and
+    status   its exit status (passes --first found nothing: 1; diff: 0 equal, 1 different)
+
+A record is written only where the target did not come from this machine's GPU (the flag, a side's
+--a-target, a recipe, a spec file), and not for a spec file of a captured script (it loads on the
+stand-in GPU unless one is local).
 
 `lookup` serves a record only when every one of those still holds; a file whose size or mtime
 moved is hashed, and kept (its new stat written back) only when its content is the same. Any
