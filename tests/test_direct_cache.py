@@ -203,7 +203,7 @@ def _kernel_args(tmp_path: Path, kern: Path, *extra: str) -> list[str]:
 def test_passes_and_lines_repeats_are_served_as_the_full_path_prints_them(tmp_path):
     kern = _kernel(tmp_path)
     for command, extra in (("passes", ("--first", "arith.addf")), ("passes", ("--first", "no_such_op")),
-                           ("lines", ("--sort", "line")), ("lines", ("--line", "11", "--json"))):
+                           ("lines", ("--sort", "line")), ("lines", ("--line", "10", "--json"))):
         args = [command, *_kernel_args(tmp_path, kern, *extra)]
         first, first_triton = _traced(tmp_path, *args)
         again, again_triton = _traced(tmp_path, *args)
