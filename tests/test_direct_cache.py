@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -172,3 +173,189 @@ def test_a_cached_dump_names_its_own_file_not_an_earlier_identical_ones(tmp_path
     assert source_map["kernel_file"] == os.path.realpath(VECTOR_ADD)
     ttir = Path(mine["stages"]["ttir"]).read_text()
     assert "vector_add.py" in ttir and "math.py" not in ttir
+
+
+# ---------------------------------------------------------------- passes, lines, recipes, spec files
+
+
+def _traced(tmp_path: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, bool]:
+    """irscope in a fresh process as a user runs it, and whether Triton was imported (a direct hit imports
+    neither it nor the kernel file)."""
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "irscope", *args], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache"), **(env or {})))
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in p.stderr.splitlines()
+                if line.startswith("import time:")}
+    return p, "triton" in imported
+
+
+def _full(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """The same command line through the click CLI (never the direct mode)."""
+    return subprocess.run([sys.executable, "-c", f"import sys\nsys.argv[1:] = {list(args)!r}\n"
+                           "from irscope.cli import main\nmain()\n"], cwd=tmp_path, capture_output=True, text=True,
+                          env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")), timeout=300)
+
+
+def _kernel_args(tmp_path: Path, kern: Path, *extra: str) -> list[str]:
+    return [str(kern), "-s", SIG, "-t", "h100", "-o", str(tmp_path / "out"), *extra]
+
+
+def test_passes_and_lines_repeats_are_served_as_the_full_path_prints_them(tmp_path):
+    kern = _kernel(tmp_path)
+    for command, extra in (("passes", ("--first", "arith.addf")), ("passes", ("--first", "no_such_op")),
+                           ("lines", ("--sort", "line")), ("lines", ("--line", "10", "--json"))):
+        args = [command, *_kernel_args(tmp_path, kern, *extra)]
+        first, first_triton = _traced(tmp_path, *args)
+        again, again_triton = _traced(tmp_path, *args)
+        full = _full(tmp_path, *args)
+        assert first_triton and not again_triton, (command, extra)
+        assert again.returncode == first.returncode == full.returncode, (command, extra, again.stderr)
+        assert again.stdout == first.stdout == full.stdout, (command, extra)
+    assert "already in the frontend's IR" in _full(tmp_path, "passes", *_kernel_args(tmp_path, kern, "--first",
+                                                                                      "arith.addf")).stdout
+    assert _full(tmp_path, "passes", *_kernel_args(tmp_path, kern, "--first", "no_such_op")).returncode == 1
+
+
+def test_a_changed_callee_the_triton_version_an_env_knob_or_an_option_is_never_served_stale_to_passes_or_lines(
+        tmp_path):
+    kern = _kernel(tmp_path)
+    passes = ["passes", *_kernel_args(tmp_path, kern, "--first", "arith.mulf")]
+    first, _ = _traced(tmp_path, *passes)
+    assert first.returncode == 1 and _traced(tmp_path, *passes)[1] is False   # found nowhere, and served
+    (kern.parent / "helpers.py").write_text(HELPER.replace("x + y", "x * y"))
+    changed, triton = _traced(tmp_path, *passes)
+    assert triton and changed.returncode == 0 and "already in the frontend's IR" in changed.stdout
+
+    lines = ["lines", *_kernel_args(tmp_path, kern, "--json")]
+    assert _traced(tmp_path, *lines)[1] and not _traced(tmp_path, *lines)[1]
+    assert _traced(tmp_path, *lines, env={"TRITON_DEFAULT_FP_FUSION": "0"})[1]
+    eight, triton = _traced(tmp_path, *lines, "--set", "num_warps=8")
+    assert triton and json.loads(eight.stdout)["folder"] != json.loads(_traced(tmp_path, *lines)[0].stdout)["folder"]
+    # the Triton version, from its metadata: another one there is another Triton
+    _wrapped_text(tmp_path, lines)  # python -c has another sys.path, so a record of its own
+    assert _wrapped_text(tmp_path, lines) is None
+    assert _wrapped_text(tmp_path, lines, "direct._metadata_version = lambda path: '9.9.9'") is not None
+    assert _wrapped_text(tmp_path, lines) is not None  # back on the real version: the full path once
+
+
+_WRAPPED_TEXT = ("import sys\nfrom irscope.compile import direct\n{patch}\nfrom irscope.entry import main\n"
+                 "sys.argv[1:] = {args!r}\nserved = []\nreal = direct.serve\n"
+                 "direct.serve = lambda *a: served.append(real(*a)) or served[-1]\n"
+                 "try:\n    main()\nfinally:\n    sys.stderr.write('served=%d' % sum(s is not None for s in served))\n")
+
+
+def _wrapped_text(tmp_path: Path, args: list[str], patch: str = "") -> str | None:
+    """stdout of a run with `patch` applied to the direct mode; None when the direct mode served it."""
+    p = subprocess.run([sys.executable, "-c", _WRAPPED_TEXT.format(patch=patch, args=args)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")))
+    assert p.returncode == 0, p.stderr
+    return None if p.stderr.endswith("served=1") else p.stdout
+
+
+RECIPE = '''[recipe]
+target = "h100"
+purpose = "a test's recipe"
+
+[options]
+num_warps = {warps}
+'''
+
+
+def test_a_recipe_is_served_until_its_file_changes_or_another_one_would_be_found_first(tmp_path):
+    kern = _kernel(tmp_path)
+    mine, early = tmp_path / "mine", tmp_path / "early"
+    mine.mkdir()
+    (mine / "tiny.toml").write_text(RECIPE.format(warps=2))
+    env = {"IRSCOPE_CACHE_DIR": str(tmp_path / "cache"), "IRSCOPE_RECIPES": os.pathsep.join([str(early), str(mine)])}
+
+    def dump() -> dict:  # no --target: the recipe's
+        r = run_cli("dump", str(kern), "-s", SIG, "--recipe", "tiny", "-o", str(tmp_path / "out"), "--json",
+                    cwd=tmp_path, env=env)
+        assert r.code == 0, r.err
+        return json.loads(r.out)["kernels"][0]
+
+    assert dump()["options"]["num_warps"] == 2
+    served = dump()
+    assert served["cache"] == "direct" and served["options"]["num_warps"] == 2 and served["target"] == "cuda:90"
+    (mine / "tiny.toml").write_text(RECIPE.format(warps=8))
+    edited = dump()
+    assert edited["cache"] != "direct" and edited["options"]["num_warps"] == 8
+    assert dump()["cache"] == "direct"
+    early.mkdir()
+    (early / "tiny.toml").write_text(RECIPE.format(warps=1))  # first on $IRSCOPE_RECIPES now
+    shadowed = dump()
+    assert shadowed["cache"] != "direct" and shadowed["options"]["num_warps"] == 1
+
+
+def test_a_spec_file_is_served_until_it_changes(tmp_path):
+    kern = _kernel(tmp_path)
+    manifest = Path(_dump(tmp_path, kern)["folder"]) / "manifest.json"
+    spec = tmp_path / "spec.json"
+    shutil.copy(manifest, spec)
+    args = ["dump", str(spec), "-o", str(tmp_path / "spec-out"), "--json"]
+    env = {"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [run_cli(*args, cwd=tmp_path, env=env) for _ in range(2)]
+    assert [json.loads(r.out)["kernels"][0]["cache"] for r in runs] == ["key", "direct"], runs[0].err
+    doc = json.loads(spec.read_text())
+    doc["user_options"] = {"num_warps": 8}
+    spec.write_text(json.dumps(doc))
+    changed = json.loads(run_cli(*args, cwd=tmp_path, env=env).out)["kernels"][0]
+    assert changed["cache"] != "direct" and changed["options"]["num_warps"] == 8
+
+
+def test_pins_are_part_of_what_is_served(tmp_path):
+    kern = _kernel(tmp_path)
+    plain = _dump(tmp_path, kern)
+    pinned = _dump(tmp_path, kern, "--pin-layout", "blocked:sizePerThread=[8]")
+    again = _dump(tmp_path, kern, "--pin-layout", "blocked:sizePerThread=[8]")
+    assert pinned["folder"] != plain["folder"] and again["cache"] == "direct" and again["folder"] == pinned["folder"]
+    assert again["pins"] == pinned["pins"]
+
+
+def test_a_direct_repeat_names_its_own_file_too(tmp_path):
+    """Issue #29 item 3 on the direct path: the same code dumped first under another name."""
+    other = tmp_path / "m" / "math.py"
+    other.parent.mkdir()
+    shutil.copy(VECTOR_ADD, other)
+    _dump(tmp_path, other)
+    _dump(tmp_path, VECTOR_ADD)
+    mine = _dump(tmp_path, VECTOR_ADD)
+    assert mine["cache"] == "direct" and mine["file"] == str(VECTOR_ADD)
+    assert json.loads((Path(mine["folder"]) / "map.json").read_text())["kernel_file"] == os.path.realpath(VECTOR_ADD)
+
+
+def test_a_diff_of_two_unchanged_sides_is_served_as_the_full_path_prints_it_and_a_changed_callee_is_not(tmp_path):
+    kern = _kernel(tmp_path)
+    args = ["diff", *_kernel_args(tmp_path, kern, "--a", "num_warps=4", "--b", "num_warps=8", "--stage", "ttgir")]
+    compiled, _ = _traced(tmp_path, *args)
+    cached, triton = _traced(tmp_path, *args)   # both sides from the cache: what a repeat will print
+    assert triton and "(compiled)" in compiled.stdout and "(compiled)" not in cached.stdout
+    served, triton = _traced(tmp_path, *args)
+    assert not triton and served.returncode == cached.returncode == 1
+    assert served.stdout == cached.stdout == _full(tmp_path, *args).stdout
+    (kern.parent / "helpers.py").write_text(HELPER.replace("x + y", "x * y"))
+    changed, triton = _traced(tmp_path, *args)
+    assert triton and "(compiled)" in changed.stdout
+    folders = {Path(w) for w in changed.stdout.split() if re.fullmatch(r".*/add_kernel/cuda90-[0-9a-f]{8}", w)}
+    assert len(folders) == 2 and all("arith.mulf" in (f / "add_kernel.ttir").read_text() for f in folders)
+
+
+def test_a_served_folder_edited_since_is_restored_not_served_as_it_is(tmp_path):
+    """A folder served before is kept by its files' stat (ctime included) to skip the checksums next time;
+    any write to it since is seen and the entry restored."""
+    kern = _kernel(tmp_path)
+    args = ["dump", *_kernel_args(tmp_path, kern, "--json")]
+    patch = "direct.cache.RACY_NS = 0"   # files written a moment ago may be stamped (no 2 s wait)
+    _wrapped_text(tmp_path, args, patch)
+    assert _wrapped_text(tmp_path, args, patch) is None      # served, and the folder stamped
+    record = next(p for p in (tmp_path / "cache" / ".irscope-direct").glob("*.json")
+                  if json.loads(p.read_text())["entries"][0].get("placed"))
+    placed = json.loads(record.read_text())["entries"][0]["placed"]
+    assert placed["stamp"] is not None
+    ttir = Path(placed["folder"]) / "add_kernel.ttir"
+    text = ttir.read_text()
+    assert _wrapped_text(tmp_path, args, patch) is None      # as it is
+    ttir.write_text(text.replace("tt.store", "tt.edited"))
+    assert _wrapped_text(tmp_path, args, patch) is None
+    assert ttir.read_text() == text

@@ -90,17 +90,21 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
         view.warn_pins_without_effect(results)
     if html is not None:
         _write_report([r.folder for r in results], html, quiet=bool(stage or as_json))
-    if not (variants or stage or with_lines or html is not None):
-        _remember(request, out_dir, as_json, with_passes, results)
+    if not (stage or with_lines or html is not None):
+        _remember(request, variants, out_dir, as_json, with_passes, results)
 
 
-def _remember(request, out_dir: Path, as_json: bool, with_passes: bool, results) -> None:
+def _remember(request, variants, out_dir: Path, as_json: bool, with_passes: bool, results) -> None:
     """Leave the record that lets the same request be served without Triton next time (compile/direct.py);
-    the summary is rendered here, as a repeat prints it to a pipe."""
+    the summary is rendered here from the folders, as a repeat prints it to a pipe (--json is rendered
+    then, as it names how the dump was served)."""
+    from irscope.cli.options import recording
     from irscope.compile import direct
 
-    if not direct.recordable(request):
+    where = recording(request, results)
+    if where is None:
         return
+    on_disk = direct.on_disk(results)
     summary = None
     if not as_json:
         import io
@@ -109,9 +113,10 @@ def _remember(request, out_dir: Path, as_json: bool, with_passes: bool, results)
         from irscope.views.console import console
 
         buf = io.StringIO()
-        view.summary(direct.on_disk(results), out=console(file=buf))
+        view.summary(on_disk, out=console(file=buf))
         summary = buf.getvalue()
-    direct.remember_request(request, out_dir, as_json, with_passes, results, summary)
+    fields = direct.fields_of("dump", request, variants, out_dir, with_passes, {"json": as_json})
+    direct.remember_request(fields, *where, on_disk, summary)
 
 
 def _write_report(folders, html: Path, quiet: bool) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from irscope import stages
-from irscope.cli.options import STAGE_CHOICES, dump_folders, spec_options
+from irscope.cli.options import STAGE_CHOICES, dump_results, remembered, spec_options
 
 
 @click.command()
@@ -43,7 +43,21 @@ def lines(request, variants, out_dir, no_cache, debug, line_spec, stage, sort, t
         sourcemap.parse_line_spec(line_spec)
     elif stage is not None:
         raise BadInput("--stage: applies with --line (which source line's IR to print)")
-    folders = dump_folders(request, variants, out_dir, no_cache, False, artifacts.read_manifest)
+    if request.file.is_dir():
+        show([(request.file, artifacts.read_manifest(request.file))], line_spec, stage, sort, top, as_json)
+        return
+    results = dump_results(request, variants, out_dir, no_cache, False)
+    view_flags = {"line": line_spec, "stage": stage, "sort": sort, "top": top, "json": as_json}
+    remembered("lines", request, variants, out_dir, False, results, view_flags,
+               lambda rs: show([(r.folder, r.manifest) for r in rs], line_spec, stage, sort, top, as_json))
+
+
+def show(folders: list[tuple], line_spec: str | None, stage: str | None, sort: str, top: int, as_json: bool) -> int:
+    """The hot lines, or one line in every stage, of each (folder, manifest). Also what irscope.entry renders
+    on a terminal for a dump the cache's direct mode served."""
+    from irscope.artifacts import sourcemap
+    from irscope.views import lines as view
+
     for folder, manifest in folders:
         source_map = sourcemap.load(folder, manifest)
         if line_spec is None:
@@ -63,3 +77,4 @@ def lines(request, variants, out_dir, no_cache, debug, line_spec, stage, sort, t
             click.echo(view.line_json(folder, manifest, source_map, entry, ir))
         else:
             view.line_detail(manifest, source_map, entry, ir)
+    return 0

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from irscope.cli.options import dump_folders, spec_options
+from irscope.cli.options import dump_results, remembered, spec_options
 
 
 @click.command()
@@ -22,7 +22,6 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all, line_
     `irscope dump --passes` folder.
     """
     from irscope.artifacts import passes as passes_mod
-    from irscope.views import passes as view
 
     if pattern is not None:
         passes_mod.check_pattern(pattern)
@@ -30,7 +29,24 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all, line_
         from irscope.artifacts import sourcemap
 
         sourcemap.parse_line_spec(line_spec)
-    folders = dump_folders(request, variants, out_dir, no_cache, True, passes_mod.read_folder)
+    if request.file.is_dir():
+        status = show([(request.file, passes_mod.read_folder(request.file))], pattern, show_all, line_spec)
+    else:
+        results = dump_results(request, variants, out_dir, no_cache, True)
+        view_flags = {"first": pattern, "all": show_all, "line": line_spec}
+        status = remembered("passes", request, variants, out_dir, True, results, view_flags,
+                            lambda rs: show([(r.folder, r.manifest) for r in rs], pattern, show_all, line_spec))
+    if status:
+        sys.exit(status)
+
+
+def show(folders: list[tuple], pattern: str | None, show_all: bool, line_spec: str | None) -> int:
+    """The passes of each (folder, manifest); the exit status (1: --first's pattern found nowhere). Also
+    what irscope.entry renders on a terminal for a dump the cache's direct mode served."""
+    from irscope.artifacts import passes as passes_mod
+    from irscope.artifacts import sourcemap
+    from irscope.views import passes as view
+
     for folder, manifest in folders:
         records, afters, first_ir = passes_mod.load(folder, manifest)
         history = None
@@ -48,4 +64,5 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all, line_
         hit = passes_mod.first_producer(pattern, records, afters, first_ir, passes_mod.stage_texts(folder, manifest))
         view.first_match(pattern, hit, folder)
         if hit.where == "none":
-            sys.exit(1)
+            return 1
+    return 0

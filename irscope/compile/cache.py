@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -26,6 +27,10 @@ from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish, r
 from irscope.errors import BadInput
 
 CHECKSUMS = ".irscope-sha256.json"
+# ("restored" | "stored", key) of each entry this process restored or stored, in order, while a caller
+# listens (a list, not None): the direct mode's record of a command that does not hand its dumps back
+# (diff's two sides).
+NOTED: list[tuple[str, str]] | None = None
 
 
 @dataclass
@@ -181,6 +186,7 @@ def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
         wanted = json.loads(json.dumps(edit(json.loads(json.dumps(manifest))) if edit else manifest, default=str))
         if _in_place(entry, final, wanted):
             remove_stale_tmps(final.parent)  # as a write there would
+            _note("restored", key)
             return final, wanted
         tmp = make_tmp(final)
         try:
@@ -202,11 +208,59 @@ def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
                 manifest = edit(manifest)
                 (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))
             publish(tmp, final)
+            _note("restored", key)
             return final, manifest
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     raise reason
+
+
+def _note(how: str, key: str) -> None:
+    if NOTED is not None:
+        NOTED.append((how, key))
+
+
+RACY_NS = 2_000_000_000   # a file changed this recently may change again within its timestamps' tick
+
+
+def _folder_stamp(folder: Path) -> list | None:
+    """Every file under folder by (name, size, mtime, ctime, inode); None when unreadable."""
+    out = []
+    try:
+        for root, dirs, names in os.walk(folder):
+            dirs.sort()
+            for name in sorted(names):
+                st = os.lstat(os.path.join(root, name))
+                out.append([os.path.relpath(os.path.join(root, name), folder), st.st_size, st.st_mtime_ns,
+                            st.st_ctime_ns, st.st_ino])
+    except OSError:
+        return None
+    return out
+
+
+def placed_stamp(key: str, final: Path) -> list | None:
+    """What lets a later serve of `key` into `final` skip the checksums: every file of the entry and of the
+    folder by size, mtime, ctime and inode, taken just after a restore verified them. A write, a
+    replaced or added file moves a ctime, which nothing sets back; None when a file changed within
+    the last RACY_NS (the timestamps' coarse tick could hide a second write, as git's racy index)."""
+    stamp = [_folder_stamp(entry_path(key)), _folder_stamp(final)]
+    if None in stamp or not stamp[1]:
+        return None
+    newest = max(f[3] for part in stamp for f in part)
+    return None if newest > time.time_ns() - RACY_NS else stamp
+
+
+def still_placed(key: str, final: Path, stamp: list | None) -> dict[str, Any] | None:
+    """The manifest in `final` when neither it nor the entry changed since placed_stamp(); else None."""
+    if not stamp or [_folder_stamp(entry_path(key)), _folder_stamp(final)] != stamp:
+        return None
+    try:
+        manifest = json.loads((final / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    remove_stale_tmps(final.parent)  # as a restore there would
+    return manifest if isinstance(manifest, dict) else None
 
 
 def discard(key: str) -> None:
@@ -228,6 +282,7 @@ def store(key: str, fill: Callable[[Path], None] | Path, replace: bool = False) 
     atomically. A cache that cannot be written is skipped.
     """
     entry = entry_path(key)
+    _note("stored", key)
     try:
         tmp = make_tmp(entry)
     except OSError:

@@ -1,18 +1,25 @@
-"""The cache's direct mode: a repeat dump served from the command line alone, without importing
-Triton, torch or the kernel file (as ccache's direct mode skips the preprocessor).
+"""The cache's direct mode: a repeat of `dump`, `passes`, `lines` or `diff` served from the command line
+alone, without importing Triton, torch or the kernel file (as ccache's direct mode skips the preprocessor).
 
 The full key (compiler.cache_key) needs Triton and the loaded kernel: its code and everything it
 calls. A full dump therefore leaves, beside its cache entry, a *record* under a key computed from
 the request as typed (`request_key`: the command, file, kernels, signature, --arg/--const, target,
---set in order, -o, the view, the working folder, sys.path, the interpreter and irscope's whole
-code). The record, `$IRSCOPE_CACHE_DIR/direct/<key>.json`, lists what that dump depended on:
+--set in order, --recipe, --variant, the --pin-* options, -o, the view's flags, the working folder,
+sys.path, the interpreter and irscope's whole code). The record,
+`$IRSCOPE_CACHE_DIR/.irscope-direct/<key>.json`, lists what that dump depended on:
 
-    entries  the full keys it was served from (one per kernel), with the manifest fields this
-             request stamps on a hit (file, target_reason, option_sources, notes)
+    entries  the full keys it was served from (one per kernel, variant or diff side), with the
+             manifest fields this request stamps on a hit (file, target_reason, option_sources,
+             notes), and once served, the folder it went to with every file's stat (`placed`:
+             size, mtime, ctime, inode of the folder's and the entry's files), so a repeat into
+             an untouched folder skips the checksums
     files    every Python module the process had loaded at the end of the dump outside the
              standard library, Triton and irscope (the kernel file, the helpers whose @jit
              functions it calls, whatever they import), and every file the kernel file's import
-             opened: path, size, mtime and sha256
+             opened, and the other files the request read (a recipe, a spec file): path, size,
+             mtime and sha256
+    absent   paths that must stay absent (a recipe of that name in a folder earlier on
+             $IRSCOPE_RECIPES than the one it was found in)
     dirs     every folder on the import path (the kernel's folder first): mtime and the names of
              what could be imported from it, so a new module that would shadow a recorded one
              is seen
@@ -23,7 +30,13 @@ code). The record, `$IRSCOPE_CACHE_DIR/direct/<key>.json`, lists what that dump 
              a superset of adapter.cache_invalidating_env), the ones the kernel file read while
              it was imported (all of them if it iterated os.environ), and those rich's output
              depends on
-    summary  the summary as it printed to a pipe (replayed as text when stdout is not a terminal)
+    summary  the command's output as it printed to a pipe (replayed as text when stdout is not a
+             terminal; dump --json is rendered, as it says how the dump was served), and
+    status   its exit status (passes --first found nothing: 1; diff: 0 equal, 1 different)
+
+A record is written only where the target did not come from this machine's GPU (the flag, a side's
+--a-target, a recipe, a spec file), and not for a spec file of a captured script (it loads on the
+stand-in GPU unless one is local).
 
 `lookup` serves a record only when every one of those still holds; a file whose size or mtime
 moved is hashed, and kept (its new stat written back) only when its content is the same. Any
@@ -40,13 +53,13 @@ import os
 import sys
 from importlib.machinery import PathFinder
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from irscope import __version__
 from irscope.compile import cache
 
 RECORD_DIR = ".irscope-direct"   # hidden: the cache's entries are its other names
-SCHEMA = 1
+SCHEMA = 2
 # Triton's cache-invalidating variables all start so (3.6 - 3.9: ALLOW_LHS_TMEM_LAYOUT_CONVERSION,
 # AMDGCN_*, DISABLE_*, LLVM_*, MLIR_*, NVPTX_*, TRITON_*, USE_IR_LOC); the rest are irscope's own
 # knobs and the toolkit's
@@ -82,13 +95,24 @@ def package_fingerprint() -> str:
     return h.hexdigest()
 
 
-def dump_fields(file: str, kernels, signature, args, consts, target, sets, out: str, as_json: bool,
-                passes: bool) -> dict:
-    """What identifies a plain dump request for the direct mode (irscope.entry reads it from the command line,
-    cli/dump.py records under the same)."""
-    return {"command": "dump", "file": str(Path(file)), "kernels": list(kernels), "signature": signature,
-            "args": list(args), "consts": list(consts), "target": target, "sets": list(sets),
-            "out": str(Path(out)), "view": "json" if as_json else "summary", "passes": bool(passes)}
+_REQUEST = {"kernels": (), "signature": None, "args": (), "consts": (), "target": None, "sets": (), "recipe": None,
+            "variants": (), "pin_layouts": (), "pin_loops": (), "pin_partitions": (), "out": "irscope-out",
+            "passes": False}
+
+
+def request_fields(command: str, file: str, view: dict[str, Any], **given: Any) -> dict:
+    """What identifies a request for the direct mode: the command, its kernel-file options as typed (keys of
+    _REQUEST; irscope.entry reads them from the command line, the CLI records under the same) and the view's
+    own flags (`view`: --json, --first, --sort...). Lists stay in order: --set's last wins."""
+    fields = dict(_REQUEST)
+    for key, value in given.items():
+        if key not in _REQUEST:
+            raise TypeError(key)
+        fields[key] = list(value) if isinstance(value, (list, tuple)) else value
+    fields = {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
+    fields["out"] = str(Path(fields["out"]))
+    fields["passes"] = bool(fields["passes"])
+    return {"command": command, "file": str(Path(file)), **fields, "view": dict(sorted(view.items()))}
 
 
 def request_key(fields: dict[str, Any]) -> str | None:
@@ -197,12 +221,16 @@ def _skip_module(name: str) -> bool:
 
 
 def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: set[str],
-             env_read: set[str] | None, summary: str | None, triton_env: dict[str, str]) -> None:
+             env_read: set[str] | None, summary: str | None, triton_env: dict[str, str],
+             inputs: Iterable[Path] = (), absent: Iterable[Path] = (), status: int = 0) -> None:
     """Write the record of a full dump that just succeeded (results: dump.DumpResult, one per kernel).
 
     `opened` and `env_read` are what the kernel file's import opened and read (kernel.loader;
     env_read None: it read the whole environment); `triton_env` is adapter.cache_invalidating_env().
-    A cache that cannot be written is skipped.
+    `inputs` are the other files the request read (a recipe, a spec file), kept by content like the
+    kernel's; `absent` the paths that must stay absent (a recipe folder earlier on $IRSCOPE_RECIPES
+    than the one the recipe was found in). `summary` is the command's output as it printed to a
+    pipe and `status` its exit status. A cache that cannot be written is skipped.
     """
     key = request_key(fields)
     if key is None:
@@ -212,7 +240,7 @@ def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: s
     if triton is None:
         return
     triton_root = str(Path(triton["origin"]).parent) + os.sep
-    paths = {str(kernel_file.resolve())}
+    paths = {str(kernel_file.resolve())} | {str(Path(p).resolve()) for p in inputs}
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str) and not _skip_module(name):
@@ -241,7 +269,9 @@ def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: s
         "triton": triton,
         "env": env,
         "whole_env": env_read is None,
+        "absent": sorted(os.path.abspath(p) for p in absent),
         "summary": summary,
+        "status": status,
     }
     _write(record_path(key), doc)
 
@@ -281,7 +311,9 @@ def lookup(fields: dict[str, Any]) -> dict[str, Any] | None:
         doc["files"].update(fresh[0])
         doc["dirs"].update(fresh[1])
         _write(path, doc)
+    doc["_record"] = str(path)  # where serve writes a folder's stamp back
     return doc
+
 
 
 def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | None:
@@ -299,6 +331,8 @@ def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | Non
     if _metadata_version(triton["metadata"]) != triton["version"]:
         return None
     if any(_stat(p) != st for p, st in triton["libs"].items()):
+        return None
+    if any(os.path.lexists(p) for p in doc["absent"]):
         return None
     dirs = {}
     for folder, state in doc["dirs"].items():
@@ -326,12 +360,21 @@ def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | Non
 def serve(doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any], str]] | None:
     """Copy every entry the record names to its folder under out_dir: [(folder, manifest, key)].
 
-    None when an entry is gone or damaged: the command then takes the full path, which says so,
-    drops the entry and recompiles.
+    A folder that neither it nor its entry changed since an earlier serve checked it (cache.placed_stamp,
+    kept in the record lookup read) is served as it is, without reading the checksums again. None when
+    an entry is gone or damaged: the command then takes the full path, which says so, drops the entry
+    and recompiles.
     """
     out = []
+    stamped = False
     for item in doc["entries"]:
         key, stamp = item["key"], item["edit"]
+        placed = item.get("placed") or {}
+        if placed.get("out") == str(out_dir):
+            manifest = cache.still_placed(key, Path(placed["folder"]), placed.get("stamp"))
+            if manifest is not None:
+                out.append((Path(placed["folder"]), manifest, key))
+                continue
 
         def edit(manifest: dict[str, Any], stamp=stamp) -> dict[str, Any]:
             manifest.update(stamp)
@@ -343,21 +386,46 @@ def serve(doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any]
             return None
         if hit is None:
             return None
+        item["placed"] = {"out": str(out_dir), "folder": str(hit[0]), "stamp": cache.placed_stamp(key, hit[0])}
+        stamped = stamped or item["placed"]["stamp"] is not None
         out.append((hit[0], hit[1], key))
+    if stamped and doc.get("_record"):
+        _write(Path(doc["_record"]), {k: v for k, v in doc.items() if k != "_record"})
     return out
 
 
-# ---------------------------------------------------------------- from a dump command's request
+# ---------------------------------------------------------------- from a command's request
+
+# where a target can come from that does not depend on this machine (kernel.targets, jobs.choose_target):
+# the flag (--target, a diff side's --a-target), a recipe, a spec file; "local GPU" and "default (no GPU
+# here)" ask the driver, which a record cannot
+_FIXED_TARGET = ("requested", "--", "recipe ", "from ")
 
 
-def recordable(request: Any) -> bool:
-    """The plain requests irscope.entry reads and the direct mode serves: a .py kernel file, an explicit
-    --target, no steering, no spec file; and the kernel file's import was observed (kernel.loader)."""
+def kernel_file(request: Any, spec_doc: dict | None) -> Path | None:
+    """The kernel file whose import the record watched: FILE, or the file a spec file names; None when
+    the request is not one the direct mode serves: the Python API's loaded kernels, a file that is
+    neither .py nor a spec file, a spec file of a captured script (it loads on the stand-in GPU unless
+    a GPU is local, which a record cannot see), or a kernel file whose import was not observed."""
     from irscope.kernel import loader
 
-    if request.steered or request.is_spec_file or not request.target or request.file.suffix != ".py":
-        return False
-    return START_PATH is not None and str(request.file.resolve()) in loader.OBSERVED
+    if START_PATH is None or getattr(request, "loaded", ()):
+        return None
+    if spec_doc is not None:
+        if (spec_doc.get("launch") or {}).get("script") or not isinstance(spec_doc.get("file"), str):
+            return None
+        file = Path(spec_doc["file"])
+    elif request.file.suffix == ".py":
+        file = request.file
+    else:
+        return None
+    return file if str(file.resolve()) in loader.OBSERVED else None
+
+
+def recordable(results: list) -> bool:
+    """Every dump's target came from the command line, a recipe or a spec file (not the local GPU)."""
+    return bool(results) and all(str(r.manifest.get("target_reason", "")).startswith(_FIXED_TARGET)
+                                 for r in results)
 
 
 def on_disk(results: list) -> list:
@@ -368,13 +436,38 @@ def on_disk(results: list) -> list:
             for r in results]
 
 
-def remember_request(request: Any, out_dir: Path, as_json: bool, with_passes: bool, results: list,
-                     summary: str | None) -> None:
-    """`remember` for a dump command's jobs.Request (only when `recordable`)."""
+def noted(out_dir: Path, keys: list[str]) -> list:
+    """The dumps of these cache keys (cache.NOTED) as a command left them under out_dir, read back; [] when
+    one is not there as its entry says."""
+    results = []
+    for key in keys:
+        manifest = cache.lookup(key)
+        if manifest is None:
+            return []
+        results.append(cache.DumpResult(cache.folder_for(out_dir, manifest, key), manifest, True, key))
+    try:
+        return on_disk(results)
+    except (OSError, ValueError):
+        return []
+
+
+def fields_of(command: str, request: Any, variants: Iterable[str], out_dir: Path, with_passes: bool,
+              view: dict[str, Any]) -> dict:
+    """request_fields for a command's jobs.Request, as irscope.entry reads the same command line."""
+    return request_fields(command, str(request.file), view, kernels=request.kernels, signature=request.signature,
+                          args=request.named_args, consts=request.consts, target=request.target,
+                          sets=request.all_sets(), recipe=request.recipe, variants=tuple(variants),
+                          pin_layouts=request.pin_layouts, pin_loops=request.pin_loops,
+                          pin_partitions=request.pin_partitions, out=str(out_dir), passes=with_passes)
+
+
+def remember_request(fields: dict[str, Any], file: Path, inputs: Iterable[Path], absent: Iterable[Path],
+                     results: list, summary: str | None, status: int = 0) -> None:
+    """`remember` for a command's request whose kernel file is `file` (kernel_file's answer); `results` as
+    on_disk read them back."""
     from irscope import adapter
     from irscope.kernel import loader
 
-    seen = loader.OBSERVED[str(request.file.resolve())]
-    fields = dump_fields(str(request.file), request.kernels, request.signature, request.named_args,
-                         request.consts, request.target, request.all_sets(), str(out_dir), as_json, with_passes)
-    remember(fields, on_disk(results), request.file, seen.files, seen.env, summary, adapter.cache_invalidating_env())
+    seen = loader.OBSERVED[str(file.resolve())]
+    remember(fields, results, file, seen.files, seen.env, summary, adapter.cache_invalidating_env(),
+             inputs, absent, status)
