@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscope import adapter, knobs
+from irscope.standin.gemm import exact_dots
 
 DEFAULT_LAUNCH_S = knobs.INTERPRET_LAUNCH_S.default
 DEFAULT_TOTAL_S = knobs.INTERPRET_TOTAL_S.default
@@ -174,6 +175,7 @@ class Executor:
         builder = interp.interpreter_builder
         with contextlib.ExitStack() as stack:
             stack.enter_context(_deadline_on(builder, deadline))
+            stack.enter_context(exact_dots(interp, builder))   # 16-bit tl.dot as torch's GEMMs compute it
             stack.enter_context(_knob(knobs.runtime, "interpret", True))
             scope = _patch_lang(interp, fn)
             stack.callback(scope.restore)
