@@ -408,8 +408,9 @@ _check_lock = threading.Lock()   # the stage hook is one global knob
 def _compile_to_ttgir(src: Any, target: Target, options: dict[str, Any]) -> BaseException | None:
     """triton.compile(src) for `target`, stopped after its TTGIR stage: the error the front end,
     TTIR or TTGIR raised, or None. Only this thread's compile is stopped (a .warmup in another
-    thread compiles on); Triton's cache is not read, and nothing reaches its index (the compile
-    never finishes)."""
+    thread compiles on), and the stages are wrapped without Triton's inspection-hook knob, which
+    would change other threads' kernel-cache keys; Triton's cache is not read, and nothing reaches
+    its index (the compile never finishes)."""
     me = threading.get_ident()
     ran_stage = []
 
@@ -417,14 +418,14 @@ def _compile_to_ttgir(src: Any, target: Target, options: dict[str, Any]) -> Base
         def run(*args):
             if threading.get_ident() != me:
                 return fn(*args)
-            if name not in _CHECKED_STAGES:
+            if from_triton(name) not in _CHECKED_STAGES:
                 raise _Checked()
             ran_stage.append(name)
             return fn(*args)
         return run
 
     opts = {k: tuple(v) if isinstance(v, list) else v for k, v in (options or {}).items()}
-    with _check_lock, adapter.stage_hook(wrap), adapter.fresh_compile():
+    with _check_lock, adapter.stages_of_compiles_wrapped(wrap), adapter.fresh_compile():
         try:
             adapter.compile(src, target, opts)
         except _Checked:
@@ -436,7 +437,7 @@ def _compile_to_ttgir(src: Any, target: Target, options: dict[str, Any]) -> Base
     return None
 
 
-_CHECKED_STAGES = frozenset(("ttir", "ttgir"))   # Triton's names for the stages a launch check runs
+_CHECKED_STAGES = frozenset(names(language="mlir"))   # a launch check runs the MLIR stages, not LLVM's on
 
 
 def _one_line(e: BaseException) -> str:
