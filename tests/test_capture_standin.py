@@ -78,7 +78,6 @@ def test_past_the_run_budget_launches_are_recorded_not_computed(tmp_path):
                for n in _notes(r.err))
 
 
-@pytest.mark.skipif(FBTRITON, reason="fbtriton 3.7.4's interpreter: InterpreterBuilder.create_dot() takes another arity, so a matmul's result is not computed")
 def test_autotuning_as_a_gpu_does_it(tmp_path):
     """early_config_prune's new Configs are labelled as launched, a config over the shared memory is
     skipped (not a failure), use_cuda_graph=True and an Autotuner subclass capture: exit 0."""

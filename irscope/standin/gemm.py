@@ -111,7 +111,7 @@ def exact_dots(interp: Any, builder: Any) -> Iterator[None]:
     def create_dot(a, b, d, *rest):
         if narrow(a) and narrow(b) and d.dtype.scalar == tl.float32:
             return exact_handle(np.matmul(wide(a), wide(b)) + wide(d))
-        return dot(a, b, d, *rest)
+        return dot(a, b, d, *rest[:2])   # input_precision, max_num_imprecise_acc (fbtriton adds two_ctas)
 
     def create_fadd(lhs, rhs):
         if ((getattr(lhs, EXACT, None) is not None or getattr(rhs, EXACT, None) is not None)
