@@ -402,7 +402,7 @@ class _Checked(BaseException):
     """Raised at the first stage after TTGIR of a launch check: it compiled that far."""
 
 
-_check_lock = threading.Lock()   # the stage hook is one global knob
+_check_lock = threading.Lock()   # one check at a time: the stage wrap patches triton.compile's make_backend
 
 
 def _compile_to_ttgir(src: Any, target: Target, options: dict[str, Any]) -> BaseException | None:
