@@ -130,3 +130,29 @@ def test_debug_shows_the_scripts_own_traceback(tmp_path):
     assert "runpy" not in r.err
     plain = run_cli("dump", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out2"))
     assert "Traceback" not in plain.err
+
+
+def test_a_kernel_that_cannot_compile_raises_at_its_launch_in_the_script(tmp_path):
+    """A kernel the compiler rejects for cuda:90 (that the interpreter would run) raises
+    CompilationError at each launch, inside the script, as a GPU launch does: the script's own
+    except falls back and it ends; the capture says it raised there."""
+    import triton
+
+    removed = not hasattr(triton.language, "make_block_ptr") or "removed" in (
+        triton.language.make_block_ptr.__doc__ or "")
+    r = run_cli("dump", str(DATA / "capture_cannot_compile.py"), "--compile-only", "--target", "cuda:90",
+                "-o", str(tmp_path / "out"), "--json")
+    assert "the script stopped" not in r.err and "internal error" not in r.err, r.err
+    assert r.err.count("small dot raised CompilationError; falling back to torch") == 2, r.err
+    assert ("block pointers raised CompilationError" in r.err) == removed, r.err
+    assert ("block pointers launched" in r.err) != removed, r.err
+    assert "done" in r.err
+    caps = {c["kernel"]: c for c in json.loads(r.out)["capture"]["captures"]}
+    small = caps["small_dot_kernel"]
+    assert small["launches"] == 0   # it never launched: each launch raised
+    [note] = [n for n in small["notes"] if n.startswith("raised in the script at the launch, as a GPU would: ")]
+    assert "CompilationError: Input shapes should have" in note
+    assert small["failed"]          # the dump compiles it too, and says where it fails
+    blocks = caps["block_ptr_copy_kernel"]
+    assert (blocks["launches"] == 0) == removed
+    assert any("Block pointers have been removed" in n for n in blocks["notes"]) == removed

@@ -52,4 +52,5 @@ from irscope.adapter.compiling import (  # noqa: F401
     run_with_ptxas_log,
     split_outputs,
     stage_hook,
+    stages_of_compiles_wrapped,
 )

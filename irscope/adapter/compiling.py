@@ -80,6 +80,15 @@ def _patched_add_stages(wrap: StageWrapper) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def stages_of_compiles_wrapped(wrap: StageWrapper) -> Iterator[None]:
+    """Wrap every stage of the compiles triton.compile starts meanwhile (through its make_backend),
+    leaving knobs.runtime.add_stages_inspection_hook alone: from 3.7 a set hook enters every JIT
+    launch's kernel-cache key, so launches in other threads while it is set would get other keys
+    (capture's launch check compiles while the script's threads launch)."""
+    yield from _patched_add_stages(wrap)
+
+
+@contextlib.contextmanager
 def fresh_compile() -> Iterator[None]:
     """Bypass Triton's on-disk cache so every stage (and the ptxas log) is produced now."""
     from triton import knobs

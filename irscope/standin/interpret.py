@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscope import adapter, knobs
+from irscope.standin.gemm import exact_dots
 
 DEFAULT_LAUNCH_S = knobs.INTERPRET_LAUNCH_S.default
 DEFAULT_TOTAL_S = knobs.INTERPRET_TOTAL_S.default
@@ -66,9 +67,21 @@ class Computed:
     over_launch_budget: list[str] = field(default_factory=list)   # "launch N (kernel)" left not computed
     cannot_run: dict[str, str] = field(default_factory=dict)      # kernel -> why the interpreter cannot run it
     off: str | None = None                   # why no launch is computed at all
+    # launches recorded but not computed, by why: benchmarking (do_bench, autotuner trials: results
+    # thrown away), cannot_run, over_launch_budget, run_budget, off
+    not_computed_by: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, why: str) -> None:
+        """One launch not computed, for `why` (a key of not_computed_by)."""
+        self.not_computed_by[why] = self.not_computed_by.get(why, 0) + 1
+
+    @property
+    def not_computed(self) -> int:
+        return sum(self.not_computed_by.values())
 
     def as_dict(self) -> dict[str, Any]:
-        return {"computed": self.computed, "seconds": round(self.seconds, 2),
+        return {"computed": self.computed, "not_computed": self.not_computed,
+                "not_computed_by": dict(self.not_computed_by), "seconds": round(self.seconds, 2),
                 "launch_budget_s": self.launch_budget_s, "total_budget_s": self.total_budget_s,
                 "not_computed_from_launch": self.not_computed_from, "over_launch_budget": list(self.over_launch_budget),
                 "cannot_run": dict(self.cannot_run), "off": self.off}
@@ -96,6 +109,8 @@ class Executor:
     def launch(self, jit: Any, number: int, args: tuple, kwargs: dict[str, Any], grid: Any) -> None:
         """Compute launch `number` (1-based) of `jit` on its arguments, if the budgets allow."""
         if self._interp is None or in_benchmark():
+            with self._lock:
+                self.stats.skip("off" if self._interp is None else "benchmarking")
             return
         name = getattr(getattr(jit, "fn", None), "__name__", "kernel")
         with self._lock:
@@ -103,9 +118,11 @@ class Executor:
             if left <= 0:
                 if self.stats.not_computed_from is None:
                     self.stats.not_computed_from = number
+                self.stats.skip("run_budget")
                 return
             why = self._refused.get(id(jit))
             if why is not None:
+                self.stats.skip("cannot_run")
                 return
             if adapter.is_gluon(jit):
                 self._refuse(jit, name, "a Gluon kernel (Triton's interpreter runs only triton.language)")
@@ -130,12 +147,15 @@ class Executor:
     def _over(self, number: int, name: str, budget: float) -> None:
         if budget < self.stats.launch_budget_s:  # the run's budget ran out during this launch
             self.stats.not_computed_from = number
+            self.stats.skip("run_budget")
         else:
             self.stats.over_launch_budget.append(f"launch {number} ({name})")
+            self.stats.skip("over_launch_budget")
 
     def _refuse(self, jit: Any, name: str, why: str) -> None:
         self._refused[id(jit)] = why
         self.stats.cannot_run.setdefault(name, why)
+        self.stats.skip("cannot_run")
 
     def _run(self, jit: Any, args: tuple, kwargs: dict[str, Any], grid: Any, start: float, budget: float) -> None:
         """GridExecutor.__call__, with a deadline checked on every load and store."""
@@ -155,12 +175,14 @@ class Executor:
         builder = interp.interpreter_builder
         with contextlib.ExitStack() as stack:
             stack.enter_context(_deadline_on(builder, deadline))
+            stack.enter_context(exact_dots(interp, builder))   # 16-bit tl.dot as torch's GEMMs compute it
             stack.enter_context(_knob(knobs.runtime, "interpret", True))
             scope = _patch_lang(interp, fn)
             stack.callback(scope.restore)
             imported = _imported_libdevice(fn.__globals__)
             _patch_libdevice(interp, scope)
             _rebind_libdevice(fn.__globals__, imported, stack)
+            _loop_indices(interp, scope, fn.__globals__, stack)
             patched = {id(v) for v in fn.__globals__.values() if v is tl or v is tl.core}
             stack.enter_context(_helpers_interpreted(interp, patched, stack))
             bound = inspect.getcallargs(fn, *args_hst, **kwargs_hst)
@@ -279,6 +301,63 @@ def _numpy_elementwise(interp: Any, tl: Any, np_fn: Any, to_bool: bool):
     return call
 
 
+class LoopIndex(int):
+    """A `for i in range(...)` / `tl.range` loop variable under the interpreter.
+
+    Compiled, the variable is an int32 scalar tensor (the loop is scf.for), so kernels call
+    `i.to(tl.int64)` on it (liger's, fla's: 64-bit offsets); the interpreter's loop is Python's,
+    whose int has no `.to`. This int has one, and its integer arithmetic stays a LoopIndex
+    (`(i * BLOCK).to(tl.int64)`); anything else is the int it is."""
+
+    interp: Any = None   # triton.runtime.interpreter, set by _loop_indices
+
+    def to(self, dtype: Any, fp_downcast_rounding: Any = None, bitcast: bool = False) -> Any:
+        tensor = LoopIndex.interp._implicit_cvt(int(self))   # int32 (int64 past its range), as compiled
+        return tensor.to(dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+
+
+def _int_op(name: str):
+    op = getattr(int, name)
+
+    def run(self, *other):
+        out = op(self, *other)
+        return LoopIndex(out) if type(out) is int else out
+    run.__name__ = name
+    return run
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__", "__rfloordiv__",
+              "__mod__", "__rmod__", "__neg__", "__lshift__", "__rshift__", "__and__", "__or__", "__xor__"):
+    setattr(LoopIndex, _name, _int_op(_name))
+
+
+def _loop_range(*args: Any, **kwargs: Any) -> Iterator[LoopIndex]:
+    """range(...) (builtins) and tl.range(...) (the interpreter's _new_range) with LoopIndex values."""
+    for i in _python_range(*args, **kwargs):
+        yield LoopIndex(i)
+
+
+def _python_range(arg1: Any, arg2: Any = None, step: Any = None, **_kwargs: Any) -> range:
+    """tl.range's bounds (num_stages, loop_unroll_factor, ... change nothing here) as Python's range."""
+    start, end = (0, arg1) if arg2 is None else (arg1, arg2)
+    return range(start, end, 1 if step is None else step)
+
+
+def _loop_indices(interp: Any, scope: Any, scope_globals: dict[str, Any], stack: contextlib.ExitStack) -> None:
+    """For the launch, the kernel's module sees `range` as _loop_range (a module global shadowing
+    the builtin, put back after) and, with `scope`, tl.range as well (tl.static_range stays
+    Python's: compiled, its variable is a constexpr)."""
+    import triton.language as tl
+
+    LoopIndex.interp = interp
+    if scope is not None:
+        scope.set_attr(tl, "range", _loop_range)
+    had = "range" in scope_globals
+    old = scope_globals.get("range")
+    scope_globals["range"] = _loop_range
+    stack.callback(lambda: scope_globals.__setitem__("range", old) if had else scope_globals.pop("range", None))
+
+
 def _root(e: BaseException) -> BaseException:
     """The innermost cause (InterpreterError wraps what a helper function raised)."""
     seen = 0
@@ -345,8 +424,12 @@ def _helpers_interpreted(interp: Any, patched: set[int], stack: contextlib.ExitS
             f = cache[id(self)] = interp.InterpretedFunction(self.fn)
         langs = {id(v) for v in self.fn.__globals__.values() if v is tl or v is tl.core}
         if not langs <= patched:
-            stack.callback(_patch_lang(interp, self.fn).restore)
+            scope = _patch_lang(interp, self.fn)
+            stack.callback(scope.restore)
+            _loop_indices(interp, scope, self.fn.__globals__, stack)
             patched.update(langs)
+        elif self.fn.__globals__.get("range") is not _loop_range:
+            _loop_indices(interp, None, self.fn.__globals__, stack)
         try:
             return f.rewrite()(*args, **kwargs)
         except Exception as e:

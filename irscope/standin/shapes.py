@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscope import knobs
+from irscope.standin.gemm import torch_exact
 from irscope.standin.interpret import in_benchmark
 
 DEFAULT_OP_S = knobs.STANDIN_OP_S.default
@@ -28,9 +29,10 @@ _RANDOM = 5e7    # random fills (randn, normal_, uniform_, ...): elements per se
 _RANDOM_OPS = {"randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "normal", "normal_", "uniform_",
                "random_", "bernoulli", "bernoulli_", "exponential_", "log_normal_", "cauchy_", "geometric_",
                "randperm", "multinomial"}
-# 16-bit matrix products, norms, softmaxes and sums are computed in fp32 and rounded back, as
-# CUDA / ROCm accumulate them (CPU torch's 16-bit kernels accumulate less precisely: a layer norm's
-# weight gradient is 0.07 off; its 16-bit GEMM is also ~50x slower than fp32)
+# 16-bit norms, softmaxes and sums are computed in fp32 and rounded back, as CUDA / ROCm accumulate
+# them (CPU torch's 16-bit kernels accumulate less precisely: a layer norm's weight gradient is 0.07
+# off; its 16-bit GEMM is also ~50x slower than fp32); 16-bit matrix products in fp64 with one
+# rounding, as the interpreter's tl.dot computes them (gemm.py: the two then agree bit for bit)
 _GEMMS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot"}
 _FP32 = _GEMMS | {"native_layer_norm", "native_layer_norm_backward", "native_group_norm", "native_group_norm_backward",
                   "_fused_rms_norm", "_fused_rms_norm_backward", "_softmax", "_log_softmax", "_softmax_backward_data",
@@ -118,7 +120,7 @@ def shape_only_mode(stats: ShapeOnly):
                 flops = flop_registry[packet](*args, **kwargs, out_val=meta_out)
                 dtype = str(tensors[0].dtype).replace("torch.", "")
                 if dtype in ("float16", "bfloat16") and str(packet).split(".")[-1] in _GEMMS:
-                    dtype = "float32"  # computed in fp32 (in_fp32)
+                    dtype = "float64"  # computed in fp64 (in_fp32, gemm.torch_exact)
                 est = max(est, flops / _FLOPS.get(dtype, _FLOPS_SLOW))
             except Exception:  # noqa: BLE001, S110  no meta kernel or flop formula: the element estimate stands
                 pass
@@ -149,14 +151,17 @@ def shape_only_mode(stats: ShapeOnly):
         return outs[0]
 
     def in_fp32(func, args, kwargs):
-        """A 16-bit GEMM, norm, softmax or sum computed in fp32 and rounded to the dtypes torch gives
-        its outputs (None: not one of those)."""
+        """A 16-bit norm, softmax or sum computed in fp32 (a GEMM in fp64) and rounded to the dtypes
+        torch gives its outputs (None: not one of those)."""
         if str(func._overloadpacket).split(".")[-1] not in _FP32 or "out" in kwargs or func._schema.name.endswith("_"):
             return None
         flat, _ = tree_flatten((args, kwargs))
         if not any(isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16) for a in flat):
             return None
         meta_out = func(*tree_map(to_meta, args), **tree_map(to_meta, kwargs))
+        if str(func._overloadpacket).split(".")[-1] in _GEMMS:
+            metas = meta_out if isinstance(meta_out, (tuple, list)) else (meta_out,)
+            return torch_exact(func, args, kwargs, [m.dtype if isinstance(m, torch.Tensor) else None for m in metas])
         up = (lambda a: a.float() if isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16)
               else a)
         out = func(*tree_map(up, args), **tree_map(up, kwargs))
