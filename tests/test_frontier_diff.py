@@ -119,3 +119,34 @@ def test_a_capture_folder_is_data(captures, tmp_path):
     (hostile / "captures" / "zz-1.json").symlink_to(outside)
     p = _irscope("diff", str(captures["a"][0]), str(hostile))
     assert p.returncode == 2 and "outside the folder" in p.stderr
+
+
+def test_an_autotuners_timed_launches_and_unchosen_candidates_stay_out_of_the_run(captures, tmp_path):
+    """On a GPU, Inductor benchmarks each config of a reduction ~100 times before the model's one launch
+    (seen on the H200 at 8192x4096: 106 and 107 launches recorded). The per-run figures count the launches
+    the model makes, with the chosen config only; the timed ones are shown beside, not added."""
+    import shutil
+
+    from irscope.compare.frontier import load_side
+
+    folder = tmp_path / "a"
+    shutil.copytree(captures["a"][0], folder)
+    plain = load_side("a", captures["a"][0])
+    spec = next(p for p in sorted((folder / "captures").glob("*.json")) if "rsqrt" in p.name)
+    doc = json.loads(spec.read_text())
+    won = dict(doc, launch=dict(doc["launch"], launches=107, timed_launches=106,
+                                autotune={"config": "R0_BLOCK=512", "winner": True}))
+    lost = dict(doc, launch=dict(doc["launch"], launches=106, timed_launches=106,
+                                 autotune={"config": "R0_BLOCK=256", "winner": False}))
+    spec.write_text(json.dumps(won))
+    spec.with_name(spec.stem + "-lost.json").write_text(json.dumps(lost))
+    side = load_side("a", folder)
+    fwd = [k for k in side.kernels if k.direction == "forward"]
+    assert sorted((k.chosen, k.launches, k.timed_launches) for k in fwd) == [(False, 0, 106), (True, 1, 106)]
+    assert side.by_direction["forward"].kernels == plain.by_direction["forward"].kernels
+    assert side.by_direction["forward"].launches == plain.by_direction["forward"].launches
+    assert side.total.launches == plain.total.launches
+    p = _irscope("diff", str(folder), str(captures["b"][0]))
+    assert p.returncode == 0, p.stderr
+    assert "R0_BLOCK=512, chosen" in p.stdout and "R0_BLOCK=256, not chosen" in p.stdout
+    assert "1 (+106 timed)" in p.stdout

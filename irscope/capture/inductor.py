@@ -116,8 +116,11 @@ class InductorHooks:
                 self.missing.append("CachingAutotuner._precompile_config (every Inductor compile)")
             if self.on_standin:
                 self._placeholders(stack, tuner)
-            elif "run" in vars(tuner):
-                stack.enter_context(triton_runtime.patched(tuner, "run", self._wrap_run(vars(tuner)["run"])))
+            else:
+                if "bench" in vars(tuner):   # its trials' launches are timed ones, not the model's
+                    stack.enter_context(triton_runtime.patched(tuner, "bench", _benchmarked(vars(tuner)["bench"])))
+                if "run" in vars(tuner):
+                    stack.enter_context(triton_runtime.patched(tuner, "run", self._wrap_run(vars(tuner)["run"])))
             if launcher is not None and callable(getattr(launcher, "__call__", None)):
                 stack.enter_context(triton_runtime.patched(launcher, "__call__", self._wrap_launch(launcher.__call__)))
             else:
@@ -412,7 +415,8 @@ def _active_launcher_cls() -> Any:
 
 
 def _benchmarked(original):
-    """CachingAutotuner.bench: its launches are recorded, not computed."""
+    """CachingAutotuner.bench: its launches are benchmark ones (on the stand-in: recorded, not computed;
+    on a GPU: counted apart from the model's own launches)."""
 
     def bench(autotuner, *args, **kwargs):
         with benchmarking():

@@ -34,6 +34,7 @@ from irscope.kernel.targets import Target
 from irscope.standin.driver import placeholder_benchmark
 from irscope.stages import from_triton, names
 from irscope.standin.generators import observe_inductor
+from irscope.standin.interpret import benchmarking, in_benchmark
 
 # the stages replay compares with the dump (stages.py: launch_check), by irscope name
 LAUNCH_CHECKED = names(launch_check=True)
@@ -224,6 +225,7 @@ class Recorder:
         with self._lock:
             self.launches += 1
             cap.launches += 1
+            cap.timed_launches += in_benchmark()
             if not cap.launch.get("grid"):
                 names = [p.name for p in adapter.kernel_params(cap.jit)]
                 cap.launch = describe(dict(zip(names, args)), cap.jit, grid)
@@ -240,6 +242,7 @@ class Recorder:
             self.launches += 1
             if cap is not None:
                 cap.launches += 1
+                cap.timed_launches += in_benchmark()
                 if not cap.launch.get("grid"):
                     cap.launch = _record_of(ctx)
                     cap.warmup = False
@@ -324,7 +327,10 @@ class Recorder:
                 return original(tuner, *args, config=config, **meta)
             before, state.trial = state.trial, config
             try:
-                return original(tuner, *args, config=config, **meta)
+                if rec.compile_only:
+                    return original(tuner, *args, config=config, **meta)
+                with benchmarking():   # a GPU trial's launches are timed ones, not the script's own
+                    return original(tuner, *args, config=config, **meta)
             finally:
                 state.trial = before
 

@@ -36,6 +36,7 @@ class Capture:
     winner: bool | None = None         # the autotuner's choice (None: not measured, compile-only)
     launch: dict[str, Any] = field(default_factory=dict)   # grid, tensor shapes, scalar values
     launches: int = 0
+    timed_launches: int = 0            # of those, made while a benchmark timed it (autotuner trials, do_bench)
     cache_hit: bool | None = None      # served from Triton's on-disk cache (gpu mode)
     kernel_hash: str | None = None
     asm: dict[str, str] = field(default_factory=dict)       # gpu mode: the launched kernel's text stages

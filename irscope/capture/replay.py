@@ -187,6 +187,7 @@ def spec_record(cap: Capture, run: ScriptRun) -> dict[str, Any]:
         "autotune": {"config": cap.config, "winner": cap.winner} if cap.config else None,
         "warmup": cap.warmup,
         "launches": cap.launches,
+        "timed_launches": cap.timed_launches,
         "mode": run.mode,
         "script": str(run.script.resolve()),
         "script_args": run.args,

@@ -7,7 +7,8 @@ an op each (torch.compile's kernels against a hand-written one, say), on the fig
     frontier    both sides, each kernel with what made it, its direction (forward, backward,
                 inference) and its figures, totals per direction and in all
 
-Per kernel: launches (from the capture's record of the script run), the launch grid, and the bytes a
+Per kernel: launches (from the capture's record of the script run: the script's own, not those an
+autotuner or do_bench timed; a candidate config its autotuner did not choose has none), the launch grid, and the bytes a
 program's threads load and store from global memory as the code is written: the PTX's global
 load/store instructions × their widths (stats.ptx_mix: bits per thread per instruction) × the
 program's threads (num_warps × warp size). That is static — once through the code, loops not
@@ -46,9 +47,11 @@ class Kernel:
     made_by: dict[str, Any]                # {"layer": "inductor", "category", "aten_ops"} | {"layer": "hand-written"}
     direction: str | None                  # forward | backward | inference | None (cannot say)
     direction_from: str | None             # "inductor graph" | "kernel name"
-    launches: int
+    launches: int                          # the run's own (timed_launches left out)
     grid: list[int] | None
     programs: int | None                   # the grid's product
+    timed_launches: int = 0                # made while an autotuner or do_bench timed it
+    chosen: bool | None = None             # an autotune candidate: did its autotuner choose it (None: not measured)
     num_warps: int | None = None
     threads: int | None = None             # num_warps x warp size
     load_widths: dict[str, int] = field(default_factory=dict)    # bits per thread -> instructions
@@ -146,7 +149,8 @@ def totals(kernels: list[Kernel]) -> Totals:
 
     loads, stores, regs = every("load_bytes"), every("store_bytes"), every("registers")
     spills, shared, occ = every("spills"), every("shared_bytes"), every("occupancy")
-    return Totals(len(kernels), sum(k.launches for k in kernels),
+    run = [k for k in kernels if k.chosen is not False]   # candidates not chosen never run in the model
+    return Totals(len(run), sum(k.launches for k in run),
                   None if loads is None else sum(loads), None if stores is None else sum(stores),
                   None if regs is None else max(regs, default=None), None if spills is None else sum(spills),
                   None if shared is None else max(shared, default=None),
@@ -171,9 +175,10 @@ def _kernel(folder: Path, rel: str, doc: dict[str, Any], launch: dict[str, Any],
     grid = launch.get("grid")
     grid = [int(g) for g in grid] if isinstance(grid, list) and all(isinstance(g, int) for g in grid) else None
     programs = grid[0] * grid[1] * grid[2] if grid and len(grid) == 3 else None
-    launches = launch.get("launches")
-    k = Kernel(rel, name, autotune.get("config"), made_by, direction, direction_from,
-               launches if isinstance(launches, int) and not isinstance(launches, bool) else 0, grid, programs)
+    launches, timed = _count(launch.get("launches")), _count(launch.get("timed_launches"))
+    chosen = autotune.get("winner") if isinstance(autotune.get("winner"), bool) else None
+    k = Kernel(rel, name, autotune.get("config"), made_by, direction, direction_from, max(launches - timed, 0),
+               grid, programs, timed_launches=timed, chosen=chosen)
     found = [(d, m) for d, m in dumps if _same_compile(doc, m)]
     if len(found) > 1:  # the specialization's text decides (an element may be spelt two ways: tl.float32, tl.fp32)
         found = [(d, m) for d, m in found if doc.get("args") == m.get("args")]
@@ -256,3 +261,8 @@ def _json(folder: Path, rel: str, what: str) -> Any:
         return json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise BadInput(f"{folder}: {rel} ({what}) is unreadable: {e}") from None
+
+
+def _count(value: Any) -> int:
+    """A launch count from a (possibly damaged) capture record: a non-negative int, else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -75,7 +75,7 @@ def frontier_table(f: Frontier) -> None:
         for k in side.kernels:
             grid = "x".join(str(g) for g in (k.grid[:1] if k.grid[1:] == [1, 1] else k.grid)) if k.grid else "-"
             kt.add_row(k.direction or "?", esc(_label(k)), esc(_made_by(k)),
-                       str(k.launches), grid, _value("", k.threads),
+                       _launches(k), grid, _value("", k.threads),
                        _moved(k.load_bytes, k.load_widths), _moved(k.store_bytes, k.store_widths), _value("", k.loops),
                        _value("", k.registers), _value("", k.spills), _value("bytes", k.shared_bytes),
                        _value("occupancy", k.occupancy))
@@ -87,7 +87,15 @@ def frontier_table(f: Frontier) -> None:
 
 
 def _label(k: Kernel) -> str:
-    return f"{k.name} [{k.config}]" if k.config else k.name
+    if not k.config:
+        return k.name
+    choice = {True: ", chosen", False: ", not chosen"}.get(k.chosen, "")
+    return f"{k.name} [{k.config}{choice}]"
+
+
+def _launches(k: Kernel) -> str:
+    """The run's own launches, and those its autotuner or do_bench timed (not in the totals)."""
+    return f"{k.launches} (+{k.timed_launches} timed)" if k.timed_launches else str(k.launches)
 
 
 def _moved(n: int | None, w: dict[str, int]) -> str:
