@@ -108,7 +108,7 @@ def mark_fresh(out: Any, mark: str | None) -> None:
     if mark is None:
         return
     for t in outputs(out):
-        if t.device.type == "cpu":
+        if t.is_cpu:
             s = _storage(t)
             if s is not None and getattr(s, ATTR, None) is None:
                 set_mark(t, mark)
@@ -119,6 +119,6 @@ def follow_inputs(inputs: Any, out: Any) -> None:
     import torch
 
     flat = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
-    tensors = [a for a in flat if isinstance(a, torch.Tensor) and a.device.type == "cpu"]
+    tensors = [a for a in flat if isinstance(a, torch.Tensor) and a.is_cpu]
     if tensors:
         mark_fresh(out, joined([mark_of(t) for t in tensors]))

@@ -149,6 +149,8 @@ def _cpu_mode():
             out = func(*args, **kwargs)
             if forced is not None:
                 return _forced(out, forced, tensors)
+            if not isinstance(out, (torch.Tensor, tuple, list)):
+                return out   # .shape, .item(), ...: nothing to mark
             if tensors:
                 marks.mark_fresh(out, marks.joined(before if before is not None
                                                    else [marks.mark_of(t) for t in tensors]))
@@ -164,7 +166,7 @@ def _cpu_tensors(torch: Any, args: tuple, kwargs: dict) -> list[Any]:
     found = []
     for a in (*args, *kwargs.values()):
         for t in (a if isinstance(a, (list, tuple)) else (a,)):
-            if isinstance(t, torch.Tensor) and t.device.type == "cpu":
+            if isinstance(t, torch.Tensor) and t.is_cpu:   # the mode is off here: the tensor's own
                 found.append(t)
     return found
 
@@ -177,7 +179,7 @@ def _forced(out: Any, mark: str, inputs: list[Any]) -> Any:
                                                  for t in inputs):
         out = made[0] = out.clone()
     for t in made:
-        if t.device.type == "cpu":
+        if t.is_cpu:
             marks.set_mark(t, mark)
     return out
 
@@ -186,8 +188,11 @@ def _moved(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:
     """t.to(...), t.cuda(), t.cpu(): a tensor moved to the other device is a copy marked for it, as on
     a GPU; one already there is returned as it is (or converted, for a dtype)."""
     t = args[0]
-    if t.device.type != "cpu":   # meta tensors: as before (.cuda() leaves them be)
-        return t if func is torch.Tensor.cuda else func(*args, **kwargs)
+    if not t.is_cpu:   # meta and fake tensors, as before marks: .cuda() leaves them be, "cuda" is the CPU
+        if func is torch.Tensor.cuda:
+            return t
+        args = tuple("cpu" if i > 0 and _is_gpu_device(a) and not isinstance(a, int) else a for i, a in enumerate(args))
+        return func(*args, **(dict(kwargs, device="cpu") if _is_gpu_device(kwargs.get("device")) else kwargs))
     here = marks.CUDA if marks.answers_cuda(t) else marks.CPU
     kw = {"non_blocking": kwargs.get("non_blocking", False), "copy": kwargs.get("copy", False)}
     if kwargs.get("memory_format") is not None:
