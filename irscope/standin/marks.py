@@ -97,7 +97,7 @@ def outputs(out: Any) -> list[Any]:
 
     if isinstance(out, torch.Tensor):
         return [out]
-    if isinstance(out, (tuple, list)):
+    if isinstance(out, (tuple, list)) and not isinstance(out, torch.Size):
         return [o for o in out if isinstance(o, torch.Tensor)]
     return []
 

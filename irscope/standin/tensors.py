@@ -149,13 +149,14 @@ def _cpu_mode():
             out = func(*args, **kwargs)
             if forced is not None:
                 return _forced(out, forced, tensors)
-            if not isinstance(out, (torch.Tensor, tuple, list)):
+            made = marks.outputs(out)
+            if not made:
                 return out   # .shape, .item(), ...: nothing to mark
             if tensors:
-                marks.mark_fresh(out, marks.joined(before if before is not None
-                                                   else [marks.mark_of(t) for t in tensors]))
+                marks.mark_fresh(made, marks.joined(before if before is not None
+                                                    else [marks.mark_of(t) for t in tensors]))
             else:
-                marks.mark_fresh(out, marks.CPU)   # torch.get_rng_state(), ...: made on the CPU
+                marks.mark_fresh(made, marks.CPU)   # torch.get_rng_state(), ...: made on the CPU
             return out
 
     return CpuForCuda()
