@@ -6,7 +6,8 @@ puts up its parts together and takes them down together:
 
     driver.py       Triton's active driver is one for `target` that binds and compiles for it
                     and runs nothing (launches are recorded, not run; timings are placeholders)
-    tensors.py      tensors made for "cuda" live on the CPU and say they are on cuda:0;
+    tensors.py      tensors made for "cuda" live on the CPU and say they are on cuda:0 (those made
+                    for the CPU say cpu: marks.py);
                     torch.cuda answers as a GPU of the target would
     interpret.py    each recorded launch is computed by Triton's interpreter (bounded; capture calls it)
     shapes.py       torch ops too big for the CPU run shape-only

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from irscope.adapter import runtime as triton_runtime
+from irscope.standin import marks
 from irscope.standin.generators import in_process
 
 
@@ -74,6 +75,20 @@ def _modes_off(fn):
     return run
 
 
+def _outputs_marked(torch: Any, fn):
+    """`fn` (a compiled function, run with the stand-in's modes off) whose fresh results say the
+    device its tensor inputs say (marks.py): cuda for a model on "cuda", as its eager run does."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        with torch._C.DisableTorchFunction():
+            marks.follow_inputs((*args, *kwargs.values()), out)
+        return out
+
+    return run
+
+
 def _standin_extra(torch: Any, undo: contextlib.ExitStack) -> None:
     """What the stand-in adds when Inductor is set up (see the module's doc), undone by `undo`."""
     from torch._dynamo import eval_frame
@@ -83,7 +98,7 @@ def _standin_extra(torch: Any, undo: contextlib.ExitStack) -> None:
 
     def dynamo_call(self, fn, *args, **kwargs):  # what torch.compile'd functions and modules run
         out = enter(self, fn, *args, **kwargs)
-        return out if isinstance(out, torch.nn.Module) or not callable(out) else _modes_off(out)
+        return out if isinstance(out, torch.nn.Module) or not callable(out) else _outputs_marked(torch, _modes_off(out))
 
     undo.enter_context(triton_runtime.patched(eval_frame._TorchDynamoContext, "__call__", dynamo_call))
     guards = torch._C._dynamo.guards

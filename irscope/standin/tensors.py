@@ -2,12 +2,19 @@
 
 While `torch_on_cpu(target)` is entered, a TorchFunctionMode (CpuForCuda) makes tensors created
 for "cuda" (device="cuda", .cuda(), .to("cuda"), device=0) on the CPU instead, and they say they
-are on cuda:0 (.device, .is_cuda): code that branches on `x.device.type == "cuda"` (libraries
-sizing a grid by the SM count do) takes its GPU path. So are tensors made with no device= under
-torch.set_default_device("cuda") or `with torch.device("cuda")`, and all of this holds in
-threads the script starts and in autograd backward passes. torch.cuda answers as a GPU of the
-target would (the stand-in device interface: is_available, device count, capability and
-properties, synchronize, events, streams, device contexts).
+are on cuda:0 (.device, .is_cuda, .is_cpu, .get_device(), .type(), repr): code that branches on
+`x.device.type == "cuda"` (libraries sizing a grid by the SM count do) takes its GPU path. So are
+tensors made with no device= under torch.set_default_device("cuda") or `with torch.device("cuda")`,
+and all of this holds in threads the script starts and in autograd backward passes.
+
+Tensors the script makes on the CPU (no device=, .cpu(), torch.from_numpy, a DataLoader's batches)
+say cpu, as on a GPU: each storage is marked with the device it was made for (marks.py). Moving
+one .to("cuda") / .cuda() (Module.to too) makes a cuda copy, .cpu() of a cuda one a CPU copy; an
+op's result is cuda when an input is; mixing a cuda and a CPU tensor of one dimension or more raises
+torch's "Expected all tensors to be on the same device", and .numpy() of a cuda tensor its
+"can't convert cuda:0 device type tensor to numpy". torch.cuda answers as a GPU of the target
+would (the stand-in device interface: is_available, device count, capability and properties,
+synchronize, events, streams, device contexts).
 
 CPU allocations are 64-byte aligned, so a pointer is 16-byte aligned exactly when it would be on
 the GPU (where allocations are 256-byte aligned): views at an odd offset are unaligned on both.
@@ -25,6 +32,7 @@ from typing import Any
 
 from irscope.adapter import runtime as triton_runtime
 from irscope.kernel.targets import Target
+from irscope.standin import marks
 from irscope.standin.bench import benchmarks_once
 from irscope.standin.dispatch import cuda_registrations_on_cpu
 from irscope.standin.driver import FakeDeviceInterface
@@ -62,50 +70,200 @@ def _cpu_mode():
     import torch
     from torch.overrides import TorchFunctionMode
 
-    identity = {torch.Tensor.cuda, torch.Tensor.pin_memory}
-    moves = {torch.Tensor.to, torch.Tensor.new_empty, torch.Tensor.new_zeros, torch.Tensor.new_ones,
-             torch.Tensor.new_full, torch.Tensor.new_tensor}
-    is_cuda = torch.Tensor.is_cuda.__get__
-    device_of = torch.Tensor.device.__get__
-    get_device = torch.Tensor.get_device
-    tensor_repr, tensor_format = torch.Tensor.__repr__, torch.Tensor.__format__
-    cuda0 = torch.device("cuda", 0)
+    T = torch.Tensor
+    is_cuda, is_cpu, device_of = T.is_cuda.__get__, T.is_cpu.__get__, T.device.__get__
+    queries = {is_cuda, is_cpu, device_of, T.get_device, T.type}
+    moves = {T.new_empty, T.new_zeros, T.new_ones, T.new_full, T.new_tensor}
+    tensor_repr, tensor_format = T.__repr__, T.__format__
+    cuda0, cpu = torch.device("cuda", 0), torch.device("cpu")
     constructors, default_device = _default_device_probe()
+    allowed_mixes = _allowed_mixes(torch)
+
+    def answer(func, t):
+        cuda = marks.answers_cuda(t)
+        if func == device_of:
+            return cuda0 if cuda else cpu
+        if func is T.type:
+            real = func(t)
+            return real.replace("torch.", "torch.cuda.", 1) if cuda else real
+        if func is T.get_device:
+            return 0 if cuda else -1
+        return cuda if func == is_cuda else not cuda
 
     class CpuForCuda(TorchFunctionMode):
-        """device="cuda" -> the CPU; .cuda() and pin_memory() -> the tensor itself;
-        .device -> cuda:0, .is_cuda -> True, .get_device() -> 0, repr() with device='cuda:0'. A constructor given no
-        device while the default device is a GPU one (torch.set_default_device("cuda"),
-        `with torch.device("cuda")`) is given the CPU too."""
+        """device="cuda" -> the CPU, marked cuda (marks.py); .cuda(), .to("cuda") of a CPU tensor ->
+        a copy marked cuda, .cpu() of a cuda one -> a copy marked cpu; .device, .is_cuda, .is_cpu,
+        .get_device(), .type() and repr() answer by the mark; an op's result takes its inputs' mark,
+        and mixing a cuda and a CPU tensor raises as on a GPU. A constructor given no device while
+        the default device is a GPU one (torch.set_default_device("cuda"), `with
+        torch.device("cuda")`) is given the CPU too, marked cuda."""
 
         _irscope_standin = True  # kept out of torch.compile'd code (layers.py)
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            if func in identity:
+            if func is T.pin_memory:
                 return args[0]
-            if func in (is_cuda, device_of, get_device):
-                real = device_of(args[0])  # the mode is off inside its own handler: the tensor's own device
-                if real.type != "cpu":     # meta tensors (FakeTensor's inner ones) keep theirs
+            if func in queries:
+                # the mode is off inside its own handler: the tensor's own device; meta tensors
+                # (FakeTensor's inner ones) keep theirs
+                if device_of(args[0]).type != "cpu" or (func is T.type and (len(args) > 1 or kwargs)):
                     return func(*args, **kwargs)
-                return True if func == is_cuda else cuda0 if func == device_of else 0
+                return answer(func, args[0])
             if func is tensor_format and len(args) == 2 and args[1] == "" and args[0].dim() != 0:
                 func, args, kwargs = tensor_repr, args[:1], {}   # f"{x}": object.__format__ -> str(x)
             if func is tensor_repr and device_of(args[0]).type == "cpu":
-                # print(x) reads as a GPU tensor's: torch's own formatting, with this mode back on
-                # so it sees .device as cuda:0 and adds device='cuda:0' where a GPU run has it
+                # print(x) reads as a GPU run's: torch's own formatting, with this mode back on so it
+                # sees .device as the mark says and adds device='cuda:0' where a GPU run has it
                 with self:
                     return torch._tensor_str._str(args[0], tensor_contents=kwargs.get("tensor_contents"))
-            if "device" in kwargs and _is_gpu_device(kwargs["device"]) or kwargs.get("device") is None and func in constructors and _is_gpu_device(default_device()):
-                kwargs = dict(kwargs, device="cpu")
+            if func in (T.to, T.cuda, T.cpu):
+                return _moved(torch, func, args, kwargs)
+            if func in (T.numpy, T.__array__) and not kwargs.get("force") and device_of(args[0]).type == "cpu" \
+                    and marks.mark_of(args[0]) == marks.CUDA:
+                raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                                "tensor to host memory first.")
+            forced = None
+            device = kwargs.get("device")
+            if device is not None:
+                if _is_gpu_device(device):
+                    forced, kwargs = marks.CUDA, dict(kwargs, device="cpu")
+                elif getattr(torch.device(device) if isinstance(device, str) else device, "type", None) == "cpu":
+                    forced = marks.CPU
+            elif func in constructors and _is_gpu_device(default_device()):
+                forced, kwargs = marks.CUDA, dict(kwargs, device="cpu")
+            elif func in constructors and not (args and isinstance(args[0], torch.Tensor)):
+                forced = marks.CPU
             if kwargs.get("pin_memory"):
                 kwargs = dict(kwargs, pin_memory=False)
             if func in moves:
                 args = tuple("cpu" if i > 0 and _is_gpu_device(a) and not isinstance(a, int) else a
                              for i, a in enumerate(args))
-            return func(*args, **kwargs)
+            tensors = _cpu_tensors(torch, args, kwargs)
+            before = [marks.mark_of(t) for t in tensors] if len(tensors) > 1 or func is T.set_ else None
+            if before is not None and func not in allowed_mixes and _checks_devices(func):
+                both = marks.mixed(tensors, before)
+                if both is not None:
+                    raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                                       f"devices, {both[0]} and {both[1]}!")
+            out = func(*args, **kwargs)
+            if forced is not None:
+                return _forced(out, forced, tensors)
+            made = marks.outputs(out)
+            if not made:
+                return out   # .shape, .item(), ...: nothing to mark
+            if tensors:
+                marks.mark_fresh(made, marks.joined(before if before is not None
+                                                    else [marks.mark_of(t) for t in tensors]))
+            else:
+                marks.mark_fresh(made, marks.CPU)   # torch.get_rng_state(), ...: made on the CPU
+            return out
 
     return CpuForCuda()
+
+
+def _cpu_tensors(torch: Any, args: tuple, kwargs: dict) -> list[Any]:
+    """The tensors among an op's arguments (one level into lists: torch.cat's) whose own device is the CPU."""
+    found = []
+    for a in (*args, *kwargs.values()):
+        for t in (a if isinstance(a, (list, tuple)) else (a,)):
+            if isinstance(t, torch.Tensor) and t.is_cpu:   # the mode is off here: the tensor's own
+                found.append(t)
+    return found
+
+
+def _forced(out: Any, mark: str, inputs: list[Any]) -> Any:
+    """A factory's result made for `mark`: an output that aliases an input made for the other device
+    (torch.as_tensor(t, device="cuda") of a CPU t returns t here) is copied first, as a GPU copies it."""
+    made = marks.outputs(out)
+    if len(made) == 1 and made[0] is out and any(marks.same_storage(out, t) and marks.mark_of(t) != mark
+                                                 for t in inputs):
+        out = made[0] = out.clone()
+    for t in made:
+        if t.is_cpu:
+            marks.set_mark(t, mark)
+    return out
+
+
+def _moved(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:
+    """t.to(...), t.cuda(), t.cpu(): a tensor moved to the other device is a copy marked for it, as on
+    a GPU; one already there is returned as it is (or converted, for a dtype)."""
+    t = args[0]
+    if not t.is_cpu:   # meta and fake tensors, as before marks: .cuda() leaves them be, "cuda" is the CPU
+        if func is torch.Tensor.cuda:
+            return t
+        args = tuple("cpu" if i > 0 and _is_gpu_device(a) and not isinstance(a, int) else a for i, a in enumerate(args))
+        return func(*args, **(dict(kwargs, device="cpu") if _is_gpu_device(kwargs.get("device")) else kwargs))
+    here = marks.CUDA if marks.answers_cuda(t) else marks.CPU
+    kw = {"non_blocking": kwargs.get("non_blocking", False), "copy": kwargs.get("copy", False)}
+    if kwargs.get("memory_format") is not None:
+        kw["memory_format"] = kwargs["memory_format"]
+    dtype = None
+    if func is torch.Tensor.cuda:
+        target = marks.CUDA
+    elif func is torch.Tensor.cpu:
+        target = marks.CPU
+    else:
+        rest = list(args[1:])
+        device = kwargs.get("device")
+        dtype = kwargs.get("dtype")
+        if rest and isinstance(rest[0], torch.Tensor):   # t.to(other): other's device and dtype
+            other = rest.pop(0)
+            device = other.device if other.device.type != "cpu" else (
+                torch.device("cuda", 0) if marks.answers_cuda(other) else torch.device("cpu"))
+            dtype = other.dtype
+        elif rest and (isinstance(rest[0], (str, torch.device)) or type(rest[0]) is int):
+            device = rest.pop(0)
+        if rest and (rest[0] is None or isinstance(rest[0], torch.dtype)):   # Module.to passes dtype=None
+            dtype = rest.pop(0)
+        for name, value in zip(("non_blocking", "copy"), rest):
+            kw[name] = value
+        if device is None:
+            target = None
+        elif _is_gpu_device(device):
+            target = marks.CUDA
+        else:
+            device = torch.device(device)
+            if device.type != "cpu":   # .to("meta"): a real move, no mark
+                return func(t, device=device, dtype=dtype, **kw)
+            target = marks.CPU
+    if target is None:
+        out = func(t, dtype=dtype, **kw) if dtype is not None else func(t, **kw)
+        marks.mark_fresh(out, marks.mark_of(t))
+        return out
+    if target != here:
+        kw["copy"] = True
+    out = torch.Tensor.to(t, device="cpu", dtype=dtype, **kw)
+    if not marks.same_storage(out, t):   # a copy (or a dtype's conversion): made on the target
+        marks.set_mark(out, target)
+    return out
+
+
+def _checks_devices(func: Any) -> bool:
+    """Whether torch checks `func`'s tensors for one device: its ops do (add, Tensor.__add__, F.linear);
+    its private helpers (torch._has_compatible_shallow_copy_type, ...) read tensors without that check."""
+    name = getattr(func, "__name__", "")
+    return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+
+
+def _allowed_mixes(torch: Any) -> set[Any]:
+    """Functions that take a CPU tensor beside cuda ones on a GPU too: copies and assignments (the
+    copy crosses devices), indexing by CPU index tensors, methods that read only another tensor's
+    shape or dtype, new_* (made on self's device), autograd's entry points, and the arguments torch
+    wants on the CPU (packed sequences' lengths, tensor_split's indices)."""
+    T = torch.Tensor
+    names = ["copy_", "__setitem__", "__getitem__", "index_put_", "index_put", "_index_put_impl_", "set_", "to",
+             "view_as", "expand_as", "reshape_as", "type_as", "resize_as_", "new_tensor", "new_empty", "new_zeros",
+             "new_ones", "new_full", "new_empty_strided", "new", "backward", "is_set_to", "tensor_split",
+             "__contains__", "module_load"]
+    found = {getattr(T, n) for n in names if hasattr(T, n)}
+    found |= {T.grad.__set__, T.data.__set__}
+    for owner, n in ((torch, "tensor_split"), (torch, "index_put"), (torch, "_pack_padded_sequence"),
+                     (torch, "_pad_packed_sequence"), (torch, "equal"), (torch.autograd, "backward"),
+                     (torch.autograd, "grad"), (torch.nn.functional, "ctc_loss"), (torch, "ctc_loss")):
+        if hasattr(owner, n):
+            found.add(getattr(owner, n))
+    return found
 
 
 @contextlib.contextmanager
