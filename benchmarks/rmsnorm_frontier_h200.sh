@@ -10,13 +10,8 @@ mkdir -p "$out"
 python3 -m irscope dump tests/data/layers/rmsnorm_inductor.py -o "$out/inductor" -- "$rows" "$cols" > "$out/inductor.dump.txt" 2>&1
 python3 -m irscope dump tests/data/layers/rmsnorm_liger.py -o "$out/liger" -- "$rows" "$cols" > "$out/liger.dump.txt" 2>&1
 python3 -m irscope diff "$out/inductor" "$out/liger" > "$out/frontier.txt" 2>&1
-bench() {  # SPEC NAME [REF]
-    if [ -n "${3:-}" ]; then
-        python3 -m irscope bench "$1" --ref "$3" --max-seconds 6 --json > "$out/$2.json" 2> "$out/$2.err"
-    else
-        python3 -m irscope bench "$1" --max-seconds 6 --json > "$out/$2.json" 2> "$out/$2.err"
-    fi
-    python3 -m irscope bench "$1" ${3:+--ref "$3"} --max-seconds 6 > "$out/$2.txt" 2>&1
+bench() {  # SPEC NAME [REF]: the table as printed (the figures docs/walkthrough.md quotes)
+    python3 -m irscope bench "$1" ${3:+--ref "$3"} --max-seconds "${MAX_SECONDS:-4}" > "$out/$2.txt" 2>&1
 }
 for spec in "$out"/inductor/captures/*.json; do
     name=inductor-$(basename "$spec" .json)
