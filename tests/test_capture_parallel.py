@@ -175,6 +175,48 @@ def test_every_example_kernel_is_rebuilt_with_the_captured_cache_key_or_says_why
     assert json.loads(p.stdout.splitlines()[-1]) == {k: True for k in rebuilt}
 
 
+# two kernels of one file whose callees sit one under the other, the second indented under an `if` (as
+# fla's exp/exp2): a worker rebuilding both must read each callee's block as it ends in the file
+SIBLINGS = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def first(x):
+    return x + 1
+if True:
+    @triton.jit
+    def second(x): return x * 2
+
+
+@triton.jit
+def uses_second(p):
+    tl.store(p, second(tl.load(p)))
+
+
+@triton.jit
+def uses_first(p):
+    tl.store(p, first(tl.load(p)))
+'''
+
+
+def test_kernels_of_one_file_rebuilt_in_one_worker_each_read_their_own_lines(tmp_path):
+    from irscope.kernel import loader
+
+    path = tmp_path / "siblings.py"
+    path.write_text(SIBLINGS)
+    refs = {r.name: r.fn for r in loader.select_kernels(path, None, every=True)}
+    docs = [closure.describe(refs[name])[0] for name in ("uses_second", "uses_first")]
+    assert all(docs)
+    (tmp_path / "docs.json").write_text(json.dumps(docs))
+    code = ("import json, sys\nfrom irscope.capture import closure\n"
+            "print([closure.rebuilt_exactly(closure.rebuild(d), d) for d in json.load(open(sys.argv[1]))])\n")
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "docs.json")], capture_output=True, text=True,
+                       cwd=ROOT, timeout=300)
+    assert p.returncode == 0 and p.stdout.split()[-2:] == ["[True,", "True]"], (p.stdout, p.stderr[-1500:])
+
+
 # kernels whose closure is not data: each is dumped in-process, and says why
 TABLE = [1, 2, 3]
 

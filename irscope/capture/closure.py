@@ -41,7 +41,8 @@ from typing import Any
 VERSION = 1
 SAFE_PACKAGES = {"triton", "torch", "math", "copy", "operator", "functools", "itertools", "numpy", "typing"}
 JIT_CLASSES = {"triton.runtime.jit:JITFunction", "triton.experimental.gluon._runtime:GluonJITFunction"}
-JIT_ARGS = ("version", "do_not_specialize", "do_not_specialize_on_alignment", "debug", "noinline")
+JIT_ARGS = ("version", "do_not_specialize", "do_not_specialize_on_alignment", "debug", "noinline",
+            "c_cache")   # the last: fbtriton's JITFunction only (recorded where the kernel has it)
 IDENTITY = "__irscope_closure_identity__"
 
 
@@ -83,9 +84,12 @@ def _function(jit: Any, functions: dict[str, dict[str, Any]]) -> str:
     lines, first = inspect.getsourcelines(fn)
     if first != fn.__code__.co_firstlineno or list(lines) != list(jit.raw_src) or first != jit.starting_line_number:
         raise Unsupported(f"{fn.__name__}: its source lines are not where its code says")
-    def_index = next((i for i, line in enumerate(lines) if line.startswith(("def ", "async def "))), None)
+    def_index = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))), None)
     if def_index is None:
-        raise Unsupported(f"{fn.__name__}: its def is indented or not found")
+        raise Unsupported(f"{fn.__name__}: its def is not found")
+    indent = lines[def_index][:len(lines[def_index]) - len(lines[def_index].lstrip())]
+    if indent and (first < 2 or not all(line.startswith(indent) or not line.strip() for line in lines)):
+        raise Unsupported(f"{fn.__name__}: its def is indented unevenly")
     tree = ast.parse(textwrap.dedent("".join(lines[def_index:])))
     node = tree.body[0]
     if any(isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal))
@@ -93,8 +97,8 @@ def _function(jit: Any, functions: dict[str, dict[str, Any]]) -> str:
         raise Unsupported(f"{fn.__name__} defines a function, a lambda or a class, or declares global names")
     functions[key] = doc = {
         "module": fn.__module__, "file": fn.__code__.co_filename, "name": fn.__name__,
-        "first_line": first, "def_line": first + def_index, "lines": list(lines),
-        "class": cls, "args": {a: _plain_jit_arg(getattr(jit, a, None), a, fn.__name__) for a in JIT_ARGS},
+        "first_line": first, "def_line": first + def_index, "indent": indent, "lines": list(lines),
+        "class": cls, "args": {a: _plain_jit_arg(getattr(jit, a), a, fn.__name__) for a in JIT_ARGS if hasattr(jit, a)},
         "globals": {},
     }
     for name in sorted(_read_names(node)):
@@ -221,11 +225,13 @@ def _value(ref: dict[str, Any]) -> Any:
 
 
 def _define(f: dict[str, Any], ns: dict[str, Any]) -> Any:
-    """The def compiled at its own file and lines (blank lines before it, one identity decorator on
-    its first decorator's line, so co_firstlineno is Triton's starting line), wrapped in its JIT class."""
-    first, def_line = f["first_line"], f["def_line"]
+    """The def compiled at its own file, lines and columns (blank lines before it, one identity decorator
+    on its first decorator's line, so co_firstlineno is Triton's starting line), wrapped in its JIT class."""
+    first, def_line, indent = f["first_line"], f["def_line"], f.get("indent", "")
     body = "".join(f["lines"][def_line - first:])
-    head = "\n" * (first - 1) + (f"@{IDENTITY}\n" + "\n" * (def_line - first - 1) if def_line > first else "")
+    decorator = f"{indent}@{IDENTITY}\n" + "\n" * (def_line - first - 1) if def_line > first else ""
+    # an indented def (under a module-level `if`, as fla's exp2) is compiled under `if True:` on the line before
+    head = ("\n" * (first - 2) + "if True:\n" if indent else "\n" * (first - 1)) + decorator
     code = compile(head + body, f["file"], "exec", dont_inherit=True)
     saved = ns.get(f["name"], IDENTITY)
     ns[IDENTITY] = lambda fn: fn
@@ -246,12 +252,24 @@ def _define(f: dict[str, Any], ns: dict[str, Any]) -> Any:
     return cls(fn, **args)
 
 
+_REAL: dict[str, set[int]] = {}   # per file, the line numbers seeded with the file's own lines
+END = "pass  # irscope: the recorded block ends here\n"
+
+
 def _seed_lines(file: str, first: int, lines: list[str]) -> None:
-    """linecache holds the recorded lines at their own numbers (blank elsewhere, merged with what an
-    earlier kernel of the same file seeded; mtime None: never re-read from disk)."""
+    """linecache holds the recorded lines at their own numbers (merged with what an earlier kernel of
+    the same file seeded; mtime None: never re-read from disk). The line after them, unless recorded,
+    is a statement at column 0, so inspect's block ends where it ended in the file, not at another
+    function's lines further down."""
     entry = linecache.cache.get(file)
     have = list(entry[2]) if entry is not None and len(entry) == 4 and entry[1] is None else []
-    need = first - 1 + len(lines)
+    if not have:
+        _REAL[file] = set()
+    real = _REAL.setdefault(file, set())
+    need = first + len(lines)
     have += ["\n"] * (need - len(have))
-    have[first - 1:need] = lines
+    have[first - 1:need - 1] = lines
+    real.update(range(first, need))
+    if need not in real:
+        have[need - 1] = END
     linecache.cache[file] = (sum(len(x) for x in have), None, have, file)
