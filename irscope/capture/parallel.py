@@ -15,10 +15,10 @@ entries and folders are published by rename). Whatever it cannot do exactly come
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
-import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
