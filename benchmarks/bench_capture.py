@@ -1,6 +1,12 @@
 """Capture of Triton's matmul tutorial on a CPU: `irscope dump 03-matrix-multiplication.py` end to end.
 
-    python benchmarks/bench_capture.py [--target cuda:90] [--script PATH] [--warm]
+    python benchmarks/bench_capture.py [--target cuda:90] [--script PATH] [--warm] [--jobs N] [--path DIR]
+
+--jobs N is the capture's --jobs (default: irscope's, the machine's cores; 1: the dumps one after
+another in irscope's process, as before #29); --path DIR is put on the script's PYTHONPATH (a
+library installed with `pip install --target DIR`, e.g. fla for its chunk_gla script). Besides the
+wall time it prints the capture's own split (--json's capture.timing): the script, the
+interpreter, the shape-only ops, the specs and the dumps, how many kernels were dumped in workers.
 
 Runs the unmodified tutorial ($IRSCOPE_TRITON_TUTORIALS/03-matrix-multiplication.py, or --script: its unit tests,
 then the benchmark tail that calls torch.matmul at up to 4096^3 inside do_bench) under
@@ -29,19 +35,23 @@ SCRIPT = Path(os.environ.get("IRSCOPE_TRITON_TUTORIALS", "python/tutorials")) / 
 STUBS = ROOT / "tests" / "data" / "plotstubs"
 
 
-def env_for(cache: str) -> dict[str, str]:
+def env_for(cache: str, path: str | None = None) -> dict[str, str]:
     env = dict(os.environ, IRSCOPE_CACHE_DIR=cache)
+    extra = [path] if path else []
     if not (importlib.util.find_spec("matplotlib") and importlib.util.find_spec("pandas")):
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(STUBS), env.get("PYTHONPATH", "")) if p)
+        extra.append(str(STUBS))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (*extra, env.get("PYTHONPATH", "")) if p)
     return env
 
 
-def capture(script: Path, target: str, cache: str) -> tuple[float, dict]:
+def capture(script: Path, target: str, cache: str, jobs: int | None = None, path: str | None = None
+            ) -> tuple[float, dict]:
     with tempfile.TemporaryDirectory(prefix="irscope-bench-capture-") as tmp:
         cmd = [sys.executable, "-m", "irscope", "dump", str(script), "--compile-only", "--target", target,
-               "-o", f"{tmp}/out", "--script-log", f"{tmp}/script.log", "--json"]
+               "-o", f"{tmp}/out", "--script-log", f"{tmp}/script.log", "--json",
+               *(["--jobs", str(jobs)] if jobs else [])]
         start = time.monotonic()
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env_for(cache), check=False)
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env_for(cache, path), check=False)
         wall = time.monotonic() - start
         if p.returncode != 0:
             sys.exit(f"irscope dump exited {p.returncode}:\n{p.stderr[-3000:]}")
@@ -53,13 +63,15 @@ def main() -> None:
     ap.add_argument("--target", default="cuda:90")
     ap.add_argument("--script", type=Path, default=SCRIPT)
     ap.add_argument("--warm", action="store_true", help="also a second run on the filled irscope cache")
+    ap.add_argument("--jobs", type=int, default=None, help="the capture's --jobs (default: irscope's)")
+    ap.add_argument("--path", default=None, help="a folder put on the script's PYTHONPATH")
     a = ap.parse_args()
     import triton
 
     cache = tempfile.mkdtemp(prefix="irscope-cache-")
-    runs = [("cold", *capture(a.script, a.target, cache))]
+    runs = [("cold", *capture(a.script, a.target, cache, a.jobs, a.path))]
     if a.warm:
-        runs.append(("warm", *capture(a.script, a.target, cache)))
+        runs.append(("warm", *capture(a.script, a.target, cache, a.jobs, a.path)))
     print(f"machine: {os.cpu_count()} CPUs, no GPU; Triton {triton.__version__}; target {a.target}")
     for name, wall, doc in runs:
         c = doc["capture"]
@@ -69,6 +81,11 @@ def main() -> None:
               f"(would not launch), {sum(1 for k in caps if k['failed'])} failed; stopped: {c['stopped']}; "
               f"interpreter: {c['computed']['computed']} launches in {c['computed']['seconds']} s; "
               f"{'; '.join(c['standin_notes']) or 'every torch op computed'}")
+        t = c.get("timing") or {}
+        if t:
+            print(f"  split: script {t['script_s']} s (interpreter {t['interpreter_s']} s, {t['shape_only_ops']} "
+                  f"shape-only ops), specs {t['specs_s']} s, dumps {t['dumps_s']} s ({t['dumped_in_workers']} in "
+                  f"workers, {t['dumped_in_process']} in-process); dominant: {t['dominant']}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Worker processes: the one line protocol between irscope and the Python processes it starts.
 
-Two kinds of work leave the main process: a sweep's compile workers (python -m irscope.sweep.pool,
-reused from config to config, so that a compiler crash or hang costs one config, not the sweep)
-and the timing process that holds the GPU (python -m irscope.timing.gpu_process, so that a
+Two kinds of work leave the main process: compile workers (python -m irscope.workers, in one
+Pool: a sweep's configs and a capture's kernels, each worker reused from job to job, so that a
+compiler crash or hang costs one job, not the run) and the timing process that holds the GPU (python -m irscope.timing.gpu_process, so that a
 faulting kernel poisons its CUDA context, not irscope's). Both speak this protocol:
 
     parent -> child   one message a line on stdin: a pickled object, base64-encoded
@@ -21,12 +21,20 @@ timeout means (a hang, a slow start) is the caller's. A dead child ends its mess
 whose tag is None; stop() kills, reaps and keeps the stderr tail, and a caller respawns by
 starting a new Worker. The child's side is say() (a protocol line), messages() (stdin,
 decoded) and serve() (the ready word, then a handler for each message).
+
+The compile pool (Pool, below) hires `size` workers as jobs need them; each job names its handler
+("module:function", imported in the worker: irscope.sweep.pool:compile_config for a sweep's config,
+irscope.capture.parallel:dump_capture for a captured kernel), which returns its RESULT document.
+A crash (a signal), a hang (past `timeout`) or a worker that never starts is that job's outcome;
+the dead worker is replaced, and workers that die before READY three times in a row, with none
+ready, fail the jobs still queued with the reason instead of being restarted forever.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import importlib
 import os
 import pickle
 import queue
@@ -34,8 +42,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
 PREFIX = "::irscope "   # what starts a protocol line; nothing a kernel prints is taken for one
 
@@ -63,7 +72,7 @@ class Message:
 
 
 class Worker:
-    """One child process, `python ARGV...` (e.g. ("-m", "irscope.sweep.pool")), speaking the protocol.
+    """One child process, `python ARGV...` (e.g. ("-m", "irscope.workers")), speaking the protocol.
 
     `python` is the interpreter (default: this one; a release diff's worker runs another env's),
     `env` its environment (default: this process's).
@@ -187,3 +196,137 @@ def serve(ready: str, handle: Callable[[Any], None]) -> int:
     for message in messages():
         handle(message)
     return 0
+
+
+# ---------------------------------------------------------------- the compile pool
+
+COMPILE_WORKER = ("-m", "irscope.workers")   # a compile worker's Python arguments
+READY = "READY"
+FAILED_STARTS = 3        # deaths before READY in a row, none ready: the workers cannot start
+EXIT_GRACE = 5.0         # seconds a worker whose output ended gets to exit before it is killed
+T = TypeVar("T")
+
+
+class Pool(Generic[T]):
+    """Compile workers, hired as jobs need them (at most `size`), kept across run() calls until close().
+
+    run(queued, message, finished): message(job) is the dict sent for a job (it names its "handler");
+    finished(job, outcome, seconds) gets the handler's RESULT document, or {"status": "crashed" |
+    "timed out", "reason": ...} when the worker died or hung with it.
+    """
+
+    def __init__(self, size: int, timeout: float, niceness: int = 0) -> None:
+        self.size, self.timeout, self.niceness = max(1, size), timeout, niceness
+        self.queued: list[T] = []
+        self.message: Callable[[T], dict[str, Any]] = lambda job: {}
+        self.finished: Callable[[T, dict[str, Any], float], None] = lambda job, outcome, s: None
+        self.inbox: queue.Queue[Message] = queue.Queue()   # every worker's messages
+        self.workers: list[Worker] = []
+        self.held: dict[Worker, tuple[T, float]] = {}     # a worker's job, since when
+        self.ever_ready = False     # a worker that never gets ready fails the jobs only if none ever did
+        self.failed_starts = 0      # deaths before READY in a row
+
+    def argv(self) -> Sequence[str]:
+        """The worker's Python arguments (a subclass may read its own module's setting)."""
+        return COMPILE_WORKER
+
+    def start(self, n: int) -> None:
+        """Hire up to n workers now (they import Triton while the caller does other work)."""
+        for _ in range(min(self.size, n) - len(self.workers)):
+            self.hire()
+
+    def run(self, queued: list[T], message: Callable[[T], dict[str, Any]],
+            finished: Callable[[T, dict[str, Any], float], None]) -> None:
+        self.queued, self.message, self.finished = list(queued), message, finished
+        self.start(len(self.queued))
+        try:
+            while self.queued or self.held:
+                self.hand_out()
+                msg = receive(self.inbox, 0.05)
+                if msg is not None and msg.worker in self.workers:  # else one fired already
+                    if msg.tag is None:
+                        self.died(msg.worker)
+                    elif msg.tag == READY:
+                        self.ever_ready = True
+                    elif msg.tag == "RESULT" and msg.worker in self.held:
+                        job, seconds = self.release(msg.worker)
+                        self.finished(job, msg.body, seconds)
+                self.time_out()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        for w in list(self.workers):
+            self.fire(w)
+
+    def hire(self) -> None:
+        self.workers.append(Worker(self.argv(), ready=READY, inbox=self.inbox, niceness=self.niceness))
+
+    def fire(self, w: Worker, grace: float = 0.0) -> None:
+        self.workers.remove(w)
+        w.stop(grace)
+
+    def hand_out(self) -> None:
+        for w in self.workers:
+            if w.ready and w not in self.held and self.queued and w.alive:  # dead while idle: its end comes
+                job = self.queued.pop(0)
+                w.send(self.message(job))
+                self.held[w] = (job, time.perf_counter())
+
+    def release(self, w: Worker) -> tuple[T, float]:
+        job, started = self.held.pop(w)
+        return job, time.perf_counter() - started
+
+    def died(self, w: Worker) -> None:
+        """Its output ended: the job it held crashed; replaced, unless workers cannot start at all."""
+        self.fire(w, grace=EXIT_GRACE)
+        code = w.returncode
+        if w in self.held:
+            job, seconds = self.release(w)
+            self.finished(job, {"status": "crashed", "reason": (
+                f"the compiler process died (signal {-code})" if code < 0
+                else (w.tail[-1:] or [f"exit status {code}"])[0][:300])}, seconds)
+        self.failed_starts = 0 if w.ready else self.failed_starts + 1
+        if self.failed_starts >= FAILED_STARTS and not any(x.ready for x in self.workers):
+            # no worker can start (a broken environment): say why, once per job
+            why = (w.tail[-1:] or [f"exit status {code}"])[0][:300]
+            word = "could not start" if not self.ever_ready else "stopped starting"
+            while self.queued:
+                self.finished(self.queued.pop(0), {"status": "crashed",
+                                                   "reason": f"the compile worker {word}: {why}"}, 0.0)
+        if self.queued and len(self.workers) < self.size:
+            self.hire()
+
+    def time_out(self) -> None:
+        for w, (job, started) in list(self.held.items()):
+            if time.perf_counter() - started > self.timeout:
+                self.fire(w)
+                _, seconds = self.release(w)
+                self.finished(job, {"status": "timed out", "reason": f"no result after {self.timeout:g} s"}, seconds)
+                if self.queued:
+                    self.hire()
+
+
+def main() -> int:
+    """A compile worker: READY once Triton is imported, then one job a message, each run by the
+    handler it names ("module:function" -> (RESULT document, what to do after saying it, or None))."""
+    import triton.compiler  # noqa: F401 - what every compile needs, loaded before the first job
+
+    handlers: dict[str, Callable[[dict[str, Any]], tuple[Any, Callable[[], None] | None]]] = {}
+
+    def run_job(job: dict[str, Any]) -> None:
+        name = job["handler"]
+        if name not in handlers:
+            module, _, attr = name.partition(":")
+            handlers[name] = getattr(importlib.import_module(module), attr)
+        doc, after = handlers[name](job)
+        say("RESULT", doc)
+        if after is not None:  # after the result: the parent goes on meanwhile
+            after()
+
+    return serve(READY, run_job)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

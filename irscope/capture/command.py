@@ -29,6 +29,7 @@ import contextlib
 import math
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,7 @@ from typing import Any
 
 from irscope import adapter, jobs
 from irscope.capture.records import ScriptRun
-from irscope.capture.replay import DumpsStopped, dump_all, prepare, write_specs
+from irscope.capture.replay import DumpsStopped, dump_all, prepare, timing_split, write_specs
 from irscope.capture.runner import run_call as run_call_under_recorder
 from irscope.capture.runner import run_script
 from irscope.compile.dump import DumpResult
@@ -59,6 +60,7 @@ class CaptureOptions:
     compile_only: bool = False
     time_limit: float | None = None
     interpret_s: tuple[float | None, float | None] = (None, None)   # (per launch, whole run); None: knobs
+    jobs: int | None = None                # --jobs: worker processes for the dumps (None: the machine's cores)
 
 
 class DumpStop:
@@ -120,6 +122,8 @@ def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions, sto
     tgt, reason, mode = choose_mode(request, opts.compile_only)
     out_dir = Path(opts.out_dir).resolve()  # the script may change directory
     check_before_running(tgt, request.all_sets(), out_dir, opts.stage, opts.script_log)
+    if opts.jobs is not None and not (isinstance(opts.jobs, int) and 1 <= opts.jobs <= 1024):
+        raise BadInput(f"--jobs {opts.jobs}: give a number of worker processes from 1 to 1024")
     time_limit = opts.time_limit
     if time_limit is not None and not (math.isfinite(time_limit) and 0 < time_limit <= 1e8):
         raise BadInput(f"--time-limit {time_limit}: give a positive number of seconds")
@@ -145,9 +149,12 @@ def replay(script_run: ScriptRun, request: jobs.Request, out_dir: Path, opts: Ca
            stop: DumpStop | None = None) -> ScriptRun:
     """The captures of a run as jobs (under the request's option layers), their spec files, their
     dumps (`stop`: a signal ends the dumps, see dump_all)."""
+    started = time.perf_counter()
     prepare(script_run, request)
     write_specs(script_run, out_dir)
-    dump_all(script_run, out_dir, opts.with_passes, opts.use_cache, stop)
+    script_run.timing["specs_s"] = time.perf_counter() - started
+    dump_all(script_run, out_dir, opts.with_passes, opts.use_cache, stop, opts.jobs)
+    script_run.timing.update(timing_split(script_run))
     return script_run
 
 

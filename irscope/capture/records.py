@@ -53,6 +53,9 @@ class Capture:
     matches_launch: dict[str, bool] | None = None
     launch_options: dict[str, Any] = field(default_factory=dict)   # the options that differ from defaults
     elements: dict[str, str] = field(default_factory=dict)         # param -> spec element text
+    closure: dict[str, Any] | None = None   # the kernel's closure as data (capture/closure.py), in its spec file
+    dumped_in: str | None = None       # "worker" (rebuilt from its spec file) | "in-process"
+    in_process_why: str | None = None  # why it was not dumped in a worker (closure.py's doubt, --jobs 1, ...)
 
     @property
     def label(self) -> str:
@@ -79,6 +82,8 @@ class ScriptRun:
     stopped_traceback: str | None = None   # the script's own exception, formatted (shown with --debug)
     dumps_stopped: str | None = None   # "SIGTERM after 25 of 48 dumps": a signal ended the dumps (replay.dump_all)
     stop_status: int | None = None     # the exit status that signal asks for (128 + its number)
+    script_s: float | None = None      # wall seconds the script (or call) ran, the interpreter's included
+    timing: dict[str, Any] = field(default_factory=dict)   # where the time went (replay.timing_split)
 
 
 def launch_record(jit: Any, args: tuple, kwargs: dict[str, Any], grid: Any, warmup: bool) -> dict[str, Any]:

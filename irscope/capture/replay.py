@@ -4,19 +4,26 @@
                  the binder decided (signature, constexprs, divisibility and alignment, options
                  that differ from the backend's defaults), then bound again and compared with the
                  launch: where the spec cannot say what the launch did, a note says so
-    write_specs  one spec file per capture under OUT/captures/ (`irscope dump CAPTURE.json` replays it)
-    dump_all     each capture dumped like any other kernel; in gpu mode its stages are compared
-                 with the kernel the script actually launched
+    write_specs  one spec file per capture under OUT/captures/ (`irscope dump CAPTURE.json` replays it),
+                 with the kernel's closure as data (closure.py) for the workers
+    dump_all     each capture dumped like any other kernel, in --jobs worker processes that rebuild
+                 the kernel from its spec file (parallel.py), else in this process; in gpu mode its
+                 stages are compared with the kernel the script actually launched
+    timing_split where the capture's time went (script, interpreter, shape-only ops, dumps)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from irscope import adapter, artifacts, jobs, stages
+from irscope.capture import closure, parallel
 from irscope.capture.records import Capture, ScriptRun
 from irscope.compare.normalize import normalize
 from irscope.compile import compiler
@@ -43,6 +50,8 @@ def prepare(run: ScriptRun, request: jobs.Request | Sequence[str]) -> None:
             cap.spec, cap.settings = _spec_for(cap, run, request)
         except BadInput as e:
             cap.problem = str(e)
+            continue
+        cap.closure, cap.in_process_why = closure.describe(cap.spec.fn)
 
 
 def _spec_for(cap: Capture, run: ScriptRun, request: jobs.Request) -> tuple[KernelSpec, Settings]:
@@ -217,24 +226,41 @@ def write_specs(run: ScriptRun, out_dir: Path) -> None:
         doc = spec_document(cap.spec, run.target.name, jsonable(cap.launch_options),
                             launch=jsonable(spec_record(cap, run)))
         doc["args"] = dict(cap.elements)  # the elements build_spec read (they read back the same)
+        doc["closure"] = cap.closure      # what a worker rebuilds the kernel from (closure.py); None: not data
         path.write_text(json.dumps(doc, indent=1) + "\n")
         cap.spec_path = path
 
 
-def dump_all(run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool, stop: Any = None) -> None:
+def dump_all(run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool, stop: Any = None,
+             jobs: int | None = None) -> None:
     """Dump each capture with a spec; a config the autotuner would drop is skipped, a failure kept.
 
+    `jobs` (--jobs; None: the machine's cores): the worker processes that dump the captures whose
+    closure is data (parallel.py); the others, and any a worker hands back, are dumped here after.
     `stop` (command.signals_kept()): SIGINT or SIGTERM, during a dump or before one, ends the dumps;
     those finished are kept and `run.dumps_stopped` says how far it got (a dump cut short leaves
-    no folder: dump folders are published by rename)."""
+    no folder: dump folders are published by rename; the workers are killed)."""
+    started = time.perf_counter()
     todo = [cap for cap in run.captures if cap.spec is not None]
-    for cap in todo:
+    sent, here = parallel.plan(todo, parallel.default_jobs() if jobs is None else jobs)
+    if sent and (stop is None or stop.signal is None):
+        pool = parallel.start(len(sent), parallel.default_jobs() if jobs is None else jobs)
+        try:
+            with stop.armed() if stop is not None else contextlib.nullcontext():
+                here += parallel.dump_in_workers(pool, sent, out_dir, with_passes, use_cache, _finish)
+        except DumpsStopped:
+            pass
+        finally:
+            pool.close()
+    for cap in sorted(here, key=lambda c: c.index):
         if stop is not None and stop.signal is not None:
             break
         try:
+            cap.dumped_in = "in-process"
             _dump_one(cap, out_dir, with_passes, use_cache, stop.armed if stop is not None else None)
         except DumpsStopped:
             break
+    run.timing["dumps_s"] = time.perf_counter() - started
     if stop is not None and stop.signal is not None:
         finished = sum(1 for cap in todo if cap.result is not None or cap.failure or cap.skipped)
         run.dumps_stopped = f"{stop.name} after {finished} of {len(todo)} dump{'s' if len(todo) != 1 else ''}"
@@ -249,13 +275,23 @@ def _dump_one(cap: Capture, out_dir: Path, with_passes: bool, use_cache: bool, c
     """One capture dumped (or skipped, or its failure kept), its manifest given the capture's notes;
     a stop (`compiling`, armed around the compile only) raises DumpsStopped."""
     try:
-        cap.result = dump_job.dump(cap.spec, cap.settings, out_dir, with_passes, use_cache, compiling=compiling)
+        result = dump_job.dump(cap.spec, cap.settings, out_dir, with_passes, use_cache, compiling=compiling)
     except CompileFailure as e:
-        if cap.config and _would_not_launch(e):
-            cap.skipped = f"would not launch: {e.reason}"  # the autotuner drops such a config (OutOfResources)
-        else:
-            cap.failure = str(e)
+        _finish(cap, None, e)
         return
+    _finish(cap, result, None)
+
+
+def _finish(cap: Capture, result: Any, failure: CompileFailure | None) -> None:
+    """A capture's dump (here or in a worker) or its failure: skipped, failed, or its manifest given
+    the capture's notes and compared with the launch."""
+    if failure is not None:
+        if cap.config and _would_not_launch(failure):
+            cap.skipped = f"would not launch: {failure.reason}"  # the autotuner drops such a config (OutOfResources)
+        else:
+            cap.failure = str(failure)
+        return
+    cap.result = result
     cap.result.manifest.setdefault("notes", [])
     cap.result.manifest["notes"] = list(cap.result.manifest["notes"]) + [
         n for n in cap.notes if n not in cap.result.manifest["notes"]]
@@ -298,3 +334,24 @@ def _compare_with_launch(cap: Capture) -> dict[str, bool]:
             out[stage] = normalize(stage, mine).lines == normalize(stage, cap.asm[stage]).lines
     return out
 
+
+
+def timing_split(run: ScriptRun) -> dict[str, Any]:
+    """Where the capture's wall time went, and the part that dominates: the script's own work (its
+    Python and torch on the CPU), Triton's interpreter computing launches on the stand-in GPU (part
+    of the script's time), the shape-only torch ops (counted; the stand-in does not time them), the
+    specs (binding each capture again) and the dumps (compiles, in workers or here)."""
+    script = run.script_s or 0.0
+    interpreter = float(run.computed.seconds) if run.computed is not None else 0.0
+    shape_only = sum(int(m.group(1)) for note in run.standin_notes
+                     if (m := re.match(r"(\d+) torch ops? ", note)))
+    parts = {"the script's own work": max(0.0, script - interpreter), "the interpreter": interpreter,
+             "preparing specs": run.timing.get("specs_s", 0.0), "the dumps": run.timing.get("dumps_s", 0.0)}
+    dominant = max(parts, key=parts.get)
+    workers = sum(1 for c in run.captures if c.dumped_in == "worker")
+    return {"script_s": round(script, 2), "interpreter_s": round(interpreter, 2),
+            "script_own_s": round(parts["the script's own work"], 2), "shape_only_ops": shape_only,
+            "specs_s": round(parts["preparing specs"], 2), "dumps_s": round(parts["the dumps"], 2),
+            "dumped_in_workers": workers,
+            "dumped_in_process": sum(1 for c in run.captures if c.dumped_in == "in-process"),
+            "dominant": dominant}

@@ -17,6 +17,7 @@ import runpy
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -67,6 +68,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
         sys.argv = [str(script), *args]
         if folder not in sys.path:
             sys.path.insert(0, folder)
+        started = time.perf_counter()
         try:
             runpy.run_path(str(script), run_name="__main__")
         except _Stop as e:  # SIGINT, SIGTERM or --time-limit: the script ends, its captures are kept
@@ -84,11 +86,13 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
             failure = e
         finally:
             armed.clear()  # a signal from here on ends nothing: the script is over
+            script_s = time.perf_counter() - started
             sys.argv[:] = saved_argv
             sys.path[:] = saved_path
             os.chdir(saved_cwd)
             threads_left = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
     run = session.script_run(script, list(args), target_reason, mode, stopped, script_log, threads_left)
+    run.script_s = script_s
     run.stopped_traceback = script_traceback(failure, script) if failure is not None else None
     if not run.captures:
         if kernel_globs and session.rec.filtered_out:
@@ -123,6 +127,7 @@ def run_call(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], target
     value: Any = None
     threads_before = set(threading.enumerate())
     with _recording(target, mode, globs, mode == "compile-only", interpret_s) as session:
+        started = time.perf_counter()
         try:
             value = fn(*args, **kwargs)
         except KeyboardInterrupt:
@@ -133,6 +138,7 @@ def run_call(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], target
             failure = None
         threads_left = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
     run = session.script_run(where, [], target_reason, mode, stopped, None, threads_left)
+    run.script_s = time.perf_counter() - started
     if not run.captures:
         if globs and session.rec.filtered_out:
             raise BadInput(f"{name}(): no kernel it launched matches {' '.join(globs)}; "

@@ -25,11 +25,14 @@ from irscope.errors import BadInput
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Capture: end the script after SECONDS; what it captured so far is written and dumped "
                    "(as after Ctrl-C or SIGTERM: one line says why, exit 0 when a kernel was dumped).")
+@click.option("--jobs", "n_jobs", type=click.IntRange(min=1, max=1024), metavar="N",
+              help="Capture: dump the captured kernels in N worker processes (default: the machine's cores; "
+                   "1: one after another in this process).")
 @click.option("--html", type=click.Path(path_type=Path), metavar="FILE",
               help="After dumping, write the dumps' HTML report to FILE (as irscope report).")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- ARGS]")
 def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_json, with_lines, script_log,
-         compile_only, time_limit, html, script_args):
+         compile_only, time_limit, n_jobs, html, script_args):
     """Compile a kernel and lay out every stage, its resources and instruction mix.
 
     \b
@@ -63,7 +66,7 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
         with capture.signals_kept() as stop:   # a signal after the script stops the dumps, said and written
             run = capture.run(request, list(script_args), capture.CaptureOptions(
                 out_dir, not no_cache, with_passes, bool(stage or as_json), stage, script_log, compile_only,
-                time_limit), stop)
+                time_limit, jobs=n_jobs), stop)
             capture_view.render(run, stage, as_json, debug)
             folders = [c.result.folder for c in run.captures if c.result is not None]
             if html is not None and folders and run.dumps_stopped is None:
@@ -73,6 +76,8 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
             sys.exit(code)
         return
     inputs.check_capture_only(script_args, script_log, compile_only)
+    if n_jobs is not None:
+        raise BadInput("--jobs: applies to a captured script's dumps (irscope dump SCRIPT), not to one kernel's")
     if time_limit is not None:
         raise BadInput("--time-limit: applies when FILE is a script run for capture (no --signature/--arg/--const)")
     from irscope import jobs

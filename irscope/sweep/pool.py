@@ -1,9 +1,10 @@
-"""A sweep's compile workers: processes reused from config to config, each result or failure one config's.
+"""A sweep's compile workers: the compile pool (workers.Pool), each result or failure one config's.
 
 Starting Python and importing Triton costs more than compiling a small config, so `jobs` workers
-(python -m irscope.sweep.pool, over the workers protocol) each compile config after config:
+(python -m irscope.workers, the pool a capture's dumps also use) each compile config after config:
 
-    parent -> worker   one job a message: the kernel, the spec's args, the settings, where to dump
+    parent -> worker   one job a message: this module's compile_config, the kernel, the spec's args,
+                       the settings, where to dump
     worker -> parent   READY once Triton is imported, then RESULT {status, folder | reason} a job
 
 A crash (a signal), a hang (past `timeout`) or a compile error is that config's result: the
@@ -17,9 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import queue
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,11 +30,9 @@ from irscope.kernel.settings import Settings
 from irscope.kernel.spec import KernelSpec
 from irscope.sweep.configs import Config
 
-WORKER = ("-m", "irscope.sweep.pool")   # a worker's Python arguments
-READY = "READY"
+WORKER = workers.COMPILE_WORKER   # a worker's Python arguments (read at each hire: tests replace it)
 NICENESS = 5
-FAILED_STARTS = 3        # deaths before READY in a row, none ready: the workers cannot start
-EXIT_GRACE = 5.0         # seconds a worker whose output ended gets to exit before it is killed
+HANDLER = "irscope.sweep.pool:compile_config"
 
 
 def compile_all(configs: list[Config], out_dir: Path, jobs: int, timeout: float,
@@ -49,111 +45,37 @@ def compile_all(configs: list[Config], out_dir: Path, jobs: int, timeout: float,
     launch would build, so the timing process finds it in the cache. pool: workers kept from an
     earlier call (a search's generations), used and left running; else started and stopped here.
     """
-    job = {"out_dir": str(out_dir), "use_cache": use_cache, "with_sass": with_sass}
+    job = {"handler": HANDLER, "out_dir": str(out_dir), "use_cache": use_cache, "with_sass": with_sass}
     own = pool is None
     pool = pool or Pool(max(1, jobs), timeout)
+    launcher = [for_launch]
+    done = done or (lambda cfg: None)
+
+    def message(cfg: Config) -> dict[str, Any]:
+        wanted, launcher[0] = launcher[0], False
+        return dict(job, file=cfg.spec.file, kernel=cfg.spec.kernel, args=cfg.spec.args,
+                    settings=cfg.settings, launcher=wanted)
+
+    def finished(cfg: Config, outcome: dict[str, Any], seconds: float) -> None:
+        cfg.seconds = seconds
+        _read_result(cfg, outcome)
+        done(cfg)
+
     try:
-        pool.run(list(configs), done or (lambda cfg: None), job, for_launch)
+        pool.run(list(configs), message, finished)
     finally:
         if own:
             pool.close()
 
 
-class Pool:
-    """The compile workers: hired as configs need them, kept across run() calls until close()."""
+class Pool(workers.Pool[Config]):
+    """The compile pool, niced below the timing process, hiring `WORKER` (this module's, at each hire)."""
 
     def __init__(self, size: int, timeout: float) -> None:
-        self.size, self.timeout = size, timeout
-        self.queued: list[Config] = []
-        self.done: Callable[[Config], None] = lambda cfg: None
-        self.job: dict[str, Any] = {}
-        self.launcher_wanted = False
-        self.inbox: queue.Queue[workers.Message] = queue.Queue()   # every worker's messages
-        self.workers: list[workers.Worker] = []
-        self.held: dict[workers.Worker, tuple[Config, float]] = {}  # a worker's config, since when
-        self.ever_ready = False     # a worker that never gets ready fails the sweep only if none ever did
-        self.failed_starts = 0      # deaths before READY in a row
+        super().__init__(size, timeout, niceness=NICENESS)
 
-    def run(self, queued: list[Config], done: Callable[[Config], None], job: dict[str, Any],
-            for_launch: bool) -> None:
-        self.queued, self.done, self.job = queued, done, job
-        self.launcher_wanted = for_launch
-        for _ in range(min(self.size, len(self.queued)) - len(self.workers)):
-            self.hire()
-        try:
-            while self.queued or self.held:
-                self.hand_out()
-                message = workers.receive(self.inbox, 0.05)
-                if message is not None and message.worker in self.workers:  # else one fired already
-                    if message.tag is None:
-                        self.died(message.worker)
-                    elif message.tag == READY:
-                        self.ever_ready = True
-                    elif message.tag == "RESULT" and message.worker in self.held:
-                        cfg = self.release(message.worker)
-                        _read_result(cfg, message.body)
-                        self.done(cfg)
-                self.time_out()
-        except BaseException:
-            self.close()
-            raise
-
-    def close(self) -> None:
-        for w in list(self.workers):
-            self.fire(w)
-
-    def hire(self) -> None:
-        self.workers.append(workers.Worker(WORKER, ready=READY, inbox=self.inbox, niceness=NICENESS))
-
-    def fire(self, w: workers.Worker, grace: float = 0.0) -> None:
-        self.workers.remove(w)
-        w.stop(grace)
-
-    def hand_out(self) -> None:
-        for w in self.workers:
-            if w.ready and w not in self.held and self.queued and w.alive:  # dead while idle: its end comes
-                cfg = self.queued.pop(0)
-                w.send(dict(self.job, file=cfg.spec.file, kernel=cfg.spec.kernel, args=cfg.spec.args,
-                            settings=cfg.settings, launcher=self.launcher_wanted))
-                self.held[w] = (cfg, time.perf_counter())
-                self.launcher_wanted = False
-
-    def release(self, w: workers.Worker) -> Config:
-        cfg, started = self.held.pop(w)
-        cfg.seconds = time.perf_counter() - started
-        return cfg
-
-    def died(self, w: workers.Worker) -> None:
-        """Its output ended: the config it held crashed; replaced, unless workers cannot start at all."""
-        self.fire(w, grace=EXIT_GRACE)
-        code = w.returncode
-        if w in self.held:
-            cfg = self.release(w)
-            cfg.status, cfg.reason = "crashed", (
-                f"the compiler process died (signal {-code})" if code < 0
-                else (w.tail[-1:] or [f"exit status {code}"])[0][:300])
-            self.done(cfg)
-        self.failed_starts = 0 if w.ready else self.failed_starts + 1
-        if self.failed_starts >= FAILED_STARTS and not any(x.ready for x in self.workers):
-            # no worker can start (a broken environment): say why, once per config
-            why = (w.tail[-1:] or [f"exit status {code}"])[0][:300]
-            word = "could not start" if not self.ever_ready else "stopped starting"
-            while self.queued:
-                cfg = self.queued.pop(0)
-                cfg.status, cfg.reason = "crashed", f"the compile worker {word}: {why}"
-                self.done(cfg)
-        if self.queued and len(self.workers) < self.size:
-            self.hire()
-
-    def time_out(self) -> None:
-        for w, (cfg, started) in list(self.held.items()):
-            if time.perf_counter() - started > self.timeout:
-                self.fire(w)
-                self.release(w)
-                cfg.status, cfg.reason = "timed out", f"no result after {self.timeout:g} s"
-                self.done(cfg)
-                if self.queued:
-                    self.hire()
+    def argv(self) -> tuple[str, ...]:
+        return WORKER
 
 
 def _read_result(cfg: Config, result: dict[str, Any]) -> None:
@@ -167,38 +89,32 @@ def _read_result(cfg: Config, result: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- the worker
 
 
-def main() -> int:
-    """A worker: READY once Triton is imported, then compile one job per message, RESULT after each."""
-    import triton.compiler  # noqa: F401 - what every compile needs, loaded before the first job
+_kernels: dict[tuple[str, str], Any] = {}   # in a worker: each kernel file is run once, not once per config
 
-    kernels: dict[tuple[str, str], Any] = {}
 
-    def compile_one(job: dict[str, Any]) -> None:
-        try:
-            key = (job["file"], job["kernel"])
-            if key not in kernels:  # the kernel file is run once per worker, not once per config
-                kernels[key] = loader.select_kernels(job["file"], [job["kernel"]])[0].fn
-            spec = KernelSpec(job["kernel"], job["file"], kernels[key], job["args"])
-            result = dump.dump(spec, job["settings"], Path(job["out_dir"]), use_cache=job["use_cache"],
-                               with_sass=job["with_sass"])
-            doc = {"status": "ok", "folder": str(result.folder)}
-        except CompileFailure as e:
-            status = "does not fit" if e.stage == "resources" else "compile failed"
-            doc = {"status": status, "reason": f"stage {e.stage}: {e.reason}"[:500]}
-        except BadInput as e:
-            doc = {"status": "bad input", "reason": str(e)[:500]}   # e.g. a layout pin the TTGIR cannot take
-        workers.say("RESULT", doc)
-        if job["launcher"] and doc["status"] == "ok":  # after the result: the parent goes on meanwhile
-            _prebuild_launcher(spec, job["settings"])
-
-    return workers.serve(READY, compile_one)
+def compile_config(job: dict[str, Any]) -> tuple[dict[str, Any], Callable[[], None] | None]:
+    """In a worker (workers.main): compile one config; its RESULT document, and the launcher's
+    prebuild to run after saying it (the first config of a --time sweep)."""
+    try:
+        key = (job["file"], job["kernel"])
+        if key not in _kernels:
+            _kernels[key] = loader.select_kernels(job["file"], [job["kernel"]])[0].fn
+        spec = KernelSpec(job["kernel"], job["file"], _kernels[key], job["args"])
+        result = dump.dump(spec, job["settings"], Path(job["out_dir"]), use_cache=job["use_cache"],
+                           with_sass=job["with_sass"])
+        doc = {"status": "ok", "folder": str(result.folder)}
+    except CompileFailure as e:
+        status = "does not fit" if e.stage == "resources" else "compile failed"
+        doc = {"status": status, "reason": f"stage {e.stage}: {e.reason}"[:500]}
+    except BadInput as e:
+        doc = {"status": "bad input", "reason": str(e)[:500]}   # e.g. a layout pin the TTGIR cannot take
+    after = None
+    if job["launcher"] and doc["status"] == "ok":
+        after = lambda: _prebuild_launcher(spec, job["settings"])  # noqa: E731
+    return doc, after
 
 
 def _prebuild_launcher(spec: KernelSpec, settings: Settings) -> None:
     """Build the C launcher the timing process would build at the first launch (Triton 3.6); best effort."""
     with contextlib.suppress(Exception):  # the first launch builds it then, or reports why not
         adapter.prebuild_launcher(compiler.load_binary(spec, settings))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -133,6 +133,8 @@ def capture_dict(cap: Capture) -> dict[str, Any]:
         "skipped": cap.skipped,
         "failed": cap.failure,
         "folder": str(cap.result.folder) if cap.result is not None else None,
+        "dumped_in": cap.dumped_in,
+        "in_process_why": cap.in_process_why if cap.dumped_in == "in-process" else None,
     }
 
 
@@ -158,6 +160,7 @@ def json_document(run: ScriptRun, kernels_json: str) -> str:
         "standin_notes": list(run.standin_notes),
         "script_log": str(run.script_log) if run.script_log else None,
         "specs": [str(c.spec_path) for c in run.captures if c.spec_path],
+        "timing": {k: (round(v, 2) if isinstance(v, float) else v) for k, v in run.timing.items()},
         "captures": [capture_dict(c) for c in run.captures],
     }
     return json.dumps(doc, indent=1, default=str)
@@ -177,9 +180,24 @@ def summary(run: ScriptRun) -> None:
               f"{'es' if run.launches != 1 else ''} on {run.target.name} ({how})")
     if run.script_log:
         con.print(f"  script output in {escape(str(run.script_log))}")
+    if (line := timing_line(run)) is not None:
+        con.print(f"  {escape(line)}")
     con.print()
     for cap in run.captures:
         _capture_lines(con, cap, n)
+
+
+def timing_line(run: ScriptRun) -> str | None:
+    """Where the time went, in one line, naming the part that dominates (replay.timing_split's)."""
+    t = run.timing
+    if "dominant" not in t:
+        return None
+    here = t["dumped_in_process"]
+    why = sorted({c.in_process_why for c in run.captures if c.dumped_in == "in-process" and c.in_process_why})
+    return (f"time: script {t['script_s']:.1f} s (interpreter {t['interpreter_s']:.1f} s, "
+            f"{t['shape_only_ops']} shape-only torch ops), specs {t['specs_s']:.1f} s, dumps {t['dumps_s']:.1f} s "
+            f"({t['dumped_in_workers']} in workers, {here} here{': ' + '; '.join(why[:2]) if why else ''})"
+            f"; {t['dominant']} dominate{'s' if t['dominant'] != 'the dumps' else ''}")
 
 
 def _capture_lines(con: Any, cap: Capture, n: int) -> None:
