@@ -104,7 +104,9 @@ def _roofline(con, t: dict[str, Any], doc: dict[str, Any]) -> None:
         peak = f" of {t['peak_dram_gbps']:.0f} GB/s" if t.get("peak_dram_gbps") else ""
         parts.append(f"DRAM {_gb(t.get('dram_bytes'))} at {t['dram_gbps']:.0f} GB/s = "
                      f"{_pct(t.get('dram_peak_share'))}{peak}")
-    if t.get("tensor_tflops") is not None:
+    if t.get("tensor_flops") == 0:   # measured: the tensor pipe did nothing (a memory-bound kernel)
+        parts.append("no tensor-core work")
+    elif t.get("tensor_tflops") is not None:
         peak = f" of {t['peak_tensor_tflops']:.0f}" if t.get("peak_tensor_tflops") else ""
         parts.append(f"tensor {t['tensor_tflops']:.0f} TFLOP/s = {_pct(t.get('tensor_peak_share'))}{peak}")
     chip = f" (peaks: the {doc['chip']} row of the chip table)" if doc.get("chip") else ""
