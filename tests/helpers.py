@@ -98,3 +98,16 @@ def write_profile(folder: Path, num_stages: int) -> Path:
         e["file"] = kernel_file
     doc.pop("irscope_profile")
     return profiled.write(Path(folder), doc)
+
+
+def copy_without_map(folder: Path, dest: Path) -> Path:
+    """A copy of a dump folder whose map.json is gone and whose manifest says so (as an older irscope's)."""
+    import json
+    import shutil
+
+    shutil.copytree(folder, dest)
+    (dest / "map.json").unlink()
+    manifest = json.loads((dest / "manifest.json").read_text())
+    manifest["map"] = None
+    (dest / "manifest.json").write_text(json.dumps(manifest))
+    return dest

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import CHROMIUM, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example
+from tests.helpers import CHROMIUM, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example, copy_without_map
 
 needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
 
@@ -23,12 +22,7 @@ def dumps(tmp_path_factory):
     out = tmp_path_factory.mktemp("dumps")
     a = artifacts.write(compile_example(MATMUL, MATMUL_SIG16, passes=True), out / "a")
     b = artifacts.write(compile_example(MATMUL, MATMUL_SIG16, sets=("num_warps=8",)), out / "b")
-    nomap = out / "nomap" / "matmul_kernel" / a.name
-    shutil.copytree(a, nomap)
-    (nomap / "map.json").unlink()
-    manifest = json.loads((nomap / "manifest.json").read_text())
-    manifest["map"] = None
-    (nomap / "manifest.json").write_text(json.dumps(manifest))
+    nomap = copy_without_map(a, out / "nomap" / "matmul_kernel" / a.name)
     return {"a": a, "b": b, "nomap": nomap, "root": out}
 
 

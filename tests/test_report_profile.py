@@ -13,7 +13,8 @@ import shutil
 
 import pytest
 
-from tests.helpers import CHROMIUM, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example, write_profile
+from tests.helpers import (CHROMIUM, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example, copy_without_map,
+                           write_profile)
 
 needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
 
@@ -28,12 +29,7 @@ def dumps(tmp_path_factory):
     plain = out / "plain" / "matmul_kernel" / measured.name
     shutil.copytree(measured, plain)
     write_profile(measured, 1)
-    nomap = out / "nomap" / "matmul_kernel" / measured.name
-    shutil.copytree(measured, nomap)
-    (nomap / "map.json").unlink()
-    m = json.loads((nomap / "manifest.json").read_text())
-    m["map"] = None
-    (nomap / "manifest.json").write_text(json.dumps(m))
+    nomap = copy_without_map(measured, out / "nomap" / "matmul_kernel" / measured.name)
     return {"measured": measured, "plain": plain, "nomap": nomap}
 
 

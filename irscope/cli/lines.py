@@ -36,7 +36,6 @@ def lines(request, variants, out_dir, no_cache, debug, line_spec, stage, sort, t
     from irscope import artifacts
     from irscope.artifacts import sourcemap
     from irscope.errors import BadInput
-    from irscope.views import lines as view
 
     sourcemap.check_sort(sort)
     if line_spec is not None:

@@ -124,7 +124,6 @@ def join_ncu(page: SourcePage, listing: Listing, source_map: dict[str, Any], whe
             row.update(file=key[0], line=key[1])
             line = rows.get(key)
             if line is None:
-                stages = entry.get("stages", {})
                 line = rows[key] = {"file": key[0], "line": key[1], "text": entry.get("text"), "samples": 0.0,
                                     "share": 0.0, "stalls": {}, "executed": 0.0, "bytes": 0.0,
                                     "ttgir": ttgir_of(entry),
