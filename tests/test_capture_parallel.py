@@ -267,3 +267,19 @@ def test_jobs_is_refused_where_nothing_is_captured():
     r = run_cli("dump", str(EXAMPLES / "vector_add.py"), "--signature", "*fp32, *fp32, *fp32, i32, 1024",
                 "--jobs", "2")
     assert r.code == 2 and "--jobs" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+
+
+def test_a_knob_the_script_set_in_python_keeps_every_dump_in_process(tmp_path):
+    """`triton.knobs.compilation.disable_line_info = True` in the script changes what Triton builds, and a
+    worker process would not see it: every capture is dumped here, saying why, and its PTX has no line info."""
+    script = tmp_path / "knob_script.py"
+    script.write_text(SCRIPT.replace("import triton.language as tl\n",
+                                     "import triton.language as tl\ntriton.knobs.compilation.disable_line_info = True\n",
+                                     1))
+    r = _capture(script, tmp_path / "o", tmp_path / "c", "--jobs", "2", "--json")
+    assert r.code == 0, r.err[-2000:]
+    caps = json.loads(r.out)["capture"]["captures"]
+    assert len(caps) == 2 and {c["dumped_in"] for c in caps} == {"in-process"}, caps
+    assert all("compilation.disable_line_info" in c["in_process_why"] for c in caps)
+    for ptx in (tmp_path / "o").glob("*/*/*.ptx"):
+        assert ".loc" not in ptx.read_text()

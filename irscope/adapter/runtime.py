@@ -6,6 +6,7 @@ Every version difference in these lives here (3.5 ... 3.9).
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 from typing import Any, Callable, Iterator
 
@@ -212,3 +213,29 @@ def launches_constexprs(compiled) -> bool:
     only the IR function's arguments, so the constexprs (and ints specialized to 1) must be left out.
     """
     return hasattr(compiled.src, "fn")
+
+
+# namespaces of triton.knobs whose values reach a compile (autotuning, cache and runtime hold hooks and
+# caches, which the dump sets up itself)
+COMPILE_KNOBS = ("compilation", "language", "nvidia", "amd")
+
+
+def knobs_set_in_python() -> list[str]:
+    """Knobs this process set by assignment (`triton.knobs.compilation.always_compile = True`), not by
+    environment: a worker process started now would not see them ('compilation.always_compile').
+
+    A knob namespace keeps an assigned value in its instance dict, under the name of a class-level env
+    descriptor (triton.knobs.env_base; 3.5-3.9 and the fork)."""
+    try:
+        from triton import knobs
+    except ImportError:
+        return []
+    found = []
+    for ns_name in COMPILE_KNOBS:
+        ns = getattr(knobs, ns_name, None)
+        if ns is None:
+            continue
+        for name in vars(ns):
+            if isinstance(inspect.getattr_static(type(ns), name, None), knobs.env_base):
+                found.append(f"{ns_name}.{name}")
+    return found

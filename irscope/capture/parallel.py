@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope import artifacts, workers
+from irscope.adapter import runtime as triton_runtime
 from irscope.capture import closure
 from irscope.capture.records import Capture
 from irscope.compile import dump as dump_job
@@ -51,6 +52,11 @@ def plan(todo: list[Capture], jobs: int) -> tuple[list[Capture], list[Capture]]:
             cap.in_process_why = "--jobs 1"
         return [], list(todo)
     sent, here = [], []
+    if set_here := triton_runtime.knobs_set_in_python():   # a worker would compile without them
+        why = f"the script set triton.knobs {', '.join(set_here)} in Python, which a worker process would not see"
+        for cap in todo:
+            cap.in_process_why = cap.in_process_why or why
+        return [], list(todo)
     for cap in todo:
         if cap.in_process_why is None and cap.closure is None:
             cap.in_process_why = "its closure was not recorded"
