@@ -21,6 +21,20 @@ from irscope.kernel import jsonfile
 FILENAME = "profile.json"
 VERSION = 1
 
+# the document's stall reasons (ncu's short names: the stall_* columns of its source page; Proton's are
+# mapped onto them) as a reader knows them, for every view of a profile
+STALL_WORDS = {"long_sb": "long scoreboard", "short_sb": "short scoreboard", "barrier": "barrier", "wait": "wait",
+               "mio": "MIO throttle", "lg": "LG throttle", "math": "math pipe", "not_selected": "not selected",
+               "selected": "selected", "no_inst": "no instruction", "dispatch": "dispatch", "drain": "drain",
+               "imc": "IMC miss", "membar": "membar", "branch_resolving": "branch resolving", "sleep": "sleeping",
+               "tex": "TEX throttle", "misc": "misc",
+               "unlisted": "no reason exported"}
+
+
+def stall_word(reason: str) -> str:
+    """A stall reason as a person reads it; an unknown one (another tool's, a newer ncu's) as it came."""
+    return STALL_WORDS.get(reason, reason)
+
 
 def read(folder: Path) -> dict[str, Any] | None:
     """The folder's profile, checked; None when the folder has none."""

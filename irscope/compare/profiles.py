@@ -25,22 +25,9 @@ from irscope.compare.diff import StatDelta, diff_inputs
 from irscope.compare.sides import Side
 from irscope.errors import BadInput
 
-# ncu's short stall names (the stall_* columns of its source page) as its documentation words them
-STALL_NAMES = {
-    "long_sb": "long scoreboard", "short_sb": "short scoreboard", "barrier": "barrier", "wait": "wait",
-    "mio": "MIO throttle", "math": "math pipe throttle", "lg": "LG throttle", "tex": "TEX throttle",
-    "no_inst": "no instruction", "selected": "selected", "not_selected": "not selected",
-    "branch_resolving": "branch resolving", "dispatch": "dispatch stall", "drain": "drain", "imc": "IMC miss",
-    "membar": "memory barrier", "misc": "misc", "sleep": "sleeping", "sleeping": "sleeping",
-}
 BIG = 1e300        # no figure past this: JSON for the page and --json stays finite
 TOTALS = ("duration_ns", "samples", "executed", "bytes", "dram_gbps", "dram_peak_share", "tensor_tflops",
           "tensor_peak_share")
-
-
-def stall_name(reason: str) -> str:
-    """A stall reason as a person reads it; an unknown one (another tool's, a newer ncu's) as it came."""
-    return STALL_NAMES.get(reason, reason)
 
 
 def finite(x: Any) -> float:

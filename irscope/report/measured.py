@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from irscope.artifacts import profiled
-from irscope.compare.profiles import finite, share, stall_name, top_stalls
+from irscope.artifacts.profiled import stall_word
+from irscope.compare.profiles import finite, share, top_stalls
 
 HOT = 15
 
@@ -57,11 +58,11 @@ def model(doc: dict[str, Any], kernel_file: str, first: int, source_lines: int, 
     for src, r in per.items():
         s, top = share(r["samples"], total), top_stalls(r["stalls"])
         tip = (f"{_pct(s)} of warp-stall samples ({_count(r['samples'])})"
-               + ("; top stalls: " + ", ".join(f"{stall_name(k)} {_pct(v)}" for k, v in top) if top else "")
+               + ("; top stalls: " + ", ".join(f"{stall_word(k)} {_pct(v)}" for k, v in top) if top else "")
                + (f"; {_count(r['executed'])} warp instructions executed" if r["executed"] else "")
                + (f"; {_count(r['bytes'])}B moved" if r["bytes"] else ""))
-        rows[src] = {"share": s, "samples": r["samples"], "top": [[stall_name(k), v] for k, v in top],
-                     "top_reason": stall_name(top[0][0]) if top else "", "executed": r["executed"],
+        rows[src] = {"share": s, "samples": r["samples"], "top": [[stall_word(k), v] for k, v in top],
+                     "top_reason": stall_word(top[0][0]) if top else "", "executed": r["executed"],
                      "bytes": r["bytes"], "tip": tip}
     hot = sorted((k for k in rows if rows[k]["samples"] > 0), key=lambda k: (-rows[k]["share"], k))[:HOT]
     device = doc.get("device") or ""
@@ -73,7 +74,7 @@ def model(doc: dict[str, Any], kernel_file: str, first: int, source_lines: int, 
         "rows": rows, "max_share": max((r["share"] for r in rows.values()), default=0.0),
         "hot": [{"src": k, "share_text": _pct(rows[k]["share"]), **rows[k]} for k in hot],
         "elsewhere": _pct(share(elsewhere, total)) if elsewhere else "",
-        "reasons": [[stall_name(k), _pct(v)] for k, v in top_stalls(doc["totals"].get("stalls"), 5)],
+        "reasons": [[stall_word(k), _pct(v)] for k, v in top_stalls(doc["totals"].get("stalls"), 5)],
         "cards": cards(doc["totals"]),
     }
 

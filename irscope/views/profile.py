@@ -9,22 +9,10 @@ import json
 import os
 from typing import Any
 
+from irscope.artifacts.profiled import stall_word
 from irscope.views.console import console, esc
 
-# ncu's short stall names as a reader knows them (ncu's Source page spells them alike)
-STALL_WORDS = {"long_sb": "long scoreboard", "short_sb": "short scoreboard", "barrier": "barrier", "wait": "wait",
-               "mio": "MIO throttle", "lg": "LG throttle", "math": "math pipe", "not_selected": "not selected",
-               "selected": "selected", "no_inst": "no instruction", "dispatch": "dispatch", "drain": "drain",
-               "imc": "IMC miss", "membar": "membar", "branch_resolving": "branch resolving", "sleep": "sleeping",
-               "tex": "TEX throttle", "misc": "misc",
-               "unlisted": "no reason exported"}
-
-
 _PLUMBING = ("arith.", "ttg.memdesc_index", "tt.splat", "tt.broadcast", "tt.make_range", "tt.addptr")
-
-
-def stall_word(name: str) -> str:
-    return STALL_WORDS.get(name, name.replace("_", " "))
 
 
 def _gb(n: float | None) -> str:

@@ -11,7 +11,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from irscope.compare.profiles import stall_name
+from irscope.artifacts.profiled import stall_word
 from irscope.views.console import console, esc
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def _pct(x: float) -> str:
 
 
 def _tops(top: list[tuple[str, float]]) -> str:
-    return ", ".join(f"{_t(stall_name(k), 30)} {_pct(v)}" for k, v in top) or "-"
+    return ", ".join(f"{_t(stall_word(k), 30)} {_pct(v)}" for k, v in top) or "-"
 
 
 def _total(name: str, v: float | None) -> str:
@@ -55,7 +55,7 @@ def _total(name: str, v: float | None) -> str:
 
 def line_words(c: LineChange, with_b: str) -> str:
     """`line 34: 46 % of stalls, long scoreboard -> 26 %, barrier with num_stages=3`."""
-    top = lambda t: f", {_t(stall_name(t[0][0]), 30)}" if t else ""
+    top = lambda t: f", {_t(stall_word(t[0][0]), 30)}" if t else ""
     same = bool(c.a_top and c.b_top and c.a_top[0][0] == c.b_top[0][0])
     return (f"line {c.line}: {_pct(c.a_share)} of stalls{top(c.a_top)} → {_pct(c.b_share)}"
             f"{'' if same else top(c.b_top)} with {with_b}")
