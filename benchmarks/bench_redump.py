@@ -1,5 +1,5 @@
-"""Start-up cost: a cached repeat of `irscope dump`, `passes`, `lines` and `diff` (whole process) against
-`import triton`, this checkout and another.
+"""Start-up cost: a cached repeat of `irscope dump`, `passes`, `lines`, `diff` and `report` (whole process)
+against `import triton`, this checkout and another.
 
     python benchmarks/bench_redump.py [--reps 15] [--against /path/to/other/checkout] [--commands dump,passes]
 
@@ -8,7 +8,8 @@ the cache lookup, the folder and the output (with the direct mode, compile/direc
 and no kernel file). Every checkout runs with the same interpreter and venv, each command of each
 checkout interleaved run by run with `python -c "import triton"` (A, B, import, A, B, import ...) so
 that drift on the machine hits all of them; each checkout first fills its own cache (an empty
-IRSCOPE_CACHE_DIR per checkout) by running every command twice. Run twice in one go: with Python's
+IRSCOPE_CACHE_DIR per checkout) by running every command twice. `report` is the page of the dump's
+folder (the dump is made first, and left 2 s, cache.RACY_NS, before the page is recorded). Run twice in one go: with Python's
 bytecode cache as usual and with PYTHONDONTWRITEBYTECODE=1 (every irscope module compiled at each
 start). Reports medians, minima, and the median over the reps of each repeat / its own rep's
 `import triton` (the ratio that drift cancels out of). Output goes to a pipe, as in a script.
@@ -34,11 +35,14 @@ COMMANDS = {
     "passes": ["passes", *KERNEL, "--first", "ttg.async_copy_global_to_local"],
     "lines": ["lines", *KERNEL, "--top", "10"],
     "diff": ["diff", *KERNEL, "--a", "num_stages=2", "--b", "num_stages=3", "--stage", "ttgir"],
+    "report": ["report"],
 }
-OK = {"dump": (0,), "passes": (0,), "lines": (0,), "diff": (0, 1)}  # diff: 1 when the sides differ
+OK = {"dump": (0,), "passes": (0,), "lines": (0,), "diff": (0, 1), "report": (0,)}  # diff: 1 when the sides differ
 
 
 def command(name: str, out: Path) -> list[str]:
+    if name == "report":  # the page of the dump's folder (with the layout pictures)
+        return [sys.executable, "-m", "irscope", "report", str(out), "-o", str(out.parent / f"{out.name}.html")]
     argv = COMMANDS[name]
     return [sys.executable, "-m", "irscope", argv[0], str(ROOT / "examples" / "matmul.py"), *argv[1:], "-o", str(out)]
 
@@ -62,6 +66,9 @@ def measure(checkouts: dict[str, Path], names: list[str], reps: int, no_bytecode
         env = dict(base, PYTHONPATH=str(checkout), IRSCOPE_CACHE_DIR=tempfile.mkdtemp(prefix="irscope-cache-"))
         out = Path(tempfile.mkdtemp(prefix="irscope-out-"))
         for name in names:
+            if name == "report":  # its folder: the dump, old enough to be stamped
+                _run("dump", command("dump", out), env, checkout)
+                time.sleep(2.1)
             cmd = command(name, out)
             for _ in range(2):  # fills the cache; the second leaves what a repeat is served from
                 _run(name, cmd, env, checkout)

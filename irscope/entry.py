@@ -9,7 +9,9 @@ view's own flags (dump: --json, --passes; passes: --first, --all, --line; lines:
 --sort, --top, --json). Any other flag or form (--no-cache, dump --stage/--lines/--html, a dump
 folder, a script to capture, short options run together) is the CLI's, as is every miss: the direct
 mode never guesses. Whether the target may be left out is the record's to say: one is only written
-when the target came from the command line, a recipe or a spec file.
+when the target came from the command line, a recipe or a spec file. `report DUMP... [-o FILE]
+[--no-layouts]` is answered from its own record (report/repeat.py) when no dump, template, renderer
+or Triton changed since it was written.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from irscope.compile import direct
 from irscope.errors import IrscopeError
+from irscope.report import repeat
 
 _VALUED = {"--kernel": "kernels", "-k": "kernels", "--signature": "signature", "-s": "signature",
            "--arg": "args", "--const": "consts", "--target": "target", "-t": "target", "--set": "sets",
@@ -46,6 +49,8 @@ _VIEWS = {
 def main(argv: list[str] | None = None) -> None:
     direct.begin()
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["report"] and repeat.serve_args(args[1:]):
+        return
     parsed = _parse(args)
     status = _serve(*parsed) if parsed is not None else None
     if status is not None:

@@ -1,7 +1,8 @@
 """`irscope report DUMP_DIR... -o report.html`: the dumps as one self-contained HTML page.
 
 Registered by cli/__init__.py (`main.add_command(report)`); the page's data comes from
-irscope.report, its rendering from views/report.py.
+irscope.report, its rendering from views/report.py. A page written is recorded (report/repeat.py) so
+that irscope.entry answers the same request, with nothing changed, without building it again.
 """
 
 from __future__ import annotations
@@ -21,12 +22,19 @@ def report(dumps: tuple[Path, ...], output: Path, no_layouts: bool) -> None:
     Python source and any two stages side by side with line links, per-pass diffs, resources,
     instruction mix, hot lines and TTGIR layouts drawn."""
     from irscope.errors import IrscopeError
-    from irscope.report.output import check_output
+    from irscope.report import repeat
+    from irscope.report.output import check_output, write_page
     from irscope.views import report as view
 
     try:
         check_output(output)
-        line = view.write_dumps(list(dumps), output, with_layouts=not no_layouts)
+        request = repeat.fields(dumps, output, no_layouts)
+        before = repeat.state(request)   # stamped before the page reads the folders
+        html, model = view.dumps_page(list(dumps), with_layouts=not no_layouts)
+        write_page(output, html)
+        line = view.wrote(output, model, len(html.encode()))
+        if not model.get("skipped"):
+            repeat.remember(request, before, html, line)
     except IrscopeError as e:  # as cli.main says it, also when the command runs on its own
         click.echo(f"irscope: error: {e}", err=True)
         raise SystemExit(e.exit_code) from None

@@ -84,12 +84,17 @@ def wrote(path: Path, model: dict[str, Any], size: int) -> str:
     return f"wrote {path} ({what}, {size / 1024:.0f} KiB)"
 
 
-def write_dumps(folders: list[Path], path: Path, with_layouts: bool = True, flag: str = "-o") -> str:
-    """`irscope report` and `dump --html`: the page of dump folders, written whole; the line to print."""
+def dumps_page(folders: list[Path], with_layouts: bool = True) -> tuple[str, dict[str, Any]]:
+    """The page of dump folders and its model (a damaged dump left out is said on stderr)."""
     m = report_model.report_model(list(folders), with_layouts=with_layouts)
     for why in m.get("skipped") or []:
         print(f"irscope: note: left out a damaged dump: {why}", file=sys.stderr)
-    html = render(m)
+    return render(m), m
+
+
+def write_dumps(folders: list[Path], path: Path, with_layouts: bool = True, flag: str = "-o") -> str:
+    """`irscope report` and `dump --html`: the page of dump folders, written whole; the line to print."""
+    html, m = dumps_page(folders, with_layouts)
     output.write_page(path, html, flag)
     return wrote(path, m, len(html.encode()))
 
