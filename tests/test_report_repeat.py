@@ -72,57 +72,57 @@ def test_a_repeat_is_served_without_building_the_page_or_importing_triton(dumps,
 
 
 def test_a_changed_file_in_a_dump_folder_builds_the_page_again(dumps, tmp_path):
-    _report(tmp_path, "out", "-o", "page.html")
-    assert _served(_report(tmp_path, "out", "-o", "page.html")[0])
+    _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
+    assert _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0])
     ttir = next(dumps.rglob("*.ttir"))
     ttir.write_text(ttir.read_text().replace("tt.store", "tt.store "))   # same meaning, one byte more
-    out, _ = _report(tmp_path, "out", "-o", "page.html")
+    out, _ = _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
     assert not _served(out)
     assert "tt.store " in (tmp_path / "page.html").read_text()
-    assert _served(_report(tmp_path, "out", "-o", "page.html")[0])
+    assert _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0])
 
 
 def test_an_edit_of_the_same_size_is_seen_too(dumps, tmp_path):
-    _report(tmp_path, "out", "-o", "page.html")
+    _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
     ttir = next(dumps.rglob("*.ttir"))
     text = ttir.read_text()
     st = ttir.stat()
     ttir.write_text(text.replace("tt.load", "tt.LOAD"))
     os.utime(ttir, ns=(st.st_atime_ns, st.st_mtime_ns))   # mtime put back; the ctime moved
-    out, _ = _report(tmp_path, "out", "-o", "page.html")
+    out, _ = _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
     assert not _served(out) and "tt.LOAD" in (tmp_path / "page.html").read_text()
 
 
 def test_a_new_dump_in_a_folder_of_dumps_builds_the_page_again(dumps, tmp_path):
-    assert "(1 dump," in _report(tmp_path, "out", "-o", "page.html")[0]
+    assert "(1 dump," in _report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0]
     kernel_dir = next(p for p in dumps.iterdir() if p.is_dir())
     shutil.copytree(kernel_dir, dumps / "again")
-    out, _ = _report(tmp_path, "out", "-o", "page.html")
+    out, _ = _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
     assert not _served(out) and "(2 dumps," in out
 
 
 def test_a_deleted_or_edited_page_is_put_back_whole(dumps, tmp_path):
-    _report(tmp_path, "out", "-o", "page.html")
+    _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
     page = tmp_path / "page.html"
     built = page.read_bytes()
     page.unlink()
-    assert _served(_report(tmp_path, "out", "-o", "page.html")[0]) and page.read_bytes() == built
+    assert _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0]) and page.read_bytes() == built
     page.write_bytes(built.replace(b"<html", b"<html data-edited", 1))
-    assert _served(_report(tmp_path, "out", "-o", "page.html")[0]) and page.read_bytes() == built
+    assert _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0]) and page.read_bytes() == built
     assert not list(tmp_path.glob(".irscope-tmp-*"))
 
 
 def test_a_lost_or_damaged_copy_of_the_page_builds_it_again(dumps, tmp_path):
-    _report(tmp_path, "out", "-o", "page.html")
+    _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
     page = tmp_path / "page.html"
     built = page.read_bytes()
     copy = next((tmp_path / "cache" / ".irscope-direct").glob("*.html"))
     copy.write_bytes(copy.read_bytes().replace(b"<html", b"<html data-damaged", 1))
     page.unlink()
-    assert not _served(_report(tmp_path, "out", "-o", "page.html")[0]) and page.read_bytes() == built
+    assert not _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0]) and page.read_bytes() == built
     copy.unlink()
     page.unlink()
-    assert not _served(_report(tmp_path, "out", "-o", "page.html")[0]) and page.read_bytes() == built
+    assert not _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0]) and page.read_bytes() == built
 
 
 def test_another_triton_irscope_or_template_builds_the_page_again(dumps, tmp_path):
@@ -137,6 +137,7 @@ def test_another_triton_irscope_or_template_builds_the_page_again(dumps, tmp_pat
     templates = tmp_path / "templates"
     shutil.copytree(repeat_templates(), templates)
     patch = f"repeat.TEMPLATES = __import__('pathlib').Path({str(templates)!r})"
+    args = (*args, "--no-layouts")
     _report(tmp_path, *args, patch=patch)
     assert _served(_report(tmp_path, *args, patch=patch)[0])
     with open(templates / "report.css", "a") as fh:
@@ -166,10 +167,10 @@ def test_an_env_knob_or_the_layouts_flag_is_another_page(dumps, tmp_path):
 
 
 def test_a_page_written_inside_its_dump_folder_is_still_served(dumps, tmp_path):
-    _report(tmp_path, "out", "-o", "out/page.html")
-    assert _served(_report(tmp_path, "out", "-o", "out/page.html")[0])
+    _report(tmp_path, "out", "-o", "out/page.html", "--no-layouts")
+    assert _served(_report(tmp_path, "out", "-o", "out/page.html", "--no-layouts")[0])
     (dumps / "page.html").unlink()
-    assert _served(_report(tmp_path, "out", "-o", "out/page.html")[0])
+    assert _served(_report(tmp_path, "out", "-o", "out/page.html", "--no-layouts")[0])
     assert (dumps / "page.html").is_file()
 
 
@@ -179,15 +180,15 @@ def test_a_folder_with_a_symlink_or_a_damaged_dump_is_never_recorded(dumps, tmp_
     kernel_dir = next(p for p in dumps.iterdir() if p.is_dir())
     link = kernel_dir / "notes.txt"
     link.symlink_to(outside)
-    _report(tmp_path, "out", "-o", "page.html")
-    assert not _served(_report(tmp_path, "out", "-o", "page.html")[0])
+    _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
+    assert not _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0])
     link.unlink()
     damaged = dumps / "broken"
     shutil.copytree(next(kernel_dir.iterdir()) if not (kernel_dir / "manifest.json").exists() else kernel_dir,
                     damaged)
     (damaged / "manifest.json").write_text("{not json")
     for _ in range(2):
-        out, err = _report(tmp_path, "out", "-o", "page.html")
+        out, err = _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
         assert not _served(out) and "damaged" in out and "left out a damaged dump" in err
 
 
