@@ -11,7 +11,7 @@ From Python (irscope/api: the same jobs and functions the commands call):
 
     irscope.dump(kernel, signature=..., target=..., set={...}) -> Dump
     irscope.diff(a, b) -> Diff          irscope.capture(fn, *args) -> Capture
-    irscope.sweep(kernel, grid={...}) -> Sweep
+    irscope.sweep(kernel, grid={...}) -> Sweep     irscope.profile(kernel, launch=..., grid=...) -> Dump
     irscope.BadInput, irscope.CompileFailure
 
 Importing this package is cheap: the API is loaded on first use of one of those names, Triton
@@ -27,7 +27,7 @@ from irscope.errors import BadInput, CompileFailure, IrscopeError
 
 __version__ = "0.1.0"
 
-_API = frozenset({"dump", "diff", "capture", "sweep", "default_out", "Dump", "Diff", "Capture", "Stages", "Sweep"})
+_API = frozenset({"dump", "diff", "capture", "sweep", "profile", "default_out", "Dump", "Diff", "Capture", "Stages", "Sweep"})
 
 
 def __getattr__(name: str) -> Any:
@@ -44,4 +44,4 @@ def __dir__() -> list[str]:
 
 
 __all__ = ["BadInput", "Capture", "CompileFailure", "Diff", "Dump", "IrscopeError", "Stages", "Sweep", "__version__",
-           "capture", "default_out", "diff", "dump", "sweep"]
+           "capture", "default_out", "diff", "dump", "profile", "sweep"]

@@ -192,12 +192,15 @@ def test_capture_and_sweep_are_the_functions_and_their_packages_still_import():
     import re
 
     from irscope.capture import command  # noqa: F401  the package, as irscope imports it
+    from irscope.profile import command as profile_command  # noqa: F401
     from irscope.sweep import command as sweep_command  # noqa: F401
 
     assert callable(irscope.capture) and irscope.capture.__module__ == "irscope.api"
     assert callable(irscope.sweep) and irscope.sweep.__module__ == "irscope.api"
+    assert callable(irscope.profile) and irscope.profile.__module__ == "irscope.api"
     root = Path(__file__).resolve().parent.parent
-    as_attribute = re.compile(r"^\s*import irscope\.(capture|sweep)\b|irscope\.(capture|sweep)\.[a-z_]+\(", re.M)
+    as_attribute = re.compile(r"^\s*import irscope\.(capture|sweep|profile)\b|irscope\.(capture|sweep|profile)\.[a-z_]+\(",
+                              re.M)
     wrong = [str(p) for d in ("irscope", "tests", "benchmarks") for p in (root / d).rglob("*.py")
              if as_attribute.search(p.read_text())]
     assert not wrong, wrong

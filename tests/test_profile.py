@@ -323,3 +323,31 @@ def test_passes_names_the_passes_that_made_the_hot_lines_ops(tmp_path, monkeypat
     assert any(p.startswith("ConvertTritonGPUToLLVM: ") for p in store["passes"])
     plain = _profile_in_process(tmp_path / "plain", monkeypatch, capsys, "--json")[1]
     assert not any(x["passes"] for x in json.loads(plain)["lines"])   # without --passes: none
+
+
+def test_the_python_api_profiles_as_the_command_does(tmp_path, monkeypatch, fake_ncu):
+    """irscope.profile(...) takes the command's path (prepare, run) and hands back the Dump, whose .profile
+    is the profile.json written into it; a dump never profiled has none. (This module imported the package
+    irscope.profile first: the function is irscope.profile once irscope.api has loaded, test_api holds that.)"""
+    from irscope import api as irscope
+
+    monkeypatch.setattr(command, "require_gpu", lambda target: None)
+    d = irscope.profile(str(VECTOR_ADD), launch=ADD_ARGS, grid="cdiv(n_elements, BLOCK_SIZE)", target="cuda:90",
+                        out=tmp_path / "out")
+    assert isinstance(d, irscope.Dump) and d.kernel == "add_kernel"
+    assert d.profile == profiled.read(d.folder) and d.profile["tool"] == "ncu 2025.3.1.0"
+    assert d.profile["lines"][0]["line"] == 17 and "tt.store" in d.profile["lines"][0]["ttgir"]
+    plain = irscope.dump(str(VECTOR_ADD), signature="*fp32, *fp32, *fp32, i32, 1024", target="cuda:90",
+                         out=tmp_path / "plain")
+    assert plain.profile is None
+    with pytest.raises(BadInput, match="tool='nsys'"):
+        irscope.profile(str(VECTOR_ADD), launch=ADD_ARGS, grid="1", tool="nsys", out=tmp_path / "out")
+
+
+@NO_GPU
+def test_the_python_api_without_a_gpu_is_the_commands_bad_input(tmp_path, fake_ncu):
+    from irscope import api as irscope
+
+    with pytest.raises(BadInput, match="profile needs a GPU"):
+        irscope.profile(str(VECTOR_ADD), launch=ADD_ARGS, grid="cdiv(n_elements, BLOCK_SIZE)", out=tmp_path / "out")
+    assert not list((tmp_path / "out").rglob("manifest.json"))

@@ -4,9 +4,10 @@
     irscope.diff(a, b)           -> Diff       irscope diff DIR_A DIR_B
     irscope.capture(fn, *args)   -> Capture    irscope dump SCRIPT, for one call instead of a script
     irscope.sweep(kernel, ...)   -> Sweep      irscope sweep FILE --grid ... (compiles only)
+    irscope.profile(kernel, ...) -> Dump       irscope profile FILE --args ... --grid ... (its .profile)
 
 Each builds a jobs.Request from its arguments and calls the same functions as the command
-(compile/dump.dump_jobs, compare/command, capture/command.run_call, sweep/command): one job model, one
+(compile/dump.dump_jobs, compare/command, capture/command.run_call, sweep/command, profile/command): one job model, one
 pipeline. Bad input raises irscope.BadInput with the command's one-line message; a compiler failure
 raises irscope.CompileFailure naming the stage. Nothing is printed. Loaded on first use of
 irscope.dump & co. (irscope/__init__.py), so `import irscope` stays cheap.
@@ -29,6 +30,7 @@ from irscope.compile import cache
 from irscope.compile import dump as dump_job
 from irscope.errors import BadInput, CompileFailure
 from irscope.kernel import inputs, loader
+from irscope.profile import command as profile_command
 from irscope.sweep import command as sweep_command
 
 Kernel = Any        # a @triton.jit / @gluon.jit function (or one under @triton.autotune), or a file path
@@ -129,6 +131,31 @@ def sweep(kernel: Kernel, *, grid: Mapping[str, Iterable[Any] | str], name: str 
     return Sweep(done, title=prepared.base.spec.kernel)
 
 
+def profile(kernel: Kernel, *, launch: str | None = None, grid: str | None = None, name: str | None = None,
+            signature: Elements | None = None, args: Mapping[str, str] | None = None,
+            const: Mapping[str, Any] | None = None, target: str | None = None,
+            set: Mapping[str, Any] | None = None, recipe: str | None = None, variant: str | None = None,  # noqa: A002
+            tool: str = "auto", passes: bool = False, seed: int = 0, cache: bool = True,
+            out: str | os.PathLike | None = None) -> Dump:
+    """Run the kernel once on this machine's GPU under Nsight Compute (or Proton's PC sampling where ncu
+    is missing) and join what it measured to the dump's Python lines: `irscope profile FILE --args ...`.
+
+    launch   the launch's arguments, as --args: "x=randn(4096, fp32), y=randn(4096, fp32), n=4096"
+             (a capture spec file brings its own);  grid: as --grid, "cdiv(n, BLOCK)"
+    tool     "auto" (ncu where it is on PATH), "ncu" or "proton";  passes: name the passes behind the
+             hottest lines' ops;  seed: the random inputs' seed
+    the rest as irscope.dump. Returns the Dump, whose .profile is the profile.json written into it (hot
+    lines, stall reasons, bytes, the measured roofline point). BadInput without a GPU (nothing is
+    simulated), for a target other than the local GPU's, or when the profiler fails.
+    """
+    if tool not in ("auto", "ncu", "proton"):
+        raise BadInput(f"tool={tool!r}: choose 'auto', 'ncu' or 'proton'")
+    req = _request(kernel, name, signature, args, const, target, set, recipe, variant, (), (), ())
+    plan = profile_command.prepare(req, (), launch, grid, str(_out(out)), seed=seed, tool=tool)
+    folder, _ = profile_command.run(plan, use_cache=cache, with_passes=passes)
+    return Dump(folder)
+
+
 def _request(kernel: Kernel, name: str | None, signature: Elements | None, args: Mapping[str, str] | None,
              const: Mapping[str, Any] | None, target: str | None, sets: Mapping[str, Any] | None,
              recipe: str | None, variant: str | None, pin_layout: Elements, pin_loop: Elements,
@@ -183,12 +210,12 @@ def _folder(side: Dump | str | os.PathLike) -> Path:
     raise BadInput(f"{side!r}: irscope.diff compares two Dumps or two dump folders")
 
 
-# irscope.capture and irscope.sweep are also irscope's packages (capture/, sweep/), which the import system
-# sets as attributes of `irscope` when they load (this module loads both above). The package attribute
+# irscope.capture, irscope.sweep and irscope.profile are also irscope's packages (capture/, sweep/, profile/),
+# which the import system sets as attributes of `irscope` when they load (this module loads them above). The package attribute
 # becomes the function; the packages stay in sys.modules, where every `from irscope.capture import ...`
 # finds them (irscope imports its packages only that way: tests/test_api.py holds it to that).
 _package = sys.modules["irscope"]
-_package.capture, _package.sweep = capture, sweep
+_package.capture, _package.sweep, _package.profile = capture, sweep, profile
 
 __all__ = ["BadInput", "Capture", "CompileFailure", "Diff", "Dump", "Stages", "Sweep", "capture", "default_out",
-           "diff", "dump", "sweep"]
+           "diff", "dump", "profile", "sweep"]

@@ -11,7 +11,7 @@ from typing import Any
 
 from irscope import artifacts
 from irscope.api import display
-from irscope.artifacts import sourcemap
+from irscope.artifacts import profiled, sourcemap
 from irscope.compare.diff import DiffResult
 from irscope.compare.sides import load_side
 from irscope.report import model as report_model
@@ -53,6 +53,7 @@ class Dump:
     .stats      registers, spills, shared memory, occupancy, instruction mix (manifest["stats"])
     .options    the effective compile options (manifest["options"])
     .lines(n)   what Python line n (or "file.py:n") became in every stage: the source map's entry
+    .profile    the profile.json `irscope profile` (irscope.profile) wrote into the folder, or None
     """
 
     def __init__(self, folder: Path | str, manifest: dict[str, Any] | None = None, cached: bool | None = None):
@@ -83,6 +84,12 @@ class Dump:
     @property
     def notes(self) -> list[str]:
         return list(self.manifest.get("notes") or [])
+
+    @property
+    def profile(self) -> dict[str, Any] | None:
+        """What a profile measured (artifacts/profiled's document: "lines" hottest first, "totals", "tool",
+        "device"); None when the folder was never profiled. BadInput for a damaged profile.json."""
+        return profiled.read(self.folder)
 
     def lines(self, line: int | str) -> dict[str, Any]:
         """The source map's entry for a line of the kernel (36) or of any file (`"standard.py:43"`):
