@@ -28,6 +28,8 @@ class VirtualGPU:
         self.capturing: list | None = None
         self.trace: list[str] = []  # names of the variants launched, in order
         self.spins: list[int] = []  # cycles of each spin kernel run (torch.cuda._sleep)
+        self.launch_gap = 0.0       # ms the GPU waits for the CPU's launch, unless a spin held it since the flush
+        self.held = False
 
     def do(self, step):
         if self.capturing is not None:
@@ -51,7 +53,7 @@ def fake_torch(gpu: VirtualGPU) -> types.ModuleType:
 
     class Flush:
         def zero_(self):
-            gpu.do(lambda: setattr(gpu, "now", gpu.now + 0.085))
+            gpu.do(lambda: (setattr(gpu, "now", gpu.now + 0.085), setattr(gpu, "held", False)))
 
     class CUDAGraph:
         def __init__(self):
@@ -73,7 +75,8 @@ def fake_torch(gpu: VirtualGPU) -> types.ModuleType:
     torch.int8 = "int8"
     torch.empty = lambda *a, **k: Flush()
     torch.cuda = types.SimpleNamespace(Event=Event, synchronize=lambda: None, CUDAGraph=CUDAGraph, graph=graph,
-                                       _sleep=lambda cycles: gpu.do(lambda: gpu.spins.append(cycles)))
+                                       _sleep=lambda cycles: gpu.do(lambda: (gpu.spins.append(cycles),
+                                                                                   setattr(gpu, "held", True))))
     return torch
 
 
@@ -98,8 +101,9 @@ class ScriptedWatch:
 
 
 def run(monkeypatch, times: dict[str, float], ref: str | None = None, tick: float = 0.0, jitter: float = 0.0,
-        **kwargs):
+        launch_gap: float = 0.0, **kwargs):
     gpu = VirtualGPU(tick)
+    gpu.launch_gap = launch_gap
     rng = random.Random(0)
     monkeypatch.setitem(sys.modules, "torch", fake_torch(gpu))
     monkeypatch.setattr(measure_mod, "_rest", lambda busy, duty: None)
@@ -107,7 +111,7 @@ def run(monkeypatch, times: dict[str, float], ref: str | None = None, tick: floa
     def launcher(v, args, launch):
         def go():
             gpu.trace.append(v.name)
-            gpu.now += times[v.name] * (1 + rng.uniform(-jitter, jitter))
+            gpu.now += (0.0 if gpu.held else gpu.launch_gap) + times[v.name] * (1 + rng.uniform(-jitter, jitter))
         return lambda: gpu.do(go)
 
     monkeypatch.setattr(measure_mod, "launcher", launcher)
@@ -189,13 +193,28 @@ def test_short_kernels_are_timed_in_batches(monkeypatch):
     assert gpu.trace[4:14] == ["a"] * 5 + ["b"] * 5  # the CPU's launch time measured: 5 launches of each
     timed = gpu.trace[14:]
     assert len(timed) == 8 * 3 * (k + 1)  # a lead-in and one sample of each, every one k + 1 launches
-    assert len(gpu.spins) == 8 * 3 and len(set(gpu.spins)) == 1 and gpu.spins[0] >= 20e-6 * measure_mod.SPIN_HZ
+    warm, spins = gpu.spins[:2], gpu.spins[2:]   # the warm-up's second round is held (one spin a variant)
+    assert len(warm) == 2 and all(c >= 20e-6 * measure_mod.SPIN_HZ for c in warm)
+    assert len(spins) == 8 * 3 and len(set(spins)) == 1 and spins[0] >= 20e-6 * measure_mod.SPIN_HZ
     first = replays(timed, k + 1)[:3]
     assert first == [["b"] * (k + 1), ["a"] * (k + 1), ["b"] * (k + 1)]
     assert measure_mod.batch_size(0.2) == 1 and measure_mod.batch_size(0.0001) == measure_mod.MAX_BATCH
     assert measure_mod.batch_size(0.004, 1) == 1 and measure_mod.batch_size(0.2, 8) == 8
     with pytest.raises(ValueError):
         measure_mod.batch_size(0.004, "many")
+
+
+def test_the_cpus_launch_time_does_not_make_a_short_kernel_look_long(monkeypatch):
+    """A 4 us kernel whose launch takes the CPU 30 us (Python, a loaded host): timed around one launch, the
+    GPU waits for the CPU inside the events and the sample reads 34 us, over BATCH_BELOW_MS, so it was
+    timed unbatched (seen on the H200). The warm-up's held round measures the kernel, and it is batched."""
+    result, live, gpu = run(monkeypatch, {"a": 0.004, "b": 0.004}, launch_gap=0.03, min_rounds=8, max_rounds=8,
+                            watch=ScriptedWatch())
+    assert result["batch"] == 13
+    assert all(s == pytest.approx(0.004) for v in live for s in v.samples_ms)
+    unheld, _, _ = run(monkeypatch, {"a": 0.004, "b": 0.004}, launch_gap=0.03, warmup=1, min_rounds=8, max_rounds=8,
+                    watch=ScriptedWatch())
+    assert unheld["batch"] == 1   # one warm-up round, none held: what every warm-up was before
 
 
 def test_short_kernels_in_graphs_are_batched_too(monkeypatch):
@@ -205,7 +224,7 @@ def test_short_kernels_in_graphs_are_batched_too(monkeypatch):
     assert k == 13 and result["runs_per_round"] == 2
     assert result["method"].startswith("CUDA graphs: one replay a round holds every variant, 2 batches each")
     assert "launches back to back per sample" in result["method"] and "biased" not in result["method"]
-    assert not gpu.spins and "spin" not in result["method"], "no CPU inside a graph: no spin"
+    assert len(gpu.spins) == 2 and "spin" not in result["method"], "no CPU inside a graph: the warm-up's spins only"
     assert live[0].samples_ms[0] == pytest.approx(0.004) and live[1].samples_ms[0] == pytest.approx(0.006)
 
 

@@ -11,7 +11,8 @@ first and always after a run of itself: the two "mirrored" graphs of an even num
 palindrome). Each run is preceded by a restore of the tensors the variants write and an L2 flush
 (a 256 MiB memset), and bracketed by CUDA events. The GPU then rests so that it is busy `duty` of the time.
 
-Short kernels (a warm-up median under BATCH_BELOW_MS, or `batch` asked for) are timed batched (nvbench's
+Short kernels (a warm-up median under BATCH_BELOW_MS, or `batch` asked for; the warm-up's samples
+held by the same spin, so that the CPU's launch is not in them) are timed batched (nvbench's
 "batched"/hot measurement): one sample is a restore and flush, one untimed launch of the variant (it
 pays for the memset's dirty L2 lines and the cold caches), then K launches of the same variant back to
 back between one pair of events (K so that a batch lasts about BATCH_TARGET_MS, at most MAX_BATCH); the
@@ -192,8 +193,9 @@ def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_r
     spin = 0        # cycles of the spin kernel before a batch's start event (batched events)
     sleep = getattr(torch.cuda, "_sleep", None)
 
-    def run_one(v: Variant, events=None) -> None:
-        """One sample (or the lead-in when events is None): restore, flush, [untimed launch], K launches."""
+    def run_one(v: Variant, events=None, hold: int = 0) -> None:
+        """One sample (or the lead-in when events is None): restore, flush, [untimed launch], K launches.
+        `hold`: spin cycles before the start event of an unbatched sample (the warm-up's)."""
         inputs.restore(work, pristine, written)
         flush.zero_()
         launch = go[v.name]
@@ -201,6 +203,8 @@ def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_r
             launch()  # untimed: the flush's dirty L2 lines written back, this variant's code and data warm
             if spin and sleep is not None:
                 sleep(spin)  # the GPU waits here while the CPU queues the batch: no CPU gaps inside it
+        elif hold and sleep is not None:
+            sleep(hold)
         if events:
             events[0].record()
         for _ in range(k_launches):
@@ -211,17 +215,24 @@ def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_r
     watch = watch if watch is not None else clock_watch.ClockWatch.for_current_device()
     watch.start()
     warm: dict[str, list[float]] = {v.name: [] for v in live}
+    # the warm-up's samples decide batching. After the first round each is held by a spin so that the
+    # CPU's launch (tens of us from Python on a loaded host) is queued before its start event, not timed
+    # as the kernel's: the first round's samples, unheld, time how long the CPU takes for one
+    cpu_s: list[float] = []
     for r in range(max(1, warmup)):
         pending, round_start = [], time.perf_counter()
+        hold = spin_cycles(timing.median(cpu_s), 1) if r and cpu_s and sleep is not None else 0
         for i in schedule(len(live), r, 1):
             pending.append((live[i], _events()))
-            run_one(live[i], pending[-1][1])
+            t = time.perf_counter()
+            run_one(live[i], pending[-1][1], hold)
+            cpu_s.append(time.perf_counter() - t)
         torch.cuda.synchronize()
         _rest(time.perf_counter() - round_start, duty)
         for v, (start, end) in pending:
             warm[v.name].append(start.elapsed_time(end))
     kernels = [v for v in live if v.ref is None] or live
-    fastest = min(timing.median(warm[v.name]) for v in kernels)
+    fastest = min(min(warm[v.name]) for v in kernels)   # a cold first sample (clocks, caches) must not decide
     use_graph = graph == "on" or (graph == "auto" and fastest < GRAPH_BELOW_MS)
     k_launches = batch_size(fastest, batch)
     runs = runs_per_round(fastest * k_launches, use_graph)
