@@ -154,6 +154,24 @@ def write(art: Artifacts, out_dir: Path) -> Path:
     return final
 
 
+def write_whole(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write one file whole or not at all: a temporary file beside it (.irscope-tmp-*), renamed into place
+    (a reader sees the old file or the new one, never half of it). OSError as it came; no temporary left."""
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def make_tmp(final: Path) -> Path:
     """A fresh hidden temporary folder next to `final` (whose parent is created); clears stale ones."""
     final.parent.mkdir(parents=True, exist_ok=True)

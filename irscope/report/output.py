@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
+from irscope.artifacts import write_whole
 from irscope.errors import BadInput
 from irscope.kernel.inputs import check_output_file
 
@@ -16,24 +15,10 @@ def check_output(path: Path, flag: str = "-o") -> Path:
 
 
 def write_page(path: Path, html: str, flag: str = "-o") -> Path:
-    """Write to a temporary file beside `path`, then rename it into place."""
+    """Write the page whole (artifacts.write_whole: a temporary file beside `path`, renamed into place)."""
     path = check_output(path, flag)
-    fd, tmp = tempfile.mkstemp(prefix=".irscope-tmp-", suffix=".html", dir=path.parent or ".")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(html)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        write_whole(path, html.encode("utf-8"), 0o644)
     except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise BadInput(f"{flag} {path}: could not write it ({e.strerror or e})") from None
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
     return path

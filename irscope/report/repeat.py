@@ -33,12 +33,12 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import time
 from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
+from irscope.artifacts import write_whole
 from irscope.compile import cache, direct
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "views" / "templates"
@@ -154,7 +154,8 @@ def remember(req: dict[str, Any], before: dict[str, Any] | None, html: str, line
     doc = {"schema": direct.SCHEMA, "state": before, "page": {"size": len(data), "sha256": _sha(data)},
            "line": line}
     try:
-        _replace(_page_path(key), data)
+        _page_path(key).parent.mkdir(parents=True, exist_ok=True)
+        write_whole(_page_path(key), data)
     except OSError:
         return
     direct._write(direct.record_path(key), doc)
@@ -162,24 +163,6 @@ def remember(req: dict[str, Any], before: dict[str, Any] | None, html: str, line
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _replace(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write `path` whole: a temporary file beside it, renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".irscope-tmp-", suffix=path.suffix, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def serve(req: dict[str, Any]) -> str | None:
@@ -209,7 +192,7 @@ def serve(req: dict[str, Any]) -> str | None:
         if _sha(data) != page["sha256"]:
             return None
         try:
-            _replace(out, data, 0o644)
+            write_whole(out, data, 0o644)
         except OSError:
             return None
     return f"{doc['line']} (from cache)"
