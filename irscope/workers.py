@@ -204,6 +204,7 @@ COMPILE_WORKER = ("-m", "irscope.workers")   # a compile worker's Python argumen
 READY = "READY"
 FAILED_STARTS = 3        # deaths before READY in a row, none ready: the workers cannot start
 EXIT_GRACE = 5.0         # seconds a worker whose output ended gets to exit before it is killed
+COLLECT_GRACE = 0.25     # seconds an interrupted run waits for results already on their way
 T = TypeVar("T")
 
 
@@ -253,8 +254,22 @@ class Pool(Generic[T]):
                         self.finished(job, msg.body, seconds)
                 self.time_out()
         except BaseException:
+            self.collect()
             self.close()
             raise
+
+    def collect(self, grace: float = COLLECT_GRACE) -> None:
+        """On an interrupt: the results the workers already sent (a dump published, its RESULT in the pipe)
+        go to finished, not down with the pool; at most `grace` seconds spent waiting for them."""
+        deadline = time.perf_counter() + grace
+        while self.held:
+            msg = receive(self.inbox, deadline - time.perf_counter())
+            if msg is None:
+                return
+            if msg.tag == "RESULT" and msg.worker in self.held:
+                job, seconds = self.release(msg.worker)
+                with contextlib.suppress(Exception):   # the interrupt is what the caller hears about
+                    self.finished(job, msg.body, seconds)
 
     def close(self) -> None:
         for w in list(self.workers):
