@@ -11,8 +11,8 @@ first and always after a run of itself: the two "mirrored" graphs of an even num
 palindrome). Each run is preceded by a restore of the tensors the variants write and an L2 flush
 (a 256 MiB memset), and bracketed by CUDA events. The GPU then rests so that it is busy `duty` of the time.
 
-Short kernels (a warm-up median under BATCH_BELOW_MS, or `batch` asked for; the warm-up's samples
-held by the same spin, so that the CPU's launch is not in them) are timed batched (nvbench's
+Short kernels (a warm-up sample under BATCH_BELOW_MS, or `batch` asked for; from the warm-up's second
+round its samples are held by the same spin, so that the CPU's launch is not in them) are timed batched (nvbench's
 "batched"/hot measurement): one sample is a restore and flush, one untimed launch of the variant (it
 pays for the memset's dirty L2 lines and the cold caches), then K launches of the same variant back to
 back between one pair of events (K so that a batch lasts about BATCH_TARGET_MS, at most MAX_BATCH); the
@@ -71,7 +71,7 @@ GRAPH_BIAS_NOTE = ("graph mode is biased for short kernels timed one launch a sa
 RUNS_TARGET_MS = 0.1     # a round holds at least this much of each variant's kernel time ...
 MAX_RUNS = 10            # ... in at most this many runs of it
 GRAPH_RUNS = MAX_RUNS    # (the former name)
-BATCH_BELOW_MS = 0.02    # batch="auto": kernels shorter than this (warm-up median) are timed in batches ...
+BATCH_BELOW_MS = 0.02    # batch="auto": kernels shorter than this (fastest held warm-up sample) are timed in batches ...
 BATCH_TARGET_MS = 0.05   # ... of K launches back to back lasting about this long ...
 MAX_BATCH = 256          # ... K at most this
 SPIN_HZ = 2.5e9          # cycles a second assumed for the spin kernel (above any SM clock: spins err long)
