@@ -26,7 +26,6 @@ MAX_LINES = 500
 LAZY = {
     "irscope.compile.direct": {
         "irscope.kernel.loader": "what the kernel file's import opened, only once a full dump is to be recorded",
-        "irscope.artifacts": "the manifests read back, only once a full dump is to be recorded",
         "irscope.adapter": "the env Triton's key reads, only once a full dump is to be recorded "
                            "(a direct hit reads its record without it)"},
     "irscope.entry": {"irscope.cli": "click and every command, only when the cache's direct mode cannot serve",

@@ -17,10 +17,11 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from irscope import knobs
 from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish, remove_stale_tmps
@@ -224,36 +225,54 @@ def _note(how: str, key: str) -> None:
 RACY_NS = 2_000_000_000   # a file changed this recently may change again within its timestamps' tick
 
 
-def _folder_stamp(folder: Path) -> list | None:
-    """Every file under folder by (name, size, mtime, ctime, inode); None when unreadable."""
+def folder_stamp(folder: Path, leave_out: str | None = None, skip: tuple[str, ...] = (),
+                 links: bool = True) -> list | None:
+    """Every file under folder by (name, size, mtime, ctime, inode), a symlinked folder as one entry,
+    `leave_out` (a real path) and the folders named in `skip` aside; None when a folder cannot be read
+    or, with links=False, when one holds a symlink (what it points to is not stamped)."""
     out = []
     try:
-        for root, dirs, names in os.walk(folder):
-            dirs.sort()
-            for name in sorted(names):
-                st = os.lstat(os.path.join(root, name))
-                out.append([os.path.relpath(os.path.join(root, name), folder), st.st_size, st.st_mtime_ns,
-                            st.st_ctime_ns, st.st_ino])
+        for root, dirs, names in os.walk(folder, onerror=_raise):
+            dirs[:] = sorted(d for d in dirs if d not in skip)
+            real_root = os.path.realpath(root) if leave_out else None
+            for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(root, d))]):
+                path = os.path.join(root, name)
+                if leave_out and os.path.join(real_root, name) == leave_out:
+                    continue
+                st = os.lstat(path)
+                if not links and stat.S_ISLNK(st.st_mode):
+                    return None
+                out.append([os.path.relpath(path, folder), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
     except OSError:
         return None
     return out
 
 
+def _raise(error: OSError) -> None:
+    raise error
+
+
+def changed_lately(stamps: Iterable[list]) -> bool:
+    """Whether a file of these folder_stamp()s changed within the last RACY_NS (the timestamps' coarse
+    tick could hide a second write, as git's racy index): such a stamp must not be trusted later."""
+    newest = max((f[3] for stamp in stamps for f in stamp), default=0)
+    return newest > time.time_ns() - RACY_NS
+
+
 def placed_stamp(key: str, final: Path) -> list | None:
     """What lets a later serve of `key` into `final` skip the checksums: every file of the entry and of the
     folder by size, mtime, ctime and inode, taken just after a restore verified them. A write, a
-    replaced or added file moves a ctime, which nothing sets back; None when a file changed within
-    the last RACY_NS (the timestamps' coarse tick could hide a second write, as git's racy index)."""
-    stamp = [_folder_stamp(entry_path(key)), _folder_stamp(final)]
+    replaced or added file moves a ctime, which nothing sets back; None when a file changed lately
+    (changed_lately)."""
+    stamp = [folder_stamp(entry_path(key)), folder_stamp(final)]
     if None in stamp or not stamp[1]:
         return None
-    newest = max(f[3] for part in stamp for f in part)
-    return None if newest > time.time_ns() - RACY_NS else stamp
+    return None if changed_lately(stamp) else stamp
 
 
 def still_placed(key: str, final: Path, stamp: list | None) -> dict[str, Any] | None:
     """The manifest in `final` when neither it nor the entry changed since placed_stamp(); else None."""
-    if not stamp or [_folder_stamp(entry_path(key)), _folder_stamp(final)] != stamp:
+    if not stamp or [folder_stamp(entry_path(key)), folder_stamp(final)] != stamp:
         return None
     try:
         manifest = json.loads((final / MANIFEST).read_text())

@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from irscope import __version__
+from irscope.artifacts import MANIFEST, write_whole
 from irscope.compile import cache
 
 RECORD_DIR = ".irscope-direct"   # hidden: the cache's entries are its other names
@@ -192,7 +193,9 @@ def _stat(path: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _triton_state(search: list[str]) -> dict[str, Any] | None:
+def triton_state(search: list[str]) -> dict[str, Any] | None:
+    """Which Triton `import triton` would find on `search`, read without importing it: its origin, the
+    installed version in its dist-info and the metadata's and libtriton's stat; None when none is found."""
     origin = _triton_origin(search)
     if origin is None:
         return None
@@ -206,12 +209,14 @@ def _triton_state(search: list[str]) -> dict[str, Any] | None:
             "version": _metadata_version(metadata), "libs": {p: _stat(p) for p in libs}}
 
 
-def _env_snapshot(names, env=None) -> dict[str, str | None]:
+def env_snapshot(names, env=None) -> dict[str, str | None]:
+    """These variables' values (None: unset) in `env`, os.environ by default."""
     env = os.environ if env is None else env
     return {n: env.get(n) for n in names}
 
 
-def _watched_env_names(env=None) -> set[str]:
+def watched_env_names(env=None) -> set[str]:
+    """The variables a record keeps: every name Triton's key or the toolkit may read, and rich's."""
     return {n for n in (os.environ if env is None else env) if n.startswith(ENV_PREFIXES)} | set(ENV_NAMES)
 
 
@@ -236,7 +241,7 @@ def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: s
     if key is None:
         return
     search = [str(kernel_file.resolve().parent)] + [p for p in START_PATH if p]
-    triton = _triton_state(search)
+    triton = triton_state(search)
     if triton is None:
         return
     triton_root = str(Path(triton["origin"]).parent) + os.sep
@@ -258,7 +263,7 @@ def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: s
     if env_read is None:
         env = dict(START_ENV)
     else:
-        env = _env_snapshot(_watched_env_names(START_ENV) | set(env_read) | set(triton_env), START_ENV)
+        env = env_snapshot(watched_env_names(START_ENV) | set(env_read) | set(triton_env), START_ENV)
     doc = {
         "schema": SCHEMA,
         "entries": [{"key": r.key, "edit": {k: r.manifest.get(k) for k in
@@ -273,15 +278,14 @@ def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: s
         "summary": summary,
         "status": status,
     }
-    _write(record_path(key), doc)
+    write_record(record_path(key), doc)
 
 
-def _write(path: Path, doc: dict[str, Any]) -> None:
+def write_record(path: Path, doc: dict[str, Any]) -> None:
+    """A record written whole (a reader never sees half of one); a cache that cannot be written is skipped."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
-        tmp.write_text(json.dumps(doc))
-        os.replace(tmp, path)
+        write_whole(path, json.dumps(doc).encode())
     except OSError:
         return
 
@@ -310,7 +314,7 @@ def lookup(fields: dict[str, Any]) -> dict[str, Any] | None:
     if fresh[0] or fresh[1]:  # same content under a new mtime: written back, so the next run is stat-only
         doc["files"].update(fresh[0])
         doc["dirs"].update(fresh[1])
-        _write(path, doc)
+        write_record(path, doc)
     doc["_record"] = str(path)  # where serve writes a folder's stamp back
     return doc
 
@@ -323,7 +327,7 @@ def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | Non
     if doc["whole_env"]:
         if env != dict(os.environ):
             return None
-    elif _env_snapshot(env) != env or not _watched_env_names() <= set(env):
+    elif env_snapshot(env) != env or not watched_env_names() <= set(env):
         return None
     triton = doc["triton"]
     if _triton_origin(list(doc["dirs"])) != triton["origin"] or _stat(triton["metadata"]) != triton["metadata_stat"]:
@@ -390,7 +394,7 @@ def serve(doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any]
         stamped = stamped or item["placed"]["stamp"] is not None
         out.append((hit[0], hit[1], key))
     if stamped and doc.get("_record"):
-        _write(Path(doc["_record"]), {k: v for k, v in doc.items() if k != "_record"})
+        write_record(Path(doc["_record"]), {k: v for k, v in doc.items() if k != "_record"})
     return out
 
 
@@ -430,9 +434,7 @@ def recordable(results: list) -> bool:
 
 def on_disk(results: list) -> list:
     """The dumps as a repeat will find them: each manifest read back from its folder."""
-    from irscope import artifacts
-
-    return [cache.DumpResult(r.folder, json.loads((r.folder / artifacts.MANIFEST).read_text()), True, r.key)
+    return [cache.DumpResult(r.folder, json.loads((r.folder / MANIFEST).read_text()), True, r.key)
             for r in results]
 
 

@@ -13,7 +13,7 @@ a copy of the page beside it. The record holds everything the page was made from
     templates  the page's template, style and script (views/templates), and the files of jinja2
                and markupsafe, which render and escape it
     triton     where the layout child's `import triton` finds it and the installed version
-               (direct._triton_state; with --no-layouts the page never asks Triton)
+               (direct.triton_state; with --no-layouts the page never asks Triton)
     env        the variables Triton and rich read (direct's watched names) as they were
     page       the page's size and sha256, and the line the command printed
 
@@ -21,8 +21,9 @@ A repeat whose record still holds leaves the output as it is when it has the pag
 writes the copy in its place (whole, through a temporary file), and prints the line with
 "(from cache)". Anything else takes the full path, which builds the page and records it afresh:
 a changed, added or removed file, a symlink in a folder (what it points to is not stamped), a
-damaged dump the page left out, a file changed within cache.RACY_NS of the stamp (its
-timestamps' tick could hide a second write), another Triton, jinja2 or template. Nothing here
+damaged dump the page left out, a file changed lately (cache.changed_lately: its timestamps'
+tick could hide a second write), another Triton, jinja2 or template. The stamps are the cache's
+own (cache.folder_stamp), as a served dump folder's are. Nothing here
 imports Triton, click or jinja2.
 """
 
@@ -31,9 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import sys
-import time
 from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
@@ -82,36 +81,11 @@ def fields(dumps: list[str] | tuple, output: str | Path, no_layouts: bool) -> di
 # ---------------------------------------------------------------- what the page was made from
 
 
-def _tree(folder: Path, leave_out: str | None = None, skip: tuple[str, ...] = ()) -> list | None:
-    """Every file under `folder` by (name, size, mtime, ctime, inode), `leave_out` (a real path) and the
-    folders named in `skip` aside; None when it cannot be read or holds a symlink."""
-    out = []
-    try:
-        for root, dirs, names in os.walk(folder, onerror=_raise):
-            dirs[:] = sorted(d for d in dirs if d not in skip)
-            real_root = os.path.realpath(root) if leave_out else None
-            for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(root, d))]):
-                path = os.path.join(root, name)
-                if leave_out and os.path.join(real_root, name) == leave_out:
-                    continue
-                st = os.lstat(path)
-                if stat.S_ISLNK(st.st_mode):
-                    return None
-                out.append([os.path.relpath(path, folder), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
-    except OSError:
-        return None
-    return out
-
-
-def _raise(error: OSError) -> None:
-    raise error
-
-
 def _renderer(name: str, search: list[str]) -> list | None:
     spec = PathFinder.find_spec(name, search)
     if spec is None or not spec.origin:
         return None
-    return [spec.origin, _tree(Path(spec.origin).parent, skip=("__pycache__",))]
+    return [spec.origin, cache.folder_stamp(Path(spec.origin).parent, skip=("__pycache__",))]
 
 
 def state(req: dict[str, Any]) -> dict[str, Any] | None:
@@ -123,20 +97,15 @@ def state(req: dict[str, Any]) -> dict[str, Any] | None:
     leave_out = os.path.realpath(req["output"])
     folders = {}
     for dump in req["dumps"]:
-        tree = _tree(Path(dump), leave_out)
+        tree = cache.folder_stamp(Path(dump), leave_out, links=False)
         if tree is None:
             return None
         folders[dump] = tree
-    doc = {"folders": folders, "templates": _tree(TEMPLATES),
+    doc = {"folders": folders, "templates": cache.folder_stamp(TEMPLATES),
            "renderers": {name: _renderer(name, search) for name in RENDERERS},
-           "triton": None if req["no_layouts"] else direct._triton_state(search),
-           "env": direct._env_snapshot(sorted(direct._watched_env_names()))}
+           "triton": None if req["no_layouts"] else direct.triton_state(search),
+           "env": direct.env_snapshot(sorted(direct.watched_env_names()))}
     return json.loads(json.dumps(doc))
-
-
-def _newest_change(doc: dict[str, Any]) -> int:
-    trees = list(doc["folders"].values()) + [doc["templates"] or []]
-    return max((f[3] for tree in trees for f in tree), default=0)
 
 
 def _page_path(key: str) -> Path:
@@ -148,7 +117,7 @@ def remember(req: dict[str, Any], before: dict[str, Any] | None, html: str, line
     page was built. Skipped (a slower next run, never a stale one) when anything was written within
     cache.RACY_NS of that stamp or the cache cannot be written."""
     key = direct.request_key(req)
-    if key is None or before is None or _newest_change(before) > time.time_ns() - cache.RACY_NS:
+    if key is None or before is None or cache.changed_lately([*before["folders"].values(), before["templates"] or []]):
         return
     data = html.encode("utf-8")
     doc = {"schema": direct.SCHEMA, "state": before, "page": {"size": len(data), "sha256": _sha(data)},
@@ -158,7 +127,7 @@ def remember(req: dict[str, Any], before: dict[str, Any] | None, html: str, line
         write_whole(_page_path(key), data)
     except OSError:
         return
-    direct._write(direct.record_path(key), doc)
+    direct.write_record(direct.record_path(key), doc)
 
 
 def _sha(data: bytes) -> str:
