@@ -148,8 +148,6 @@ def profile(kernel: Kernel, *, launch: str | None = None, grid: str | None = Non
     lines, stall reasons, bytes, the measured roofline point). BadInput without a GPU (nothing is
     simulated), for a target other than the local GPU's, or when the profiler fails.
     """
-    if tool not in ("auto", "ncu", "proton"):
-        raise BadInput(f"tool={tool!r}: choose 'auto', 'ncu' or 'proton'")
     req = _request(kernel, name, signature, args, const, target, set, recipe, variant, (), (), ())
     plan = profile_command.prepare(req, (), launch, grid, str(_out(out)), seed=seed, tool=tool)
     folder, _ = profile_command.run(plan, use_cache=cache, with_passes=passes)

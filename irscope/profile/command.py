@@ -33,6 +33,7 @@ from irscope.timing.plan import bench_variants
 from irscope.timing.variant import Variant
 
 TOOL_SECONDS = 900.0        # ncu's --set full replays the kernel ~40 times; a large GEMM takes a minute
+TOOLS = ("auto", "ncu", "proton")   # what measures: ncu where it is on PATH, or Nsight Compute, or Proton
 HISTORY_LINES = 8           # --passes: the hottest lines whose pass history is read (each reads every pass)
 
 
@@ -76,6 +77,8 @@ def require_gpu(target: Any) -> None:
 def prepare(request: jobs.Request, variant_names: tuple[str, ...], launch_args: str | None, grid: str | None,
             out_dir: str, seed: int = 0, tool: str = "auto") -> Plan:
     """Every input checked, then the GPU asked for: nothing compiled yet."""
+    if tool not in TOOLS:   # the CLI's click.Choice says it first; the Python API reaches here
+        raise BadInput(f"tool={tool!r}: choose {', '.join(map(repr, TOOLS))}")
     timed, launch = bench_variants(request, variant_names, launch_args, grid)
     if len(timed) != 1:
         raise BadInput("profile runs one kernel once: give at most one --variant")
