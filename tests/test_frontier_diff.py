@@ -110,7 +110,7 @@ def test_table_and_refusals(captures):
     p = _irscope("diff", a, b, "--stage", "ptx")
     assert p.returncode == 2 and "compared as they are" in p.stderr
     p = _irscope("frontier", a, b, "--stage", "ptx")
-    assert p.returncode == 2 and "No such option: --stage" in p.stderr
+    assert p.returncode == 2 and "No such option '--stage'" in p.stderr
 
 
 def test_a_capture_folder_is_data(captures, tmp_path):
