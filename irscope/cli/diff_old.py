@@ -12,9 +12,15 @@ Next release: delete this module and its two lines in cli/diff.py.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from irscope.errors import BadInput
+
+if TYPE_CHECKING:
+    from irscope.compare.command import DiffOptions
+    from irscope.views.diff import DiffView
 
 _OPTIONS = [
     click.option("--a-triton", hidden=True), click.option("--b-triton", hidden=True),
@@ -42,7 +48,7 @@ def note(old: str, new: str) -> None:
                err=True)
 
 
-def _given(opts, view) -> list[str]:
+def _given(opts: DiffOptions, view: DiffView) -> list[str]:
     """The diff flags given, by name (the old modes refused those they do not take)."""
     r, a, b = opts.request, opts.a, opts.b
     flags = {"--a": a.sets, "--b": b.sets, "--a-target": a.target, "--b-target": b.target, "--stage": opts.stages,
@@ -52,7 +58,7 @@ def _given(opts, view) -> list[str]:
     return [name for name, value in flags.items() if value]
 
 
-def route(opts, view, old: dict) -> int | None:
+def route(opts: DiffOptions, view: DiffView, old: dict) -> int | None:
     """An old form's exit status, once it ran as its new command; None for a plain diff."""
     from pathlib import Path
 
@@ -86,7 +92,7 @@ def route(opts, view, old: dict) -> int | None:
     return None
 
 
-def _timed(opts, view, old: dict) -> int:
+def _timed(opts: DiffOptions, view: DiffView, old: dict) -> int:
     """diff --time: both sides compiled, compared and timed on this machine's GPU, as before."""
     from irscope.cli.diff_options import show
     from irscope.cli.options import timing_session

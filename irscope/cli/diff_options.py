@@ -6,11 +6,19 @@ compare.command.DiffOptions and views.diff.DiffView."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from irscope import stages
 from irscope.cli.options import STAGE_CHOICES
+
+if TYPE_CHECKING:
+    from irscope.compare.command import DiffOptions
+    from irscope.compare.diff import DiffResult
+    from irscope.jobs import Request
+    from irscope.timing.bench import BenchReport
+    from irscope.views.diff import DiffView
 
 _SIDE_OPTIONS = [
     click.option("--a", "a_sets", multiple=True, metavar="KEY=VALUE",
@@ -50,9 +58,10 @@ def diff_options(f):
     return f
 
 
-def options_of(request, out_dir, no_cache: bool, dir_b: Path | None = None, *, a_sets=(), b_sets=(),
-               a_target=None, b_target=None, a_variant=None, b_variant=None, stages=(), with_passes=False,
-               by_line=False, raw=False, side_by_side=None, context=3, as_json=False, html=None):
+def options_of(request: Request, out_dir: str | Path, no_cache: bool, dir_b: Path | None = None, *,
+               a_sets=(), b_sets=(), a_target=None, b_target=None, a_variant=None, b_variant=None, stages=(),
+               with_passes=False, by_line=False, raw=False, side_by_side=None, context=3, as_json=False,
+               html=None) -> tuple[DiffOptions, DiffView]:
     """diff_options' values as compare.command.DiffOptions and views.diff.DiffView (--html checked first)."""
     from irscope.compare.command import DiffOptions
     from irscope.compare.sides import SideRequest
@@ -68,7 +77,7 @@ def options_of(request, out_dir, no_cache: bool, dir_b: Path | None = None, *, a
     return opts, DiffView(side_by_side=side_by_side, context=context, as_json=as_json, html=html)
 
 
-def show(result, view, timed=None) -> int:
+def show(result: DiffResult, view: DiffView, timed: BenchReport | None = None) -> int:
     """The one place a diff is shown: views.diff.render (the --json document or the summary and the stages'
     diffs), then the --html page. Returns the exit status: 0 equal, 1 different."""
     from irscope.views import diff as diff_view

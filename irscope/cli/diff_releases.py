@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,6 +12,10 @@ from irscope.cli import diff_options as shared
 from irscope.cli.diff_options import diff_options, options_of
 from irscope.cli.options import spec_options
 from irscope.errors import BadInput
+
+if TYPE_CHECKING:
+    from irscope.compare.command import DiffOptions
+    from irscope.views.diff import DiffView
 
 
 @click.command("diff-releases")
@@ -40,7 +45,7 @@ def diff_releases(request, variants, out_dir, no_cache, debug, a_triton, b_trito
         sys.exit(status)
 
 
-def show(opts, tritons: tuple[str | None, str | None], shown) -> int:
+def show(opts: DiffOptions, tritons: tuple[str | None, str | None], shown: DiffView) -> int:
     """releases.captures.run and its view; the exit status (0 equal, 1 different, 2 a side failed)."""
     from irscope.releases import captures
     from irscope.views import releases as view
