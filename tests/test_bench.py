@@ -204,8 +204,8 @@ def test_bench_without_gpu_says_so_in_one_line(cli, tmp_path):
 def test_diff_time_without_gpu_says_so_in_one_line(cli, tmp_path):
     r = cli("diff", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--a", "num_warps=4",
             "--b", "num_warps=8", "--time", "-o", str(tmp_path / "o"))
-    assert r.code == 2
-    lines = [line for line in r.err.splitlines() if line.strip()]
+    assert r.code == 2 and "is now 'irscope bench" in r.err   # the old form: a note names bench, then the error
+    lines = [line for line in r.err.splitlines() if line.strip() and not line.startswith("irscope: note:")]
     assert len(lines) == 1 and "needs a GPU" in lines[0]
     assert not (tmp_path / "o").exists()
 

@@ -1,4 +1,4 @@
-"""irscope diff --profile (#32): two measured dumps of one kernel at two settings, line by line.
+"""irscope diff-profiles (#32; was diff --profile): two measured dumps of one kernel at two settings, line by line.
 
 The profiles are the H200's (tests/data/profile, derive.py says how): examples/matmul.py at 4096^3 fp16 with
 num_stages=1 (348 us) and num_stages=3 (201 us). What the recordings show, and the diff must say: line 34 (the A
@@ -33,7 +33,7 @@ def dumps(tmp_path_factory):
 
 
 def test_the_diff_names_the_line_whose_stalls_moved_most_and_the_setting(cli, dumps):
-    r = cli("diff", "--profile", str(dumps[1]), str(dumps[3]))
+    r = cli("diff-profiles", str(dumps[1]), str(dumps[3]))
     assert r.code == 0, r.err
     out = r.out.splitlines()
     assert any("settings that differ:" in x and "num_stages 1 → 3" in x for x in out), r.out
@@ -47,7 +47,7 @@ def test_the_diff_names_the_line_whose_stalls_moved_most_and_the_setting(cli, du
 
 
 def test_the_json_orders_lines_by_the_change_of_their_share(cli, dumps):
-    r = cli("diff", "--profile", "--json", str(dumps[1]), str(dumps[3]))
+    r = cli("diff-profiles", "--json", str(dumps[1]), str(dumps[3]))
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     assert doc["irscope_profile_diff"] == 1 and doc["kernel"] == "matmul_kernel"
@@ -64,7 +64,7 @@ def test_the_json_orders_lines_by_the_change_of_their_share(cli, dumps):
 @pytest.mark.parametrize("side", ["a", "b"])
 def test_a_side_without_a_profile_says_to_profile_it_first(cli, dumps, side):
     a, b = (dumps["plain1"], dumps[3]) if side == "a" else (dumps[1], dumps["plain3"])
-    r = cli("diff", "--profile", str(a), str(b))
+    r = cli("diff-profiles", str(a), str(b))
     assert r.code == 2 and r.out == ""
     lines = r.err.strip().splitlines()
     assert len(lines) == 1 and "no profile.json" in lines[0] and "irscope profile" in lines[0], r.err
@@ -77,7 +77,7 @@ def test_a_damaged_profile_names_the_file_and_field(cli, dumps, tmp_path):
     doc = json.loads((bad / "profile.json").read_text())
     doc["totals"]["samples"] = None
     (bad / "profile.json").write_text(json.dumps(doc))
-    r = cli("diff", "--profile", str(dumps[1]), str(bad))
+    r = cli("diff-profiles", str(dumps[1]), str(bad))
     lines = r.err.strip().splitlines()
     assert r.code == 2 and len(lines) == 1 and "profile.json totals.samples is null" in lines[0], r.err
 
@@ -89,18 +89,38 @@ def test_a_damaged_profile_names_the_file_and_field(cli, dumps, tmp_path):
     (["--time"], "--time: not with --profile"),
     (["--html", "x.html"], "--html: not with --profile"),
 ])
-def test_flags_of_other_modes_are_refused_by_name(cli, dumps, tmp_path, args, words):
+def test_the_old_form_names_the_new_command_and_still_refuses_flags_of_other_modes(cli, dumps, tmp_path, args,
+                                                                                     words):
     r = cli("diff", "--profile", str(dumps[1]), str(dumps[3]), *args, cwd=tmp_path)
-    assert r.code == 2 and words in r.err and len(r.err.strip().splitlines()) == 1, r.err
+    lines = r.err.strip().splitlines()
+    assert r.code == 2 and len(lines) == 2, r.err
+    assert "'irscope diff --profile' is now 'irscope diff-profiles'" in lines[0] and words in lines[1]
     assert not (tmp_path / "x.html").exists()
 
 
+@pytest.mark.parametrize("args", [["--stage", "ttgir"], ["--b", "num_warps=8"], ["--time"], ["--html", "x.html"]])
+def test_the_new_command_has_no_flags_of_other_modes(cli, dumps, tmp_path, args):
+    r = cli("diff-profiles", str(dumps[1]), str(dumps[3]), *args, cwd=tmp_path)
+    assert r.code == 2 and r.out == "" and "no such option" in r.err.lower() and args[0] in r.err, r.err
+    assert len(r.err.strip().splitlines()) == 1 and not (tmp_path / "x.html").exists()
+
+
+def test_the_old_form_still_compares(cli, dumps):
+    old, new = cli("diff", "--profile", "--json", str(dumps[1]), str(dumps[3])), \
+        cli("diff-profiles", "--json", str(dumps[1]), str(dumps[3]))
+    assert old.code == new.code == 0 and json.loads(old.out) == json.loads(new.out)
+    note = ("irscope: note: 'irscope diff --profile' is now 'irscope diff-profiles'; "
+            "the old form goes away in the next release")
+    assert old.err.strip().splitlines() == [note]
+    assert new.err == ""
+
+
 def test_two_folders_of_one_kernel_are_needed(cli, dumps):
-    one = cli("diff", "--profile", str(dumps[1]))
-    assert one.code == 2 and "irscope diff --profile DIR_A DIR_B" in one.err
-    file = cli("diff", "--profile", str(MATMUL), str(dumps[3]))
-    assert file.code == 2 and "irscope diff --profile DIR_A DIR_B" in file.err
-    other = cli("diff", "--profile", str(dumps[1]), str(dumps["add"]))
+    one = cli("diff-profiles", str(dumps[1]))
+    assert one.code == 2 and "DIR_B" in one.err
+    file = cli("diff-profiles", str(MATMUL), str(dumps[3]))
+    assert file.code == 2 and "irscope diff-profiles DIR_A DIR_B" in file.err
+    other = cli("diff-profiles", str(dumps[1]), str(dumps["add"]))
     assert other.code == 2 and "different kernels" in other.err
 
 
@@ -108,7 +128,6 @@ def test_hostile_strings_and_numbers_stay_text_and_finite(dumps, tmp_path):
     """A profile.json is data from anyone: markup and control characters print as text, and a number of
     thousands of digits (valid JSON) still gives finite shares."""
     from irscope.compare import command, profiles
-    from irscope.jobs import Request
     from irscope.views import profile_diff
     from irscope.views.console import console
 
@@ -121,7 +140,7 @@ def test_hostile_strings_and_numbers_stay_text_and_finite(dumps, tmp_path):
     doc["lines"][0]["samples"] = 10 ** 4000
     doc["totals"]["dram_gbps"] = 10 ** 4000
     (b / "profile.json").write_text(json.dumps(doc))
-    d = command.profile(a, b, Request(a), {})
+    d = command.profile(a, b)
     assert max(c.b_share for c in d.lines) == 1.0 and d.b.totals["dram_gbps"] == profiles.BIG
     json.loads(profile_diff.profile_json(d), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
     path = tmp_path / "out.txt"

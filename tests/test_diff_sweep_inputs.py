@@ -56,7 +56,8 @@ def dumps(tmp_path_factory):
 F = ["-s", SIG, "-t", "cuda:90"]   # file mode: the shared request
 AB = ["--a", "num_warps=4", "--b", "num_warps=8"]
 
-# (id, argv with {add}/{other}/... placeholders, a word the message must hold)
+# (id, argv with {add}/{other}/... placeholders, a word the message must hold); the old diff --time
+# (a note, then the error) is in tests/test_cli_diff_commands.py
 DIFF_CASES = [
     ("no-such-file", ["diff", "nosuch.py", *F, *AB], "nosuch.py"),
     ("nothing-to-compare", ["diff", VA, *F], "nothing to compare"),
@@ -72,7 +73,6 @@ DIFF_CASES = [
     ("variant-unknown", ["diff", VA, "-s", SIG, "--recipe", "h100", "--a-variant", "nosuch",
                          "--b-variant", "nosuch2"], "nosuch"),
     ("recipe-unknown", ["diff", VA, "-s", SIG, "--recipe", "nosuch-recipe", *AB], "nosuch-recipe"),
-    ("time-without-gpu", ["diff", VA, *F, *AB, "--time"], "GPU"),
     ("stage-unknown", ["diff", VA, *F, *AB, "--stage", "nosuch"], "nosuch"),
     ("stage-binary", ["diff", VA, *F, *AB, "--stage", "cubin"], "cubin"),
     ("context-negative", ["diff", VA, *F, *AB, "-U", "-1"], "-1"),
@@ -85,7 +85,6 @@ DIFF_CASES = [
     ("folder-alone", ["diff", "{add}"], "second"),
     ("folder-with-a", ["diff", "{add}", "{add}", "--a", "num_warps=4"], "--a"),
     ("folder-with-target", ["diff", "{add}", "{add}", "-t", "cuda:90"], "--target"),
-    ("folder-time", ["diff", "{add}", "{add}", "--time"], "--time"),
     ("folder-other-kernel", ["diff", "{add}", "{other}"], "different kernels"),
     ("folder-empty", ["diff", "{add}", "{empty}"], "not an irscope dump"),
     ("folder-a-file", ["diff", "{add}", "{file}"], "not a folder"),

@@ -1,5 +1,5 @@
 """The frontier comparison (issue #27 item 5): torch.compile's RMSNorm against liger-kernel's, each
-captured on the stand-in GPU, compared by `irscope diff CAPTURE_A CAPTURE_B`."""
+captured on the stand-in GPU, compared by `irscope frontier CAPTURE_A CAPTURE_B` (the old `irscope diff CAPTURE_A CAPTURE_B` still works)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def captures(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def frontier(captures):
-    p = _irscope("diff", str(captures["a"][0]), str(captures["b"][0]), "--json")
+    p = _irscope("frontier", str(captures["a"][0]), str(captures["b"][0]), "--json")
     assert p.returncode == 0, p.stderr[-3000:]                # two implementations: neither equal nor different
     return json.loads(p.stdout)
 
@@ -101,11 +101,16 @@ def test_totals_add_up(frontier):
 
 def test_table_and_refusals(captures):
     a, b = str(captures["a"][0]), str(captures["b"][0])
-    p = _irscope("diff", a, b)
-    assert p.returncode == 0, p.stderr
+    p = _irscope("frontier", a, b)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
     assert "frontier" in p.stdout and "_rms_norm_forward_kernel" in p.stdout and "not DRAM traffic" in p.stdout
+    old = _irscope("diff", a, b)
+    assert old.returncode == 0 and old.stdout == p.stdout
+    assert "'irscope diff CAPTURE_A CAPTURE_B' is now 'irscope frontier CAPTURE_A CAPTURE_B'" in old.stderr
     p = _irscope("diff", a, b, "--stage", "ptx")
     assert p.returncode == 2 and "compared as they are" in p.stderr
+    p = _irscope("frontier", a, b, "--stage", "ptx")
+    assert p.returncode == 2 and "No such option '--stage'" in p.stderr
 
 
 def test_a_capture_folder_is_data(captures, tmp_path):
@@ -117,7 +122,7 @@ def test_a_capture_folder_is_data(captures, tmp_path):
     outside = tmp_path / "outside.json"
     outside.write_text(json.dumps({"irscope_spec": 1, "kernel": "x"}))
     (hostile / "captures" / "zz-1.json").symlink_to(outside)
-    p = _irscope("diff", str(captures["a"][0]), str(hostile))
+    p = _irscope("frontier", str(captures["a"][0]), str(hostile))
     assert p.returncode == 2 and "outside the folder" in p.stderr
 
 
@@ -146,7 +151,7 @@ def test_an_autotuners_timed_launches_and_unchosen_candidates_stay_out_of_the_ru
     assert side.by_direction["forward"].kernels == plain.by_direction["forward"].kernels
     assert side.by_direction["forward"].launches == plain.by_direction["forward"].launches
     assert side.total.launches == plain.total.launches
-    p = _irscope("diff", str(folder), str(captures["b"][0]))
+    p = _irscope("frontier", str(folder), str(captures["b"][0]))
     assert p.returncode == 0, p.stderr
     assert "R0_BLOCK=512, chosen" in p.stdout and "R0_BLOCK=256, not chosen" in p.stdout
     assert "1 (+106 timed)" in p.stdout

@@ -97,7 +97,7 @@ def test_one_maker_per_env(monkeypatch, tmp_path):
 
 def test_unknown_release_is_one_line_before_anything_compiles(tmp_path):
     out = tmp_path / "out"
-    r = run_cli("diff", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel", "-s", VECTOR_ADD[2],
+    r = run_cli("diff-releases", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel", "-s", VECTOR_ADD[2],
                 "--a-triton", "9.9.9", "--b-triton", _running(), "-o", str(out))
     assert r.code == 2, r.err
     assert len(r.err.strip().splitlines()) == 1 and "9.9.9" in r.err and "not a release" in r.err
@@ -105,7 +105,7 @@ def test_unknown_release_is_one_line_before_anything_compiles(tmp_path):
 
 
 def test_offline_is_one_line(tmp_path):
-    r = run_cli("diff", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel", "-s", VECTOR_ADD[2],
+    r = run_cli("diff-releases", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel", "-s", VECTOR_ADD[2],
                 "--a-triton", "3.4.0", "-o", str(tmp_path / "out"), env=OFFLINE)
     assert r.code == 2, r.err
     assert len(r.err.strip().splitlines()) == 1 and "package index" in r.err
@@ -124,7 +124,7 @@ def test_bisect_time_refused_without_a_gpu(tmp_path):
 @pytest.mark.envs
 def test_diff_across_two_releases(other_release, tmp_path):
     old, new = _pair(other_release)
-    r = run_cli("diff", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel", "-s", VECTOR_ADD[2],
+    r = run_cli("diff-releases", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel", "-s", VECTOR_ADD[2],
                 "--target", "cuda:90", "--a-triton", old, "--b-triton", new, "-o", str(tmp_path / "out"),
                 "--json")
     assert r.code in (0, 1), r.err
@@ -140,11 +140,11 @@ def test_capture_across_two_releases(other_release, tmp_path):
                 "-o", str(cap))
     assert r.code == 0, r.err
     old, new = _pair(other_release)
-    r = run_cli("diff", str(cap), "--a-triton", old, "--b-triton", new, "-o", str(tmp_path / "out"))
+    r = run_cli("diff-releases", str(cap), "--a-triton", old, "--b-triton", new, "-o", str(tmp_path / "out"))
     assert r.code in (0, 1), r.err
     assert "add_kernel" in r.out and f"triton {old}" in r.out and f"triton {new}" in r.out
     assert any(v in r.out for v in ("same", "stats changed", "code changed"))
-    r = run_cli("diff", str(cap), "--a-triton", old, "--b-triton", new, "-o", str(tmp_path / "out"), "--json")
+    r = run_cli("diff-releases", str(cap), "--a-triton", old, "--b-triton", new, "-o", str(tmp_path / "out"), "--json")
     doc = json.loads(r.out)
     assert doc["a"]["triton"] == old and doc["kernels"][0]["kernel"] == "add_kernel"
 

@@ -84,9 +84,9 @@ def diff(a: Dump | str | os.PathLike, b: Dump | str | os.PathLike, *, stages: El
     Returns the Diff (its .json is what `irscope diff A B --json` prints). BadInput for folders that are
     not dumps, or dumps of different kernels.
     """
-    side_a, side_b = diff_command.folder_sides(_folder(a), _folder(b))
-    result = diff_command.compare(side_a, side_b, _items(stages), normalized=not raw, lines=by_line)
-    return Diff(result, context)
+    run = diff_command.run(diff_command.DiffOptions(jobs.Request(_folder(a)), dir_b=_folder(b),
+                                                    stages=tuple(_items(stages)), raw=raw, by_line=by_line))
+    return Diff(run.result, context)
 
 
 def capture(fn: Callable[..., Any], *args: Any, target: str | None = None, **kwargs: Any) -> Capture:

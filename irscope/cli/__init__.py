@@ -16,7 +16,10 @@ from irscope.cli import (
     bench,
     bisect,
     diff,
+    diff_profiles,
+    diff_releases,
     dump,
+    frontier,
     lines,
     passes,
     profile,
@@ -36,6 +39,8 @@ def cli():
 
 for _command in (dump.dump, lines.lines, report.report, passes.passes, signature.signature, diff.diff, bench.bench,
                  sweep.sweep, recipes.recipes_group, bisect.bisect, profile.profile):
+    cli.add_command(_command)
+for _command in (diff_releases.diff_releases, frontier.frontier, diff_profiles.diff_profiles):
     cli.add_command(_command)
 
 

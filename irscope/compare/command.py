@@ -1,17 +1,20 @@
 """A diff's two sides and their comparison, as `irscope diff` and the Python API (irscope.diff) both get them.
 
-    file_sides    FILE and what each side changes (SideRequest: --a/--b, --a-target/--b-target,
-                  --a-variant/--b-variant) -> both sides dumped into one folder, or neither
+    DiffOptions   what `irscope diff` was asked (built by keyword): FILE and what each side changes
+                  (SideRequest: --a/--b, --a-target/--b-target, --a-variant/--b-variant), or DIR_A DIR_B
+    run           DiffOptions -> DiffRun: both sides (diff_sides: compiled, or read as they are) and their
+                  comparison
+    file_sides    FILE and both SideRequests -> both sides dumped into one folder, or neither
     folder_sides  DIR_A DIR_B (or two dump folders the API was given) -> both sides, as they are
     compare       the comparison itself (diff.compare): stats, stages, passes, by line
-    profile       DIR_A DIR_B --profile -> profiles.ProfileDiff (two measured dumps, line by line)
-    refuse_compile_flags / refuse_with_profile   which flags a mode takes (the CLI names what was given)
+    profile       DIR_A DIR_B -> profiles.ProfileDiff (`irscope diff-profiles`: two measured dumps, line by line)
 
 The CLI parses and renders around these; irscope.api wraps the result for Python. Nothing here prints.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +27,62 @@ from irscope.kernel import inputs
 compare = diff.compare
 
 
+@dataclass(frozen=True)
+class DiffOptions:
+    """`irscope diff FILE --a ... --b ...` (file mode) or `irscope diff DIR_A DIR_B` (dir_b given, or FILE a folder)."""
+
+    request: jobs.Request                  # the shared request: FILE (or DIR_A), --set, --target, ...
+    a: SideRequest = field(default_factory=lambda: SideRequest("a"))
+    b: SideRequest = field(default_factory=lambda: SideRequest("b"))
+    dir_b: Path | None = None
+    out_dir: Path = Path("irscope-out")
+    stages: tuple[str, ...] = ()           # --stage: these stages' text diffs are shown (and decide the status)
+    passes: bool = False                   # --passes
+    by_line: bool = False                  # --by-line
+    raw: bool = False                      # --raw: the compiler's text, not normalised
+    use_cache: bool = True                 # not --no-cache
+
+    @property
+    def folders(self) -> bool:
+        return self.dir_b is not None or Path(self.request.file).is_dir()
+
+
+@dataclass
+class DiffRun:
+    """What diff did: both sides (with file mode's jobs, which diff --time launches) and the comparison."""
+
+    a: Side
+    b: Side
+    result: diff.DiffResult
+    jobs: list[jobs.Job] = field(default_factory=list)   # empty for two dump folders
+
+
+def diff_sides(opts: DiffOptions) -> tuple[Side, Side, list[jobs.Job]]:
+    """Both sides of a diff: two dump folders as they are, or FILE compiled once per side."""
+    if opts.folders:
+        if opts.dir_b is None:
+            raise BadInput(f"{opts.request.file}: a dump folder; give a second one to compare with "
+                           f"(irscope diff DIR_A DIR_B)")
+        refuse_compile_flags(opts.request, {"--a": opts.a.sets, "--b": opts.b.sets, "--a-target": opts.a.target,
+                                            "--b-target": opts.b.target})
+        a, b = folder_sides(opts.request.file, opts.dir_b, opts.request.kernels)
+        return a, b, []
+    return file_sides(opts.request, opts.a, opts.b, opts.out_dir, opts.passes, opts.use_cache)
+
+
+def run(opts: DiffOptions) -> DiffRun:
+    """`irscope diff`: both sides (diff_sides), then their comparison as the options ask it."""
+    a, b, side_jobs = diff_sides(opts)
+    result = compare(a, b, list(opts.stages), normalized=not opts.raw, require_passes=opts.passes,
+                     lines=opts.by_line)
+    return DiffRun(a, b, result, side_jobs)
+
+
 def file_sides(request: jobs.Request, a: SideRequest, b: SideRequest, out_dir: Path, with_passes: bool = False,
                use_cache: bool = True) -> tuple[Side, Side, list[jobs.Job]]:
     """Both sides of a kernel file compiled (or fetched from the cache) into out_dir, and their jobs
     (diff --time launches them). Every side's options are checked before either compiles; a side that
-    fails leaves out_dir as it was."""
+    fails leaves out_dir as it was. Each Side carries its compile's DumpResult (Side.dump)."""
     inputs.check_output_dir(out_dir)  # both sides are written there: refused before either compiles
     side_jobs = sides.side_jobs(request, (a, b))
     side_a, side_b = sides.dump_sides(side_jobs, (a, b), out_dir, with_passes, use_cache)
@@ -44,35 +98,21 @@ def folder_sides(dir_a: Path, dir_b: Path, kernels: tuple[str, ...] = ()) -> tup
     return side_a, side_b
 
 
-def _request_flags(request: jobs.Request) -> dict[str, Any]:
-    return {"--set": request.sets, "--target": request.target, "--signature": request.signature,
-            "--arg": request.named_args, "--const": request.consts}
-
-
 def refuse_compile_flags(request: jobs.Request, given: dict[str, Any]) -> None:
     """DIR_A DIR_B compares two dumps as they are: a flag that only applies when compiling is BadInput.
     `given`: the side flags as the CLI names them (--a, --b, --a-target, --b-target) and their values."""
-    named = [name for name, value in {**given, **_request_flags(request)}.items() if value]
+    flags = {"--set": request.sets, "--target": request.target, "--signature": request.signature,
+             "--arg": request.named_args, "--const": request.consts}
+    named = [name for name, value in {**given, **flags}.items() if value]
     if named:
         raise BadInput(f"{', '.join(named)}: apply when compiling a kernel file; "
                        f"DIR_A DIR_B compares two dumps as they are")
 
 
-def refuse_with_profile(request: jobs.Request, given: dict[str, Any]) -> None:
-    """--profile reads what two dumps measured: every flag of another mode (compiling, stages, passes,
-    timing, other Tritons, the HTML page) is refused by name, before anything is read."""
-    named = [name for name, value in {**given, **_request_flags(request), "--recipe": request.recipe}.items()
-             if value]
-    if named:
-        raise BadInput(f"{', '.join(named)}: not with --profile, which compares what two measured dump folders "
-                       f"hold (irscope diff --profile DIR_A DIR_B)")
-
-
-def profile(dir_a: Path, dir_b: Path | None, request: jobs.Request, given: dict[str, Any]) -> profiles.ProfileDiff:
-    """`diff --profile DIR_A DIR_B`: the flags checked, both folders read (one kernel), their profiles compared."""
-    refuse_with_profile(request, given)
-    if dir_b is None or not Path(dir_a).is_dir():
-        raise BadInput("--profile compares two dump folders that irscope profile measured: "
-                       "irscope diff --profile DIR_A DIR_B")
-    a, b = folder_sides(dir_a, dir_b, request.kernels)
+def profile(dir_a: Path, dir_b: Path, kernels: tuple[str, ...] = ()) -> profiles.ProfileDiff:
+    """`irscope diff-profiles DIR_A DIR_B`: both folders read (one kernel), their profiles compared."""
+    if not Path(dir_a).is_dir():
+        raise BadInput(f"{dir_a}: not a dump folder; irscope diff-profiles compares two dump folders that "
+                       f"irscope profile measured (irscope diff-profiles DIR_A DIR_B)")
+    a, b = folder_sides(dir_a, dir_b, kernels)
     return profiles.profile_diff(a, b)

@@ -1,6 +1,6 @@
 """Two measured profiles compared line by line: where the warp stalls moved between two settings.
 
-`irscope diff --profile DIR_A DIR_B` reads each dump folder's profile.json (what `irscope profile`
+`irscope diff-profiles DIR_A DIR_B` reads each dump folder's profile.json (what `irscope profile`
 measured on a GPU, artifacts/profiled.py) and says, per Python line, how its share of all warp-stall
 samples and its top stall reason changed ("line 34: 46 % of stalls, long scoreboard -> 26 %, barrier
 with num_stages=3"), biggest change first, beside the totals (duration, samples, throughput, top
@@ -58,7 +58,7 @@ def require(side: Side) -> dict[str, Any]:
     doc = profiled.read(side.folder)
     if doc is None:
         raise BadInput(f"{side.folder}: no {profiled.FILENAME} (this dump was not measured); run irscope profile "
-                       f"on a GPU first, then diff --profile compares the two measured dumps")
+                       f"on a GPU first, then irscope diff-profiles compares the two measured dumps")
     return doc
 
 

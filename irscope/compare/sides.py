@@ -39,6 +39,7 @@ class Side:
     folder: Path
     manifest: dict[str, Any]
     cached: bool | None = None    # None: an existing dump folder
+    dump: Any = None              # file mode: the compile's cache.DumpResult (its folder where the side was placed)
 
 
 @dataclass
@@ -114,7 +115,7 @@ def dump_side(job: jobs.Job, req: SideRequest, out_dir: Path, with_passes: bool,
         raise
     except IrscopeError as e:
         raise SideFailed(f"side {req.name} ({req.label()}): {e}") from e
-    return Side(req.name, req.label(), r.folder, r.manifest, r.cached)
+    return Side(req.name, req.label(), r.folder, r.manifest, r.cached, dump=r)
 
 
 def dump_sides(side_jobs: list[jobs.Job], reqs: tuple[SideRequest, SideRequest], out_dir: Path,
@@ -143,6 +144,8 @@ def place_sides(out_dir: Path, make: Callable[[Path], list[Side]]) -> tuple[Side
                 artifacts.publish(side.folder, final)
                 placed[rel] = final
             side.folder = placed[rel]
+            if side.dump is not None:
+                side.dump = replace(side.dump, folder=side.folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         for p in created:  # what this call made and nothing filled

@@ -1,4 +1,5 @@
-"""A whole capture across two Triton releases: every DIR/captures/*.json dumped on both sides.
+"""Across two Triton releases (`irscope diff-releases`, run): one kernel's two sides compared as any diff, or a
+whole capture: every DIR/captures/*.json dumped on both sides.
 
 Each side is one worker in its env (both at once), dumping the captured spec files one after the
 other; each kernel's pair of dumps is then compared by compare/diff as any diff is, and gets one
@@ -24,8 +25,10 @@ from typing import Any, Callable
 from irscope import jobs, stages
 from irscope.artifacts import passes as passes_mod
 from irscope.compare import diff as diff_mod
-from irscope.compare.sides import Side
+from irscope.compare.command import DiffOptions, DiffRun
+from irscope.compare.sides import Side, SideRequest
 from irscope.errors import BadInput
+from irscope.kernel import inputs
 from irscope.releases import envs
 from irscope.releases import sides as release_sides
 from irscope.releases import worker as release_worker
@@ -90,22 +93,47 @@ def _kernel_of(path: Path) -> str | None:
 
 def diff_capture(folder: Path, request: jobs.Request, tritons: tuple[str | None, str | None], out_dir: Path,
                  with_passes: bool, use_cache: bool, by_line: bool = False,
-                 note: Callable[[str], None] | None = None) -> CaptureTable:
-    """Every captured kernel dumped with both Tritons (both envs had first), compared, one row each."""
+                 note: Callable[[str], None] | None = None, reqs: tuple[SideRequest, SideRequest] | None = None,
+                 selected: tuple[str, ...] = (), raw: bool = False) -> CaptureTable:
+    """Every captured kernel dumped with both Tritons (both envs had first), compared, one row each.
+    reqs: what each side changes on top (--a/--b, --a-target/--b-target, --a-variant/--b-variant);
+    selected: the stages whose text diffs each row's result carries (--stage); raw: not normalised."""
+    reqs = reqs or (SideRequest("a"), SideRequest("b"))
+    if any(r.variant for r in reqs) and not request.recipe:
+        raise BadInput("--a-variant/--b-variant name variants of a recipe: give it with --recipe")
     specs = spec_files(Path(folder), request.kernels)
     side_envs = release_sides.side_envs(tritons, note)
     out_dir = Path(out_dir)
-    msgs = [release_worker.message(replace(request, file=p, kernels=()), out_dir, with_passes, use_cache)
-            for p in specs]
-    results = release_worker.run_all([e.python for e in side_envs], [msgs, msgs])
-    labels = [release_sides.env_label(e) for e in side_envs]
-    rows = [_row(p, ra, rb, labels, with_passes, by_line) for p, ra, rb in zip(specs, *results)]
+    msgs = [[release_worker.message(release_sides.side_request(replace(request, file=p, kernels=()), req), out_dir,
+                                    with_passes, use_cache) for p in specs] for req in reqs]
+    results = release_worker.run_all([e.python for e in side_envs], msgs)
+    labels = [release_sides.label(req, e) for req, e in zip(reqs, side_envs)]
+    rows = [_row(p, ra, rb, labels, with_passes, by_line, selected, raw) for p, ra, rb in zip(specs, *results)]
     rows.sort(key=lambda r: (ORDER[r.verdict], r.spec.name))
     return CaptureTable(Path(folder), side_envs[0], side_envs[1], rows, with_passes)
 
 
+def run(opts: DiffOptions, tritons: tuple[str | None, str | None],
+        note: Callable[[str], None] | None = None) -> DiffRun | CaptureTable:
+    """`irscope diff-releases`: a kernel file or spec file (two sides, each compiled with its Triton, compared
+    as any diff) or a capture folder (every captured kernel, one row each). Both envs are had first."""
+    if not any(tritons):
+        raise BadInput("give the Triton of side a and/or side b: --a-triton RELEASE, --b-triton RELEASE "
+                       "(a side without one uses the running Triton)")
+    inputs.check_output_dir(opts.out_dir)  # both sides are written there: refused before either compiles
+    if Path(opts.request.file).is_dir():
+        return diff_capture(opts.request.file, opts.request, tritons, opts.out_dir, opts.passes, opts.use_cache,
+                            opts.by_line, note, (opts.a, opts.b), opts.stages, opts.raw)
+    envs_ = release_sides.side_envs(tritons, note=note)
+    a, b = release_sides.dump_sides(opts.request, (opts.a, opts.b), envs_, opts.out_dir, opts.passes,
+                                    opts.use_cache)
+    result = diff_mod.compare(a, b, list(opts.stages), normalized=not opts.raw, require_passes=opts.passes,
+                              lines=opts.by_line)
+    return DiffRun(a, b, result)
+
+
 def _row(spec: Path, ra: dict[str, Any], rb: dict[str, Any], labels: list[str], with_passes: bool,
-         by_line: bool) -> KernelRow:
+         by_line: bool, selected: tuple[str, ...] = (), raw: bool = False) -> KernelRow:
     kernel = _kernel_of(spec) or spec.stem
     failures = {name: _failure(r) for name, r in (("a", ra), ("b", rb)) if r.get("status") != "ok"}
     if failures:
@@ -113,11 +141,11 @@ def _row(spec: Path, ra: dict[str, Any], rb: dict[str, Any], labels: list[str], 
         return KernelRow(spec, kernel, verdict, failures=failures)
     a = release_sides.to_side("a", labels[0], ra)
     b = release_sides.to_side("b", labels[1], rb)
-    result = diff_mod.compare(a, b, normalized=True, require_passes=with_passes, lines=by_line)
-    stats = sorted(result.stats.deltas, key=_stat_rank)
-    stages = [s.stage for s in result.stages if not s.equal and s.stage not in UNCOMPILED]
-    verdict = "stats changed" if stats else "code changed" if stages else "same"
-    return KernelRow(spec, kernel, verdict, stats, stages, result=result)
+    result = diff_mod.compare(a, b, list(selected), normalized=not raw, require_passes=with_passes, lines=by_line)
+    changed = sorted(result.stats.deltas, key=_stat_rank)
+    differ = [s.stage for s in result.stages if not s.equal and s.stage not in UNCOMPILED]
+    verdict = "stats changed" if changed else "code changed" if differ else "same"
+    return KernelRow(spec, kernel, verdict, changed, differ, result=result)
 
 
 def _failure(result: dict[str, Any]) -> str:

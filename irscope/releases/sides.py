@@ -1,4 +1,4 @@
-"""Diff sides that name their Triton (--a-triton/--b-triton): each dumped by a worker in its env.
+"""Diff sides that name their Triton (diff-releases --a-triton/--b-triton): each dumped by a worker in its env.
 
 Both envs are found or made (and the releases checked against the index) before anything
 compiles; then both sides dump at once, one worker each, into compare.sides' staging folder, so

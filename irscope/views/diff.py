@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from irscope.compare.diff import hunks
-from irscope.views.bench import bench_json
+from irscope.views.bench import bench_json, bench_summary
 from irscope.views.console import console, esc, fmt_bytes, widths
 
 if TYPE_CHECKING:
@@ -382,3 +384,30 @@ def by_line_summary(result: DiffResult, limit: int = 40) -> None:
         con.print("      " + esc(", ".join(_line_change(n, a, b) for n, a, b in d.changes)))
     if len(deltas) > limit:
         con.print(f"  [dim]{len(deltas) - limit} more lines (--json lists them)[/dim]")
+
+
+@dataclass(frozen=True)
+class DiffView:
+    """How a diff is shown: diff's --side-by-side/--unified, -U, --json and --html."""
+
+    side_by_side: bool | None = None   # None: side by side on a terminal of 160 columns or more
+    context: int = 3
+    as_json: bool = False
+    html: Path | None = None           # also write the page here (its line goes to stderr with --json)
+
+
+def render(result: DiffResult, view: DiffView, timed: BenchReport | None = None) -> int:
+    """A diff's output: the --json document, or the summary, by line, the chosen stages' diffs (and the
+    timing of the old diff --time). Returns the exit status: 0 equal, 1 different. (The --html page is
+    the command's: cli/diff_options.show, the one place a diff is shown.)"""
+    if view.as_json:
+        print(diff_json_with_timing(result, view.context, timed), flush=True)
+    else:
+        diff_summary(result)
+        if result.by_line is not None:
+            by_line_summary(result)
+        if result.selected:
+            print_stage_diffs(result, view.side_by_side, view.context)
+        if timed is not None:
+            bench_summary(timed)
+    return 0 if result.equal else 1

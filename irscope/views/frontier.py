@@ -1,4 +1,4 @@
-"""The frontier comparison's views (`irscope diff CAPTURE_A CAPTURE_B`): the figures side by side per
+"""The frontier comparison's views (`irscope frontier CAPTURE_A CAPTURE_B`): the figures side by side per
 direction and in total, then each side's kernels; and the --json document (irscope_frontier 1).
 
 Everything here formats a compare.frontier.Frontier it is given.

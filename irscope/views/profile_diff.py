@@ -1,4 +1,4 @@
-"""`irscope diff --profile`: two measured dumps, line by line (the summary and --json, irscope_profile_diff 1).
+"""`irscope diff-profiles`: two measured dumps, line by line (the summary and --json, irscope_profile_diff 1).
 
 Formats a compare.profiles.ProfileDiff: the shares, top reasons and the order of the lines were
 computed by the comparison. Every string came from a profile.json (data from anyone): it is printed

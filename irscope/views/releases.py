@@ -45,8 +45,10 @@ def _why_text(row) -> str:
     return "; ".join(parts)
 
 
-def capture_table(table, by_line: bool = False, limit: int = 4) -> None:
-    """One row per captured kernel: its verdict and what changed (or why it failed)."""
+def capture_table(table, by_line: bool = False, limit: int = 4, side_by_side: bool | None = None,
+                  context: int = 3) -> None:
+    """One row per captured kernel: its verdict and what changed (or why it failed); then, per changed
+    kernel, what it changed by line (--by-line) and the chosen stages' diffs (--stage)."""
     from rich.table import Table
 
     con = console()
@@ -79,14 +81,25 @@ def capture_table(table, by_line: bool = False, limit: int = 4) -> None:
     con.print("  " + ", ".join(f"{n} {v}" for v, n in counts.items()) +
               ("" if table.passes or not any(r.changed for r in table.rows)
                else "   [dim](--passes names the first pass that differs)[/dim]"))
-    if by_line:
-        for row in table.rows:
-            if row.changed and row.result is not None and row.result.by_line:
+    for row in table.rows:
+        if row.changed and row.result is not None:
+            if by_line and row.result.by_line:
                 con.print(f"\n[bold]{esc(row.kernel)}[/bold] ({esc(row.spec.name)}) by line")
                 diff_view.by_line_summary(row.result)
+            if row.result.selected and not row.result.equal:
+                con.print(f"\n[bold]{esc(row.kernel)}[/bold] ({esc(row.spec.name)})")
+                diff_view.print_stage_diffs(row.result, side_by_side, context)
 
 
-def capture_json(table) -> str:
+def _stage_diffs(result, context: int) -> dict[str, str] | None:
+    """The --stage stages' unified diffs of one kernel ('' when equal); None without --stage."""
+    if result is None or not result.selected:
+        return None
+    return {sd.stage: "\n".join(diff_view.unified_lines(result, sd, context)) for sd in result.stages
+            if sd.stage in result.selected}
+
+
+def capture_json(table, context: int = 3) -> str:
     def env_doc(env) -> dict[str, Any]:
         return {"dist": env.release.dist, "triton": env.triton, "python": env.python, "how": env.how}
 
@@ -97,7 +110,8 @@ def capture_json(table) -> str:
                         "stages": r.stages, "failures": r.failures,
                         "folders": ({"a": str(r.result.a.folder), "b": str(r.result.b.folder)}
                                     if r.result is not None else None),
-                        "passes": first_pass(r) if r.changed else None} for r in table.rows]}
+                        "passes": first_pass(r) if r.changed else None,
+                        "stage_diffs": _stage_diffs(r.result, context)} for r in table.rows]}
     return json.dumps(doc, indent=2, default=str)
 
 
