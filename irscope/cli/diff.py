@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from irscope import stages
-from irscope.cli.options import STAGE_CHOICES, spec_options, timing_session
+from irscope.cli.options import STAGE_CHOICES, recorder, spec_options, timing_session
 from irscope.errors import BadInput
 
 
@@ -74,6 +74,7 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     from irscope.compare import sides
     from irscope.views import bench as bench_view
     from irscope.views import diff as view
+    from irscope.views.console import console
 
     if with_profile:
         from irscope.views import profile_diff
@@ -95,6 +96,7 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
 
     file = request.file
     session = None
+    two_compiles = False   # of a kernel file, here: what the cache's direct mode may serve again
     tritons = (a_triton, b_triton)
     if any(tritons):
         if do_time:
@@ -142,6 +144,7 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
             a, b = release_sides.dump_sides(request, reqs, envs, out_dir, with_passes, not no_cache)
         else:
             a, b, side_jobs = command.file_sides(request, *reqs, out_dir, with_passes, not no_cache)
+            two_compiles = not do_time and html is None
     result = command.compare(a, b, list(stages), normalized=not raw, require_passes=with_passes, lines=by_line)
     timed = None
     if do_time:
@@ -150,16 +153,24 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
 
         variants, launch = side_variants(side_jobs, (a.label, b.label), request, launch_args, launch_grid)
         timed = bench_job.run(variants, launch, max_seconds=max_seconds, session=session)
-    if as_json:
-        click.echo(view.diff_json_with_timing(result, context, timed))
+
+    def render(out=None) -> int:   # the output, into `out` (None: stdout); the exit status
+        if as_json:
+            click.echo(view.diff_json_with_timing(result, context, timed), file=out)
+        else:
+            view.diff_summary(result, out=console(file=out))
+            if result.by_line is not None:
+                view.by_line_summary(result, out=out)
+            if result.selected:
+                view.print_stage_diffs(result, side_by_side, context, out=out)
+            if timed is not None:
+                bench_view.bench_summary(timed)
+        return 0 if result.equal else 1
+
+    if two_compiles:
+        recorder().diffed(request, out_dir, [a, b], render, use_cache=not no_cache)
     else:
-        view.diff_summary(result)
-        if result.by_line is not None:
-            view.by_line_summary(result)
-        if result.selected:
-            view.print_stage_diffs(result, side_by_side, context)
-        if timed is not None:
-            bench_view.bench_summary(timed)
+        render()
     if html is not None:
         from irscope.views import report as report_view
 
