@@ -4,7 +4,7 @@ against `import triton`, this checkout and another.
     python benchmarks/bench_redump.py [--reps 15] [--against /path/to/other/checkout] [--commands dump,passes]
 
 A cached repeat is what a user pays on every re-run of the same command line: Python, irscope's imports,
-the cache lookup, the folder and the output (with the direct mode, compile/direct.py, no `import triton`
+the cache lookup, the folder and the output (with the direct mode, irscope/direct, no `import triton`
 and no kernel file). Every checkout runs with the same interpreter and venv, each command of each
 checkout interleaved run by run with `python -c "import triton"` (A, B, import, A, B, import ...) so
 that drift on the machine hits all of them; each checkout first fills its own cache (an empty

@@ -21,4 +21,4 @@ records is on its Recorder.
 from irscope.direct.recorder import Recorder
 from irscope.direct.serve import serve
 
-__all__ = ["Recorder", "serve"]
+__all__ = ("Recorder", "serve")

@@ -239,6 +239,7 @@ def depends(kernel_file: Path, opened: set[str], env_read: set[str] | None, trit
         st = file_stat(path)
         if st is not None:
             files[path] = st + [cache.sha256_of(path)]
+    env: dict[str, str | None]
     if env_read is None:
         env = dict(start_env)
     else:

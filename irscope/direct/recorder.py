@@ -139,7 +139,8 @@ class Recorder:
         file = kernel_file(request, spec_doc)
         if file is None:
             return None
-        inputs, absent = [request.file] if spec_doc is not None else [], []
+        inputs: list[Path] = [request.file] if spec_doc is not None else []
+        absent: list[Path] = []
         if request.recipe:
             found, absent = recipe_files(request.recipe)
             inputs += found

@@ -3,6 +3,7 @@ printed it, or a report's page; nothing parsed, nothing imported that the record
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,9 @@ def serve(recorder: Recorder, out: TextIO, terminal: Terminal | None = None) -> 
     """Answer the recorder's command line from its record, writing to `out`: its exit status; None (nothing
     written) when there is no record or anything it depended on changed: the CLI's full path then runs."""
     key = recorder.key()
-    doc = record.read(key) if key is not None else None
+    if key is None:
+        return None
+    doc = record.read(key)
     if doc is None:
         return None
     try:
@@ -102,7 +105,7 @@ def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict
             return manifest
 
         try:
-            hit = cache.restore(entry, lambda m, entry=entry: cache.folder_for(out_dir, m, entry), edit)
+            hit = cache.restore(entry, functools.partial(_folder, out_dir, entry), edit)
         except cache.Damaged:
             return None
         if hit is None:
@@ -113,3 +116,7 @@ def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict
     if stamped:
         record.write(key, doc)
     return out
+
+
+def _folder(out_dir: Path, entry: str, manifest: dict[str, Any]) -> Path:
+    return cache.folder_for(out_dir, manifest, entry)
