@@ -4,12 +4,14 @@ against `import triton`, this checkout and another.
     python benchmarks/bench_redump.py [--reps 15] [--against /path/to/other/checkout] [--commands dump,passes]
 
 A cached repeat is what a user pays on every re-run of the same command line: Python, irscope's imports,
-the cache lookup, the folder and the output (with the direct mode, compile/direct.py, no `import triton`
+the cache lookup, the folder and the output (with the direct mode, irscope/direct, no `import triton`
 and no kernel file). Every checkout runs with the same interpreter and venv, each command of each
 checkout interleaved run by run with `python -c "import triton"` (A, B, import, A, B, import ...) so
 that drift on the machine hits all of them; each checkout first fills its own cache (an empty
-IRSCOPE_CACHE_DIR per checkout) by running every command twice. `report` is the page of the dump's
-folder (the dump is made first, and left 2 s, cache.RACY_NS, before the page is recorded). Run twice in one go: with Python's
+IRSCOPE_CACHE_DIR per checkout) by running every command twice, each into its own -o folder (a diff
+side of the dump's settings would otherwise restore the dump's folder with its own manifest, and the
+report's folder would change under it at every rep). `report` is the page of the dump's folder (the
+dump is made first, and left 2 s, cache.RACY_NS, before the page is recorded). Run twice in one go: with Python's
 bytecode cache as usual and with PYTHONDONTWRITEBYTECODE=1 (every irscope module compiled at each
 start). Reports medians, minima, and the median over the reps of each repeat / its own rep's
 `import triton` (the ratio that drift cancels out of). Output goes to a pipe, as in a script.
@@ -66,10 +68,11 @@ def measure(checkouts: dict[str, Path], names: list[str], reps: int, no_bytecode
         env = dict(base, PYTHONPATH=str(checkout), IRSCOPE_CACHE_DIR=tempfile.mkdtemp(prefix="irscope-cache-"))
         out = Path(tempfile.mkdtemp(prefix="irscope-out-"))
         for name in names:
+            where = out / name  # a folder per command: a diff side and the dump share a folder, not a manifest
             if name == "report":  # its folder: the dump, old enough to be stamped
-                _run("dump", command("dump", out), env, checkout)
+                _run("dump", command("dump", where), env, checkout)
                 time.sleep(2.1)
-            cmd = command(name, out)
+            cmd = command(name, where)
             for _ in range(2):  # fills the cache; the second leaves what a repeat is served from
                 _run(name, cmd, env, checkout)
             runs[(name, who)] = (cmd, env, checkout)

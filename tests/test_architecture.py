@@ -4,7 +4,7 @@
   point down, never up or round);
 - imports inside functions only for heavy or optional third-party packages, at the command
   boundary (irscope/cli), or for the optional machinery LAZY names (kept off the plain dump's start-up);
-- the layers point one way: errors, knobs, stages <- adapter <- kernel <- artifacts <- compile <- standin <- steer <- jobs <- capture, compare, timing <- sweep, releases, profile <- report <- views <- api <- cli;
+- the layers point one way: errors, knobs, stages <- adapter <- kernel <- artifacts <- compile <- standin <- steer <- jobs <- capture, compare, timing <- sweep, releases, profile <- report <- views <- api <- direct <- cli;
 - only views and cli speak click or rich;
 - no module over 500 lines.
 """
@@ -19,17 +19,23 @@ HEAVY = ("triton", "torch", "rich", "click", "numpy", "ctypes", "ray", "optuna",
          "playwright")
 # a module may import from its own layer and the layers before it
 LAYERS = [("errors", "knobs", "stages"), ("adapter",), ("kernel",), ("artifacts",), ("compile",), ("standin",), ("steer",), ("jobs",), ("capture", "compare", "timing", "workers"), ("sweep", "releases", "profile"),
-          ("report",), ("views",), ("api",), ("cli", "__main__", "__init__", "entry")]
+          ("report",), ("views",), ("api",), ("direct",), ("cli", "__main__", "__init__", "entry")]
 MAX_LINES = 500
 # Optional machinery kept off the plain dump's start-up (a cached re-dump pays only for what it uses):
 # the module that imports it inside a function -> what it imports there, and why.
 LAZY = {
-    "irscope.compile.direct": {
-        "irscope.kernel.loader": "what the kernel file's import opened, only once a full dump is to be recorded",
-        "irscope.adapter": "the env Triton's key reads, only once a full dump is to be recorded "
-                           "(a direct hit reads its record without it)"},
-    "irscope.entry": {"irscope.cli": "click and every command, only when the cache's direct mode cannot serve",
-                      "irscope.views.dump": "the dump's views, only to render what the direct mode served"},
+    "irscope.direct.recorder": {
+        "irscope.kernel.loader": "what the kernel file's import opened, only once a full run is to be recorded",
+        "irscope.adapter": "the env Triton's key reads, only once a full run is to be recorded "
+                           "(a direct hit reads its record without it)",
+        "irscope.jobs": "a spec file read, only once a full run is to be recorded",
+        "irscope.steer.recipes": "where a recipe was found, only once a full run with --recipe is to be recorded",
+        "irscope.views.dump": "the dump's summary, only once a full dump is to be recorded",
+        "irscope.views.console": "the console the summary renders into, only once a full dump is to be recorded"},
+    "irscope.direct.serve": {"irscope.views.dump": "the dump's views, only to render what the direct mode served",
+                             "irscope.views.console": "the console a served dump's summary renders into"},
+    "irscope.entry": {"irscope.cli": "click and every command, only when the cache's direct mode cannot serve, "
+                                     "or to render a served passes or lines on a terminal"},
     "irscope.jobs": {"irscope.steer.recipes": "reading recipe files (TOML), only when --recipe names one",
                      "irscope.steer.pins": "the pin grammar and its MLIR helpers, only when pins are given",
                      "irscope.standin.gpu": "the stand-in GPU, only to load a captured script for a replay"},

@@ -10,10 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.helpers import ROOT, VECTOR_ADD, run_cli
 
 from irscope import artifacts
-from irscope.compile import cache, direct
+from irscope.compile import cache
+from irscope.direct import record
+from tests.helpers import ROOT, VECTOR_ADD, run_cli
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 DUMP = ("dump", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--json")
@@ -78,8 +79,8 @@ def _eight_at_once(base: Path) -> bool:
     _complete(folder)
     # no temporaries left behind in the output folder or the cache
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]
-    assert not [p for p in cache_dir.iterdir() if p.name.startswith(".") and p.name != direct.RECORD_DIR]
-    assert not [p for p in (cache_dir / direct.RECORD_DIR).glob(".*")]  # the direct mode's records: none half-written
+    assert not [p for p in cache_dir.iterdir() if p.name.startswith(".") and p.name != record.RECORD_DIR]
+    assert not [p for p in (cache_dir / record.RECORD_DIR).glob(".*")]  # the direct mode's records: none half-written
     print(f"8 concurrent cached dumps: {elapsed:.2f} s")
     return True
 

@@ -1,4 +1,4 @@
-"""The cache's direct mode (compile/direct.py, issue #29): a repeat dump is served from the command line
+"""The cache's direct mode (irscope/direct, issues #29 and #37): a repeat dump is served from the command line
 alone, without importing Triton or the kernel file, and nothing it serves is ever stale."""
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def test_a_new_module_that_would_shadow_an_import_takes_the_full_path(tmp_path):
     assert shadowed["cache"] is None and "arith.subf" in Path(shadowed["stages"]["ttir"]).read_text()
 
 
-_WRAPPED = ("import sys\nfrom irscope.compile import direct\n{patch}\nfrom irscope.entry import main\n"
+_WRAPPED = ("import sys\nfrom irscope.direct import record\n{patch}\nfrom irscope.entry import main\n"
             "sys.argv[1:] = {args!r}\nmain()\n")
 
 
@@ -140,7 +140,7 @@ def test_another_triton_version_takes_the_full_path(tmp_path):
     args = ["dump", str(kern), "-s", SIG, "-t", "h100", "-o", str(tmp_path / "out"), "--json"]
     _wrapped(tmp_path, args)
     assert _wrapped(tmp_path, args)["cache"] == "direct"
-    assert _wrapped(tmp_path, args, "direct._metadata_version = lambda path: '9.9.9'")["cache"] != "direct"
+    assert _wrapped(tmp_path, args, "record._metadata_version = lambda path: '9.9.9'")["cache"] != "direct"
     # that run recorded 9.9.9: back on the real version, the full path once, then direct again
     assert _wrapped(tmp_path, args)["cache"] == "key"
     assert _wrapped(tmp_path, args)["cache"] == "direct"
@@ -234,13 +234,14 @@ def test_a_changed_callee_the_triton_version_an_env_knob_or_an_option_is_never_s
     # the Triton version, from its metadata: another one there is another Triton
     _wrapped_text(tmp_path, lines)  # python -c has another sys.path, so a record of its own
     assert _wrapped_text(tmp_path, lines) is None
-    assert _wrapped_text(tmp_path, lines, "direct._metadata_version = lambda path: '9.9.9'") is not None
+    assert _wrapped_text(tmp_path, lines, "record._metadata_version = lambda path: '9.9.9'") is not None
     assert _wrapped_text(tmp_path, lines) is not None  # back on the real version: the full path once
 
 
-_WRAPPED_TEXT = ("import sys\nfrom irscope.compile import direct\n{patch}\nfrom irscope.entry import main\n"
+_WRAPPED_TEXT = ("import sys\nfrom irscope import direct\nfrom irscope.compile import cache\nfrom irscope.direct import record\n"
+                 "{patch}\nfrom irscope.entry import main\n"
                  "sys.argv[1:] = {args!r}\nserved = []\nreal = direct.serve\n"
-                 "direct.serve = lambda *a: served.append(real(*a)) or served[-1]\n"
+                 "direct.serve = lambda *a, **k: served.append(real(*a, **k)) or served[-1]\n"
                  "try:\n    main()\nfinally:\n    sys.stderr.write('served=%d' % sum(s is not None for s in served))\n")
 
 
@@ -346,7 +347,7 @@ def test_a_served_folder_edited_since_is_restored_not_served_as_it_is(tmp_path):
     any write to it since is seen and the entry restored."""
     kern = _kernel(tmp_path)
     args = ["dump", *_kernel_args(tmp_path, kern, "--json")]
-    patch = "direct.cache.RACY_NS = 0"   # files written a moment ago may be stamped (no 2 s wait)
+    patch = "cache.RACY_NS = 0"   # files written a moment ago may be stamped (no 2 s wait)
     _wrapped_text(tmp_path, args, patch)
     assert _wrapped_text(tmp_path, args, patch) is None      # served, and the folder stamped
     record = next(p for p in (tmp_path / "cache" / ".irscope-direct").glob("*.json")

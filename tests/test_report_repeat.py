@@ -1,4 +1,4 @@
-"""A repeat of `irscope report` (report/repeat.py, issue #29): served from its record without building the
+"""A repeat of `irscope report` (irscope/direct/report.py, issues #29 and #37): served from its record without building the
 page, importing Triton, click or jinja2, and never stale: any change to a dump folder, the page's
 templates, irscope, Triton or the environment builds the page again."""
 
@@ -20,7 +20,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 # every run through irscope.entry as the command does; RACY_NS 0: folders written a moment ago may be
 # stamped (no two-second wait)
-_RUN = ("import sys\nfrom irscope.compile import cache, direct\nfrom irscope.report import repeat\n"
+_RUN = ("import sys\nfrom irscope.compile import cache\nfrom irscope.direct import record\nfrom irscope.direct import report as repeat\n"
         "cache.RACY_NS = 0\n{patch}\nfrom irscope.entry import main\nsys.argv[1:] = {args!r}\nmain()\n")
 
 
@@ -129,10 +129,10 @@ def test_another_triton_irscope_or_template_builds_the_page_again(dumps, tmp_pat
     args = ("out", "-o", "page.html")
     _report(tmp_path, *args)
     assert _served(_report(tmp_path, *args)[0])
-    assert not _served(_report(tmp_path, *args, patch="direct._metadata_version = lambda path: '9.9.9'")[0])
+    assert not _served(_report(tmp_path, *args, patch="record._metadata_version = lambda path: '9.9.9'")[0])
     assert not _served(_report(tmp_path, *args)[0])    # that run recorded 9.9.9: built once, then served
     assert _served(_report(tmp_path, *args)[0])
-    assert not _served(_report(tmp_path, *args, patch="direct.package_fingerprint = lambda: 'other code'")[0])
+    assert not _served(_report(tmp_path, *args, patch="record.package_fingerprint = lambda: 'other code'")[0])
     # the page's own template, style and script are part of what it is made from
     templates = tmp_path / "templates"
     shutil.copytree(repeat_templates(), templates)
@@ -146,9 +146,9 @@ def test_another_triton_irscope_or_template_builds_the_page_again(dumps, tmp_pat
 
 
 def repeat_templates() -> Path:
-    from irscope.report import repeat
+    from irscope.direct import report
 
-    return repeat.TEMPLATES
+    return report.TEMPLATES
 
 
 def test_an_env_knob_or_the_layouts_flag_is_another_page(dumps, tmp_path):
@@ -157,10 +157,10 @@ def test_an_env_knob_or_the_layouts_flag_is_another_page(dumps, tmp_path):
     assert not _served(_report(tmp_path, "out", "-o", "page.html", env={"TRITON_ALWAYS_COMPILE": "1"})[0])
     assert not _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0])
     assert _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0])
-    # the knob's run recorded its environment: without it, built once, then served (the page put back
-    # over the --no-layouts one)
-    assert not _served(_report(tmp_path, "out", "-o", "page.html")[0])
-    _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
+    # the watched environment is part of the key: the knob's run is a record of its own, and the run
+    # without it still served from the first (the page put back over the --no-layouts one)
+    assert _served(_report(tmp_path, "out", "-o", "page.html", env={"TRITON_ALWAYS_COMPILE": "1"})[0])
+    assert _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0])
     built = (tmp_path / "page.html").read_bytes()
     assert _served(_report(tmp_path, "out", "-o", "page.html")[0])
     assert (tmp_path / "page.html").read_bytes() != built
@@ -192,19 +192,16 @@ def test_a_folder_with_a_symlink_or_a_damaged_dump_is_never_recorded(dumps, tmp_
         assert not _served(out) and "damaged" in out and "left out a damaged dump" in err
 
 
-def test_what_is_not_a_plain_report_goes_to_the_cli(dumps, tmp_path):
-    from irscope.report import repeat
-
-    assert repeat.request(["out", "-o", "p.html"]) == {"command": "report", "dumps": ["out"], "output": "p.html",
-                                                       "no_layouts": False}
-    assert repeat.request(["out"])["output"] == "report.html"
-    assert repeat.request(["out", "--output=p.html", "--no-layouts"])["no_layouts"] is True
-    for args in (["out", "-o", "a.html", "-o", "b.html"], ["out", "-op.html"], ["-o", "p.html"], ["out", "--", "x"],
-                 ["out", "--help"], ["out", "-o"]):
-        assert repeat.request(args) is None, args
-    # a bad -o is still the CLI's to refuse, also after a served run
-    _report(tmp_path, "out", "-o", "page.html")
+def test_a_record_is_keyed_by_the_command_line_as_typed(dumps, tmp_path):
+    """Nothing is parsed to serve a repeat: -o and --output are two command lines, each recorded by its
+    first run, and a bad -o is still the CLI's to refuse, also after a served run."""
+    assert not _served(_report(tmp_path, "out", "-o", "page.html")[0])
+    assert _served(_report(tmp_path, "out", "-o", "page.html")[0])
+    assert not _served(_report(tmp_path, "out", "--output", "page.html")[0])
+    assert _served(_report(tmp_path, "out", "--output", "page.html")[0])
+    assert _served(_report(tmp_path, "out", "-o", "page.html")[0])
+    records = [json.loads(p.read_text()) for p in (tmp_path / "cache" / ".irscope-direct").glob("*.json")]
+    assert len(records) == 2 and all(r["request"]["output"] == "page.html" for r in records)
     (tmp_path / "dir.html").mkdir()
     r = run_cli("report", "out", "-o", "dir.html", cwd=tmp_path, env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
     assert r.code == 2 and "dir.html" in r.err and "Traceback" not in r.err
-    assert json.loads(next((tmp_path / "cache" / ".irscope-direct").glob("*.json")).read_text())["line"]

@@ -44,11 +44,12 @@ for _command in (diff_releases.diff_releases, frontier.frontier, diff_profiles.d
     cli.add_command(_command)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, recorder=None) -> None:
+    """The CLI; `recorder` (irscope.direct.Recorder, from irscope.entry) reaches the commands as click's obj."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
-        cli.main(args=argv, prog_name="irscope", standalone_mode=False)
+        cli.main(args=argv, prog_name="irscope", standalone_mode=False, obj=recorder)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:

@@ -77,12 +77,12 @@ def options_of(request: Request, out_dir: str | Path, no_cache: bool, dir_b: Pat
     return opts, DiffView(side_by_side=side_by_side, context=context, as_json=as_json, html=html)
 
 
-def show(result: DiffResult, view: DiffView, timed: BenchReport | None = None) -> int:
+def show(result: DiffResult, view: DiffView, timed: BenchReport | None = None, out=None) -> int:
     """The one place a diff is shown: views.diff.render (the --json document or the summary and the stages'
-    diffs), then the --html page. Returns the exit status: 0 equal, 1 different."""
+    diffs) into `out` (None: stdout), then the --html page. Returns the exit status: 0 equal, 1 different."""
     from irscope.views import diff as diff_view
 
-    status = diff_view.render(result, view, timed)
+    status = diff_view.render(result, view, timed, out)
     if view.html is not None:
         from irscope.views import report as report_view
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from irscope.cli.options import STAGE_CHOICES, spec_options
+from irscope.cli.options import STAGE_CHOICES, recorder, spec_options
 from irscope.errors import BadInput
 
 
@@ -96,32 +96,7 @@ def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_jso
     if html is not None:
         _write_report([r.folder for r in results], html, quiet=bool(stage or as_json))
     if not (stage or with_lines or html is not None):
-        _remember(request, variants, out_dir, as_json, with_passes, results)
-
-
-def _remember(request, variants, out_dir: Path, as_json: bool, with_passes: bool, results) -> None:
-    """Leave the record that lets the same request be served without Triton next time (compile/direct.py);
-    the summary is rendered here from the folders, as a repeat prints it to a pipe (--json is rendered
-    then, as it names how the dump was served)."""
-    from irscope.cli.options import recording
-    from irscope.compile import direct
-
-    where = recording(request, results)
-    if where is None:
-        return
-    on_disk = direct.on_disk(results)
-    summary = None
-    if not as_json:
-        import io
-
-        from irscope.views import dump as view
-        from irscope.views.console import console
-
-        buf = io.StringIO()
-        view.summary(on_disk, out=console(file=buf))
-        summary = buf.getvalue()
-    fields = direct.fields_of("dump", request, variants, out_dir, with_passes, {"json": as_json})
-    direct.remember_request(fields, *where, on_disk, summary)
+        recorder().remember_dump(request, out_dir, results, as_json, use_cache=not no_cache)
 
 
 def _write_report(folders, html: Path, quiet: bool) -> None:

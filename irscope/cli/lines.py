@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from irscope import stages
-from irscope.cli.options import STAGE_CHOICES, dump_results, remembered, spec_options
+from irscope.cli.options import STAGE_CHOICES, dump_results, recorder, spec_options
 
 
 @click.command()
@@ -47,13 +47,14 @@ def lines(request, variants, out_dir, no_cache, debug, line_spec, stage, sort, t
         return
     results = dump_results(request, variants, out_dir, no_cache, False)
     view_flags = {"line": line_spec, "stage": stage, "sort": sort, "top": top, "json": as_json}
-    remembered("lines", request, variants, out_dir, False, results, view_flags,
-               lambda rs: show([(r.folder, r.manifest) for r in rs], line_spec, stage, sort, top, as_json))
+    recorder().rendered("lines", request, out_dir, results, view_flags, lambda rs, out: show(
+        [(r.folder, r.manifest) for r in rs], line_spec, stage, sort, top, as_json, out), use_cache=not no_cache)
 
 
-def show(folders: list[tuple], line_spec: str | None, stage: str | None, sort: str, top: int, as_json: bool) -> int:
+def show(folders: list[tuple], line_spec: str | None, stage: str | None, sort: str, top: int, as_json: bool,
+         out=None) -> int:
     """The hot lines, or one line in every stage, of each (folder, manifest). Also what irscope.entry renders
-    on a terminal for a dump the cache's direct mode served."""
+    on a terminal for a dump the cache's direct mode served. Printed to `out` (a text stream; None: stdout)."""
     from irscope.artifacts import sourcemap
     from irscope.views import lines as view
 
@@ -63,9 +64,9 @@ def show(folders: list[tuple], line_spec: str | None, stage: str | None, sort: s
             rows = sourcemap.hot_lines(source_map, sort)
             no_line = sourcemap.no_line_row(source_map)
             if as_json:
-                click.echo(view.hot_json(folder, manifest, source_map, sort, rows, no_line))
+                click.echo(view.hot_json(folder, manifest, source_map, sort, rows, no_line), file=out)
             else:
-                view.hot_table(manifest, source_map, rows, no_line, top)
+                view.hot_table(manifest, source_map, rows, no_line, top, out=out)
             continue
         sourcemap.check_stage(source_map, stage)
         entry = sourcemap.find_line(source_map, line_spec, sourcemap.origin_lines(manifest.get("generated_by")))
@@ -73,7 +74,7 @@ def show(folders: list[tuple], line_spec: str | None, stage: str | None, sort: s
         if stage is not None:
             ir = {stage: sourcemap.stage_lines(folder, source_map, stage, entry["stages"].get(stage, {}).get("at", []))}
         if as_json:
-            click.echo(view.line_json(folder, manifest, source_map, entry, ir))
+            click.echo(view.line_json(folder, manifest, source_map, entry, ir), file=out)
         else:
-            view.line_detail(manifest, source_map, entry, ir)
+            view.line_detail(manifest, source_map, entry, ir, out)
     return 0

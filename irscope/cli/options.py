@@ -118,82 +118,10 @@ def dump_results(request, variants, out_dir, no_cache: bool, with_passes: bool) 
     return dump_job.dump_jobs(jobs.variants(request, variants), out_dir, with_passes, not no_cache)
 
 
-def remembered(command: str, request, variants, out_dir: Path, with_passes: bool, results: list, view: dict,
-               render) -> int:
-    """render(results) — the command's output, returning its exit status — and the record that lets the same
-    command line be served next time without Triton or the kernel file (compile/direct.py): what it depended
-    on, and the output as it prints to a pipe, rendered from the folders as a repeat finds them. A request
-    the direct mode cannot serve (its kernel's import unobserved, a target found on this machine) is only
-    rendered."""
-    import contextlib
-    import io
-    import sys
+def recorder():
+    """The cache's direct mode's Recorder irscope.entry handed the CLI (click's obj); one that records
+    nothing when the CLI did not start there (the commands call it either way)."""
+    from irscope.direct import Recorder
 
-    from irscope.compile import direct
-
-    where = recording(request, results)
-    if where is None:
-        return render(results)
-    results = direct.on_disk(results)
-    buf = io.StringIO()
-    if sys.stdout.isatty():  # the terminal's rendering, then the pipe's for the record
-        status = render(results)
-        with contextlib.redirect_stdout(buf):
-            render(results)
-    else:
-        try:
-            with contextlib.redirect_stdout(buf):
-                status = render(results)
-        finally:  # the output, also the part before a failure, as the full path prints it
-            sys.stdout.write(buf.getvalue())
-            sys.stdout.flush()
-    fields = direct.fields_of(command, request, variants, out_dir, with_passes, view)
-    direct.remember_request(fields, *where, results, buf.getvalue(), status=status)
-    return status
-
-
-def request_from(fields: dict):
-    """The jobs.Request of a command line irscope.entry read (compile/direct.request_fields), as
-    spec_options builds it from the same options."""
-    from irscope.jobs import Request
-
-    variants = fields["variants"]
-    return Request(Path(fields["file"]), tuple(fields["kernels"]), fields["signature"], tuple(fields["args"]),
-                   tuple(fields["consts"]), fields["target"], recipe=fields["recipe"],
-                   variant=variants[0] if variants else None, pin_layouts=tuple(fields["pin_layouts"]),
-                   pin_loops=tuple(fields["pin_loops"]),
-                   pin_partitions=tuple(fields["pin_partitions"])).with_sets(tuple(fields["sets"]), "--set")
-
-
-def recording(request, results: list) -> tuple | None:
-    """(kernel file, the other files it read, the paths that must stay absent) for a request the cache's
-    direct mode can serve again (compile/direct.py); None for one it cannot: the kernel's import
-    unobserved, a target chosen by this machine's GPU."""
-    from irscope import jobs
-    from irscope.compile import direct
-
-    spec_doc = jobs.read_spec_document(request.file) if request.is_spec_file else None
-    file = direct.kernel_file(request, spec_doc)
-    if file is None or not direct.recordable(results):
-        return None
-    inputs, absent = [request.file] if spec_doc is not None else [], []
-    if request.recipe:
-        found, absent = _recipe_files(request.recipe)
-        inputs += found
-    return file, inputs, absent
-
-
-def _recipe_files(name: str) -> tuple[list[Path], list[Path]]:
-    """The recipe file --recipe found, and the paths that would have been found first had they existed (a
-    recipe name looked up in $IRSCOPE_RECIPES' folders, then irscope's recipes/)."""
-    from irscope.steer import recipes
-
-    found = recipes.find(name)
-    absent = []
-    if found != Path(name):
-        for folder in recipes.recipe_dirs():
-            candidate = folder / f"{name}.toml"
-            if candidate == found:
-                break
-            absent.append(candidate)
-    return [found], absent
+    obj = click.get_current_context().obj
+    return obj if isinstance(obj, Recorder) else Recorder(None)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from irscope.cli.options import dump_results, remembered, spec_options
+from irscope.cli.options import dump_results, recorder, spec_options
 
 
 @click.command()
@@ -34,15 +34,16 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all, line_
     else:
         results = dump_results(request, variants, out_dir, no_cache, True)
         view_flags = {"first": pattern, "all": show_all, "line": line_spec}
-        status = remembered("passes", request, variants, out_dir, True, results, view_flags,
-                            lambda rs: show([(r.folder, r.manifest) for r in rs], pattern, show_all, line_spec))
+        status = recorder().rendered("passes", request, out_dir, results, view_flags, lambda rs, out: show(
+            [(r.folder, r.manifest) for r in rs], pattern, show_all, line_spec, out), use_cache=not no_cache)
     if status:
         sys.exit(status)
 
 
-def show(folders: list[tuple], pattern: str | None, show_all: bool, line_spec: str | None) -> int:
+def show(folders: list[tuple], pattern: str | None, show_all: bool, line_spec: str | None, out=None) -> int:
     """The passes of each (folder, manifest); the exit status (1: --first's pattern found nowhere). Also
-    what irscope.entry renders on a terminal for a dump the cache's direct mode served."""
+    what irscope.entry renders on a terminal for a dump the cache's direct mode served. Printed to `out`
+    (a text stream; None: stdout)."""
     from irscope.artifacts import passes as passes_mod
     from irscope.artifacts import sourcemap
     from irscope.views import passes as view
@@ -53,16 +54,16 @@ def show(folders: list[tuple], pattern: str | None, show_all: bool, line_spec: s
         if line_spec is not None:  # before any output: a line with no ops is one line on stderr
             history = passes_mod.line_history(line_spec, sourcemap.kernel_file(folder, manifest), records, afters,
                                               first_ir)
-        view.header(folder, manifest, records)
+        view.header(folder, manifest, records, out)
         if history is not None:
-            view.line_history(line_spec, history)
+            view.line_history(line_spec, history, out)
             if pattern is None:
                 continue
         if pattern is None:
-            view.table(records, show_all)
+            view.table(records, show_all, out)
             continue
         hit = passes_mod.first_producer(pattern, records, afters, first_ir, passes_mod.stage_texts(folder, manifest))
-        view.first_match(pattern, hit, folder)
+        view.first_match(pattern, hit, folder, out)
         if hit.where == "none":
             return 1
     return 0

@@ -40,6 +40,7 @@ class Side:
     manifest: dict[str, Any]
     cached: bool | None = None    # None: an existing dump folder
     dump: Any = None              # file mode: the compile's cache.DumpResult (its folder where the side was placed)
+    key: str = ""                 # the dump's cache key, where this process compiled or fetched it
 
 
 @dataclass
@@ -115,7 +116,7 @@ def dump_side(job: jobs.Job, req: SideRequest, out_dir: Path, with_passes: bool,
         raise
     except IrscopeError as e:
         raise SideFailed(f"side {req.name} ({req.label()}): {e}") from e
-    return Side(req.name, req.label(), r.folder, r.manifest, r.cached, dump=r)
+    return Side(req.name, req.label(), r.folder, r.manifest, r.cached, dump=r, key=r.key)
 
 
 def dump_sides(side_jobs: list[jobs.Job], reqs: tuple[SideRequest, SideRequest], out_dir: Path,

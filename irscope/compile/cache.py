@@ -28,10 +28,6 @@ from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish, r
 from irscope.errors import BadInput
 
 CHECKSUMS = ".irscope-sha256.json"
-# ("restored" | "stored", key) of each entry this process restored or stored, in order, while a caller
-# listens (a list, not None): the direct mode's record of a command that does not hand its dumps back
-# (diff's two sides).
-NOTED: list[tuple[str, str]] | None = None
 
 
 @dataclass
@@ -42,7 +38,7 @@ class DumpResult:
     manifest: dict[str, Any]
     cached: bool
     key: str = ""          # the full cache key of the dump
-    served: str = ""       # "compiled", "cache" (found by the full key) or "direct" (compile/direct.py)
+    served: str = ""       # "compiled", "cache" (found by the full key) or "direct" (irscope/direct)
 
 
 class Damaged(Exception):
@@ -187,7 +183,6 @@ def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
         wanted = json.loads(json.dumps(edit(json.loads(json.dumps(manifest))) if edit else manifest, default=str))
         if _in_place(entry, final, wanted):
             remove_stale_tmps(final.parent)  # as a write there would
-            _note("restored", key)
             return final, wanted
         tmp = make_tmp(final)
         try:
@@ -209,17 +204,11 @@ def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
                 manifest = edit(manifest)
                 (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))
             publish(tmp, final)
-            _note("restored", key)
             return final, manifest
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     raise reason
-
-
-def _note(how: str, key: str) -> None:
-    if NOTED is not None:
-        NOTED.append((how, key))
 
 
 RACY_NS = 2_000_000_000   # a file changed this recently may change again within its timestamps' tick
@@ -301,7 +290,6 @@ def store(key: str, fill: Callable[[Path], None] | Path, replace: bool = False) 
     atomically. A cache that cannot be written is skipped.
     """
     entry = entry_path(key)
-    _note("stored", key)
     try:
         tmp = make_tmp(entry)
     except OSError:

@@ -217,16 +217,17 @@ def unified_lines(result: DiffResult, sd: StageDiff, context: int = 3) -> list[s
     return out
 
 
-def print_unified(result: DiffResult, sd: StageDiff, context: int = 3) -> None:
-    """unified_lines to stdout: plain when piped, coloured on a terminal."""
+def print_unified(result: DiffResult, sd: StageDiff, context: int = 3, out=None) -> None:
+    """unified_lines to `out` (stdout): plain when piped, coloured on a terminal."""
     lines = unified_lines(result, sd, context)
-    if not sys.stdout.isatty():
+    stream = out or sys.stdout
+    if not stream.isatty():
         if lines:
-            sys.stdout.write("\n".join(lines) + "\n")
+            stream.write("\n".join(lines) + "\n")
         return
     from rich.text import Text
 
-    con = console()
+    con = console(file=out)
     styles = {"-": "red", "+": "green", "@": "cyan"}
     text = Text()
     for k, line in enumerate(lines):
@@ -235,14 +236,14 @@ def print_unified(result: DiffResult, sd: StageDiff, context: int = 3) -> None:
     con.print(text, soft_wrap=True, end="")
 
 
-def print_side_by_side(result: DiffResult, sd: StageDiff, context: int = 3) -> None:
+def print_side_by_side(result: DiffResult, sd: StageDiff, context: int = 3, out=None) -> None:
     """Two columns, a left and b right; marks like sdiff: | changed, < only a, > only b."""
     from rich.table import Table
     from rich.text import Text
 
     if sd.equal:
         return
-    con = console()
+    con = console(file=out)
     a_lines = sd.a.lines if sd.a is not None else []
     b_lines = sd.b.lines if sd.b is not None else []
     t = Table(box=None, pad_edge=False, expand=True, show_header=True, header_style="bold")
@@ -271,20 +272,21 @@ def print_side_by_side(result: DiffResult, sd: StageDiff, context: int = 3) -> N
     con.print(t)
 
 
-def print_stage_diffs(result: DiffResult, side_by_side: bool | None = None, context: int = 3) -> None:
-    """The chosen stages' diffs; side by side on a wide terminal unless told otherwise."""
+def print_stage_diffs(result: DiffResult, side_by_side: bool | None = None, context: int = 3, out=None) -> None:
+    """The chosen stages' diffs to `out` (stdout); side by side on a wide terminal unless told otherwise."""
+    stream = out or sys.stdout
     if side_by_side is None:
-        side_by_side = sys.stdout.isatty() and shutil.get_terminal_size().columns >= 160
+        side_by_side = stream.isatty() and shutil.get_terminal_size().columns >= 160
     for name in result.selected:
         sd = result.stage(name)
-        sys.stdout.flush()
+        stream.flush()
         if sd.equal:
             if not result.equal:  # else the summary said so already
-                console().print(f"[dim]{name}: no differences[/dim]")
+                console(file=out).print(f"[dim]{name}: no differences[/dim]")
         elif side_by_side:
-            print_side_by_side(result, sd, context)
+            print_side_by_side(result, sd, context, out)
         else:
-            print_unified(result, sd, context)
+            print_unified(result, sd, context, out)
 
 
 def diff_json(result: DiffResult, context: int = 3) -> str:
@@ -371,9 +373,9 @@ def _line_change(name: str, a, b) -> str:
     return f"{b - a:+d} {name} ({a} -> {b})"
 
 
-def by_line_summary(result: DiffResult, limit: int = 40) -> None:
-    """Per Python line: the figures that changed between a and b (diff --by-line)."""
-    con = console()
+def by_line_summary(result: DiffResult, limit: int = 40, out=None) -> None:
+    """Per Python line: the figures that changed between a and b (diff --by-line), to `out` (stdout)."""
+    con = console(file=out)
     deltas = result.by_line or []
     con.print()
     con.print(f"[bold]by line[/bold]  {len(deltas)} source lines changed"
@@ -396,18 +398,18 @@ class DiffView:
     html: Path | None = None           # also write the page here (its line goes to stderr with --json)
 
 
-def render(result: DiffResult, view: DiffView, timed: BenchReport | None = None) -> int:
-    """A diff's output: the --json document, or the summary, by line, the chosen stages' diffs (and the
-    timing of the old diff --time). Returns the exit status: 0 equal, 1 different. (The --html page is
-    the command's: cli/diff_options.show, the one place a diff is shown.)"""
+def render(result: DiffResult, view: DiffView, timed: BenchReport | None = None, out=None) -> int:
+    """A diff's output into `out` (None: stdout): the --json document, or the summary, by line, the chosen
+    stages' diffs (and the timing of the old diff --time). Returns the exit status: 0 equal, 1 different.
+    (The --html page is the command's: cli/diff_options.show, the one place a diff is shown.)"""
     if view.as_json:
-        print(diff_json_with_timing(result, view.context, timed), flush=True)
+        print(diff_json_with_timing(result, view.context, timed), file=out or sys.stdout, flush=True)
     else:
-        diff_summary(result)
+        diff_summary(result, out=console(file=out))
         if result.by_line is not None:
-            by_line_summary(result)
+            by_line_summary(result, out=out)
         if result.selected:
-            print_stage_diffs(result, view.side_by_side, view.context)
+            print_stage_diffs(result, view.side_by_side, view.context, out=out)
         if timed is not None:
             bench_summary(timed)
     return 0 if result.equal else 1

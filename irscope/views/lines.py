@@ -35,11 +35,11 @@ def _where(row: dict[str, Any], kernel_file: str) -> str:
 
 
 def hot_table(manifest: dict[str, Any], source_map: dict[str, Any], rows: list[dict[str, Any]],
-              no_line: dict[str, Any], top: int = 0, indent: str = "") -> None:
+              no_line: dict[str, Any], top: int = 0, indent: str = "", out=None) -> None:
     """Per source line: machine instructions by class, spills, PTX registers, convert_layouts, layouts."""
     from rich.table import Table
 
-    con = console()
+    con = console(file=out)
     machine = source_map.get("machine") or "-"
     total = source_map["stages"].get(machine, {})
     con.print(f"{indent}[bold]{manifest['kernel']}[/bold] on {manifest['target']}: {len(rows)} source lines with "
@@ -97,9 +97,9 @@ def _stage_summary(stage: str, fig: dict[str, Any]) -> str:
 
 
 def line_detail(manifest: dict[str, Any], source_map: dict[str, Any], entry: dict[str, Any],
-                ir: dict[str, list[tuple[int, str]]] | None = None) -> None:
+                ir: dict[str, list[tuple[int, str]]] | None = None, out=None) -> None:
     """One source line in every stage (its callees under it); with --stage, that stage's lines too."""
-    con = console()
+    con = console(file=out)
     name = os.path.basename(entry["file"])
     callers = f"  [dim](reached from {entry['callers']} lines)[/dim]" if entry.get("callers") else ""
     con.print(f"[bold]{name}:{entry['line']}[/bold]  {esc(entry['text'])}{callers}", emoji=False)
@@ -117,7 +117,7 @@ def line_detail(manifest: dict[str, Any], source_map: dict[str, Any], entry: dic
     for stage, lines in (ir or {}).items():
         con.print(f"\n[bold]{stage}[/bold] lines of {name}:{entry['line']}:", emoji=False)
         for n, text in lines:
-            click.echo(f"{n:6}  {text}")
+            click.echo(f"{n:6}  {text}", file=out)
 
 
 def _span(at: list[int]) -> str:

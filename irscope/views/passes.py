@@ -15,13 +15,13 @@ from irscope.artifacts.passes import FirstMatch, LineChange
 from irscope.views.console import console
 
 
-def header(folder: Path, manifest: dict, records: list[PassRecord]) -> None:
+def header(folder: Path, manifest: dict, records: list[PassRecord], out=None) -> None:
     """'KERNEL on TARGET: N MLIR passes, M changed the IR  (FOLDER/passes)'."""
-    console().print(f"[bold]{manifest['kernel']}[/bold] on {manifest['target']}: {len(records)} MLIR passes, "
+    console(file=out).print(f"[bold]{manifest['kernel']}[/bold] on {manifest['target']}: {len(records)} MLIR passes, "
                     f"{sum(r.changed for r in records)} changed the IR  ({folder}/passes)", emoji=False)
 
 
-def first_match(pattern: str, hit: FirstMatch, folder: Path) -> None:
+def first_match(pattern: str, hit: FirstMatch, folder: Path, out=None) -> None:
     """Where --first's pattern first appears: after a pass, already in the frontend, in a stage, or nowhere."""
     pattern = f"'{pattern}'"  # as the user gave it (repr would double its backslashes)
     if hit.sources:
@@ -30,16 +30,16 @@ def first_match(pattern: str, hit: FirstMatch, folder: Path) -> None:
     if hit.where == "pass":
         rec = hit.record
         click.echo(f"{pattern} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
-                   f"in stage {rec.stage}: {folder / rec.file}")
+                   f"in stage {rec.stage}: {folder / rec.file}", file=out)
     elif hit.where == "frontend":
-        click.echo(f"{pattern} is already in the frontend's IR, before any pass")
+        click.echo(f"{pattern} is already in the frontend's IR, before any pass", file=out)
     elif hit.where == "stage":
-        click.echo(f"{pattern} appears in no MLIR pass output; first in stage {hit.stage}")
+        click.echo(f"{pattern} appears in no MLIR pass output; first in stage {hit.stage}", file=out)
     else:
-        click.echo(f"{pattern} appears in no pass output and no stage")
+        click.echo(f"{pattern} appears in no pass output and no stage", file=out)
 
 
-def table(records: list[PassRecord], show_all: bool = False) -> None:
+def table(records: list[PassRecord], show_all: bool = False, out=None) -> None:
     """One row per pass that changed the IR (every pass with show_all): #, stage, pass, +lines, -lines."""
     from rich.table import Table
 
@@ -50,16 +50,16 @@ def table(records: list[PassRecord], show_all: bool = False) -> None:
         if show_all or rec.changed:
             t.add_row(str(rec.index), rec.stage, f"{rec.name} [dim]({rec.arg})[/dim]",
                       str(rec.added), str(rec.removed))
-    console().print(t)
+    console(file=out).print(t)
 
 
 def _ops(counts) -> str:
     return ", ".join(f"{op} x{n}" if n > 1 else op for op, n in sorted(counts.items()))
 
 
-def line_history(spec: str, changes: list[LineChange]) -> None:
+def line_history(spec: str, changes: list[LineChange], out=None) -> None:
     """Line SPEC's ops in the frontend, then per pass that changed them: + ops it produced, - ops it removed."""
-    con = console()
+    con = console(file=out)
     con.print(f"line {spec}, pass by pass:")
     for ch in changes:
         if ch.record is None:
