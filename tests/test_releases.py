@@ -136,7 +136,7 @@ def test_diff_across_two_releases(other_release, tmp_path):
 def test_capture_across_two_releases(other_release, tmp_path):
     pytest.importorskip("torch")
     cap = tmp_path / "cap"
-    r = run_cli("dump", str(ROOT / "examples/scripts/vector_add.py"), "--target", "h100", "--compile-only",
+    r = run_cli("capture", str(ROOT / "examples/scripts/vector_add.py"), "--target", "h100", "--compile-only",
                 "-o", str(cap))
     assert r.code == 0, r.err
     old, new = _pair(other_release)

@@ -15,6 +15,7 @@ import click
 from irscope.cli import (
     bench,
     bisect,
+    capture,
     diff,
     dump,
     lines,
@@ -37,6 +38,7 @@ def cli():
 for _command in (dump.dump, lines.lines, report.report, passes.passes, signature.signature, diff.diff, bench.bench,
                  sweep.sweep, recipes.recipes_group, bisect.bisect, profile.profile):
     cli.add_command(_command)
+cli.add_command(capture.capture)  # irscope capture SCRIPT [-- ARGS]
 
 
 def main(argv: list[str] | None = None) -> None:

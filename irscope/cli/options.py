@@ -27,16 +27,23 @@ def spec_options(f):
 
     The command receives `request` (jobs.Request) and `variants` (the --variant names, in order).
     """
+    return _shared_options(f, specialization=True)
+
+
+def script_options(f):
+    """spec_options without the specialization (--signature/--arg/--const): `irscope capture SCRIPT`, whose
+    kernels are specialized by the script's own launches; --kernel filters them by name."""
+    return _shared_options(f, specialization=False)
+
+
+def _shared_options(f, specialization: bool):
     decorators = [
-        click.argument("file", type=click.Path(path_type=Path, dir_okay=True)),
+        click.argument("file", type=click.Path(path_type=Path, dir_okay=True),
+                       metavar="FILE" if specialization else "SCRIPT"),
         click.option("--kernel", "-k", "kernels", multiple=True, metavar="NAME",
-                     help="Kernel to compile (repeatable). Default: the file's only kernel."),
-        click.option("--signature", "-s", metavar="SIG",
-                     help='Positional specialization, Triton AOT style: "*fp16:16, i32, i32:16, 128".'),
-        click.option("--arg", "named_args", multiple=True, metavar="NAME=TYPE",
-                     help="One argument by name, e.g. --arg n=i32:16 or --arg x_ptr=*fp32:4."),
-        click.option("--const", "consts", multiple=True, metavar="NAME=VALUE",
-                     help="A constexpr by name, e.g. --const BLOCK=1024."),
+                     help="Kernel to compile (repeatable). Default: the file's only kernel." if specialization
+                     else "Only the kernels so named (a glob; repeatable). Default: every kernel the script compiles."),
+        *(_SPECIALIZATION if specialization else ()),
         click.option("--target", "-t", metavar="TARGET",
                      help="cuda:80|90|100|120, hip:gfx90a|gfx942|gfx950, or a100, h100, h200, b200, rtx5090, "
                           "mi250x, mi300x, mi355x. Default: the local GPU, else cuda:90."),
@@ -70,6 +77,15 @@ def spec_options(f):
     return f
 
 
+_SPECIALIZATION = (
+    click.option("--signature", "-s", metavar="SIG",
+                 help='Positional specialization, Triton AOT style: "*fp16:16, i32, i32:16, 128".'),
+    click.option("--arg", "named_args", multiple=True, metavar="NAME=TYPE",
+                 help="One argument by name, e.g. --arg n=i32:16 or --arg x_ptr=*fp32:4."),
+    click.option("--const", "consts", multiple=True, metavar="NAME=VALUE",
+                 help="A constexpr by name, e.g. --const BLOCK=1024."),
+)
+
 _REQUEST_KEYS = ("file", "kernels", "signature", "named_args", "consts", "target", "sets", "recipe", "variants",
                  "pin_layouts", "pin_loops", "pin_partitions")
 
@@ -81,6 +97,8 @@ def _into_request(f):
         from irscope.jobs import Request
         from irscope.kernel import inputs
 
+        for absent, value in (("signature", None), ("named_args", ()), ("consts", ())):  # script_options
+            kwargs.setdefault(absent, value)
         inputs.take_shared(kwargs)  # --load-timeout, -o, --target, --arg/--const: checked before any loading
         given = {k: kwargs.pop(k) for k in _REQUEST_KEYS}
         variants = tuple(given.pop("variants") or ())

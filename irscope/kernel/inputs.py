@@ -37,13 +37,16 @@ def check_dump_flags(stage: str | None, as_json: bool, out_dir: Path) -> None:
     check_output_dir(out_dir)
 
 
-def check_capture_only(script_args, script_log, compile_only: bool) -> None:
-    """ARGS, --script-log and --compile-only belong to a capture (no --signature/--arg/--const)."""
+def check_capture_only(script_args, script_log, compile_only: bool, jobs: int | None = None,
+                       time_limit: float | None = None) -> None:
+    """ARGS, --script-log, --compile-only, --jobs and --time-limit belong to a capture (irscope capture
+    SCRIPT), not to dump's kernel file or spec file."""
     extra = [name for name, given in (("ARGS", script_args), ("--script-log", script_log),
-                                      ("--compile-only", compile_only)) if given not in (None, (), False)]
+                                      ("--compile-only", compile_only), ("--jobs", jobs),
+                                      ("--time-limit", time_limit)) if given not in (None, (), [], False)]
     if extra:
-        raise BadInput(f"{', '.join(extra)}: apply when FILE is a script run for capture "
-                       f"(no --signature/--arg/--const)")
+        raise BadInput(f"{', '.join(extra)}: appl{'ies' if len(extra) == 1 else 'y'} when FILE is a script run for "
+                       f"capture (irscope capture SCRIPT), not to a kernel file or spec file")
 
 
 def check_stage_for_target(stage: str | None, target) -> None:
