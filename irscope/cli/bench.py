@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import click
 
-from irscope.cli.options import DUTY_OPTION, spec_options, timing_session
+from irscope.cli.options import spec_options, timing_session
+
+DUTY_OPTION = click.option(  # bench's and sweep's
+    "--duty", type=click.FloatRange(0.05, 1.0), default=0.5, show_default=True,
+    help="Fraction of the timing rounds the GPU is busy; the rest idle, so large kernels are timed below the "
+         "power limit, as a launch in a burst runs (1.0: back to back, the sustained regime).")
 
 
 @click.command()

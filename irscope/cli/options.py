@@ -1,10 +1,5 @@
-"""The options the commands share, and how they become one jobs.Request.
-
-`@spec_options` gives a command the kernel-file options (FILE, --kernel, --signature/--arg/--const,
---target, --set, -o, --load-timeout, --no-cache, --debug, --recipe/--variant, --pin-*); the command
-receives them as `request` (jobs.Request) and `variants` (the --variant names, in order), checked
-(core/inputs.py) before anything is loaded.
-"""
+"""The options the commands share (`@spec_options`, `@script_options` for capture), handed to the command as
+`request` (one jobs.Request) and `variants` (the --variant names), checked (kernel/inputs.py) before any load."""
 
 from __future__ import annotations
 
@@ -108,12 +103,6 @@ def _into_request(f):
         return f(request=request, variants=variants, **kwargs)
 
     return run
-
-
-DUTY_OPTION = click.option(
-    "--duty", type=click.FloatRange(0.05, 1.0), default=0.5, show_default=True,
-    help="Fraction of the timing rounds the GPU is busy; the rest idle, so large kernels are timed below the "
-         "power limit, as a launch in a burst runs (1.0: back to back, the sustained regime).")
 
 
 def timing_session():
