@@ -1,4 +1,4 @@
-"""Capture: `irscope dump SCRIPT` runs an unmodified script and dumps every kernel it compiles.
+"""Capture: `irscope capture SCRIPT` runs an unmodified script and dumps every kernel it compiles.
 
 The CPU tests capture compile-only (--compile-only, so they mean the same on a GPU machine):
 the script runs on irscope's stand-in GPU (CPU tensors; launches recorded, and computed by

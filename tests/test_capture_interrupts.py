@@ -1,5 +1,5 @@
 """Nothing captured is ever lost: SIGINT, SIGTERM, --time-limit and a script's own failure end the
-script, not the capture. Each test runs `irscope dump SCRIPT -o DIR` in a fresh process on a script
+script, not the capture. Each test runs `irscope capture SCRIPT -o DIR` in a fresh process on a script
 that launches one kernel and then waits (or fails): the spec file and the dump folder are written,
 the capture is listed, one stderr line says why the script stopped, and the exit status is 0.
 """

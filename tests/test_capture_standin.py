@@ -2,7 +2,7 @@
 autotunes as a GPU would, and looks like the chip (issue #13).
 
 CLI runs use --compile-only, so they mean the same on a GPU machine. Each one is a whole
-`irscope dump SCRIPT`; the in-process tests below them check the stand-in's parts directly.
+`irscope capture SCRIPT`; the in-process tests below them check the stand-in's parts directly.
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ def test_capture_runs_the_script_and_dumps_its_kernel(runs):
 
 def test_old_dump_spelling_says_one_note_and_captures_the_same(runs):
     _, done = runs
-    (new, new_doc, _), (old, old_doc, old_log) = done["capture"], done["dump"]
+    (_, new_doc, _), (old, old_doc, old_log) = done["capture"], done["dump"]
     assert old.code == 0, old.err
     assert _irscope_lines(old.err) == [NOTE]              # the note once, and nothing else irscope says
     assert _meaning(old_doc) == _meaning(new_doc)
@@ -128,9 +128,9 @@ def test_capture_takes_no_specialization(tmp_path):
 def test_old_spelling_refuses_lines_before_its_note(runs, tmp_path):
     root, _ = runs
     r = run_cli("dump", str(root / "scales.py"), "--lines", "-o", str(tmp_path / "out"))
-    assert r.code == 2 and r.err.strip().splitlines() == [
+    assert r.code == 2 and r.err.strip().splitlines() == [(
         "irscope: error: --lines: shows one kernel's hot lines under its summary; for a captured script run "
-        "irscope lines on each dump folder it lists"]
+        "irscope lines on each dump folder it lists")]
 
 
 def test_help_shows_the_capture_flags_on_capture_only():

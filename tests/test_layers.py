@@ -1,5 +1,5 @@
 """Kernel generators on the stand-in GPU (issue #27): Helion and torch.compile (Inductor) scripts
-run unmodified through `irscope dump SCRIPT --target h100 --json`; each generated kernel is
+run unmodified through `irscope capture SCRIPT --target h100 --json`; each generated kernel is
 captured and says what generated it."""
 
 from __future__ import annotations

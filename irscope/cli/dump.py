@@ -39,14 +39,11 @@ def dump(ctx, request, variants, out_dir, no_cache, debug, stage, with_passes, a
     if not request.has_specialization and not request.is_spec_file:
         return _old_capture(request, variants, tuple(ctx.args), out_dir, no_cache, debug, stage, with_passes,
                             as_json, with_lines, html, capture_only)
-    inputs.check_dump_flags(stage, as_json, out_dir)
+    inputs.check_dump_flags(stage, as_json, out_dir, with_lines)
     if html is not None:
         from irscope.report.output import check_output
 
         check_output(html, "--html")
-    if with_lines and (stage or as_json):
-        raise BadInput("--lines: shows the hot lines under the summary; with --stage or --json use "
-                       "irscope lines DIR [--json]")
     inputs.check_capture_only(ctx.args, capture_only["script_log"], capture_only["compile_only"],
                               capture_only["n_jobs"], capture_only["time_limit"])
     results = dump_job.dump_jobs(jobs.variants(request, variants), out_dir, with_passes, not no_cache, stage)

@@ -29,12 +29,16 @@ def take_shared(options: dict) -> None:
     check_request_text(options["target"], options["named_args"], options["consts"])
 
 
-def check_dump_flags(stage: str | None, as_json: bool, out_dir: Path) -> None:
-    """dump: --stage and --json exclude each other; the output folder can be written."""
+def check_dump_flags(stage: str | None, as_json: bool, out_dir: Path, with_lines: bool = False) -> None:
+    """dump (and capture): --stage and --json exclude each other; the output folder can be written; dump's
+    --lines (the hot lines under the summary) goes with neither."""
     if stage and as_json:
         raise BadInput("--stage and --json: choose one (--stage prints one stage's text, --json the whole dump "
                        "as a document whose 'stages' name each stage's file)")
     check_output_dir(out_dir)
+    if with_lines and (stage or as_json):
+        raise BadInput("--lines: shows the hot lines under the summary; with --stage or --json use "
+                       "irscope lines DIR [--json]")
 
 
 def check_capture_only(script_args, script_log, compile_only: bool, jobs: int | None = None,

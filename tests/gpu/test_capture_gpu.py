@@ -1,5 +1,5 @@
 """Capture on a real GPU (moved from tests/test_capture.py): the example scripts pass their own checks, a real
-run of `irscope dump SCRIPT` gives the PTX of the compile-only capture (which tests/test_capture.py checks on
+run of `irscope capture SCRIPT` gives the PTX of the compile-only capture (which tests/test_capture.py checks on
 irscope's stand-in GPU), and the examples capture without stopping."""
 
 from __future__ import annotations

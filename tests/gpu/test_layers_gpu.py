@@ -1,4 +1,4 @@
-"""Kernel generators captured in a real GPU run (issue #27): `irscope dump SCRIPT` (gpu mode) of a
+"""Kernel generators captured in a real GPU run (issue #27): `irscope capture SCRIPT` (gpu mode) of a
 torch.compile (Inductor) script and of Helion scripts captures their generated kernels, labelled with
 what made them, while the script's own checks pass (Inductor and Helion in-process, off their caches:
 standin/generators.py). The stand-in side of the same scripts is tests/test_layers.py."""
