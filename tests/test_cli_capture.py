@@ -141,3 +141,15 @@ def test_help_shows_the_capture_flags_on_capture_only():
     for flag in ("--compile-only", "--script-log", "--time-limit", "--jobs"):
         assert flag in capture.out and flag not in dump.out
     assert "--signature" in dump.out and "--signature" not in capture.out
+
+
+@pytest.mark.parametrize("command", ["capture", "dump"])
+def test_a_kernel_file_without_a_specialization_is_one_line_naming_dump(tmp_path, command):
+    """It runs as a script, launches nothing: one line (the old spelling's note is not said on bad input)
+    that names the dump with a specialization."""
+    r = run_cli(command, str(VECTOR_ADD), "-o", str(tmp_path / "out"))
+    lines = _irscope_lines(r.err)
+    assert r.code == 2 and len(lines) == 1, r.err
+    assert "ran to the end without launching a Triton kernel" in lines[0]
+    assert f"give a specialization: irscope dump {VECTOR_ADD} --signature" in lines[0]
+    assert not (tmp_path / "out").exists()

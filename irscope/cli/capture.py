@@ -59,8 +59,9 @@ def capture(request, variants, script_args, **flags):
 
 
 def run_capture(request, variants, script_args: tuple, out_dir, no_cache, debug, stage, with_passes, as_json,
-                script_log, compile_only, time_limit, n_jobs, html) -> None:
-    """The capture, checked, run, rendered (and its --html report); exits with its status."""
+                script_log, compile_only, time_limit, n_jobs, html, last_word=None) -> None:
+    """The capture, checked, run, rendered (and its --html report); exits with its status. `last_word()`
+    (dump's old spelling: its note) is said once the capture has run, after its output: bad input stays one line."""
     from irscope.capture import command
     from irscope.views import capture as view
 
@@ -80,6 +81,8 @@ def run_capture(request, variants, script_args: tuple, out_dir, no_cache, debug,
         if html is not None and folders and run.dumps_stopped is None:
             write_report(folders, html, quiet=opts.quiet)
         code = command.exit_status(run, request.file)
+    if last_word is not None:
+        last_word()
     if code:
         sys.exit(code)
 

@@ -65,16 +65,16 @@ def dump(ctx, request, variants, out_dir, no_cache, debug, stage, with_passes, a
 
 def _old_capture(request, variants, script_args, out_dir, no_cache, debug, stage, with_passes, as_json, with_lines,
                  html, capture_only) -> None:
-    """`irscope dump SCRIPT [-- ARGS]` (no --signature/--arg/--const): one line naming `irscope capture`,
-    then exactly what capture does (its flags are dump's hidden ones; --lines, dump's own, is refused)."""
+    """`irscope dump SCRIPT [-- ARGS]` (no --signature/--arg/--const): exactly what capture does (its flags
+    are dump's hidden ones; --lines, dump's own, is refused), then one line naming `irscope capture`. Not on
+    bad input (one line): a kernel file given no specialization runs, launches nothing, and says to give one."""
     from irscope.views import capture as capture_view
 
     if with_lines:
         raise BadInput("--lines: shows one kernel's hot lines under its summary; for a captured script run "
                        "irscope lines on each dump folder it lists")
-    capture_view.print_old_spelling()
     run_capture(request, variants, script_args, out_dir, no_cache, debug, stage, with_passes, as_json, html=html,
-                **capture_only)
+                last_word=capture_view.print_old_spelling, **capture_only)
 
 
 def _remember(request, variants, out_dir: Path, as_json: bool, with_passes: bool, results) -> None:
