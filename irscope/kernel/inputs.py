@@ -16,6 +16,7 @@ from pathlib import Path
 from irscope import stages
 from irscope.errors import BadInput
 from irscope.kernel import loader
+from irscope.kernel.specfile import read_spec_document
 
 TARGET_CHOICES = ("cuda:80|90|100|120, hip:gfx90a|gfx942|gfx950, or a100, h100, h200, b200, rtx5090, mi250x, "
                   "mi300x, mi355x")
@@ -153,3 +154,12 @@ def check_output_file(path: Path | str | None, flag: str, example: str) -> Path:
 def check_log_file(path: Path | str | None, flag: str = "--script-log") -> Path | None:
     """--script-log: a regular file (or a new one) to take the script's output."""
     return None if path is None else check_output_file(path, flag, "script.log")
+
+
+def check_not_spec_file(file: Path) -> None:
+    """signature: a spec file is refused, naming the kernel file whose parameters it specializes."""
+    if file.suffix == ".json" and file.is_file():
+        doc = read_spec_document(file)
+        raise BadInput(f"{file}: a spec file, not a kernel file: its specialization is its \"args\" (kernel "
+                       f"{doc['kernel']} of {doc['file']}); for the kernel's parameters run irscope signature "
+                       f"{doc['file']}")
