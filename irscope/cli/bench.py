@@ -54,7 +54,7 @@ def bench(request, variants, out_dir, no_cache, debug, launch_args, grid, tries,
     batch = bench_job.parse_batch(batch_text)
     # every input is checked before the GPU is asked for (a bad --ref is bad input on any machine); the
     # timing process still starts before anything compiles (bench_job.run compiles), so it comes up meanwhile
-    timed, launch = bench_variants(request, variants, launch_args, grid, tries, aa)
+    timed, launch = bench_variants(request, variants, launch_args=launch_args, grid=grid, tries=tries, aa=aa)
     ref = parse_ref(ref_text, launch) if ref_text is not None else None
     session = timing_session()
     result = bench_job.run(timed, launch, seed=seed, flops=flops, nbytes=nbytes, precision=precision,

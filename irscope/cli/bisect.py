@@ -39,7 +39,8 @@ def bisect(request, variants, out_dir, no_cache, debug, good, bad, when, as_json
     if variants:
         raise BadInput("--variant: bisect compiles one kernel under one settings")
     inputs.check_output_dir(out_dir)
-    result = bisect_mod.run(request, good, bad, predicate, out_dir, not no_cache, note=view.note)
+    result = bisect_mod.run(request, good=good, bad=bad, predicate=predicate, out_dir=out_dir, use_cache=not no_cache,
+                            note=view.note)
     if as_json:
         click.echo(view.bisect_json(result))
     else:
