@@ -1,4 +1,4 @@
-"""Capture: `irscope dump SCRIPT` runs an unmodified script and dumps every kernel it compiles.
+"""Capture: `irscope capture SCRIPT` runs an unmodified script and dumps every kernel it compiles.
 
 The CPU tests capture compile-only (--compile-only, so they mean the same on a GPU machine):
 the script runs on irscope's stand-in GPU (CPU tensors; launches recorded, and computed by
@@ -37,7 +37,7 @@ def _irscope_lines(err: str) -> list[str]:
 def captured(request, tmp_path_factory):
     """One compile-only capture of the tutorial-style script per target (shared by the tests below)."""
     out = tmp_path_factory.mktemp("capture") / "out"
-    r = run_cli("dump", str(SCRIPT), "--target", request.param, "--compile-only", "-o", str(out), "--json",
+    r = run_cli("capture", str(SCRIPT), "--target", request.param, "--compile-only", "-o", str(out), "--json",
                 "--", "--n", "4096")
     assert r.code == 0, r.err
     return request.param, r, json.loads(r.out), out
@@ -139,7 +139,7 @@ def test_replay_of_a_capture_equals_it_and_takes_set(captured, tmp_path):
 
 def test_kernel_glob_and_script_log(tmp_path):
     log = tmp_path / "script.log"
-    r = run_cli("dump", str(SCRIPT), "-t", "cuda:90", "--compile-only", "--kernel", "scale*", "--script-log",
+    r = run_cli("capture", str(SCRIPT), "-t", "cuda:90", "--compile-only", "--kernel", "scale*", "--script-log",
                 str(log), "-o", str(tmp_path / "out"))
     assert r.code == 0, r.err
     assert "capture_tutorial: n=4096" not in r.out + r.err
@@ -150,20 +150,20 @@ def test_kernel_glob_and_script_log(tmp_path):
 
 
 def test_script_output_stays_visible(tmp_path):
-    r = run_cli("dump", str(SCRIPT), "-t", "cuda:90", "--compile-only", "--kernel", "axpy_kernel",
+    r = run_cli("capture", str(SCRIPT), "-t", "cuda:90", "--compile-only", "--kernel", "axpy_kernel",
                 "-o", str(tmp_path / "out"))
     assert r.code == 0, r.err
     assert r.out.index("capture_tutorial: n=4096 on cuda:0") < r.out.index("capture 1/2  axpy_kernel")
 
 
 @pytest.mark.parametrize("args, message", [
-    (["dump", "no_such_script.py"], "no_such_script.py: no such file"),
-    (["dump", str(RAISES)], ("capture_raises.py: the script raised capture_raises.py:13: RuntimeError: no input data "
-                             "before it launched a Triton kernel")),
-    (["dump", str(VECTOR_ADD)], "ran to the end without launching a Triton kernel"),
-    (["dump", str(SCRIPT), "--compile-only", "--kernel", "nothing*"],
+    (["capture", "no_such_script.py"], "no_such_script.py: no such file"),
+    (["capture", str(RAISES)], ("capture_raises.py: the script raised capture_raises.py:13: RuntimeError: no input data "
+                                "before it launched a Triton kernel")),
+    (["capture", str(VECTOR_ADD)], "ran to the end without launching a Triton kernel"),
+    (["capture", str(SCRIPT), "--compile-only", "--kernel", "nothing*"],
      "no kernel the script launched matches --kernel nothing*"),
-    (["dump", str(SCRIPT), "--set", "num_wraps=8"], "did you mean 'num_warps'"),
+    (["capture", str(SCRIPT), "--set", "num_wraps=8"], "did you mean 'num_warps'"),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args, message):
     out = tmp_path / "out"
@@ -243,14 +243,14 @@ def test_real_run_path_marks_the_winner_and_matches_the_launched_kernel(tmp_path
 
 
 def test_a_script_that_changes_directory_does_not_move_the_output(tmp_path):
-    r = run_cli("dump", str(DATA / "capture_chdir.py"), "--target", "h100", "--compile-only", "-o", "out",
+    r = run_cli("capture", str(DATA / "capture_chdir.py"), "--target", "h100", "--compile-only", "-o", "out",
                 "--json", cwd=tmp_path)
     assert r.code == 0, r.err
     spec = tmp_path / "out" / "captures" / "double_kernel-1.json"
     assert spec.exists()
     assert Path(json.loads(spec.read_text())["file"]).exists()
     # a second capture into the same folder keeps the first one's spec file
-    r = run_cli("dump", str(DATA / "capture_chdir.py"), "--target", "mi300x", "--compile-only", "-o", "out",
+    r = run_cli("capture", str(DATA / "capture_chdir.py"), "--target", "mi300x", "--compile-only", "-o", "out",
                 "--json", cwd=tmp_path)
     assert r.code == 0, r.err
     assert json.loads(spec.read_text())["target"] == "cuda:90"
@@ -263,7 +263,7 @@ def test_a_script_that_changes_directory_does_not_move_the_output(tmp_path):
     (["--script-log", "/nonexistent-folder/x.log"], "/nonexistent-folder is not an existing folder"),
 ])
 def test_bad_flags_are_refused_before_the_script_runs(tmp_path, flags, message):
-    r = run_cli("dump", str(DATA / "capture_chdir.py"), "--target", "h100", "--compile-only", "-o",
+    r = run_cli("capture", str(DATA / "capture_chdir.py"), "--target", "h100", "--compile-only", "-o",
                 str(tmp_path / "out"), *flags)
     assert r.code == 2, r.err
     lines = _irscope_lines(r.err)
@@ -274,7 +274,7 @@ def test_bad_flags_are_refused_before_the_script_runs(tmp_path, flags, message):
 def test_tensors_made_under_set_default_device_cuda_are_the_stand_ins(tmp_path):
     """torch.set_default_device("cuda") / `with torch.device("cuda")`: tensors with no device= live on the CPU
     (before: they went to the real, absent CUDA and the script stopped before its first launch)."""
-    r = run_cli("dump", str(DATA / "capture_default_device.py"), "-t", "cuda:90", "--compile-only", "-o",
+    r = run_cli("capture", str(DATA / "capture_default_device.py"), "-t", "cuda:90", "--compile-only", "-o",
                 str(tmp_path / "out"), "--json")
     assert r.code == 0, r.err
     doc = json.loads(r.out)
@@ -294,7 +294,7 @@ def test_default_device_the_script_sets_is_put_back():
 def test_launches_from_other_threads_are_captured(tmp_path):
     """threading.Thread and ThreadPoolExecutor workers run on the stand-in GPU too (before: their
     device="cuda" reached the real CUDA); concurrent launches of one kernel are one capture."""
-    r = run_cli("dump", str(DATA / "capture_threads.py"), "-t", "cuda:90", "--compile-only", "-o",
+    r = run_cli("capture", str(DATA / "capture_threads.py"), "-t", "cuda:90", "--compile-only", "-o",
                 str(tmp_path / "out"), "--json")
     assert r.code == 0, r.err
     doc = json.loads(r.out)
@@ -306,7 +306,7 @@ def test_launches_from_other_threads_are_captured(tmp_path):
 
 
 def test_a_thread_still_running_when_the_script_ends_is_said(tmp_path):
-    r = run_cli("dump", str(DATA / "capture_threads.py"), "-t", "cuda:90", "--compile-only", "-o",
+    r = run_cli("capture", str(DATA / "capture_threads.py"), "-t", "cuda:90", "--compile-only", "-o",
                 str(tmp_path / "out"), "--json", "--", "--leave-running")
     assert r.code == 0, r.err
     assert json.loads(r.out)["capture"]["threads_left"] == ["idle-worker"]

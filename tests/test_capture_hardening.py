@@ -26,7 +26,7 @@ def _lines(err: str) -> list[str]:
 
 def test_a_library_cache_object_is_not_iterated(tmp_path):
     """FlagGems' LibTuner: its cache is a ConfigCache (no keys()); irscope leaves it alone."""
-    r = run_cli("dump", str(DATA / "capture_config_cache.py"), "--compile-only", "--target", "cuda:90",
+    r = run_cli("capture", str(DATA / "capture_config_cache.py"), "--compile-only", "--target", "cuda:90",
                 "-o", str(tmp_path / "out"))
     assert r.code == 0, r.err
     assert "config cache ok" in r.out
@@ -42,7 +42,7 @@ def test_an_exception_in_a_capture_hook_is_irscopes(tmp_path):
                       "def broken(self, tuner):\n    raise TypeError(\"'int' object is not iterable\")\n"
                       "recorder.Recorder._take_tuner = broken\n"
                       f"runpy.run_path({str(DATA / 'capture_config_cache.py')!r}, run_name='__main__')\n")
-    r = run_cli("dump", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out"))
+    r = run_cli("capture", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out"))
     assert r.code == 1, r.err
     assert _lines(r.err) == [("irscope: internal error in its capture hook: TypeError: 'int' object is not iterable "
                               "(run again with --debug for the traceback)")], r.err
@@ -76,7 +76,7 @@ def test_sigterm_during_the_dumps_writes_what_is_done(tmp_path):
     script = tmp_path / "several.py"   # a constant of its own: no cache anywhere has these kernels
     script.write_text(SEVERAL.replace("SALT", repr(1.0 + time.time_ns() % 100000 / 1e6)))
     out_dir = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, "-m", "irscope", "dump", str(script), "--compile-only", "--target",
+    p = subprocess.Popen([sys.executable, "-m", "irscope", "capture", str(script), "--compile-only", "--target",
                           "cuda:90", "-o", str(out_dir), "--json", "--no-cache"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
     try:
@@ -106,7 +106,7 @@ def test_sigterm_during_the_dumps_writes_what_is_done(tmp_path):
 
 def test_printed_standin_tensors_read_like_gpu_tensors(tmp_path):
     """print(x) of a stand-in tensor says device='cuda:0', where a GPU run's print says it."""
-    r = run_cli("dump", str(DATA / "capture_prints.py"), "--compile-only", "--target", "cuda:90",
+    r = run_cli("capture", str(DATA / "capture_prints.py"), "--compile-only", "--target", "cuda:90",
                 "-o", str(tmp_path / "out"))
     assert r.code == 0, r.err
     assert "repr tensor([0., 2., 4., 6.], device='cuda:0')" in r.out
@@ -119,7 +119,7 @@ def test_printed_standin_tensors_read_like_gpu_tensors(tmp_path):
 def test_debug_shows_the_scripts_own_traceback(tmp_path):
     """--debug: the script's failure line is followed by its traceback on stderr (without: one line)."""
     script = DATA / "capture_fails_late.py"
-    r = run_cli("dump", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out"), "--debug")
+    r = run_cli("capture", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out"), "--debug")
     assert r.code == 0, r.err
     err = r.err.splitlines()
     [at] = [i for i, line in enumerate(err) if line.startswith("irscope: the script stopped: capture_fails_late.py:16")]
@@ -128,7 +128,7 @@ def test_debug_shows_the_scripts_own_traceback(tmp_path):
     assert f'  File "{script}", line 16, in check' in err[at + 2:]
     assert "ValueError: bad result 8" in err[at + 2:]
     assert "runpy" not in r.err
-    plain = run_cli("dump", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out2"))
+    plain = run_cli("capture", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out2"))
     assert "Traceback" not in plain.err
 
 
@@ -140,7 +140,7 @@ def test_a_kernel_that_cannot_compile_raises_at_its_launch_in_the_script(tmp_pat
 
     removed = not hasattr(triton.language, "make_block_ptr") or "removed" in (
         triton.language.make_block_ptr.__doc__ or "")
-    r = run_cli("dump", str(DATA / "capture_cannot_compile.py"), "--compile-only", "--target", "cuda:90",
+    r = run_cli("capture", str(DATA / "capture_cannot_compile.py"), "--compile-only", "--target", "cuda:90",
                 "-o", str(tmp_path / "out"), "--json")
     assert "the script stopped" not in r.err and "internal error" not in r.err, r.err
     assert r.err.count("small dot raised CompilationError; falling back to torch") == 2, r.err

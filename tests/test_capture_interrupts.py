@@ -1,5 +1,5 @@
 """Nothing captured is ever lost: SIGINT, SIGTERM, --time-limit and a script's own failure end the
-script, not the capture. Each test runs `irscope dump SCRIPT -o DIR` in a fresh process on a script
+script, not the capture. Each test runs `irscope capture SCRIPT -o DIR` in a fresh process on a script
 that launches one kernel and then waits (or fails): the spec file and the dump folder are written,
 the capture is listed, one stderr line says why the script stopped, and the exit status is 0.
 """
@@ -55,7 +55,7 @@ def _lines(err: str) -> list[str]:
 
 
 def _dump(script: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "irscope", "dump", str(script), "--compile-only", "--target", "cuda:90",
+    return [sys.executable, "-m", "irscope", "capture", str(script), "--compile-only", "--target", "cuda:90",
             "-o", str(out), *extra]
 
 
@@ -100,7 +100,7 @@ def test_signal_after_a_capture_keeps_it(tmp_path, signum, said):
 def test_time_limit_ends_a_script_that_never_ends(tmp_path):
     out_dir = tmp_path / "out"
     start = time.monotonic()
-    r = run_cli("dump", str(_script(tmp_path, LAUNCH + WAIT)), "--compile-only", "--target", "cuda:90",
+    r = run_cli("capture", str(_script(tmp_path, LAUNCH + WAIT)), "--compile-only", "--target", "cuda:90",
                 "-o", str(out_dir), "--time-limit", "3")
     took = time.monotonic() - start
     assert r.code == 0, r.err
@@ -112,7 +112,7 @@ def test_time_limit_ends_a_script_that_never_ends(tmp_path):
 
 def test_a_script_that_raises_after_a_launch_keeps_its_capture(tmp_path):
     out_dir = tmp_path / "out"
-    r = run_cli("dump", str(_script(tmp_path, LAUNCH + 'raise RuntimeError("boom")\n')), "--compile-only",
+    r = run_cli("capture", str(_script(tmp_path, LAUNCH + 'raise RuntimeError("boom")\n')), "--compile-only",
                 "--target", "cuda:90", "-o", str(out_dir))
     assert r.code == 0, r.err
     [line] = _lines(r.err)
@@ -133,7 +133,7 @@ def test_sigint_before_any_launch_is_one_line_and_nothing_written(tmp_path):
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "x"])
 def test_time_limit_must_be_a_positive_number(tmp_path, value):
-    r = run_cli("dump", str(_script(tmp_path, LAUNCH)), "--compile-only", "-o", str(tmp_path / "o"),
+    r = run_cli("capture", str(_script(tmp_path, LAUNCH)), "--compile-only", "-o", str(tmp_path / "o"),
                 "--time-limit", value)
     assert r.code == 2 and "--time-limit" in r.err
     assert not (tmp_path / "o").exists()

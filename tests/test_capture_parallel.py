@@ -50,7 +50,7 @@ TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx")
 
 
 def _capture(script: Path, out: Path, cache: Path, *flags: str):
-    return run_cli("dump", str(script), "--compile-only", "--target", "cuda:90", "-o", str(out), *flags,
+    return run_cli("capture", str(script), "--compile-only", "--target", "cuda:90", "-o", str(out), *flags,
                    env={"IRSCOPE_CACHE_DIR": str(cache)})
 
 

@@ -2,7 +2,7 @@
 autotunes as a GPU would, and looks like the chip (issue #13).
 
 CLI runs use --compile-only, so they mean the same on a GPU machine. Each one is a whole
-`irscope dump SCRIPT`; the in-process tests below them check the stand-in's parts directly.
+`irscope capture SCRIPT`; the in-process tests below them check the stand-in's parts directly.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _notes(err: str) -> list[str]:
 def test_each_check_passes_and_all_four_launches_are_captured(tmp_path):
     """Plain (with a @jit helper), autotuned (through @heuristics), .warmup: each checked at once, each
     computed. The Gluon kernel, last, is captured too; the interpreter cannot run it, which is said."""
-    r = run_cli("dump", str(DATA / "capture_checks.py"), "--compile-only", "-o", str(tmp_path / "out"), "--json")
+    r = run_cli("capture", str(DATA / "capture_checks.py"), "--compile-only", "-o", str(tmp_path / "out"), "--json")
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     kernels = [c["kernel"] for c in doc["capture"]["captures"]]
@@ -66,7 +66,7 @@ def test_each_check_passes_and_all_four_launches_are_captured(tmp_path):
 
 
 def test_past_the_run_budget_launches_are_recorded_not_computed(tmp_path):
-    r = run_cli("dump", str(DATA / "capture_checks.py"), "--compile-only", "-o", str(tmp_path / "out"), "--json",
+    r = run_cli("capture", str(DATA / "capture_checks.py"), "--compile-only", "-o", str(tmp_path / "out"), "--json",
                 env={"IRSCOPE_INTERPRET_TOTAL_S": "0.000001"})
     assert r.code == 0, r.err
     doc = json.loads(r.out)
@@ -81,7 +81,7 @@ def test_past_the_run_budget_launches_are_recorded_not_computed(tmp_path):
 def test_autotuning_as_a_gpu_does_it(tmp_path):
     """early_config_prune's new Configs are labelled as launched, a config over the shared memory is
     skipped (not a failure), use_cuda_graph=True and an Autotuner subclass capture: exit 0."""
-    r = run_cli("dump", str(DATA / "capture_autotune.py"), "--compile-only", "-o", str(tmp_path / "out"), "--json")
+    r = run_cli("capture", str(DATA / "capture_autotune.py"), "--compile-only", "-o", str(tmp_path / "out"), "--json")
     assert r.code == 0, r.err
     assert not _notes(r.err), r.err  # no stop, no failure, nothing left uncomputed
     for said in ("pruned ok", "cuda graph ok", "subclass ok"):
@@ -107,7 +107,7 @@ def test_a_script_sees_the_chip_through_torch_and_nvidia_smi(tmp_path):
     TensorDescriptor launched inside a CUDA graph that is replayed, and tl.make_tensor_descriptor
     with triton.set_allocator: both checked."""
     chip = for_target("cuda:90")
-    r = run_cli("dump", str(DATA / "capture_identity.py"), "--compile-only", "--target", "cuda:90", "-o",
+    r = run_cli("capture", str(DATA / "capture_identity.py"), "--compile-only", "--target", "cuda:90", "-o",
                 str(tmp_path / "out"), "--json")
     assert r.code == 0, r.err
     said = json.loads(next(line for line in r.err.splitlines() if line.startswith("identity: {"))[len("identity: "):])
@@ -294,7 +294,7 @@ def test_16_bit_gemms_agree_bit_for_bit_as_on_the_chip(tmp_path):
     whatever BLOCK_K and accumulator style (tl.dot(a, b, acc), acc += tl.dot(a, b)): torch's GEMM and the interpreter's tl.dot both sum
     exactly and round once, so they agree bit for bit (before: ~400 fp16 elements differed by a
     step, and every bf16 one: the interpreter multiplied bf16's bits as integers)."""
-    r = run_cli("dump", str(DATA / "capture_fp16_matmul.py"), "--compile-only", "--target", "cuda:90",
+    r = run_cli("capture", str(DATA / "capture_fp16_matmul.py"), "--compile-only", "--target", "cuda:90",
                 "-o", str(tmp_path / "out"), "--json")
     assert r.code == 0, r.err
     assert "torch vs correctly rounded: 0 differ" in r.err

@@ -233,7 +233,7 @@ def test_a_pointer_where_the_kernel_indexes_a_tuple_is_a_frontend_failure(tmp_pa
 def test_a_capture_of_descriptor_and_tuple_launches_replays(tmp_path, capsys):
     pytest.importorskip("torch")
     out = tmp_path / "cap"
-    code, stdout, err = run_in(capsys, "dump", str(DATA / "descriptor_script.py"), "--target", "h100",
+    code, stdout, err = run_in(capsys, "capture", str(DATA / "descriptor_script.py"), "--target", "h100",
                                "--compile-only", "-o", str(out), "--json")
     assert code == 0, err
     doc = json.loads(stdout)

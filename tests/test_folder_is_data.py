@@ -230,7 +230,7 @@ def test_script_log_must_be_a_regular_file(cli, tmp_path, kind):
     target = NON_FILES[kind](tmp_path)
     script = tmp_path / "s.py"
     script.write_text("print('ran')\n")
-    r = cli("dump", str(script), "--target", "cuda:90", "--script-log", str(target))
+    r = cli("capture", str(script), "--target", "cuda:90", "--script-log", str(target))
     assert r.code == 2 and "--script-log" in r.err and "ran" not in r.out, (r.out, r.err)
     _unchanged(target, kind)
 

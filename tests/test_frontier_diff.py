@@ -31,7 +31,7 @@ def captures(tmp_path_factory):
     out = {}
     for side, script in (("a", "rmsnorm_inductor.py"), ("b", "rmsnorm_liger.py")):
         folder = tmp_path_factory.mktemp("frontier") / side
-        p = _irscope("dump", str(LAYERS / script), "--target", "h100", "-o", str(folder), "--json")
+        p = _irscope("capture", str(LAYERS / script), "--target", "h100", "-o", str(folder), "--json")
         assert p.returncode == 0, p.stderr[-3000:]
         assert f"{script[:-3]}: checks passed" in p.stderr    # computed results, eager agrees
         out[side] = (folder, json.loads(p.stdout))

@@ -144,8 +144,8 @@ def _cases():
         # --stage / --json
         "stage-unknown": [*dump, "--stage", "nope"],
         "stage-and-json": [*dump, "--stage", "ptx", "--json"],
-        "capture-stage-and-json": ["dump", SCRIPT, "-o", "{o}", "--stage", "ptx", "--json"],
-        "capture-stage-other-vendor": ["dump", SCRIPT, "-o", "{o}", "--stage", "amdgcn"],
+        "capture-stage-and-json": ["capture", SCRIPT, "-o", "{o}", "--stage", "ptx", "--json"],
+        "capture-stage-other-vendor": ["capture", SCRIPT, "-o", "{o}", "--stage", "amdgcn"],
         # --load-timeout
         "timeout-0": [*dump, "--load-timeout", "0"],
         "timeout-negative": [*dump, "--load-timeout", "-1"],
@@ -155,26 +155,26 @@ def _cases():
         "timeout-empty": [*dump, "--load-timeout", ""],
         "passes-timeout-0": ["passes", VA, "-s", SIG, "-o", "{o}", "--load-timeout", "0"],
         # --script-log and capture
-        "log-empty": ["dump", SCRIPT, "-o", "{o}", "--script-log", ""],
-        "log-folder": ["dump", SCRIPT, "-o", "{o}", "--script-log", "{d}/folder"],
-        "log-no-folder": ["dump", SCRIPT, "-o", "{o}", "--script-log", "{d}/missing/log.txt"],
-        "log-under-file": ["dump", SCRIPT, "-o", "{o}", "--script-log", "{d}/afile/log.txt"],
-        "log-proc": ["dump", SCRIPT, "-o", "{o}", "--script-log", "/proc/irscope-x/log"],
-        "log-fifo": ["dump", SCRIPT, "-o", "{o}", "--script-log", "{d}/fifo.log"],
+        "log-empty": ["capture", SCRIPT, "-o", "{o}", "--script-log", ""],
+        "log-folder": ["capture", SCRIPT, "-o", "{o}", "--script-log", "{d}/folder"],
+        "log-no-folder": ["capture", SCRIPT, "-o", "{o}", "--script-log", "{d}/missing/log.txt"],
+        "log-under-file": ["capture", SCRIPT, "-o", "{o}", "--script-log", "{d}/afile/log.txt"],
+        "log-proc": ["capture", SCRIPT, "-o", "{o}", "--script-log", "/proc/irscope-x/log"],
+        "log-fifo": ["capture", SCRIPT, "-o", "{o}", "--script-log", "{d}/fifo.log"],
         "log-with-signature": [*dump, "--script-log", "{o}.log"],
         "args-with-signature": [*dump, "--", "--size", "4"],
         "compile-only-with-signature": [*dump, "--compile-only"],
-        "capture-out-file": ["dump", SCRIPT, "-o", "{d}/afile"],
-        "capture-out-proc": ["dump", SCRIPT, "-o", "/proc/irscope-x"],
-        "capture-missing": ["dump", "{d}/missing.py", "-o", "{o}"],
-        "capture-fifo": ["dump", "{d}/fifo.py", "-o", "{o}"],
-        "capture-dev-zero": ["dump", "/dev/zero", "-o", "{o}"],
-        "capture-folder": ["dump", "{d}/folder", "-o", "{o}"],
-        "capture-too-large": ["dump", "{d}/big.py", "-o", "{o}"],
-        "capture-no-launch": ["dump", "{d}/nolaunch.py", "-o", "{o}"],
-        "capture-exits": ["dump", "{d}/exits.py", "-o", "{o}"],
-        "capture-target-empty": ["dump", SCRIPT, "-o", "{o}", "--target", ""],
-        "capture-set-unknown": ["dump", SCRIPT, "-o", "{o}", "--set", "nope=1"],
+        "capture-out-file": ["capture", SCRIPT, "-o", "{d}/afile"],
+        "capture-out-proc": ["capture", SCRIPT, "-o", "/proc/irscope-x"],
+        "capture-missing": ["capture", "{d}/missing.py", "-o", "{o}"],
+        "capture-fifo": ["capture", "{d}/fifo.py", "-o", "{o}"],
+        "capture-dev-zero": ["capture", "/dev/zero", "-o", "{o}"],
+        "capture-folder": ["capture", "{d}/folder", "-o", "{o}"],
+        "capture-too-large": ["capture", "{d}/big.py", "-o", "{o}"],
+        "capture-no-launch": ["capture", "{d}/nolaunch.py", "-o", "{o}"],
+        "capture-exits": ["capture", "{d}/exits.py", "-o", "{o}"],
+        "capture-target-empty": ["capture", SCRIPT, "-o", "{o}", "--target", ""],
+        "capture-set-unknown": ["capture", SCRIPT, "-o", "{o}", "--set", "nope=1"],
         # passes
         "passes-bad-regex": ["passes", VA, "-s", SIG, "-o", "{o}", "--first", "("],
         "passes-not-a-dump": ["passes", "{d}/folder"],
@@ -350,7 +350,7 @@ def _script(tmp_path, tail: str):
 @needs_torch
 def test_capture_survives_os_exit(tmp_path):
     script = _script(tmp_path, "    import os\n    os._exit(0)\n")
-    r = run_cli("dump", str(script), "-o", str(tmp_path / "o"))
+    r = run_cli("capture", str(script), "-o", str(tmp_path / "o"))
     assert r.code == 0, r.err
     assert "os._exit(0)" in r.err and "add_kernel" in r.out
     assert list((tmp_path / "o" / "captures").glob("add_kernel-*.json"))
@@ -359,14 +359,14 @@ def test_capture_survives_os_exit(tmp_path):
 @needs_torch
 def test_capture_survives_a_closed_stdout(tmp_path):
     script = _script(tmp_path, "    import sys\n    sys.stdout.close()\n")
-    r = run_cli("dump", str(script), "-o", str(tmp_path / "o"), "--json")
+    r = run_cli("capture", str(script), "-o", str(tmp_path / "o"), "--json")
     assert r.code == 0, r.err
     assert json.loads(r.out)["kernels"]
 
 
 @needs_torch
 def test_capture_warns_that_pins_do_not_apply(tmp_path):
-    r = run_cli("dump", SCRIPT, "-o", str(tmp_path / "o"), "--pin-loop", "*:num_stages=2")
+    r = run_cli("capture", SCRIPT, "-o", str(tmp_path / "o"), "--pin-loop", "*:num_stages=2")
     assert r.code == 0, r.err
     assert "irscope: warning: --pin-loop does not apply to a capture" in r.err
 

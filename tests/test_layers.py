@@ -1,5 +1,5 @@
 """Kernel generators on the stand-in GPU (issue #27): Helion and torch.compile (Inductor) scripts
-run unmodified through `irscope dump SCRIPT --target h100 --json`; each generated kernel is
+run unmodified through `irscope capture SCRIPT --target h100 --json`; each generated kernel is
 captured and says what generated it."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ needs_helion = pytest.mark.skipif(bool(HELION_UNUSABLE), reason=HELION_UNUSABLE 
 
 def _dump(script: str, tmp_path: Path, *args: str) -> tuple[dict, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-m", "irscope", "dump", str(LAYERS / script), "--target", "h100",
+    p = subprocess.run([sys.executable, "-m", "irscope", "capture", str(LAYERS / script), "--target", "h100",
                         "-o", str(tmp_path / "out"), "--json", *(["--", *args] if args else [])],
                        capture_output=True, text=True, env=env, timeout=900, check=False)
     assert p.returncode == 0, p.stderr[-3000:]

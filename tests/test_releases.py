@@ -112,10 +112,13 @@ def test_offline_is_one_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_bisect_time_refused_without_a_gpu(tmp_path):
+def test_bisect_has_no_time_flag(tmp_path):
+    """Bisecting by timing is not built: there is no --time flag (it only ever refused)."""
     r = run_cli("bisect", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel", "-s", VECTOR_ADD[2],
                 "--good", "3.6.0", "--bad", "3.9.0", "--time", "-o", str(tmp_path / "out"))
-    assert r.code == 2 and len(r.err.strip().splitlines()) == 1
+    lines = r.err.strip().splitlines()
+    assert r.code == 2 and len(lines) == 1 and lines[0].startswith("irscope: error: No such option") and "--time" in lines[0]
+    assert "--time" not in run_cli("bisect", "--help").out and not (tmp_path / "out").exists()
 
 
 # ---------------------------------------------------------------- one env made per session
@@ -136,7 +139,7 @@ def test_diff_across_two_releases(other_release, tmp_path):
 def test_capture_across_two_releases(other_release, tmp_path):
     pytest.importorskip("torch")
     cap = tmp_path / "cap"
-    r = run_cli("dump", str(ROOT / "examples/scripts/vector_add.py"), "--target", "h100", "--compile-only",
+    r = run_cli("capture", str(ROOT / "examples/scripts/vector_add.py"), "--target", "h100", "--compile-only",
                 "-o", str(cap))
     assert r.code == 0, r.err
     old, new = _pair(other_release)

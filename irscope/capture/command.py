@@ -1,5 +1,5 @@
-"""`irscope dump SCRIPT [-- ARGS]` (no --signature/--arg/--const): run a script unmodified and dump
-every kernel it compiles.
+"""`irscope capture SCRIPT [-- ARGS]`: run a script unmodified and dump every kernel it compiles (the
+old spelling `irscope dump SCRIPT`, with no --signature/--arg/--const, still comes here for a release).
 
 The script runs as `__main__` and each kernel Triton compiles while it runs is recorded — plain
 launches, every @triton.autotune config, .warmup, kernels reached through library calls — with
@@ -18,7 +18,8 @@ Two modes:
                 on the CPU (bounded), so a script's own checks pass and it goes on; torch work
                 too big for the CPU runs shape-only; do_bench runs its function once.
 
-The pipeline, one module each: check what can be refused before running (here) -> run_script
+The pipeline, one module each: check what can be refused before running (here: check_flags, then
+run's own checks once the target is known) -> run_script
 (runner.py, with the Recorder's hooks, recorder.py) -> Capture records (records.py) -> prepare,
 write_specs, dump_all (replay.py); the CLI hands the ScriptRun to its view (views/capture.py).
 """
@@ -31,7 +32,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,14 +50,14 @@ from irscope.kernel.targets import Target, local_gpu_target
 
 @dataclass(frozen=True)
 class CaptureOptions:
-    """What `irscope dump SCRIPT` was asked beyond the Request (each field is the flag of that name)."""
+    """What `irscope capture SCRIPT` was asked beyond the Request (each field is the flag of that name)."""
 
     out_dir: Path
     use_cache: bool = True
     with_passes: bool = False              # --passes
     quiet: bool = False                    # stdout carries data (--stage, --json): the script's output goes to stderr
     stage: str | None = None
-    script_log: Path | None = None
+    script_log: Path | None = None         # check_flags checks it (the CLI passes it as typed)
     compile_only: bool = False
     time_limit: float | None = None
     interpret_s: tuple[float | None, float | None] = (None, None)   # (per launch, whole run); None: knobs
@@ -107,8 +108,24 @@ def signals_kept() -> Iterator[DumpStop]:
             signal.signal(signum, previous)
 
 
+def check_flags(request: jobs.Request, variants, opts: CaptureOptions, as_json: bool) -> tuple[CaptureOptions, str | None]:
+    """The command line's checks, before anything runs (each one BadInput line): --stage and --json, the
+    output folder, FILE a script (not a spec file or folder), --script-log. Returns the options with
+    --script-log checked, and the warning for the steering flags a capture does not apply (or None)."""
+    inputs.check_dump_flags(opts.stage, as_json, opts.out_dir)
+    check_script(Path(request.file))
+    checked = replace(opts, script_log=inputs.check_log_file(opts.script_log))
+    return checked, not_applied(request, variants, opts.out_dir)
+
+
+def check_script(file: Path) -> None:
+    """capture runs a script: a spec file (a capture's, or a manifest) is dumped, not run."""
+    if jobs.is_spec_file(file):
+        raise BadInput(f"{file}: a spec file, not a script; its kernel is compiled by irscope dump {file}")
+
+
 def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions, stop: DumpStop | None = None) -> ScriptRun:
-    """irscope dump SCRIPT [-- ARGS]: refuse what can be refused, run, capture, write specs, dump.
+    """irscope capture SCRIPT [-- ARGS]: refuse what can be refused, run, capture, write specs, dump.
 
     The script is request.file, its kernels are filtered by request.kernels (globs), its target is
     the request's (jobs.script_target) and each capture's job is built from the request (replay.prepare).
@@ -119,6 +136,7 @@ def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions, sto
     `opts.interpret_s`: the interpreter's (per-launch, whole-run) budgets in seconds on the stand-in
     GPU (None: IRSCOPE_INTERPRET_LAUNCH_S / IRSCOPE_INTERPRET_TOTAL_S, or the defaults: knobs.py).
     """
+    check_script(Path(request.file))
     tgt, reason, mode = choose_mode(request, opts.compile_only)
     out_dir = Path(opts.out_dir).resolve()  # the script may change directory
     check_before_running(tgt, request.all_sets(), out_dir, opts.stage, opts.script_log)

@@ -107,7 +107,7 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
             raise BadInput(f"{script}: ran to the end without launching a Triton kernel, but "
                            f"{threads_note(threads_left)}")
         raise BadInput(f"{script}: ran to the end without launching a Triton kernel; to compile its kernels without "
-                       f"running it, give a specialization (--signature, or --arg/--const)")
+                       f"running it, give a specialization: irscope dump {script} --signature ... (or --arg/--const)")
     return run
 
 

@@ -15,6 +15,7 @@ import click
 from irscope.cli import (
     bench,
     bisect,
+    capture,
     diff,
     diff_profiles,
     diff_releases,
@@ -40,7 +41,7 @@ def cli():
 for _command in (dump.dump, lines.lines, report.report, passes.passes, signature.signature, diff.diff, bench.bench,
                  sweep.sweep, recipes.recipes_group, bisect.bisect, profile.profile):
     cli.add_command(_command)
-for _command in (diff_releases.diff_releases, frontier.frontier, diff_profiles.diff_profiles):
+for _command in (capture.capture, diff_releases.diff_releases, frontier.frontier, diff_profiles.diff_profiles):
     cli.add_command(_command)
 
 

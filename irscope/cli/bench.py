@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import click
 
-from irscope.cli.options import DUTY_OPTION, spec_options, timing_session
+from irscope.cli.options import spec_options, timing_session
+
+DUTY_OPTION = click.option(  # bench's and sweep's
+    "--duty", type=click.FloatRange(0.05, 1.0), default=0.5, show_default=True,
+    help="Fraction of the timing rounds the GPU is busy; the rest idle, so large kernels are timed below the "
+         "power limit, as a launch in a burst runs (1.0: back to back, the sustained regime).")
 
 
 @click.command()
@@ -49,7 +54,7 @@ def bench(request, variants, out_dir, no_cache, debug, launch_args, grid, tries,
     batch = bench_job.parse_batch(batch_text)
     # every input is checked before the GPU is asked for (a bad --ref is bad input on any machine); the
     # timing process still starts before anything compiles (bench_job.run compiles), so it comes up meanwhile
-    timed, launch = bench_variants(request, variants, launch_args, grid, tries, aa)
+    timed, launch = bench_variants(request, variants, launch_args=launch_args, grid=grid, tries=tries, aa=aa)
     ref = parse_ref(ref_text, launch) if ref_text is not None else None
     session = timing_session()
     result = bench_job.run(timed, launch, seed=seed, flops=flops, nbytes=nbytes, precision=precision,

@@ -17,9 +17,8 @@ from irscope.errors import BadInput
 @click.option("--when", "when", metavar="PREDICATE",
               help="What 'bad' means: 'spills > 0', 'registers > 168', 'ptx changed', 'compile fails', "
                    "any stat name with > >= < <= == != or 'changed'.")
-@click.option("--time", "do_time", is_flag=True, help="Bad means slower, timed on this machine's GPU.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
-def bisect(request, variants, out_dir, no_cache, debug, good, bad, when, do_time, as_json):
+def bisect(request, variants, out_dir, no_cache, debug, good, bad, when, as_json):
     """Name the first Triton release between --good and --bad where --when holds.
 
     \b
@@ -34,18 +33,14 @@ def bisect(request, variants, out_dir, no_cache, debug, good, bad, when, do_time
     from irscope.releases import bisect as bisect_mod
     from irscope.views import releases as view
 
-    if do_time:
-        from irscope.timing.bench import require_gpu
-
-        require_gpu()
-        raise BadInput("--time: bisecting by timing is not built yet; use --when with a stat")
     if not when:
-        raise BadInput("give what 'bad' means with --when (e.g. --when 'spills > 0'), or --time on a GPU")
+        raise BadInput("give what 'bad' means with --when (e.g. --when 'spills > 0')")
     predicate = bisect_mod.parse_predicate(when)
     if variants:
         raise BadInput("--variant: bisect compiles one kernel under one settings")
     inputs.check_output_dir(out_dir)
-    result = bisect_mod.run(request, good, bad, predicate, out_dir, not no_cache, note=view.note)
+    result = bisect_mod.run(request, good=good, bad=bad, predicate=predicate, out_dir=out_dir, use_cache=not no_cache,
+                            note=view.note)
     if as_json:
         click.echo(view.bisect_json(result))
     else:

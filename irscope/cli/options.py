@@ -1,10 +1,5 @@
-"""The options the commands share, and how they become one jobs.Request.
-
-`@spec_options` gives a command the kernel-file options (FILE, --kernel, --signature/--arg/--const,
---target, --set, -o, --load-timeout, --no-cache, --debug, --recipe/--variant, --pin-*); the command
-receives them as `request` (jobs.Request) and `variants` (the --variant names, in order), checked
-(core/inputs.py) before anything is loaded.
-"""
+"""The options the commands share (`@spec_options`, `@script_options` for capture), handed to the command as
+`request` (one jobs.Request) and `variants` (the --variant names), checked (kernel/inputs.py) before any load."""
 
 from __future__ import annotations
 
@@ -27,16 +22,23 @@ def spec_options(f):
 
     The command receives `request` (jobs.Request) and `variants` (the --variant names, in order).
     """
+    return _shared_options(f, specialization=True)
+
+
+def script_options(f):
+    """spec_options without the specialization (--signature/--arg/--const): `irscope capture SCRIPT`, whose
+    kernels are specialized by the script's own launches; --kernel filters them by name."""
+    return _shared_options(f, specialization=False)
+
+
+def _shared_options(f, specialization: bool):
     decorators = [
-        click.argument("file", type=click.Path(path_type=Path, dir_okay=True)),
+        click.argument("file", type=click.Path(path_type=Path, dir_okay=True),
+                       metavar="FILE" if specialization else "SCRIPT"),
         click.option("--kernel", "-k", "kernels", multiple=True, metavar="NAME",
-                     help="Kernel to compile (repeatable). Default: the file's only kernel."),
-        click.option("--signature", "-s", metavar="SIG",
-                     help='Positional specialization, Triton AOT style: "*fp16:16, i32, i32:16, 128".'),
-        click.option("--arg", "named_args", multiple=True, metavar="NAME=TYPE",
-                     help="One argument by name, e.g. --arg n=i32:16 or --arg x_ptr=*fp32:4."),
-        click.option("--const", "consts", multiple=True, metavar="NAME=VALUE",
-                     help="A constexpr by name, e.g. --const BLOCK=1024."),
+                     help="Kernel to compile (repeatable). Default: the file's only kernel." if specialization
+                     else "Only the kernels so named (a glob; repeatable). Default: every kernel the script compiles."),
+        *(_SPECIALIZATION if specialization else ()),
         click.option("--target", "-t", metavar="TARGET",
                      help="cuda:80|90|100|120, hip:gfx90a|gfx942|gfx950, or a100, h100, h200, b200, rtx5090, "
                           "mi250x, mi300x, mi355x. Default: the local GPU, else cuda:90."),
@@ -70,6 +72,15 @@ def spec_options(f):
     return f
 
 
+_SPECIALIZATION = (
+    click.option("--signature", "-s", metavar="SIG",
+                 help='Positional specialization, Triton AOT style: "*fp16:16, i32, i32:16, 128".'),
+    click.option("--arg", "named_args", multiple=True, metavar="NAME=TYPE",
+                 help="One argument by name, e.g. --arg n=i32:16 or --arg x_ptr=*fp32:4."),
+    click.option("--const", "consts", multiple=True, metavar="NAME=VALUE",
+                 help="A constexpr by name, e.g. --const BLOCK=1024."),
+)
+
 _REQUEST_KEYS = ("file", "kernels", "signature", "named_args", "consts", "target", "sets", "recipe", "variants",
                  "pin_layouts", "pin_loops", "pin_partitions")
 
@@ -81,6 +92,8 @@ def _into_request(f):
         from irscope.jobs import Request
         from irscope.kernel import inputs
 
+        for absent, value in (("signature", None), ("named_args", ()), ("consts", ())):  # script_options
+            kwargs.setdefault(absent, value)
         inputs.take_shared(kwargs)  # --load-timeout, -o, --target, --arg/--const: checked before any loading
         given = {k: kwargs.pop(k) for k in _REQUEST_KEYS}
         variants = tuple(given.pop("variants") or ())
@@ -92,16 +105,9 @@ def _into_request(f):
     return run
 
 
-DUTY_OPTION = click.option(
-    "--duty", type=click.FloatRange(0.05, 1.0), default=0.5, show_default=True,
-    help="Fraction of the timing rounds the GPU is busy; the rest idle, so large kernels are timed below the "
-         "power limit, as a launch in a burst runs (1.0: back to back, the sustained regime).")
-
-
 def timing_session():
     """Start the timing process now, so torch and the CUDA context come up while irscope compiles."""
     from irscope.timing.bench import TimingSession, require_gpu
-
     session = TimingSession()  # first: every moment counts on its way to a CUDA context
     click.get_current_context().call_on_close(session.close)
     require_gpu()
@@ -112,15 +118,14 @@ def dump_results(request, variants, out_dir, no_cache: bool, with_passes: bool) 
     """The dump results of a kernel file (one per kernel and --variant), for the commands that read dumps."""
     from irscope import jobs
     from irscope.compile import dump as dump_job
-    from irscope.kernel import inputs
+    from irscope.kernel.inputs import check_output_dir
 
-    inputs.check_output_dir(out_dir)
+    check_output_dir(out_dir)
     return dump_job.dump_jobs(jobs.variants(request, variants), out_dir, with_passes, not no_cache)
 
 
 def recorder():
-    """The cache's direct mode's Recorder irscope.entry handed the CLI (click's obj); one that records
-    nothing when the CLI did not start there (the commands call it either way)."""
+    """The direct mode's Recorder irscope.entry handed the CLI (click's obj), else one that records nothing."""
     from irscope.direct import Recorder
 
     obj = click.get_current_context().obj

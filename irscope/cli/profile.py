@@ -31,7 +31,8 @@ def profile(request, variants, out_dir, no_cache, debug, launch_args, grid, seed
     if request.file.is_dir():
         folder, doc = request.file, command.rerender(request.file)
     else:
-        plan = command.prepare(request, variants, launch_args, grid, out_dir, seed=seed, tool=tool)
+        plan = command.prepare(request, variants, launch_args=launch_args, grid=grid, out_dir=out_dir, seed=seed,
+                               tool=tool)
         folder, doc = command.run(plan, use_cache=not no_cache, with_passes=with_passes)
         if plan.tool == "proton":
             click.echo("irscope: ncu is not on PATH: measured with Proton's PC sampling (lines and stall reasons "

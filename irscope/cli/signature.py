@@ -17,16 +17,9 @@ from irscope.cli.options import LOAD_TIMEOUT_OPTION
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def signature(file, kernels, as_json, load_timeout, debug):
     """A kernel's parameters (name, constexpr or not, default) and a ready --signature template."""
-    from irscope.kernel import loader, spec
+    from irscope.kernel import inputs, loader, spec
     from irscope.views import signature as view
 
     loader.set_load_timeout(load_timeout)
-    if file.suffix == ".json" and file.is_file():
-        from irscope.errors import BadInput
-        from irscope.kernel.specfile import read_spec_document
-
-        doc = read_spec_document(file)
-        raise BadInput(f"{file}: a spec file, not a kernel file: its specialization is its \"args\" (kernel "
-                       f"{doc['kernel']} of {doc['file']}); for the kernel's parameters run irscope signature "
-                       f"{doc['file']}")
+    inputs.check_not_spec_file(file)
     (view.print_json if as_json else view.listing)(file, spec.signatures(file, list(kernels)))

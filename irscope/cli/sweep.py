@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from irscope.cli.options import DUTY_OPTION, spec_options, timing_session
+from irscope.cli.bench import DUTY_OPTION
+from irscope.cli.options import spec_options, timing_session
 
 
 @click.command()
@@ -59,30 +60,21 @@ from irscope.cli.options import DUTY_OPTION, spec_options, timing_session
 @click.option("--ref", "ref_text", metavar="CALL",
               help="With --time: what a user would call instead, timed in the same rounds (as bench --ref): "
                    "the winner is stated against it, e.g. \"torch.matmul(a_ptr, b_ptr)\".")
-def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort_key, cluster, strategy, trials,
-          time_budget, seed, max_registers, do_time, launch_args, launch_grid, max_seconds, graph, duty, db_path,
-          no_db, history, with_sass, write_recipe, top, as_json, html, ref_text):
+def sweep(request, variants, out_dir, no_cache, debug, history, as_json, html, **fields):
     """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
-    from irscope.errors import BadInput
     from irscope.sweep import command
     from irscope.views import sweep as view
 
-    if db_path is not None and not (do_time or history):
-        raise BadInput("--db: the measurements database is used with --time (to reuse and record timings) or "
-                       "--history (to list them); add one of them, or leave out --db")
-    if db_path is not None and no_db:
-        raise BadInput("--db and --no-db: give one of them")
+    # every other parameter is named as its SweepOptions field: built by keyword, never by position
+    opts = command.SweepOptions(out_dir=out_dir, use_cache=not no_cache, **fields)
+    command.check_db(opts, history)
     if history:
-        view.history_table(*command.history(request, db_path), as_json)
+        view.history_table(*command.history(request, opts.db_path), as_json)
         return
     if html is not None:
         from irscope.report.output import check_output
 
         check_output(html, "--html")
-    opts = command.SweepOptions(
-        out_dir, not no_cache, tuple(axes), jobs, timeout, sort_key, cluster, strategy, trials, time_budget, seed,
-        max_registers, do_time, launch_args, launch_grid, max_seconds, graph, duty, db_path, no_db, with_sass,
-        write_recipe, top, ref_text)
     prepared = command.prepare(request, opts, timing_session)
     for note in prepared.notes:
         view.note(note)
@@ -91,8 +83,8 @@ def sweep(request, variants, out_dir, no_cache, debug, axes, jobs, timeout, sort
         click.echo(view.sweep_json(done.ordered, done.result))
     else:
         view.sweep_table(done.ordered, done.timed, search=done.result.search)
-        if write_recipe is not None:
-            view.wrote_recipe(write_recipe)
+        if opts.write_recipe is not None:
+            view.wrote_recipe(opts.write_recipe)
     if html is not None:
         from irscope.views import report as report_view
 

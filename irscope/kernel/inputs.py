@@ -16,6 +16,7 @@ from pathlib import Path
 from irscope import stages
 from irscope.errors import BadInput
 from irscope.kernel import loader
+from irscope.kernel.specfile import read_spec_document
 
 TARGET_CHOICES = ("cuda:80|90|100|120, hip:gfx90a|gfx942|gfx950, or a100, h100, h200, b200, rtx5090, mi250x, "
                   "mi300x, mi355x")
@@ -29,21 +30,28 @@ def take_shared(options: dict) -> None:
     check_request_text(options["target"], options["named_args"], options["consts"])
 
 
-def check_dump_flags(stage: str | None, as_json: bool, out_dir: Path) -> None:
-    """dump: --stage and --json exclude each other; the output folder can be written."""
+def check_dump_flags(stage: str | None, as_json: bool, out_dir: Path, with_lines: bool = False) -> None:
+    """dump (and capture): --stage and --json exclude each other; the output folder can be written; dump's
+    --lines (the hot lines under the summary) goes with neither."""
     if stage and as_json:
         raise BadInput("--stage and --json: choose one (--stage prints one stage's text, --json the whole dump "
                        "as a document whose 'stages' name each stage's file)")
     check_output_dir(out_dir)
+    if with_lines and (stage or as_json):
+        raise BadInput("--lines: shows the hot lines under the summary; with --stage or --json use "
+                       "irscope lines DIR [--json]")
 
 
-def check_capture_only(script_args, script_log, compile_only: bool) -> None:
-    """ARGS, --script-log and --compile-only belong to a capture (no --signature/--arg/--const)."""
+def check_capture_only(script_args, script_log, compile_only: bool, jobs: int | None = None,
+                       time_limit: float | None = None) -> None:
+    """ARGS, --script-log, --compile-only, --jobs and --time-limit belong to a capture (irscope capture
+    SCRIPT), not to dump's kernel file or spec file."""
     extra = [name for name, given in (("ARGS", script_args), ("--script-log", script_log),
-                                      ("--compile-only", compile_only)) if given not in (None, (), False)]
+                                      ("--compile-only", compile_only), ("--jobs", jobs),
+                                      ("--time-limit", time_limit)) if given not in (None, (), [], False)]
     if extra:
-        raise BadInput(f"{', '.join(extra)}: apply when FILE is a script run for capture "
-                       f"(no --signature/--arg/--const)")
+        raise BadInput(f"{', '.join(extra)}: appl{'ies' if len(extra) == 1 else 'y'} when FILE is a script run for "
+                       f"capture (irscope capture SCRIPT), not to a kernel file or spec file")
 
 
 def check_stage_for_target(stage: str | None, target) -> None:
@@ -146,3 +154,12 @@ def check_output_file(path: Path | str | None, flag: str, example: str) -> Path:
 def check_log_file(path: Path | str | None, flag: str = "--script-log") -> Path | None:
     """--script-log: a regular file (or a new one) to take the script's output."""
     return None if path is None else check_output_file(path, flag, "script.log")
+
+
+def check_not_spec_file(file: Path) -> None:
+    """signature: a spec file is refused, naming the kernel file whose parameters it specializes."""
+    if file.suffix == ".json" and file.is_file():
+        doc = read_spec_document(file)
+        raise BadInput(f"{file}: a spec file, not a kernel file: its specialization is its \"args\" (kernel "
+                       f"{doc['kernel']} of {doc['file']}); for the kernel's parameters run irscope signature "
+                       f"{doc['file']}")

@@ -76,7 +76,7 @@ def spec_files(folder: Path, kernels: tuple[str, ...] = ()) -> list[Path]:
     """DIR/captures/*.json (the kernel names filter them, as --kernel does)."""
     found = sorted((folder / "captures").glob("*.json"))
     if not found:
-        raise BadInput(f"{folder}: no captures/*.json; capture a script first (irscope dump SCRIPT.py -o {folder})")
+        raise BadInput(f"{folder}: no captures/*.json; capture a script first (irscope capture SCRIPT.py -o {folder})")
     if kernels:
         found = [p for p in found if _kernel_of(p) in kernels]
         if not found:

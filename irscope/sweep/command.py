@@ -30,7 +30,8 @@ from irscope.timing.plan import bench_variants
 
 @dataclass(frozen=True)
 class SweepOptions:
-    """What `irscope sweep` was asked, beyond the Request (each field is the flag of that name)."""
+    """What `irscope sweep` was asked, beyond the Request (each field is the flag of that name; cli/sweep.py
+    names its click parameters as these fields and builds this by keyword)."""
 
     out_dir: Path
     use_cache: bool = True
@@ -81,6 +82,15 @@ class Outcome:
     ordered: list
     result: Any
     timed: Any
+
+
+def check_db(opts: SweepOptions, history: bool) -> None:
+    """--db is used with --time or --history, and not with --no-db."""
+    if opts.db_path is not None and not (opts.do_time or history):
+        raise BadInput("--db: the measurements database is used with --time (to reuse and record timings) or "
+                       "--history (to list them); add one of them, or leave out --db")
+    if opts.db_path is not None and opts.no_db:
+        raise BadInput("--db and --no-db: give one of them")
 
 
 def history(request: jobs.Request, db_path: Path | None) -> tuple[list, Path]:

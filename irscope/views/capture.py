@@ -1,6 +1,6 @@
 """The capture's views: its summary (rich), its --json document, and its one-line messages on stderr.
 
-`irscope dump SCRIPT` shows a header (script, kernels, launches, target, mode), then per capture
+`irscope capture SCRIPT` shows a header (script, kernels, launches, target, mode), then per capture
 its config (and whether the autotuner chose it), grid, tensors, spec file and what became of its
 dump (not dumped, skipped, failed, identical to the launched kernel), followed by the dump's own
 summary (views/dump.py). The --json document is views/dump.as_json's, with each kernel's capture
@@ -98,6 +98,12 @@ def print_stopped(run: ScriptRun) -> None:
 def print_warning(text: str) -> None:
     """An irscope warning on stderr, one line."""
     _err(f"irscope: warning: {text}")
+
+
+def print_old_spelling() -> None:
+    """The one stderr line `irscope dump SCRIPT` (no --signature/--arg/--const) says before it captures."""
+    _err("irscope: note: 'irscope dump SCRIPT' is now 'irscope capture SCRIPT'; the old form goes away in the "
+         "next release")
 
 
 def print_failures(run: ScriptRun) -> None:

@@ -1,5 +1,5 @@
 """Capture on a real GPU (moved from tests/test_capture.py): the example scripts pass their own checks, a real
-run of `irscope dump SCRIPT` gives the PTX of the compile-only capture (which tests/test_capture.py checks on
+run of `irscope capture SCRIPT` gives the PTX of the compile-only capture (which tests/test_capture.py checks on
 irscope's stand-in GPU), and the examples capture without stopping."""
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ def test_real_run_capture_gives_the_ptx_of_the_compile_only_capture(tmp_path):
 
     major, minor = torch.cuda.get_device_capability()
     target = f"cuda:{major * 10 + minor}"
-    real = run_cli("dump", str(SCRIPT), "-o", str(tmp_path / "real"), "--json")
+    real = run_cli("capture", str(SCRIPT), "-o", str(tmp_path / "real"), "--json")
     assert real.code == 0, real.err
-    only = run_cli("dump", str(SCRIPT), "--compile-only", "-t", target, "-o", str(tmp_path / "only"), "--json")
+    only = run_cli("capture", str(SCRIPT), "--compile-only", "-t", target, "-o", str(tmp_path / "only"), "--json")
     assert only.code == 0, only.err
     real_doc, only_doc = json.loads(real.out), json.loads(only.out)
     assert real_doc["capture"]["mode"] == "gpu" and real_doc["capture"]["stopped"] is None
@@ -54,7 +54,7 @@ def test_real_run_capture_gives_the_ptx_of_the_compile_only_capture(tmp_path):
 
 @pytest.mark.parametrize("script", ["matmul_autotune", "fused_softmax", "fused_attention"])
 def test_examples_capture_on_a_gpu_without_stopping(script, tmp_path):
-    r = run_cli("dump", str(EXAMPLES / "scripts" / f"{script}.py"), "-o", str(tmp_path), "--json")
+    r = run_cli("capture", str(EXAMPLES / "scripts" / f"{script}.py"), "-o", str(tmp_path), "--json")
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     assert doc["capture"]["stopped"] is None and doc["kernels"]

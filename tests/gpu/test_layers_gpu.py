@@ -1,4 +1,4 @@
-"""Kernel generators captured in a real GPU run (issue #27): `irscope dump SCRIPT` (gpu mode) of a
+"""Kernel generators captured in a real GPU run (issue #27): `irscope capture SCRIPT` (gpu mode) of a
 torch.compile (Inductor) script and of Helion scripts captures their generated kernels, labelled with
 what made them, while the script's own checks pass (Inductor and Helion in-process, off their caches:
 standin/generators.py). The stand-in side of the same scripts is tests/test_layers.py."""
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _dump(script: str, tmp_path: Path) -> tuple[dict, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                TRITON_CACHE_DIR=str(tmp_path / "triton"), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
-    p = subprocess.run([sys.executable, "-m", "irscope", "dump", str(LAYERS / script), "-o", str(tmp_path / "out"),
+    p = subprocess.run([sys.executable, "-m", "irscope", "capture", str(LAYERS / script), "-o", str(tmp_path / "out"),
                         "--json"], capture_output=True, text=True, env=env, timeout=600, check=False)
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)
