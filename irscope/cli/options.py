@@ -18,10 +18,8 @@ LOAD_TIMEOUT_OPTION = click.option(
 
 
 def spec_options(f):
-    """The options every command that compiles a kernel shares, handed to it as one jobs.Request.
-
-    The command receives `request` (jobs.Request) and `variants` (the --variant names, in order).
-    """
+    """The options every command that compiles a kernel shares: the command receives them as `request` (one
+    jobs.Request) and `variants` (the --variant names, in order)."""
     return _shared_options(f, specialization=True)
 
 
@@ -66,10 +64,7 @@ def _shared_options(f, specialization: bool):
                      help="Register budget of a warp-specialized worker partition: 'worker0:registers=48' "
                           "(a multiple of 8, 24-256; checked in TTGIR and PTX's setmaxnreg; repeatable)."),
     ]
-    f = _into_request(f)
-    for d in reversed(decorators):
-        f = d(f)
-    return f
+    return functools.reduce(lambda g, d: d(g), reversed(decorators), _into_request(f))
 
 
 _SPECIALIZATION = (
