@@ -35,6 +35,7 @@ from irscope.artifacts import MAP_FILE, lineinfo, schema
 from irscope.artifacts.lineinfo import Frames, Unit
 from irscope.artifacts.stats import LAYOUT_DEF, SASS_CLASSES
 from irscope.errors import BadInput
+from irscope.records import Figures, Manifest, MapLine, MapStage, SourceMap
 from irscope.stages import MACHINE, MAPPED, language
 
 SCHEMA = 1
@@ -138,8 +139,8 @@ class _Figures:
         if layouts:
             self.layouts |= {a for a in re.findall(r"#(\w+)", unit.text) if a in layouts}
 
-    def as_dict(self, stage: str) -> dict[str, Any]:
-        out: dict[str, Any] = {"n": len(self.at), "at": sorted(set(self.at)), "ops": dict(self.ops.most_common())}
+    def as_dict(self, stage: str) -> Figures:
+        out: Figures = {"n": len(self.at), "at": sorted(set(self.at)), "ops": dict(self.ops.most_common())}
         if stage in MACHINE:
             out["classes"] = {c: self.classes[c] for c in CLASSES if self.classes[c]}
             out["spill_bytes"] = self.spill
@@ -165,7 +166,7 @@ def stage_units(stages: dict[str, Any], sass_info: list[lineinfo.SassLine] | Non
 
 
 def build(stages: dict[str, Any], kernel_file: str, stage_files: dict[str, str],
-          sass_info: list[lineinfo.SassLine] | None = None) -> dict[str, Any]:
+          sass_info: list[lineinfo.SassLine] | None = None) -> SourceMap:
     """The map of one compile (see the module docstring for its shape)."""
     units = stage_units(stages, sass_info)
     layouts = {m.group(1) for m in LAYOUT_DEF.finditer(stages.get("ttgir") or "")} \
@@ -173,7 +174,7 @@ def build(stages: dict[str, Any], kernel_file: str, stage_files: dict[str, str],
     top: dict[tuple[str, int], dict[str, _Figures]] = {}
     callees: dict[tuple[str, int], dict[tuple[str, int], dict[str, _Figures]]] = {}
     no_line: dict[str, _Figures] = {}
-    summary = {}
+    summary: dict[str, MapStage] = {}
     for stage, us in units.items():
         mapped = 0
         lay = layouts if stage == "ttgir" else set()
@@ -190,9 +191,9 @@ def build(stages: dict[str, Any], kernel_file: str, stage_files: dict[str, str],
     kernel = _kernel_path(kernel_file, top)
     texts = _SourceText()
     order = sorted(top, key=lambda k: (k[0] != kernel, k[0], k[1]))
-    lines = []
+    lines: list[MapLine] = []
     for key in order:
-        entry = {"file": key[0], "line": key[1], "text": texts.line(*key),
+        entry: MapLine = {"file": key[0], "line": key[1], "text": texts.line(*key),
                  "stages": {s: f.as_dict(s) for s, f in top[key].items()}}
         if key in callees:
             entry["callees"] = [{"file": c[0], "line": c[1], "text": texts.line(*c),
@@ -240,7 +241,7 @@ class _SourceText:
 # ------------------------------------------------------------------ reading and asking
 
 
-def load(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def load(folder: Path, manifest: Manifest) -> SourceMap:
     """The map of a dump folder; BadInput for a folder dumped before maps existed, damaged, or whose
     manifest names a map outside the folder."""
     name = manifest.get("map") or MAP_FILE
@@ -254,10 +255,11 @@ def load(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
         raise BadInput(f"{path}: source map schema {got!r}, this irscope reads {SCHEMA}; "
                        f"run irscope dump again")
     schema.validate(data, schema.MAP, path, MAP_FILE, "run irscope dump again")
-    return data
+    source_map: SourceMap = data
+    return source_map
 
 
-def kernel_file(folder: Path, manifest: dict[str, Any]) -> str:
+def kernel_file(folder: Path, manifest: Manifest) -> str:
     """The kernel's file as this dump's compiler spelled it in its locations: the map's (a dump restored
     from the cache for a copy of the kernel keeps the first file's path), else the manifest's."""
     try:
@@ -294,7 +296,7 @@ def origin_lines(generated_by: Any) -> dict[str, list[int]]:
             if isinstance(k, str) and isinstance(v, list)}
 
 
-def find_origin_line(source_map: dict[str, Any], spec: str, origins: dict[str, list[int]]) -> dict[str, Any] | None:
+def find_origin_line(source_map: SourceMap, spec: str, origins: dict[str, list[int]]) -> dict[str, Any] | None:
     """--line FILE:N on the generator's source (a Helion kernel's file): the generated lines made
     from it, merged, in every stage — the second level of the map. None when FILE is not the
     generator's source."""
@@ -318,7 +320,7 @@ def find_origin_line(source_map: dict[str, Any], spec: str, origins: dict[str, l
     return entry
 
 
-def find_line(source_map: dict[str, Any], spec: str, origins: dict[str, list[int]] | None = None) -> dict[str, Any]:
+def find_line(source_map: SourceMap, spec: str, origins: dict[str, list[int]] | None = None) -> dict[str, Any]:
     """The map's entry for --line SPEC: a line of the kernel, or FILE:LINE (any file, callees
     included: a helper's line sums what it produced under every line that called it; for a
     generated kernel, a line of the generator's source through the lines generated from it).
@@ -412,7 +414,7 @@ def check_sort(key: str) -> None:
         raise BadInput(f"--sort {key!r}: sort by one of {', '.join(SORT_KEYS)}")
 
 
-def hot_lines(source_map: dict[str, Any], sort: str = "instructions") -> list[dict[str, Any]]:
+def hot_lines(source_map: SourceMap, sort: str = "instructions") -> list[dict[str, Any]]:
     """One row per source line (the map's entries), sorted by `sort`, largest first (by line: in order)."""
     check_sort(sort)
     rows = [{"file": e["file"], "line": e["line"], "text": e["text"], **figures(e, source_map.get("machine"))}
@@ -422,17 +424,17 @@ def hot_lines(source_map: dict[str, Any], sort: str = "instructions") -> list[di
     return sorted(rows, key=lambda r: (-r[sort], r["file"] != source_map["kernel_file"], r["line"]))
 
 
-def no_line_row(source_map: dict[str, Any]) -> dict[str, Any]:
+def no_line_row(source_map: SourceMap) -> dict[str, Any]:
     return {"file": "", "line": 0, "text": "(no line)",
             **figures({"stages": source_map.get("no_line", {})}, source_map.get("machine"))}
 
 
-def check_stage(source_map: dict[str, Any], stage: str | None) -> None:
+def check_stage(source_map: SourceMap, stage: str | None) -> None:
     if stage is not None and stage not in source_map["stages"]:
         raise BadInput(f"--stage {stage}: not mapped in this dump; stages: {', '.join(source_map['stages'])}")
 
 
-def stage_lines(folder: Path, source_map: dict[str, Any], stage: str, at: list[int]) -> list[tuple[int, str]]:
+def stage_lines(folder: Path, source_map: SourceMap, stage: str, at: list[int]) -> list[tuple[int, str]]:
     """(line number, text) of the given lines of a stage file (what --line --stage prints)."""
     name = source_map["stages"][stage]["file"]
     lines = artifacts.read_text(folder, name, f"map.json stages.{stage}.file", "run irscope dump again").splitlines()

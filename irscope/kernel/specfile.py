@@ -12,13 +12,14 @@ from typing import Any
 
 from irscope.errors import BadInput
 from irscope.kernel import jsonfile as schema
-from irscope.kernel.jsonfile import ANY, MapOf, Maybe, Req
+from irscope.kernel.jsonfile import Req
 from irscope.kernel.spec import KernelSpec
+from irscope.records import Launch, Manifest, SpecFile
 
 SPEC_FILE_VERSION = 1
 
 
-def spec_document(spec: KernelSpec, target: str, options: dict[str, Any], launch: dict | None = None) -> dict:
+def spec_document(spec: KernelSpec, target: str, options: dict[str, Any], launch: Launch | None = None) -> SpecFile:
     """A replayable spec: `irscope dump THIS.json` recompiles it under any settings.
 
     {"irscope_spec": 1, "file", "kernel", "args": {name: element}, "target",
@@ -36,23 +37,17 @@ def spec_document(spec: KernelSpec, target: str, options: dict[str, Any], launch
     }
 
 
-# The one schema of a spec file (artifacts/schema.py's checker): every field irscope reads, typed.
-# An arg is a signature element ("*fp32:16", "i32", a constexpr's value: "1024" or 1024).
-# a dump's manifest.json read as a spec: the fields a spec takes from it (artifacts/schema.py holds the
-# whole manifest's schema; this layer reads only these)
-MANIFEST_AS_SPEC = {"kernel": Req(str), "target": Req(str), "args": MapOf(str), "user_options": dict}
-SPEC_SCHEMA = {
-    "irscope_spec": Req(ANY),
-    "file": Req(str),
-    "kernel": Req(str),
-    "args": Req(MapOf((str, int, float))),
-    "target": Maybe(str),
-    "options": Maybe(dict),
-    "launch": Maybe(dict),
-}
+# The schema of a spec file, derived from its record (irscope/records.py). An arg is a signature element
+# ("*fp32:16", "i32", a constexpr's value: "1024" or 1024).
+SPEC_SCHEMA = schema.of(SpecFile)
+# a dump's manifest.json read as a spec: the fields a spec takes from it, "file" required (artifacts/schema.py
+# checks the whole manifest where a dump folder is read; this layer reads only these)
+MANIFEST_AS_SPEC = {**{k: v for k, v in schema.of(Manifest).items() if k in ("kernel", "target", "args",
+                                                                             "user_options")},
+                    "file": Req(str)}
 
 
-def read_spec_document(path) -> dict:
+def read_spec_document(path) -> SpecFile:
     """Read a spec file (or a dump's manifest.json); one-line errors for anything malformed: not JSON,
     not UTF-8, too deep or a number too long to read, or a field of the wrong type (named)."""
     p = Path(path)
@@ -66,7 +61,7 @@ def read_spec_document(path) -> dict:
         raise BadInput(f"{p}: expected a JSON object (an irscope spec or a dump manifest), not "
                        f"{type(doc).__name__ if doc is not None else 'null'}")
     if "irscope_spec" not in doc and "irscope" in doc:  # a dump folder's manifest
-        schema.validate(doc, {**MANIFEST_AS_SPEC, "file": Req(str)}, p, "manifest.json")
+        schema.validate(doc, MANIFEST_AS_SPEC, p, "manifest.json")
         doc = {"irscope_spec": SPEC_FILE_VERSION, "file": doc["file"], "kernel": doc["kernel"],
                "args": doc.get("args") or {}, "target": doc["target"], "options": doc.get("user_options") or {}}
     if doc.get("irscope_spec") != SPEC_FILE_VERSION:
