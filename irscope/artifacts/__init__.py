@@ -39,7 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from irscope import stages
 from irscope.artifacts.schema import MANIFEST as MANIFEST_SCHEMA
@@ -100,7 +100,7 @@ class Artifacts:
     ptxas_log: str = ""
     compile_log: str = ""
     notes: list[str] = field(default_factory=list)
-    stats: Stats = field(default_factory=dict)  # type: ignore[assignment]  (a TypedDict's empty default)
+    stats: Stats = field(default_factory=Stats)
     passes: list[PassRecord] | None = None
     pass_texts: list[str] | None = None  # IR after each pass (None where not dumped)
     key: str = ""
@@ -309,8 +309,7 @@ def read_manifest(folder: Path) -> Manifest:
         why = 'no "irscope" field' if isinstance(doc, dict) else "not a JSON object"
         raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} is not irscope's: {why})")
     jsonfile.validate(doc, MANIFEST_SCHEMA, folder, MANIFEST)
-    manifest: Manifest = doc
-    return manifest
+    return cast(Manifest, doc)    # checked against its schema above
 
 
 def inside(folder: Path | str, name: Any, field: str, remedy: str = "dump it again") -> Path:

@@ -26,19 +26,19 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from irscope import artifacts
 from irscope.artifacts import MAP_FILE, lineinfo, schema
 from irscope.artifacts.lineinfo import Frames, Unit
 from irscope.artifacts.stats import LAYOUT_DEF, SASS_CLASSES
 from irscope.errors import BadInput
-from irscope.records import Figures, Manifest, MapLine, MapStage, SourceMap
+from irscope.records import Figures, Manifest, MapEntry, MapLine, MapStage, SourceMap
 from irscope.stages import MACHINE, MAPPED, language
 
-SCHEMA = 1
+SCHEMA: Literal[1] = 1
 CLASSES = ("mma", "global_load", "global_store", "shared_load", "shared_store", "async_copy", "tma",
            "local_load", "local_store", "barrier")
 
@@ -255,8 +255,7 @@ def load(folder: Path, manifest: Manifest) -> SourceMap:
         raise BadInput(f"{path}: source map schema {got!r}, this irscope reads {SCHEMA}; "
                        f"run irscope dump again")
     schema.validate(data, schema.MAP, path, MAP_FILE, "run irscope dump again")
-    source_map: SourceMap = data
-    return source_map
+    return cast(SourceMap, data)    # checked against its schema above
 
 
 def kernel_file(folder: Path, manifest: Manifest) -> str:
@@ -331,18 +330,19 @@ def find_line(source_map: SourceMap, spec: str, origins: dict[str, list[int]] | 
         return through
     file, line = parse_line_spec(spec)
     kernel = source_map["kernel_file"]
-    files = [kernel] if file is None else [f for f in source_map.get("files", {}) if _file_matches(file, f)]
+    counts = source_map.get("files") or {}     # null in a map is read as none
+    files = [kernel] if file is None else [f for f in counts if _file_matches(file, f)]
     if file is not None and not files and _file_matches(file, kernel):
         files = [kernel]
     if not files:
-        known = ", ".join(os.path.basename(f) for f in source_map.get("files", {})) or "none"
+        known = ", ".join(os.path.basename(f) for f in counts) or "none"
         raise BadInput(f"--line {spec}: no code came from a file named {file!r}; files with code: {known}")
     path = files[0]
-    hits = [e for e in source_map["lines"] if e["file"] in files and e["line"] == line]
+    hits: list[MapEntry] = [e for e in source_map["lines"] if e["file"] in files and e["line"] == line]
     hits += [c for e in source_map["lines"] for c in e.get("callees", []) if c["file"] in files and c["line"] == line]
     if hits:
         return _merge(hits)
-    total = source_map.get("files", {}).get(path, 0)
+    total = counts.get(path, 0)
     name = os.path.basename(path)
     if total and line > total:
         raise BadInput(f"--line {spec}: {name} has {total} lines")
@@ -363,13 +363,14 @@ def _ranges(nums: list[int]) -> str:
     return ", ".join(out) or "none"
 
 
-def _merge(entries: list[dict[str, Any]]) -> dict[str, Any]:
+def _merge(entries: Sequence[MapEntry]) -> dict[str, Any]:
     """One entry from several (a helper line reached from several callers): figures added up."""
     if len(entries) == 1:
-        return entries[0]
+        return dict(entries[0])
     stages: dict[str, dict[str, Any]] = {}
     for e in entries:
-        for s, fig in e["stages"].items():
+        figs: Mapping[str, Mapping[str, Any]] = e["stages"]   # read by key names in loops below
+        for s, fig in figs.items():
             into = stages.setdefault(s, {"n": 0, "at": [], "ops": {}})
             into["n"] += fig["n"]
             into["at"] = sorted(set(into["at"]) | set(fig["at"]))
@@ -384,14 +385,14 @@ def _merge(entries: list[dict[str, Any]]) -> dict[str, Any]:
             if "layouts" in fig:
                 into["layouts"] = sorted(set(into.get("layouts", [])) | set(fig["layouts"]))
     first = entries[0]
-    return {"file": first["file"], "line": first["line"], "text": first["text"], "stages": stages,
+    return {"file": first["file"], "line": first["line"], "text": first.get("text"), "stages": stages,
             "callers": len(entries)}
 
 
 SORT_KEYS = ("instructions", "spills", *CLASSES, "regs", "convert_layouts", "line")
 
 
-def figures(entry: dict[str, Any], machine: str | None) -> dict[str, Any]:
+def figures(entry: Mapping[str, Any], machine: str | None) -> dict[str, Any]:
     """The hot-lines row of one entry: machine instructions, classes, spills, registers, layouts."""
     st = entry["stages"]
     m = st.get(machine or "", {})
@@ -417,7 +418,7 @@ def check_sort(key: str) -> None:
 def hot_lines(source_map: SourceMap, sort: str = "instructions") -> list[dict[str, Any]]:
     """One row per source line (the map's entries), sorted by `sort`, largest first (by line: in order)."""
     check_sort(sort)
-    rows = [{"file": e["file"], "line": e["line"], "text": e["text"], **figures(e, source_map.get("machine"))}
+    rows = [{"file": e["file"], "line": e["line"], "text": e.get("text"), **figures(e, source_map.get("machine"))}
             for e in source_map["lines"]]
     if sort == "line":
         return rows
@@ -426,7 +427,7 @@ def hot_lines(source_map: SourceMap, sort: str = "instructions") -> list[dict[st
 
 def no_line_row(source_map: SourceMap) -> dict[str, Any]:
     return {"file": "", "line": 0, "text": "(no line)",
-            **figures({"stages": source_map.get("no_line", {})}, source_map.get("machine"))}
+            **figures({"stages": source_map.get("no_line") or {}}, source_map.get("machine"))}
 
 
 def check_stage(source_map: SourceMap, stage: str | None) -> None:

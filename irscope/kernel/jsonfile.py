@@ -86,6 +86,8 @@ def _one_of(members: tuple) -> Any:
 def _type_name(schema: Any) -> str:
     if schema is NUMBER:
         return "a number"
+    if schema is ANY:
+        return "any value"
     if isinstance(schema, Maybe):
         return _type_name(schema.schema) + " or null"
     if isinstance(schema, (dict, MapOf)):

@@ -8,7 +8,7 @@ as one too. `irscope dump THIS.json --set num_warps=8` recompiles it under other
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from irscope.errors import BadInput
 from irscope.kernel import jsonfile as schema
@@ -16,7 +16,7 @@ from irscope.kernel.jsonfile import Req
 from irscope.kernel.spec import KernelSpec
 from irscope.records import Launch, Manifest, SpecFile
 
-SPEC_FILE_VERSION = 1
+SPEC_FILE_VERSION: Literal[1] = 1
 
 
 def spec_document(spec: KernelSpec, target: str, options: dict[str, Any], launch: Launch | None = None) -> SpecFile:
@@ -30,7 +30,7 @@ def spec_document(spec: KernelSpec, target: str, options: dict[str, Any], launch
         "irscope_spec": SPEC_FILE_VERSION,
         "file": str(spec.file),
         "kernel": spec.kernel,
-        "args": spec.canonical(),
+        "args": {**spec.canonical()},
         "target": target,
         "options": options,
         "launch": launch or {},
@@ -77,4 +77,4 @@ def read_spec_document(path) -> SpecFile:
     if not src.is_absolute():
         src = (p.parent / src).resolve() if (p.parent / src).exists() else src
     doc["file"] = str(src)
-    return doc
+    return cast(SpecFile, doc)    # checked against its schema above
