@@ -13,8 +13,6 @@ A `float` is any JSON number (an int or a finite float, never a bool), as PEP 48
 Stdlib only, at the lowest layer: every writer and reader may import it.
 """
 
-from __future__ import annotations
-
 import types
 import typing
 from typing import Any, Literal, TypedDict, Union

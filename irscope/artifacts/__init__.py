@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from irscope import stages
-from irscope.artifacts.schema import MANIFEST as MANIFEST_SCHEMA
+from irscope.artifacts import schema
 from irscope.errors import BadInput
 from irscope.kernel import jsonfile
 from irscope.records import Manifest, PassEntry, PinCheck, RecipeRef, SourceMap, Stats
@@ -308,7 +308,7 @@ def read_manifest(folder: Path) -> Manifest:
     if not isinstance(doc, dict) or "irscope" not in doc:
         why = 'no "irscope" field' if isinstance(doc, dict) else "not a JSON object"
         raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} is not irscope's: {why})")
-    jsonfile.validate(doc, MANIFEST_SCHEMA, folder, MANIFEST)
+    jsonfile.validate(doc, schema.MANIFEST, folder, MANIFEST)
     return cast(Manifest, doc)    # checked against its schema above
 
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import cast
 
-from irscope.artifacts.schema import PROFILE
+from irscope.artifacts import schema
 from irscope.kernel import jsonfile
 from irscope.records import Profile
 
@@ -43,14 +43,14 @@ def read(folder: Path) -> Profile | None:
     path = Path(folder) / FILENAME
     if not path.is_file():
         return None
-    return cast(Profile, jsonfile.load(path, PROFILE, FILENAME, remedy="profile the kernel again"))
+    return cast(Profile, jsonfile.load(path, schema.PROFILE, FILENAME, remedy="profile the kernel again"))
 
 
 def write(folder: Path, doc: Profile) -> Path:
     """Write `doc` (checked against the schema first; irscope_profile set to VERSION, first) atomically
     into the dump folder."""
     doc = {"irscope_profile": VERSION, **doc}   # type: ignore[typeddict-item]  # a caller's doc may lack it
-    jsonfile.validate(doc, PROFILE, Path(folder) / FILENAME, FILENAME, remedy="a bug in irscope: report it")
+    jsonfile.validate(doc, schema.PROFILE, Path(folder) / FILENAME, FILENAME, remedy="a bug in irscope: report it")
     final = Path(folder) / FILENAME
     fd, tmp = tempfile.mkstemp(prefix=f".{FILENAME}.", dir=folder)   # a reader never sees half a file
     with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -12,6 +12,8 @@ checked, so a newer irscope's extra fields still read.
 
 from __future__ import annotations
 
+from typing import Any
+
 from irscope import records
 from irscope.kernel.jsonfile import (  # noqa: F401  (the checker, for the readers of dump folders)
     ANY,
@@ -29,7 +31,12 @@ from irscope.kernel.jsonfile import (  # noqa: F401  (the checker, for the reade
     validate,
 )
 
-MANIFEST = of(records.Manifest)
-PASS = of(records.PassEntry)
-MAP = of(records.SourceMap)
-PROFILE = of(records.Profile)
+RECORDS = {"MANIFEST": records.Manifest, "PASS": records.PassEntry, "MAP": records.SourceMap,
+           "PROFILE": records.Profile}
+
+
+def __getattr__(name: str) -> Any:
+    """MANIFEST, PASS, MAP, PROFILE: each record's schema, derived on first use (jsonfile.of)."""
+    if name in RECORDS:
+        return of(RECORDS[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

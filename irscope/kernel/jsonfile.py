@@ -12,6 +12,7 @@ annotations (irscope/records.py): the schemas of irscope's own files are never w
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import typing
@@ -52,10 +53,12 @@ class OneOf:
     what: str
 
 
+@functools.cache
 def of(hint: Any) -> Any:
     """The schema of a record (a TypedDict of irscope/records.py) or of any type in one: required keys are
     Req, `X | None` Maybe, `float` NUMBER, a Literal its values' type (a newer irscope's new value still
-    reads), `dict[str, Any]` / `list[Any]` any object / list."""
+    reads), `dict[str, Any]` / `list[Any]` any object / list. Derived once per type, on first use (a cached re-dump
+    that reads no folder never pays for it); the schema returned is shared: never change it."""
     if hint is Any:
         return ANY
     if records.is_record(hint):

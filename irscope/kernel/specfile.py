@@ -37,14 +37,15 @@ def spec_document(spec: KernelSpec, target: str, options: dict[str, Any], launch
     }
 
 
-# The schema of a spec file, derived from its record (irscope/records.py). An arg is a signature element
-# ("*fp32:16", "i32", a constexpr's value: "1024" or 1024).
-SPEC_SCHEMA = schema.of(SpecFile)
-# a dump's manifest.json read as a spec: the fields a spec takes from it, "file" required (artifacts/schema.py
-# checks the whole manifest where a dump folder is read; this layer reads only these)
-MANIFEST_AS_SPEC = {**{k: v for k, v in schema.of(Manifest).items() if k in ("kernel", "target", "args",
-                                                                             "user_options")},
-                    "file": Req(str)}
+# A spec file is checked against the schema derived from its record (schema.of(SpecFile)). An arg is a
+# signature element ("*fp32:16", "i32", a constexpr's value: "1024" or 1024).
+# A dump's manifest.json read as a spec: the fields a spec takes from it, "file" required (artifacts/schema.py
+# checks the whole manifest where a dump folder is read; this layer reads only these).
+MANIFEST_AS_SPEC_FIELDS = ("kernel", "target", "args", "user_options")
+
+
+def manifest_as_spec_schema() -> dict[str, Any]:
+    return {**{k: v for k, v in schema.of(Manifest).items() if k in MANIFEST_AS_SPEC_FIELDS}, "file": Req(str)}
 
 
 def read_spec_document(path) -> SpecFile:
@@ -61,7 +62,7 @@ def read_spec_document(path) -> SpecFile:
         raise BadInput(f"{p}: expected a JSON object (an irscope spec or a dump manifest), not "
                        f"{type(doc).__name__ if doc is not None else 'null'}")
     if "irscope_spec" not in doc and "irscope" in doc:  # a dump folder's manifest
-        schema.validate(doc, MANIFEST_AS_SPEC, p, "manifest.json")
+        schema.validate(doc, manifest_as_spec_schema(), p, "manifest.json")
         doc = {"irscope_spec": SPEC_FILE_VERSION, "file": doc["file"], "kernel": doc["kernel"],
                "args": doc.get("args") or {}, "target": doc["target"], "options": doc.get("user_options") or {}}
     if doc.get("irscope_spec") != SPEC_FILE_VERSION:
@@ -69,7 +70,7 @@ def read_spec_document(path) -> SpecFile:
     for key in ("file", "kernel", "args"):
         if key not in doc:
             raise BadInput(f"{p}: spec file lacks {key!r}")
-    schema.validate(doc, SPEC_SCHEMA, p, "spec field", "fix the field, or capture the kernel again")
+    schema.validate(doc, schema.of(SpecFile), p, "spec field", "fix the field, or capture the kernel again")
     if not doc["file"].strip() or "\0" in doc["file"]:
         raise BadInput(f"{p}: spec field file is {doc['file']!r}, not a kernel file's path")
     doc["args"] = {k: str(v) for k, v in doc["args"].items()}
