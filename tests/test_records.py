@@ -135,6 +135,18 @@ def test_a_dumps_manifest_validates_and_declares_every_key_it_writes(add_dump):
     assert manifest["passes"] and manifest["map"] == "map.json"
 
 
+def test_an_amd_dumps_manifest_and_map_validate_and_declare_every_key(tmp_path):
+    """AMD's figures (stats.amdgcn, VGPRs, waves per SIMD) are records too."""
+    r = run_cli("dump", str(VECTOR_ADD), "-s", ADD_SIG, "-t", "hip:gfx942", "-o", str(tmp_path))
+    assert r.code == 0, r.err
+    folder = _only(tmp_path, "*/*/manifest.json").parent
+    manifest, source_map = _load(folder / "manifest.json"), _load(folder / "map.json")
+    _validate(manifest, records.Manifest)
+    _validate(source_map, records.SourceMap)
+    assert not _undeclared(manifest, records.Manifest) and not _undeclared(source_map, records.SourceMap)
+    assert manifest["stats"]["amdgcn"]["instructions"] > 0 and "waves_per_simd" in manifest["stats"]["occupancy"]
+
+
 def test_a_passes_index_holds_the_manifests_pass_records(add_dump):
     index = _load(add_dump / "passes" / "index.json")
     for entry in index:
