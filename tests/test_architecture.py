@@ -4,7 +4,7 @@
   point down, never up or round);
 - imports inside functions only for heavy or optional third-party packages, at the command
   boundary (irscope/cli), or for the optional machinery LAZY names (kept off the plain dump's start-up);
-- the layers point one way: errors, knobs, stages <- adapter <- kernel <- artifacts <- compile <- standin <- steer <- jobs <- capture, compare, timing <- sweep, releases, profile <- report <- views <- api <- direct <- cli;
+- the layers point one way: errors, knobs, stages, records <- adapter <- kernel <- artifacts <- compile <- standin <- steer <- jobs <- capture, compare, timing <- sweep, releases, profile <- report <- views <- api <- direct <- cli;
 - only views and cli speak click or rich;
 - no module over 500 lines.
 """
@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "irscope"
 HEAVY = ("triton", "torch", "rich", "click", "numpy", "ctypes", "ray", "optuna", "pynvml", "amdsmi", "jinja2", "tqdm",
          "playwright")
 # a module may import from its own layer and the layers before it
-LAYERS = [("errors", "knobs", "stages"), ("adapter",), ("kernel",), ("artifacts",), ("compile",), ("standin",), ("steer",), ("jobs",), ("capture", "compare", "timing", "workers"), ("sweep", "releases", "profile"),
+LAYERS = [("errors", "knobs", "stages", "records"), ("adapter",), ("kernel",), ("artifacts",), ("compile",), ("standin",), ("steer",), ("jobs",), ("capture", "compare", "timing", "workers"), ("sweep", "releases", "profile"),
           ("report",), ("views",), ("api",), ("direct",), ("cli", "__main__", "__init__", "entry")]
 MAX_LINES = 500
 # Optional machinery kept off the plain dump's start-up (a cached re-dump pays only for what it uses):

@@ -39,12 +39,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from irscope import stages
-from irscope.artifacts.schema import MANIFEST as MANIFEST_SCHEMA
+from irscope.artifacts import schema
 from irscope.errors import BadInput
 from irscope.kernel import jsonfile
+from irscope.records import Manifest, PassEntry, PinCheck, RecipeRef, SourceMap, Stats
 
 MANIFEST = "manifest.json"
 MAP_FILE = "map.json"      # the source map (core/sourcemap.py)
@@ -68,6 +69,17 @@ class PassRecord:
     def changed(self) -> bool:
         return bool(self.added or self.removed)
 
+    @classmethod
+    def of(cls, entry: PassEntry) -> PassRecord:
+        """Read back from its record (keys a newer irscope added are left out)."""
+        return cls(entry["index"], entry["stage"], entry["name"], entry["arg"], entry.get("added", 0),
+                   entry.get("removed", 0), entry["file"])
+
+    def entry(self) -> PassEntry:
+        """Its record in manifest.json and passes/index.json."""
+        return {"index": self.index, "stage": self.stage, "name": self.name, "arg": self.arg,
+                "added": self.added, "removed": self.removed, "file": self.file}
+
 
 @dataclass
 class Artifacts:
@@ -88,22 +100,22 @@ class Artifacts:
     ptxas_log: str = ""
     compile_log: str = ""
     notes: list[str] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: Stats = field(default_factory=Stats)
     passes: list[PassRecord] | None = None
     pass_texts: list[str] | None = None  # IR after each pass (None where not dumped)
     key: str = ""
     folder: Path | None = None           # set once written
     compiled: Any = None                 # Triton's CompiledKernel (in memory only; for launching on a GPU)
-    pins: list[dict[str, Any]] = field(default_factory=list)  # each pin/option set and its check (pins.check)
-    recipe: dict[str, Any] | None = None  # {"name", "path", "variant"} of the recipe applied
-    source_map: dict[str, Any] | None = None  # map.json (core.sourcemap.build)
+    pins: list[PinCheck] = field(default_factory=list)  # each pin/option set and its check (steer/checks.py)
+    recipe: RecipeRef | None = None      # {"name", "path", "variant", "target"} of the recipe applied
+    source_map: SourceMap | None = None  # map.json (artifacts/sourcemap.build)
     extras: dict[str, str | bytes] = field(default_factory=dict)  # outputs that are no compiler stage (fbtriton's
     #                                    launch_metadata, launcher_src): files in the folder, listed under "files"
 
     def stage_files(self) -> dict[str, str]:
         return {name: stage_filename(self.kernel, name) for name in self.stages}
 
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self) -> Manifest:
         return {
             "irscope": 1,
             "kernel": self.kernel,
@@ -122,7 +134,7 @@ class Artifacts:
             "metadata": self.metadata,
             "stats": self.stats,
             "notes": self.notes,
-            "passes": None if self.passes is None else [p.__dict__ for p in self.passes],
+            "passes": None if self.passes is None else [p.entry() for p in self.passes],
             "key": self.key,
             "recipe": self.recipe,
             "pins": self.pins,
@@ -218,7 +230,8 @@ def write_into(art: Artifacts, folder: Path) -> None:
             (folder / rec.file).write_text(header + (text if text is not None else
                                                      "// (not dumped: the module is translated to LLVM IR next;"
                                                      " see the llir stage)\n"))
-        (pdir / "index.json").write_text(json.dumps([p.__dict__ for p in art.passes], indent=1))
+        index: list[PassEntry] = [p.entry() for p in art.passes]
+        (pdir / "index.json").write_text(json.dumps(index, indent=1))
     if art.source_map is not None:
         (folder / MAP_FILE).write_text(json.dumps(art.source_map, separators=(",", ":")))
     (folder / MANIFEST).write_text(json.dumps(art.manifest(), indent=1, default=str))
@@ -281,8 +294,8 @@ def _replace_locked(tmp: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def read_manifest(folder: Path) -> dict[str, Any]:
-    """A dump folder's manifest.json, checked against the one schema (artifacts/schema.py): a damaged
+def read_manifest(folder: Path) -> Manifest:
+    """A dump folder's manifest.json, checked against its record's schema (artifacts/schema.py): a damaged
     or foreign manifest is one BadInput line naming the file and the field."""
     path = Path(folder) / MANIFEST
     if not path.is_file():
@@ -295,8 +308,8 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or "irscope" not in doc:
         why = 'no "irscope" field' if isinstance(doc, dict) else "not a JSON object"
         raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} is not irscope's: {why})")
-    jsonfile.validate(doc, MANIFEST_SCHEMA, folder, MANIFEST)
-    return doc
+    jsonfile.validate(doc, schema.MANIFEST, folder, MANIFEST)
+    return cast(Manifest, doc)    # checked against its schema above
 
 
 def inside(folder: Path | str, name: Any, field: str, remedy: str = "dump it again") -> Path:
@@ -347,7 +360,7 @@ def read_text(folder: Path | str, name: Any, field: str, remedy: str = "dump it 
     return decode(raw, folder, name, field, remedy)
 
 
-def read_stage(folder: Path, manifest: dict[str, Any], stage: str) -> str | bytes:
+def read_stage(folder: Path, manifest: Manifest, stage: str) -> str | bytes:
     name = manifest["stages"][stage]
     if stage in stages.BINARY:
         return inside(folder, name, f"{MANIFEST} stages.{stage}").read_bytes()

@@ -21,6 +21,7 @@ from pathlib import Path
 from irscope import artifacts
 from irscope.artifacts import PassRecord, lineinfo, sourcemap
 from irscope.errors import BadInput
+from irscope.records import Manifest
 from irscope.stages import BINARY, names
 
 # Two spellings, depending on the printer MLIR picks: "Name (arg) ('op' ...)" on stderr,
@@ -174,12 +175,12 @@ def line_history(spec: str, kernel_file: str, records: list[PassRecord], afters:
     return out
 
 
-def load(folder, manifest: dict) -> tuple[list[PassRecord], list[str | None], str]:
+def load(folder, manifest: Manifest) -> tuple[list[PassRecord], list[str | None], str]:
     """Records, after-texts and the first dumped IR, read back from a dump folder.
 
     A folder that lost a file since it was dumped is bad input, named with the file: dump it again.
     """
-    records = [PassRecord(**p) for p in manifest.get("passes") or []]
+    records = [PassRecord.of(p) for p in manifest.get("passes") or []]
     afters: list[str | None] = []
     for i, rec in enumerate(records):
         text = _read(Path(folder), rec.file, f"manifest.json passes[{i}].file")
@@ -194,7 +195,7 @@ def _read(folder: Path, name: str, field: str) -> str:
     return artifacts.read_text(folder, name, field, "the folder is not whole any more: run irscope dump --passes again")
 
 
-def read_folder(folder: Path) -> dict:
+def read_folder(folder: Path) -> Manifest:
     """The manifest of an earlier `irscope dump --passes` folder (BadInput if dumped without --passes)."""
     manifest = artifacts.read_manifest(folder)
     if manifest.get("passes") is None:
@@ -210,7 +211,7 @@ def check_pattern(pattern: str) -> None:
         raise BadInput(f"--first {pattern!r}: not a valid regular expression: {e}") from None
 
 
-def stage_texts(folder: Path, manifest: dict) -> dict[str, str]:
+def stage_texts(folder: Path, manifest: Manifest) -> dict[str, str]:
     """The text stages of a dump folder, by name (binaries left out), for first_producer."""
     return {s: _read(Path(folder), f, f"manifest.json stages.{s}") for s, f in manifest["stages"].items()
             if s not in BINARY}

@@ -4,7 +4,8 @@ One document per dump folder (the kernel that was run under Nsight Compute or Pr
 samples by stall reason, instructions executed, bytes moved, the roofline point against the chip's
 peaks), one entry per Python line (the join through map.json), and optionally one per SASS
 instruction. Its readers (the profile view, `diff --profile`, the report's gutter) go through read(),
-which checks it against schema.PROFILE: a profile.json is data from a folder that may be hostile.
+which checks it against schema.PROFILE (derived from records.Profile): a profile.json is data from a
+folder that may be hostile.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import cast
 
-from irscope.artifacts.schema import PROFILE
+from irscope.artifacts import schema
 from irscope.kernel import jsonfile
+from irscope.records import Profile
 
 FILENAME = "profile.json"
 VERSION = 1
@@ -36,18 +38,19 @@ def stall_word(reason: str) -> str:
     return STALL_WORDS.get(reason, reason)
 
 
-def read(folder: Path) -> dict[str, Any] | None:
+def read(folder: Path) -> Profile | None:
     """The folder's profile, checked; None when the folder has none."""
     path = Path(folder) / FILENAME
     if not path.is_file():
         return None
-    return jsonfile.load(path, PROFILE, FILENAME, remedy="profile the kernel again")
+    return cast(Profile, jsonfile.load(path, schema.PROFILE, FILENAME, remedy="profile the kernel again"))
 
 
-def write(folder: Path, doc: dict[str, Any]) -> Path:
-    """Write `doc` (checked against the schema first) atomically into the dump folder."""
-    doc = {"irscope_profile": VERSION, **doc}
-    jsonfile.validate(doc, PROFILE, Path(folder) / FILENAME, FILENAME, remedy="a bug in irscope: report it")
+def write(folder: Path, doc: Profile) -> Path:
+    """Write `doc` (checked against the schema first; irscope_profile set to VERSION, first) atomically
+    into the dump folder."""
+    doc = {"irscope_profile": VERSION, **doc}   # type: ignore[typeddict-item]  # a caller's doc may lack it
+    jsonfile.validate(doc, schema.PROFILE, Path(folder) / FILENAME, FILENAME, remedy="a bug in irscope: report it")
     final = Path(folder) / FILENAME
     fd, tmp = tempfile.mkstemp(prefix=f".{FILENAME}.", dir=folder)   # a reader never sees half a file
     with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -26,18 +26,19 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from irscope import artifacts
 from irscope.artifacts import MAP_FILE, lineinfo, schema
 from irscope.artifacts.lineinfo import Frames, Unit
 from irscope.artifacts.stats import LAYOUT_DEF, SASS_CLASSES
 from irscope.errors import BadInput
+from irscope.records import Figures, Manifest, MapEntry, MapLine, MapStage, SourceMap
 from irscope.stages import MACHINE, MAPPED, language
 
-SCHEMA = 1
+SCHEMA: Literal[1] = 1
 CLASSES = ("mma", "global_load", "global_store", "shared_load", "shared_store", "async_copy", "tma",
            "local_load", "local_store", "barrier")
 
@@ -138,8 +139,8 @@ class _Figures:
         if layouts:
             self.layouts |= {a for a in re.findall(r"#(\w+)", unit.text) if a in layouts}
 
-    def as_dict(self, stage: str) -> dict[str, Any]:
-        out: dict[str, Any] = {"n": len(self.at), "at": sorted(set(self.at)), "ops": dict(self.ops.most_common())}
+    def as_dict(self, stage: str) -> Figures:
+        out: Figures = {"n": len(self.at), "at": sorted(set(self.at)), "ops": dict(self.ops.most_common())}
         if stage in MACHINE:
             out["classes"] = {c: self.classes[c] for c in CLASSES if self.classes[c]}
             out["spill_bytes"] = self.spill
@@ -165,7 +166,7 @@ def stage_units(stages: dict[str, Any], sass_info: list[lineinfo.SassLine] | Non
 
 
 def build(stages: dict[str, Any], kernel_file: str, stage_files: dict[str, str],
-          sass_info: list[lineinfo.SassLine] | None = None) -> dict[str, Any]:
+          sass_info: list[lineinfo.SassLine] | None = None) -> SourceMap:
     """The map of one compile (see the module docstring for its shape)."""
     units = stage_units(stages, sass_info)
     layouts = {m.group(1) for m in LAYOUT_DEF.finditer(stages.get("ttgir") or "")} \
@@ -173,7 +174,7 @@ def build(stages: dict[str, Any], kernel_file: str, stage_files: dict[str, str],
     top: dict[tuple[str, int], dict[str, _Figures]] = {}
     callees: dict[tuple[str, int], dict[tuple[str, int], dict[str, _Figures]]] = {}
     no_line: dict[str, _Figures] = {}
-    summary = {}
+    summary: dict[str, MapStage] = {}
     for stage, us in units.items():
         mapped = 0
         lay = layouts if stage == "ttgir" else set()
@@ -190,9 +191,9 @@ def build(stages: dict[str, Any], kernel_file: str, stage_files: dict[str, str],
     kernel = _kernel_path(kernel_file, top)
     texts = _SourceText()
     order = sorted(top, key=lambda k: (k[0] != kernel, k[0], k[1]))
-    lines = []
+    lines: list[MapLine] = []
     for key in order:
-        entry = {"file": key[0], "line": key[1], "text": texts.line(*key),
+        entry: MapLine = {"file": key[0], "line": key[1], "text": texts.line(*key),
                  "stages": {s: f.as_dict(s) for s, f in top[key].items()}}
         if key in callees:
             entry["callees"] = [{"file": c[0], "line": c[1], "text": texts.line(*c),
@@ -240,7 +241,7 @@ class _SourceText:
 # ------------------------------------------------------------------ reading and asking
 
 
-def load(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def load(folder: Path, manifest: Manifest) -> SourceMap:
     """The map of a dump folder; BadInput for a folder dumped before maps existed, damaged, or whose
     manifest names a map outside the folder."""
     name = manifest.get("map") or MAP_FILE
@@ -254,10 +255,10 @@ def load(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
         raise BadInput(f"{path}: source map schema {got!r}, this irscope reads {SCHEMA}; "
                        f"run irscope dump again")
     schema.validate(data, schema.MAP, path, MAP_FILE, "run irscope dump again")
-    return data
+    return cast(SourceMap, data)    # checked against its schema above
 
 
-def kernel_file(folder: Path, manifest: dict[str, Any]) -> str:
+def kernel_file(folder: Path, manifest: Manifest) -> str:
     """The kernel's file as this dump's compiler spelled it in its locations: the map's (a dump restored
     from the cache for a copy of the kernel keeps the first file's path), else the manifest's."""
     try:
@@ -294,7 +295,7 @@ def origin_lines(generated_by: Any) -> dict[str, list[int]]:
             if isinstance(k, str) and isinstance(v, list)}
 
 
-def find_origin_line(source_map: dict[str, Any], spec: str, origins: dict[str, list[int]]) -> dict[str, Any] | None:
+def find_origin_line(source_map: SourceMap, spec: str, origins: dict[str, list[int]]) -> dict[str, Any] | None:
     """--line FILE:N on the generator's source (a Helion kernel's file): the generated lines made
     from it, merged, in every stage — the second level of the map. None when FILE is not the
     generator's source."""
@@ -318,7 +319,7 @@ def find_origin_line(source_map: dict[str, Any], spec: str, origins: dict[str, l
     return entry
 
 
-def find_line(source_map: dict[str, Any], spec: str, origins: dict[str, list[int]] | None = None) -> dict[str, Any]:
+def find_line(source_map: SourceMap, spec: str, origins: dict[str, list[int]] | None = None) -> dict[str, Any]:
     """The map's entry for --line SPEC: a line of the kernel, or FILE:LINE (any file, callees
     included: a helper's line sums what it produced under every line that called it; for a
     generated kernel, a line of the generator's source through the lines generated from it).
@@ -329,18 +330,19 @@ def find_line(source_map: dict[str, Any], spec: str, origins: dict[str, list[int
         return through
     file, line = parse_line_spec(spec)
     kernel = source_map["kernel_file"]
-    files = [kernel] if file is None else [f for f in source_map.get("files", {}) if _file_matches(file, f)]
+    counts = source_map.get("files") or {}     # null in a map is read as none
+    files = [kernel] if file is None else [f for f in counts if _file_matches(file, f)]
     if file is not None and not files and _file_matches(file, kernel):
         files = [kernel]
     if not files:
-        known = ", ".join(os.path.basename(f) for f in source_map.get("files", {})) or "none"
+        known = ", ".join(os.path.basename(f) for f in counts) or "none"
         raise BadInput(f"--line {spec}: no code came from a file named {file!r}; files with code: {known}")
     path = files[0]
-    hits = [e for e in source_map["lines"] if e["file"] in files and e["line"] == line]
+    hits: list[MapEntry] = [e for e in source_map["lines"] if e["file"] in files and e["line"] == line]
     hits += [c for e in source_map["lines"] for c in e.get("callees", []) if c["file"] in files and c["line"] == line]
     if hits:
         return _merge(hits)
-    total = source_map.get("files", {}).get(path, 0)
+    total = counts.get(path, 0)
     name = os.path.basename(path)
     if total and line > total:
         raise BadInput(f"--line {spec}: {name} has {total} lines")
@@ -361,13 +363,14 @@ def _ranges(nums: list[int]) -> str:
     return ", ".join(out) or "none"
 
 
-def _merge(entries: list[dict[str, Any]]) -> dict[str, Any]:
+def _merge(entries: Sequence[MapEntry]) -> dict[str, Any]:
     """One entry from several (a helper line reached from several callers): figures added up."""
     if len(entries) == 1:
-        return entries[0]
+        return dict(entries[0])
     stages: dict[str, dict[str, Any]] = {}
     for e in entries:
-        for s, fig in e["stages"].items():
+        figs: Mapping[str, Mapping[str, Any]] = e["stages"]   # read by key names in loops below
+        for s, fig in figs.items():
             into = stages.setdefault(s, {"n": 0, "at": [], "ops": {}})
             into["n"] += fig["n"]
             into["at"] = sorted(set(into["at"]) | set(fig["at"]))
@@ -382,14 +385,14 @@ def _merge(entries: list[dict[str, Any]]) -> dict[str, Any]:
             if "layouts" in fig:
                 into["layouts"] = sorted(set(into.get("layouts", [])) | set(fig["layouts"]))
     first = entries[0]
-    return {"file": first["file"], "line": first["line"], "text": first["text"], "stages": stages,
+    return {"file": first["file"], "line": first["line"], "text": first.get("text"), "stages": stages,
             "callers": len(entries)}
 
 
 SORT_KEYS = ("instructions", "spills", *CLASSES, "regs", "convert_layouts", "line")
 
 
-def figures(entry: dict[str, Any], machine: str | None) -> dict[str, Any]:
+def figures(entry: Mapping[str, Any], machine: str | None) -> dict[str, Any]:
     """The hot-lines row of one entry: machine instructions, classes, spills, registers, layouts."""
     st = entry["stages"]
     m = st.get(machine or "", {})
@@ -412,27 +415,27 @@ def check_sort(key: str) -> None:
         raise BadInput(f"--sort {key!r}: sort by one of {', '.join(SORT_KEYS)}")
 
 
-def hot_lines(source_map: dict[str, Any], sort: str = "instructions") -> list[dict[str, Any]]:
+def hot_lines(source_map: SourceMap, sort: str = "instructions") -> list[dict[str, Any]]:
     """One row per source line (the map's entries), sorted by `sort`, largest first (by line: in order)."""
     check_sort(sort)
-    rows = [{"file": e["file"], "line": e["line"], "text": e["text"], **figures(e, source_map.get("machine"))}
+    rows = [{"file": e["file"], "line": e["line"], "text": e.get("text"), **figures(e, source_map.get("machine"))}
             for e in source_map["lines"]]
     if sort == "line":
         return rows
     return sorted(rows, key=lambda r: (-r[sort], r["file"] != source_map["kernel_file"], r["line"]))
 
 
-def no_line_row(source_map: dict[str, Any]) -> dict[str, Any]:
+def no_line_row(source_map: SourceMap) -> dict[str, Any]:
     return {"file": "", "line": 0, "text": "(no line)",
-            **figures({"stages": source_map.get("no_line", {})}, source_map.get("machine"))}
+            **figures({"stages": source_map.get("no_line") or {}}, source_map.get("machine"))}
 
 
-def check_stage(source_map: dict[str, Any], stage: str | None) -> None:
+def check_stage(source_map: SourceMap, stage: str | None) -> None:
     if stage is not None and stage not in source_map["stages"]:
         raise BadInput(f"--stage {stage}: not mapped in this dump; stages: {', '.join(source_map['stages'])}")
 
 
-def stage_lines(folder: Path, source_map: dict[str, Any], stage: str, at: list[int]) -> list[tuple[int, str]]:
+def stage_lines(folder: Path, source_map: SourceMap, stage: str, at: list[int]) -> list[tuple[int, str]]:
     """(line number, text) of the given lines of a stage file (what --line --stage prints)."""
     name = source_map["stages"][stage]["file"]
     lines = artifacts.read_text(folder, name, f"map.json stages.{stage}.file", "run irscope dump again").splitlines()

@@ -31,6 +31,7 @@ from irscope.adapter import runtime as triton_runtime
 from irscope.capture.inductor import InductorHooks
 from irscope.capture.records import Capture, describe, grid_3d, launch_record
 from irscope.kernel.targets import Target
+from irscope.records import Launch
 from irscope.standin.driver import placeholder_benchmark
 from irscope.stages import from_triton, names
 from irscope.standin.generators import observe_inductor
@@ -452,7 +453,7 @@ def _one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {line}"[:300]
 
 
-def _record_of(ctx: _Launch) -> dict[str, Any]:
+def _record_of(ctx: _Launch) -> Launch:
     return launch_record(ctx.jit, ctx.args, ctx.kwargs, ctx.grid, ctx.warmup)
 
 

@@ -17,6 +17,7 @@ from irscope import adapter
 from irscope.adapter import runtime as triton_runtime
 from irscope.kernel.settings import Settings
 from irscope.kernel.targets import Target
+from irscope.records import Launch, LaunchArg
 
 
 @dataclass
@@ -34,7 +35,7 @@ class Capture:
     warmup: bool = False               # compiled by .warmup (no launch of its own)
     config: str | None = None          # @triton.autotune config label
     winner: bool | None = None         # the autotuner's choice (None: not measured, compile-only)
-    launch: dict[str, Any] = field(default_factory=dict)   # grid, tensor shapes, scalar values
+    launch: Launch = field(default_factory=Launch)   # grid, tensor shapes, scalar values
     launches: int = 0
     timed_launches: int = 0            # of those, made while a benchmark timed it (autotuner trials, do_bench)
     cache_hit: bool | None = None      # served from Triton's on-disk cache (gpu mode)
@@ -86,7 +87,7 @@ class ScriptRun:
     timing: dict[str, Any] = field(default_factory=dict)   # where the time went (replay.timing_split)
 
 
-def launch_record(jit: Any, args: tuple, kwargs: dict[str, Any], grid: Any, warmup: bool) -> dict[str, Any]:
+def launch_record(jit: Any, args: tuple, kwargs: dict[str, Any], grid: Any, warmup: bool) -> Launch:
     """The launch record of a call `jit[grid](*args, **kwargs)` (a .warmup has no grid)."""
     bound = bind(jit, args, kwargs)
     grid3 = None
@@ -119,10 +120,10 @@ def bind(jit: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         return dict(zip(names, args))
 
 
-def describe(bound: dict[str, Any], jit: Any, grid: list[int] | None) -> dict[str, Any]:
+def describe(bound: dict[str, Any], jit: Any, grid: list[int] | None) -> Launch:
     """The launch record of a spec file: grid, tensors (shape, dtype, strides, offset, alignment), scalars."""
     constexpr = {p.name for p in adapter.kernel_params(jit) if p.is_constexpr}
-    args: dict[str, Any] = {}
+    args: dict[str, LaunchArg] = {}
     for name, v in bound.items():
         if name in constexpr:
             continue
@@ -135,11 +136,11 @@ def describe(bound: dict[str, Any], jit: Any, grid: list[int] | None) -> dict[st
     return {"grid": grid, "args": args}
 
 
-def tensor_record(t: Any) -> dict[str, Any]:
+def tensor_record(t: Any) -> LaunchArg:
     """dtype, shape, strides, storage offset and pointer alignment of a tensor argument."""
-    rec: dict[str, Any] = {"dtype": str(t.dtype).replace("torch.", "")}
+    rec: LaunchArg = {"dtype": str(t.dtype).replace("torch.", "")}
     if type(t).__name__ == "MockTensor":  # .warmup(torch.float32, ...): a dtype, no tensor
-        rec.update(mock=True, align=16)
+        rec["mock"], rec["align"] = True, 16
         return rec
     with contextlib.suppress(Exception):
         rec["shape"] = [int(s) for s in t.shape]

@@ -34,6 +34,7 @@ from irscope.kernel.elements import bound_text, function_name
 from irscope.kernel.settings import DERIVED_FIELDS, Settings, jsonable, settable_options
 from irscope.kernel.spec import ArgSpec, KernelSpec
 from irscope.kernel.specfile import spec_document
+from irscope.records import Launch, SpecFile
 
 
 def prepare(run: ScriptRun, request: jobs.Request | Sequence[str]) -> None:
@@ -189,9 +190,9 @@ def _binding_differences(cap: Capture, signature, constexprs, attrs) -> list[str
     return notes
 
 
-def spec_record(cap: Capture, run: ScriptRun) -> dict[str, Any]:
+def spec_record(cap: Capture, run: ScriptRun) -> Launch:
     """The spec file's `launch` record."""
-    rec = dict(cap.launch)
+    rec: Launch = {**cap.launch}
     rec.update({
         "autotune": {"config": cap.config, "winner": cap.winner} if cap.config else None,
         "warmup": cap.warmup,
@@ -223,8 +224,8 @@ def write_specs(run: ScriptRun, out_dir: Path) -> None:
             n += 1
         counts[cap.spec.kernel] = n
         path = folder / f"{cap.spec.kernel}-{n}.json"
-        doc = spec_document(cap.spec, run.target.name, jsonable(cap.launch_options),
-                            launch=jsonable(spec_record(cap, run)))
+        doc: SpecFile = spec_document(cap.spec, run.target.name, jsonable(cap.launch_options),
+                                      launch=jsonable(spec_record(cap, run)))
         doc["args"] = dict(cap.elements)  # the elements build_spec read (they read back the same)
         doc["closure"] = cap.closure      # what a worker rebuilds the kernel from (closure.py); None: not data
         path.write_text(json.dumps(doc, indent=1) + "\n")

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable
 from irscope import knobs
 from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish, remove_stale_tmps
 from irscope.errors import BadInput
+from irscope.records import Manifest
 
 CHECKSUMS = ".irscope-sha256.json"
 
@@ -35,7 +36,7 @@ class DumpResult:
     """A dump folder and its manifest, and how it came to be (what every dump view renders)."""
 
     folder: Path
-    manifest: dict[str, Any]
+    manifest: Manifest     # its manifest.json (records.Manifest)
     cached: bool
     key: str = ""          # the full cache key of the dump
     served: str = ""       # "compiled", "cache" (found by the full key) or "direct" (irscope/direct)
@@ -164,7 +165,7 @@ def _in_place(entry: Path, final: Path, manifest: dict[str, Any]) -> bool:
 
 
 def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
-            edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> tuple[Path, dict[str, Any]] | None:
+            edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> tuple[Path, Manifest] | None:
     """Copy the entry for `key` to the folder final_for(manifest), verified, and publish it atomically.
 
     `edit` may change the manifest (written into the copy before it is published). A folder that

@@ -6,17 +6,21 @@ Python's int-from-string limit (4,300 digits: ValueError) -> BadInput naming the
 check / validate: a schema is a type (or tuple of types), NUMBER, a `{key: schema}` dict (keys not
 listed are not checked; `Req` marks the ones that must be there), `MapOf`, `ListOf`, `Maybe` (null
 allowed), `OneOf` or ANY; the first value of the wrong type is BadInput naming its dotted path
-(`stats.occupancy.occupancy is "high", expected a number`). Stdlib only.
+(`stats.occupancy.occupancy is "high", expected a number`). `of` derives a schema from a record's
+annotations (irscope/records.py): the schemas of irscope's own files are never written by hand. Stdlib only.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from irscope import records
 from irscope.errors import BadInput
 
 ANY = object()
@@ -49,9 +53,44 @@ class OneOf:
     what: str
 
 
+@functools.cache
+def of(hint: Any) -> Any:
+    """The schema of a record (a TypedDict of irscope/records.py) or of any type in one: required keys are
+    Req, `X | None` Maybe, `float` NUMBER, a Literal its values' type (a newer irscope's new value still
+    reads), `dict[str, Any]` / `list[Any]` any object / list. Derived once per type, on first use (a cached re-dump
+    that reads no folder never pays for it); the schema returned is shared: never change it."""
+    if hint is Any:
+        return ANY
+    if records.is_record(hint):
+        return {k: Req(of(t)) if required else of(t) for k, (t, required) in records.fields(hint).items()}
+    members = records.union_members(hint)
+    if members is not None:
+        rest = tuple(m for m in members if m is not type(None))
+        inner = of(rest[0]) if len(rest) == 1 else _one_of(rest)
+        return Maybe(inner) if len(rest) < len(members) else inner
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal:
+        kinds = tuple(dict.fromkeys(type(a) for a in args))
+        return kinds[0] if len(kinds) == 1 else kinds
+    if origin is list:
+        return list if args[0] is Any else ListOf(of(args[0]))
+    if origin is dict:
+        return dict if args[1] is Any else MapOf(of(args[1]))
+    return NUMBER if hint is float else hint
+
+
+def _one_of(members: tuple) -> Any:
+    schemas = tuple(of(m) for m in members)
+    if all(s in (str, int, bool) for s in schemas):
+        return schemas
+    return OneOf(schemas, " or ".join(_type_name(s) for s in schemas))
+
+
 def _type_name(schema: Any) -> str:
     if schema is NUMBER:
         return "a number"
+    if schema is ANY:
+        return "any value"
     if isinstance(schema, Maybe):
         return _type_name(schema.schema) + " or null"
     if isinstance(schema, (dict, MapOf)):

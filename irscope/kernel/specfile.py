@@ -8,17 +8,18 @@ as one too. `irscope dump THIS.json --set num_warps=8` recompiles it under other
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from irscope.errors import BadInput
 from irscope.kernel import jsonfile as schema
-from irscope.kernel.jsonfile import ANY, MapOf, Maybe, Req
+from irscope.kernel.jsonfile import Req
 from irscope.kernel.spec import KernelSpec
+from irscope.records import Launch, Manifest, SpecFile
 
-SPEC_FILE_VERSION = 1
+SPEC_FILE_VERSION: Literal[1] = 1
 
 
-def spec_document(spec: KernelSpec, target: str, options: dict[str, Any], launch: dict | None = None) -> dict:
+def spec_document(spec: KernelSpec, target: str, options: dict[str, Any], launch: Launch | None = None) -> SpecFile:
     """A replayable spec: `irscope dump THIS.json` recompiles it under any settings.
 
     {"irscope_spec": 1, "file", "kernel", "args": {name: element}, "target",
@@ -29,30 +30,25 @@ def spec_document(spec: KernelSpec, target: str, options: dict[str, Any], launch
         "irscope_spec": SPEC_FILE_VERSION,
         "file": str(spec.file),
         "kernel": spec.kernel,
-        "args": spec.canonical(),
+        "args": {**spec.canonical()},
         "target": target,
         "options": options,
         "launch": launch or {},
     }
 
 
-# The one schema of a spec file (artifacts/schema.py's checker): every field irscope reads, typed.
-# An arg is a signature element ("*fp32:16", "i32", a constexpr's value: "1024" or 1024).
-# a dump's manifest.json read as a spec: the fields a spec takes from it (artifacts/schema.py holds the
-# whole manifest's schema; this layer reads only these)
-MANIFEST_AS_SPEC = {"kernel": Req(str), "target": Req(str), "args": MapOf(str), "user_options": dict}
-SPEC_SCHEMA = {
-    "irscope_spec": Req(ANY),
-    "file": Req(str),
-    "kernel": Req(str),
-    "args": Req(MapOf((str, int, float))),
-    "target": Maybe(str),
-    "options": Maybe(dict),
-    "launch": Maybe(dict),
-}
+# A spec file is checked against the schema derived from its record (schema.of(SpecFile)). An arg is a
+# signature element ("*fp32:16", "i32", a constexpr's value: "1024" or 1024).
+# A dump's manifest.json read as a spec: the fields a spec takes from it, "file" required (artifacts/schema.py
+# checks the whole manifest where a dump folder is read; this layer reads only these).
+MANIFEST_AS_SPEC_FIELDS = ("kernel", "target", "args", "user_options")
 
 
-def read_spec_document(path) -> dict:
+def manifest_as_spec_schema() -> dict[str, Any]:
+    return {**{k: v for k, v in schema.of(Manifest).items() if k in MANIFEST_AS_SPEC_FIELDS}, "file": Req(str)}
+
+
+def read_spec_document(path) -> SpecFile:
     """Read a spec file (or a dump's manifest.json); one-line errors for anything malformed: not JSON,
     not UTF-8, too deep or a number too long to read, or a field of the wrong type (named)."""
     p = Path(path)
@@ -66,7 +62,7 @@ def read_spec_document(path) -> dict:
         raise BadInput(f"{p}: expected a JSON object (an irscope spec or a dump manifest), not "
                        f"{type(doc).__name__ if doc is not None else 'null'}")
     if "irscope_spec" not in doc and "irscope" in doc:  # a dump folder's manifest
-        schema.validate(doc, {**MANIFEST_AS_SPEC, "file": Req(str)}, p, "manifest.json")
+        schema.validate(doc, manifest_as_spec_schema(), p, "manifest.json")
         doc = {"irscope_spec": SPEC_FILE_VERSION, "file": doc["file"], "kernel": doc["kernel"],
                "args": doc.get("args") or {}, "target": doc["target"], "options": doc.get("user_options") or {}}
     if doc.get("irscope_spec") != SPEC_FILE_VERSION:
@@ -74,7 +70,7 @@ def read_spec_document(path) -> dict:
     for key in ("file", "kernel", "args"):
         if key not in doc:
             raise BadInput(f"{p}: spec file lacks {key!r}")
-    schema.validate(doc, SPEC_SCHEMA, p, "spec field", "fix the field, or capture the kernel again")
+    schema.validate(doc, schema.of(SpecFile), p, "spec field", "fix the field, or capture the kernel again")
     if not doc["file"].strip() or "\0" in doc["file"]:
         raise BadInput(f"{p}: spec field file is {doc['file']!r}, not a kernel file's path")
     doc["args"] = {k: str(v) for k, v in doc["args"].items()}
@@ -82,4 +78,4 @@ def read_spec_document(path) -> dict:
     if not src.is_absolute():
         src = (p.parent / src).resolve() if (p.parent / src).exists() else src
     doc["file"] = str(src)
-    return doc
+    return cast(SpecFile, doc)    # checked against its schema above

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from irscope import artifacts, jobs
 from irscope.artifacts import passes, profiled, sourcemap
@@ -28,6 +28,7 @@ from irscope.kernel import inputs
 from irscope.kernel.hardware import by_device_name
 from irscope.kernel.targets import local_gpu_present, local_gpu_target
 from irscope.profile import child, join, ncu, proton, roofline
+from irscope.records import Manifest, Profile, ProfileTotals, SourceMap
 from irscope.timing.launch import Launch
 from irscope.timing.plan import bench_variants
 from irscope.timing.variant import Variant
@@ -88,7 +89,7 @@ def prepare(request: jobs.Request, variant_names: tuple[str, ...], launch_args: 
     return Plan(timed[0], launch, Path(out_dir), name, path, seed)
 
 
-def run(plan: Plan, use_cache: bool = True, with_passes: bool = False) -> tuple[Path, dict[str, Any]]:
+def run(plan: Plan, use_cache: bool = True, with_passes: bool = False) -> tuple[Path, Profile]:
     """Dump, profile, join, write profile.json into the dump folder: (folder, the document)."""
     v = plan.variant
     result = dump_job.dump(v.spec, v.settings, plan.out_dir, with_passes, use_cache)
@@ -107,7 +108,7 @@ def run(plan: Plan, use_cache: bool = True, with_passes: bool = False) -> tuple[
     return folder, profiled.read(folder)
 
 
-def rerender(folder: Path) -> dict[str, Any]:
+def rerender(folder: Path) -> Profile:
     """`irscope profile DIR`: the profile already there (no GPU needed)."""
     doc = profiled.read(folder)
     if doc is None:
@@ -129,7 +130,7 @@ def _tool(argv: list[str], what: str) -> str:
 
 
 def _with_ncu(path: str, kernel: str, launch_argv: list[str], tmp: Path, folder: Path,
-              manifest: dict[str, Any]) -> dict[str, Any]:
+              manifest: Manifest) -> Profile:
     report = str(tmp / "profile")
     argv = ncu.profile_argv(path, kernel, report, launch_argv)
     _tool(argv, "ncu")
@@ -142,18 +143,19 @@ def _with_ncu(path: str, kernel: str, launch_argv: list[str], tmp: Path, folder:
     return document(kernel, f"ncu {version}".strip(), raw, joined, shlex.join(argv[:-len(launch_argv)] + ["…"]))
 
 
-def document(kernel: str, tool: str, raw: dict[str, Any], joined: dict[str, Any], command: str) -> dict[str, Any]:
-    """The profile document (schema.PROFILE) from ncu's raw page and the join."""
+def document(kernel: str, tool: str, raw: dict[str, Any], joined: dict[str, Any], command: str) -> Profile:
+    """The profile document (records.Profile) from ncu's raw page and the join."""
     device = str(raw.get("device__attribute_display_name", ""))
     chip = by_device_name(device) if device else None
-    totals = dict(joined["totals"], **roofline.point(raw, chip))
-    return {"kernel": kernel, "tool": tool, "device": device, "chip": chip.key if chip else "", "command": command,
+    totals = cast(ProfileTotals, dict(joined["totals"], **roofline.point(raw, chip)))
+    return {"irscope_profile": profiled.VERSION, "kernel": kernel, "tool": tool, "device": device,
+            "chip": chip.key if chip else "", "command": command,
             "bytes_from": "l2_sectors", "totals": totals, "lines": joined["lines"],
             "instructions": joined["instructions"], "unmapped": joined["unmapped"]}
 
 
 def _with_proton(kernel: str, launch_argv: list[str], tmp: Path, folder: Path,
-                 manifest: dict[str, Any]) -> dict[str, Any]:
+                 manifest: Manifest) -> Profile:
     out = tmp / "proton"
     _tool([*launch_argv, "--proton", str(out)], "Proton PC sampling")
     hatchet = out.with_suffix(".hatchet")
@@ -164,16 +166,17 @@ def _with_proton(kernel: str, launch_argv: list[str], tmp: Path, folder: Path,
     return proton_document(kernel, data, sourcemap.load(folder, manifest), "triton.profiler pcsampling")
 
 
-def proton_document(kernel: str, data: Any, source_map: dict[str, Any], command: str) -> dict[str, Any]:
+def proton_document(kernel: str, data: Any, source_map: SourceMap, command: str) -> Profile:
     joined = join.join_lines(proton.per_line(data, kernel), source_map)
     if not joined["totals"]["samples"]:  # an empty profile would read as "nothing is hot": refuse it
         raise BadInput(f"Proton PC sampling recorded no samples of {kernel} (no line of it in the hatchet); "
                        f"profile it with Nsight Compute (ncu on PATH) instead")
-    return {"kernel": kernel, "tool": "proton pcsampling", "device": proton.device(data), "command": command,
+    return {"irscope_profile": profiled.VERSION, "kernel": kernel, "tool": "proton pcsampling",
+            "device": proton.device(data), "command": command,
             "bytes_from": "", "totals": joined["totals"], "lines": joined["lines"]}
 
 
-def _add_histories(doc: dict[str, Any], folder: Path, manifest: dict[str, Any]) -> None:
+def _add_histories(doc: Profile, folder: Path, manifest: Manifest) -> None:
     """--passes: for the hottest lines, the passes that added ops of that line ('Pass: +2 op')."""
     if manifest.get("passes") is None:
         return

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from irscope.errors import BadInput
 from irscope.profile.ncu import SourcePage
+from irscope.records import MapLine, SourceMap
 
 _OFFSET_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;?\s*$")
 MAX_INSTRUCTIONS_KEPT = 4000        # per-instruction rows in profile.json (every one, for any real kernel)
@@ -66,22 +68,24 @@ def check_same_binary(page: SourcePage, listing: Listing, where: str) -> None:
                            "not the same binary (dump and profile it in one run)")
 
 
-def _line_of_sass_line(source_map: dict[str, Any]) -> dict[int, dict[str, Any]]:
+def _line_of_sass_line(source_map: SourceMap) -> dict[int, MapLine]:
     """1-based KERNEL.sass line -> the map's line entry that claims it (the first, if two do)."""
-    out: dict[int, dict[str, Any]] = {}
-    for entry in source_map.get("lines", []):
-        for n in (entry.get("stages", {}).get("sass") or {}).get("at", []):
+    out: dict[int, MapLine] = {}
+    for entry in source_map["lines"]:
+        sass: Mapping[str, Any] = entry["stages"].get("sass") or {}
+        for n in sass.get("at", []):
             out.setdefault(n, entry)
     return out
 
 
-def _ttgir_ops(source_map: dict[str, Any]):
+def _ttgir_ops(source_map: SourceMap):
     """The TTGIR ops of a map entry; where the entry has none but an entry of the same file name and line
     has (a Triton cache hit compiled from a copy of the file elsewhere spells the IR's path otherwise than
     nvdisasm's), that entry's."""
     by_base: dict[tuple[str, int], dict[str, int]] = {}
-    for e in source_map.get("lines", []):
-        ops = (e.get("stages", {}).get("ttgir") or {}).get("ops")
+    for e in source_map["lines"]:
+        ttgir: Mapping[str, Any] = e["stages"].get("ttgir") or {}
+        ops = ttgir.get("ops")
         if ops:
             by_base.setdefault((Path(e["file"]).name, e["line"]), dict(ops))
 
@@ -96,7 +100,7 @@ def _add(into: dict[str, float], stalls: dict[str, float]) -> None:
         into[k] = into.get(k, 0) + v
 
 
-def join_ncu(page: SourcePage, listing: Listing, source_map: dict[str, Any], where: str,
+def join_ncu(page: SourcePage, listing: Listing, source_map: SourceMap, where: str,
              histories: dict[tuple[str, int], list[str]] | None = None) -> dict[str, Any]:
     """The profile document's lines, instructions, unmapped share and per-instruction totals."""
     check_same_binary(page, listing, where)
@@ -148,11 +152,11 @@ def finish_lines(lines: list[dict[str, Any]], samples: float) -> list[dict[str, 
     return sorted(lines, key=lambda x: (-x["samples"], x["file"], x["line"]))
 
 
-def map_entries(source_map: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
-    return {(e["file"], e["line"]): e for e in source_map.get("lines", [])}
+def map_entries(source_map: SourceMap) -> dict[tuple[str, int], MapLine]:
+    return {(e["file"], e["line"]): e for e in source_map["lines"]}
 
 
-def join_lines(per_line: dict[tuple[str, int], dict[str, Any]], source_map: dict[str, Any],
+def join_lines(per_line: dict[tuple[str, int], dict[str, Any]], source_map: SourceMap,
                histories: dict[tuple[str, int], list[str]] | None = None) -> dict[str, Any]:
     """Proton's fallback: samples come per (file, line) already; the map adds text and TTGIR ops."""
     entries = map_entries(source_map)
@@ -160,7 +164,7 @@ def join_lines(per_line: dict[tuple[str, int], dict[str, Any]], source_map: dict
     lines = []
     total = {"samples": 0.0, "stalls": {}, "executed": 0.0, "bytes": 0.0}
     for (file, n), fig in per_line.items():
-        entry = entries.get((file, n)) or by_base.get((Path(file).name, n)) or {}
+        entry: Mapping[str, Any] = entries.get((file, n)) or by_base.get((Path(file).name, n)) or {}
         stages = entry.get("stages", {})
         total["samples"] += fig["samples"]
         _add(total["stalls"], fig["stalls"])

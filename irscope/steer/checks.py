@@ -1,7 +1,7 @@
 """Every pin, and every option a recipe or --set gave, checked against the compiled output.
 
 A compile that was steered says whether it obeyed: one record per option, env knob, constexpr,
-loop attribute and layout, kept in manifest["pins"]:
+loop attribute and layout, kept in manifest["pins"] (records.PinCheck):
 
     {kind, name, value, source, status, detail}
 
@@ -21,6 +21,7 @@ from irscope import adapter
 from irscope.artifacts import Artifacts
 from irscope.kernel.settings import Settings
 from irscope.kernel.spec import KernelSpec
+from irscope.records import PinCheck, PinKind, PinStatus
 from irscope.steer.loops import loop_matches
 from irscope.steer.mlir import (
     find_loops,
@@ -33,7 +34,7 @@ from irscope.steer.pins import LOOP_ATTRS, ConstPin, LayoutPin, LoopPin, py_text
 
 
 def check(spec: KernelSpec, settings: Settings, loop_done: list[dict], layout_done: list[dict],
-          art: Artifacts, partition_done: list[dict] | None = None) -> list[dict]:
+          art: Artifacts, partition_done: list[dict] | None = None) -> list[PinCheck]:
     """Confirm each pin (and each option a recipe or --set gave) in the compiled output.
 
     `loop_done` and `layout_done` are what the rewrites did (loops.rewrite_loops, layouts.apply_layout_pins).
@@ -43,7 +44,7 @@ def check(spec: KernelSpec, settings: Settings, loop_done: list[dict], layout_do
     stages = art.stages
     ttir = stages.get("ttir") if isinstance(stages.get("ttir"), str) else ""
     ttgir = stages.get("ttgir") if isinstance(stages.get("ttgir"), str) else ""
-    records = []
+    records: list[PinCheck] = []
     for name, value in settings.options.items():
         records.append(_check_option(name, value, settings.sources.get(name, "--set"), art, ttir, ttgir, gluon))
     for name, value in settings.env.items():
@@ -60,7 +61,7 @@ def check(spec: KernelSpec, settings: Settings, loop_done: list[dict], layout_do
     return records
 
 
-def _check_partition(pin, done: list[dict], art: Artifacts) -> dict:
+def _check_partition(pin, done: list[dict], art: Artifacts) -> PinCheck:
     """The worker's budget in the compiled output: the machinery facts (TTGIR) and setmaxnreg in PTX."""
     mach = (art.stats or {}).get("machinery") or {}
     got = ((mach.get("partitions") or {}).get(f"worker{pin.index}") or {}).get("registers")
@@ -78,11 +79,11 @@ def _check_partition(pin, done: list[dict], art: Artifacts) -> dict:
     return _rec("partition", f"worker{pin.index}", pin.registers, pin.source, "changed", detail)
 
 
-def _rec(kind: str, name: str, value: Any, source: str, status: str, detail: str) -> dict:
+def _rec(kind: PinKind, name: str, value: Any, source: str, status: PinStatus, detail: str) -> PinCheck:
     return {"kind": kind, "name": name, "value": value, "source": source, "status": status, "detail": detail}
 
 
-def _check_option(name, value, source, art, ttir, ttgir, gluon) -> dict:
+def _check_option(name, value, source, art, ttir, ttgir, gluon) -> PinCheck:
     eff = art.options.get(name, value)
     shown = f"{name}={value}"
     if name in ("num_warps", "num_ctas"):
@@ -126,7 +127,7 @@ def _check_option(name, value, source, art, ttir, ttgir, gluon) -> dict:
     return _rec("option", name, value, source, "ok", f"Triton compiled with {shown}")
 
 
-def _check_env(name, value, source, art, ttgir) -> dict:
+def _check_env(name, value, source, art, ttgir) -> PinCheck:
     on = str(value).lower() in ("1", "true", "on", "yes")
     if name == "TRITON_HIP_USE_ASYNC_COPY":
         n = len(re.findall(r"ttg\.async_copy_global_to_local|amdg(?:pu)?\.buffer_load_to_local", ttgir))
@@ -144,7 +145,7 @@ def _check_env(name, value, source, art, ttgir) -> dict:
     return _rec("env", name, value, source, "unchecked", "set for the compile; nothing in the output shows it")
 
 
-def _check_constexpr(name, c: ConstPin, overridden: dict[str, str], art, ttgir) -> dict:
+def _check_constexpr(name, c: ConstPin, overridden: dict[str, str], art, ttgir) -> PinCheck:
     if name in overridden:
         return _rec("constexpr", name, c.text, c.source, "overridden",
                     f"the command line gives {overridden[name]}, which wins")
@@ -166,8 +167,8 @@ def _check_constexpr(name, c: ConstPin, overridden: dict[str, str], art, ttgir) 
 
 
 def _check_loop(pin: LoopPin, loop_done: list[dict], ttir: str, ttgir: str, gluon: bool,
-                kernel_file: str) -> list[dict]:
-    out = []
+                kernel_file: str) -> list[PinCheck]:
+    out: list[PinCheck] = []
     i, done = next(((i, d) for i, d in enumerate(loop_done) if d["pin"] is pin), (None, None))
     for name, value in pin.attrs:
         label = f"{pin.where}:{name}"
@@ -228,7 +229,7 @@ def multibuffers(ttgir: str) -> list[str]:
                                             ttgir) if not m.group(1).endswith("xi64")]   # i64: mbarriers
 
 
-def _check_layout(pin: LayoutPin, layout_done: list[dict], ttgir: str) -> dict:
+def _check_layout(pin: LayoutPin, layout_done: list[dict], ttgir: str) -> PinCheck:
     i, done = next(((i, d) for i, d in enumerate(layout_done) if d["pin"] is pin), (None, None))
     if done is None:
         return _rec("layout", f"#{pin.alias}", pin.text(), pin.source, "no effect", "not applied")

@@ -21,6 +21,7 @@ from irscope.artifacts import Artifacts
 from irscope.errors import BadInput
 from irscope.kernel.settings import Settings
 from irscope.kernel.spec import KernelSpec
+from irscope.records import PinCheck, RecipeRef
 from irscope.steer.verify_child import verify_isolated
 
 if TYPE_CHECKING:  # annotations only: a plain compile (no pins) never loads the pin parsers
@@ -35,7 +36,7 @@ class Pins:
     layouts: list[LayoutPin] = field(default_factory=list)
     partitions: list[PartitionPin] = field(default_factory=list)
     constexprs: dict[str, ConstPin] = field(default_factory=dict)
-    recipe: dict[str, Any] | None = None      # {"name", "path", "variant"} when a recipe was applied
+    recipe: RecipeRef | None = None           # {"name", "path", "variant", "target"} when a recipe was applied
     overridden: dict[str, str] = field(default_factory=dict)   # constexpr -> what the command line gave
 
     def __bool__(self) -> bool:
@@ -77,7 +78,7 @@ class Plan:
                  + [p.text() for p in pins.partitions]) if pins else []
         return "; ".join(parts)
 
-    def check(self, art: Artifacts) -> list[dict]:
+    def check(self, art: Artifacts) -> list[PinCheck]:
         """Every pin and option checked against the compiled output (checks.py)."""
         from irscope.steer import (
             checks,  # needed once a compile ran: a cache hit never loads it

@@ -16,6 +16,7 @@ from typing import Any
 
 from irscope.errors import BadInput, did_you_mean
 from irscope.kernel.targets import Target
+from irscope.records import RecipeRef
 from irscope.steer.pins import LayoutPin, LoopPin, PartitionPin
 
 
@@ -81,6 +82,6 @@ class Recipe:
             raise BadInput(f"recipe {self.name} has no variant {name!r}{hint}; variants: {have}")
         return self.variants[name]
 
-    def describe(self, variant: str | None) -> dict[str, Any]:
+    def describe(self, variant: str | None) -> RecipeRef:
         """What a compile records of the recipe it applied (Pins.recipe)."""
         return {"name": self.name, "path": str(self.path), "variant": variant, "target": self.target.name}
