@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     cli_main(args)
 
 
-def _parse(args: list[str]) -> tuple[dict, Path] | None:
+def _parse(args: list[str]) -> tuple[dict, Path] | None:  # noqa: C901
     """(direct.request_fields, out dir) of a request read here; None for anything else."""
     if len(args) < 2 or args[0] not in _VIEWS:
         return None

@@ -43,8 +43,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
+from typing import Any, Generic, TypeVar
 
 PREFIX = "::irscope "   # what starts a protocol line; nothing a kernel prints is taken for one
 

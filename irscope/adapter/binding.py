@@ -12,8 +12,9 @@ import os
 import sys
 import types
 import warnings
+from collections.abc import Iterator
 from dataclasses import fields
-from typing import Any, Iterator
+from typing import Any
 
 from irscope.errors import BadInput
 
@@ -71,7 +72,7 @@ def kernel_cache_key(fn) -> str:
 # ---------------------------------------------------------------- backends and options
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def make_backend(target):
     """One backend object per target per process (Triton's own make_backend builds a new one)."""
     from triton.compiler import make_backend as _make

@@ -10,7 +10,8 @@ import contextlib
 import io
 import os
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from irscope.adapter.binding import is_gluon
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 Frame = tuple[str, int]            # (file path as the compiler wrote it, 1-based line)
 Frames = tuple[Frame, ...]         # outermost caller first; () = no line
@@ -182,7 +182,7 @@ _DBG = re.compile(r"!dbg !(\d+)")
 _LLIR_OP = re.compile(r"^\s+(?:%[\w.]+ = )?(?:tail |musttail |notail )?(\w+)")
 
 
-def llir_units(text: str) -> list[Unit]:
+def llir_units(text: str) -> list[Unit]:  # noqa: C901
     """One Unit per instruction inside a `define`; locations from !dbg -> !DILocation chains."""
     lines = text.splitlines()
     locs, files, scope_file, scope_parent = {}, {}, {}, {}

@@ -49,7 +49,7 @@ from irscope.errors import BadInput
 @click.option("--profile", "with_profile", is_flag=True,
               help="Compare what irscope profile measured in two dump folders, line by line: each Python line's "
                    "share of the warp stalls and its top reasons, biggest change first, with the totals.")
-def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_target, b_target, a_triton, b_triton,
+def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_target, b_target, a_triton, b_triton,  # noqa: C901, PLR0915
          stages,
          with_passes, by_line, raw, side_by_side, context, as_json, a_variant, b_variant, do_time, launch_args, launch_grid,
          max_seconds, html, with_profile):
@@ -69,9 +69,8 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, a_sets, b_sets, a_t
     renumbered in order of first appearance; debug locations, paths and hashes
     dropped), so only real changes show; --raw compares the text as is.
     """
-    from irscope.compare import command, frontier
+    from irscope.compare import command, frontier, sides
     from irscope.kernel import inputs
-    from irscope.compare import sides
     from irscope.views import bench as bench_view
     from irscope.views import diff as view
 

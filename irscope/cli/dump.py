@@ -31,7 +31,7 @@ from irscope.errors import BadInput
 @click.option("--html", type=click.Path(path_type=Path), metavar="FILE",
               help="After dumping, write the dumps' HTML report to FILE (as irscope report).")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- ARGS]")
-def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_json, with_lines, script_log,
+def dump(request, variants, out_dir, no_cache, debug, stage, with_passes, as_json, with_lines, script_log,  # noqa: C901
          compile_only, time_limit, n_jobs, html, script_args):
     """Compile a kernel and lay out every stage, its resources and instruction mix.
 

@@ -47,7 +47,6 @@ from irscope.kernel.settings import Settings, jsonable
 from irscope.kernel.spec import KernelSpec, check_binding, check_descriptors
 from irscope.stages import from_triton
 
-
 # ---------------------------------------------------------------- bind
 
 

@@ -51,9 +51,10 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterable
 from importlib.machinery import PathFinder
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from irscope import __version__
 from irscope.artifacts import MANIFEST, write_whole
@@ -225,7 +226,7 @@ def _skip_module(name: str) -> bool:
     return top in sys.stdlib_module_names or top in ("irscope", "triton", "__main__")
 
 
-def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: set[str],
+def remember(fields: dict[str, Any], results: list, kernel_file: Path, opened: set[str],  # noqa: PLR0913
              env_read: set[str] | None, summary: str | None, triton_env: dict[str, str],
              inputs: Iterable[Path] = (), absent: Iterable[Path] = (), status: int = 0) -> None:
     """Write the record of a full dump that just succeeded (results: dump.DumpResult, one per kernel).
@@ -320,7 +321,7 @@ def lookup(fields: dict[str, Any]) -> dict[str, Any] | None:
 
 
 
-def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | None:
+def _holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | None:  # noqa: C901
     """None when anything the record depended on changed; else the files and folders whose mtime
     moved but whose content (names, for a folder) did not, with their new state."""
     env = doc["env"]

@@ -51,7 +51,7 @@ class ArgSpec:
     value: Any = None    # constexpr value; a descriptor's Gluon layout (or None); "fn": the NAME
     large: bool = False  # pointer into an allocation over 2 GiB (AMD: no 32-bit buffer-op offsets)
     block: tuple[int, ...] = ()          # a descriptor's block shape
-    items: tuple["ArgSpec", ...] = ()    # a tuple's elements
+    items: tuple[ArgSpec, ...] = ()    # a tuple's elements
     padding: str = "zero"                # a descriptor's out-of-bounds fill ("zero" or "nan")
     tf32: bool = False                   # a descriptor that rounds fp32 to tf32 (Triton 3.9+)
 
@@ -128,7 +128,7 @@ def _layout_arg(v: Any) -> str:
     return repr(v)
 
 
-def parse_element(text: str, where: str) -> ArgSpec:
+def parse_element(text: str, where: str) -> ArgSpec:  # noqa: C901
     """Parse one signature element; `where` names it in errors ('element 3 (n)')."""
     t = text.strip()
     if not t:

@@ -243,7 +243,7 @@ def _returns_value(fn) -> bool:
     return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(tree))
 
 
-def _names_used_by(kernels: dict[str, "KernelRef"]) -> set[str]:
+def _names_used_by(kernels: dict[str, KernelRef]) -> set[str]:
     """Names that one kernel's source uses for another: device helpers and warp-specialize
     partitions (gl.warp_specialize([(partition, args), ...])), which return nothing but are no kernels."""
     used: set[str] = set()

@@ -123,7 +123,7 @@ def parse_bool(text: str) -> bool | None:
     return True if low in TRUE_WORDS else False if low in FALSE_WORDS else None
 
 
-def convert(key: str, raw: str, typ: Any, source: str = "--set") -> Any:
+def convert(key: str, raw: str, typ: Any, source: str = "--set") -> Any:  # noqa: C901
     """Convert text to the option field's declared type (int, bool, str, Optional, tuple)."""
     origin = typing.get_origin(typ)
     args = [a for a in typing.get_args(typ) if a is not type(None)]
@@ -154,7 +154,7 @@ def convert(key: str, raw: str, typ: Any, source: str = "--set") -> Any:
             raise BadInput(f"{source} {key}={raw}: expected a number") from None
     if typ is str:
         return raw
-    if origin in (tuple, typing.Tuple) or typ is tuple:
+    if origin in (tuple, tuple) or typ is tuple:
         return tuple(p.strip() for p in raw.split(",") if p.strip())
     if typ is dict or origin is dict:
         try:

@@ -18,9 +18,10 @@ which their IR part is named (compare.diff.diff_passes, passes matched by name).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from irscope import jobs, stages
 from irscope.compare import diff as diff_mod

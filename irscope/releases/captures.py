@@ -17,9 +17,10 @@ releases' IR part, and the passes one release runs and the other does not (new o
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from irscope import jobs, stages
 from irscope.artifacts import passes as passes_mod

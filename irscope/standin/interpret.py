@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import inspect
 import importlib
+import inspect
 import threading
 import time
 from collections.abc import Iterator

@@ -60,8 +60,8 @@ def apply_layout_pins(ttgir: str, pins: list[LayoutPin], warp_size: int) -> tupl
     out = ttgir
     for alias, text in current.items():
         if text != aliases[alias]:
-            out = re.sub(r"^#" + re.escape(alias) + r" = .*$", lambda _m: f"#{alias} = {text}", out, count=1,
-                         flags=re.M)
+            line = f"#{alias} = {text}"
+            out = re.sub(r"^#" + re.escape(alias) + r" = .*$", lambda _m, line=line: line, out, count=1, flags=re.M)
     if out != ttgir:
         out = drop_layout_hints(out)
     return out, done

@@ -145,7 +145,7 @@ def _throughput(row: VariantReport, flops: float | None, nbytes: float | None, p
             row.peak_fraction = row.gbps / (peaks[3] * 1e3)
 
 
-def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any], seconds: float, precision: float,
+def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any], seconds: float, precision: float,  # noqa: PLR0913
            flops_expr: str | None, bytes_expr: str | None, device: str, against_leader: bool = False,
            margin: float = timing.DEFAULT_MARGIN, ref: Variant | None = None) -> BenchReport:
     """The per-variant rows; ratios against the baseline (the first variant), or for a sweep the leader;
@@ -190,7 +190,7 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
                        measurement.get("clocks", {}), ref_row, batch)
 
 
-def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,
+def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,  # noqa: PLR0913
         nbytes: str | None = None, precision: float = 0.005, max_seconds: float = 20.0, min_rounds: int = 20,
         graph: str = "off", prune: float | None = None, duty: float = 0.5, session: TimingSession | None = None,
         compiled: bool = False, ref: Reference | None = None, margin: float = timing.DEFAULT_MARGIN,

@@ -115,7 +115,7 @@ def _scratch_from_torch(torch) -> None:
     triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
 
 
-def main() -> int:
+def main() -> int:  # noqa: C901, PLR0915
     """Read messages, say UP, OK i / FAIL (i, why) per variant, then RESULT.
 
     Two threads work while torch imports and the CUDA context comes up (the main thread, for

@@ -149,7 +149,7 @@ def _power(base: float, exp: float, node: ast.AST, where: str, whole: str) -> fl
     return base ** exp
 
 
-def _eval(node: ast.AST, env: dict[str, Any], where: str, whole: str) -> Any:
+def _eval(node: ast.AST, env: dict[str, Any], where: str, whole: str) -> Any:  # noqa: C901
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
         return _bounded(node.value, node, where, whole)
     if isinstance(node, ast.Name):

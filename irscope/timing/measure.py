@@ -166,7 +166,7 @@ def method_line(use_graph: bool, runs: int, batch: int, n: int, duty: float, fas
             f"variant; {sample}; rounds at {duty:.0%} duty")
 
 
-def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_rounds: int = 20,
+def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_rounds: int = 20,  # noqa: C901, PLR0913, PLR0915
             max_rounds: int = 2000, max_seconds: float = 20.0, precision: float = 0.005, graph: str = "off",
             prune: float | None = None, duty: float = DUTY, clock_floor: float = clock_watch.CLOCK_FLOOR,
             watch: clock_watch.ClockWatch | None = None, batch: int | str = "auto") -> dict[str, Any]:

@@ -117,7 +117,7 @@ def _function(node: ast.AST, where: str) -> str:
     return f"{module}.{name}"
 
 
-def _node(node: ast.AST, args: dict[str, Any], where: str) -> tuple:
+def _node(node: ast.AST, args: dict[str, Any], where: str) -> tuple:  # noqa: C901
     if isinstance(node, ast.Call):
         fn = _function(node.func, where)
         pos = tuple(_node(a, args, where) for a in node.args)

@@ -63,7 +63,7 @@ def _throughput(v: VariantReport) -> str:
     return ", ".join(thr)
 
 
-def bench_summary(result: BenchReport, out: Console | None = None) -> None:
+def bench_summary(result: BenchReport, out: Console | None = None) -> None:  # noqa: C901
     """The device and rounds, the clocks and timer, then per variant: median, IQR, CI, ratio to the
     baseline, verdict, ratio to the reference, throughput; the reference's row last."""
     from rich.table import Table

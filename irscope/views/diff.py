@@ -70,7 +70,7 @@ def _side_line(side) -> str:
     return f"{side.label}  [dim]{m['target']}{where}{how}[/dim]"
 
 
-def diff_summary(result: DiffResult, out: Console | None = None) -> None:
+def diff_summary(result: DiffResult, out: Console | None = None) -> None:  # noqa: C901
     """Stats that changed, stages that differ, passes that behaved differently."""
     from rich.table import Table
 

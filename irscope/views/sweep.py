@@ -64,7 +64,7 @@ def sweep_progress(total: int, enabled: bool = True) -> AbstractContextManager[C
     return bar()
 
 
-def sweep_table(configs: list[Config], timed: SweepTiming | None = None, out: Console | None = None,
+def sweep_table(configs: list[Config], timed: SweepTiming | None = None, out: Console | None = None,  # noqa: C901
                 search: SearchLog | None = None) -> None:
     """The configs in the order given, with their static stats (and timings after --time), then the tallies."""
     from rich.table import Table
