@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from irscope import __version__, adapter
+from irscope import adapter
 from irscope.adapter.native_output import capture_native_output
 from irscope.artifacts import Artifacts, lineinfo, sourcemap
 from irscope.artifacts import passes as passes_mod
@@ -46,6 +46,7 @@ from irscope.kernel import hardware
 from irscope.kernel.settings import Settings, jsonable
 from irscope.kernel.spec import KernelSpec, check_binding, check_descriptors
 from irscope.stages import from_triton
+from irscope.version import __version__
 
 # ---------------------------------------------------------------- bind
 

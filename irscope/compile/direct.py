@@ -56,9 +56,9 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
-from irscope import __version__
 from irscope.artifacts import MANIFEST, write_whole
 from irscope.compile import cache
+from irscope.version import __version__
 
 RECORD_DIR = ".irscope-direct"   # hidden: the cache's entries are its other names
 SCHEMA = 2
