@@ -159,7 +159,7 @@ def _no_torch_import() -> Iterator[None]:
         yield
         return
     stub = types.ModuleType("torch")
-    stub.Tensor = type("Tensor", (), {})
+    stub.Tensor = type("Tensor", (), {})  # type: ignore[attr-defined]  # a module made at run time
     sys.modules["torch"] = stub
     try:
         yield

@@ -90,7 +90,7 @@ class Artifacts:
     notes: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
     passes: list[PassRecord] | None = None
-    pass_texts: list[str] | None = None  # IR after each pass (None where not dumped)
+    pass_texts: list[str | None] | None = None  # IR after each pass (None where not dumped)
     key: str = ""
     folder: Path | None = None           # set once written
     compiled: Any = None                 # Triton's CompiledKernel (in memory only; for launching on a GPU)

@@ -179,7 +179,7 @@ def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
     the entry can spoil one copy).
     """
     entry = entry_path(key)
-    reason = None
+    reason: Damaged | None = None
     for _ in range(2):
         manifest = lookup(key)
         if manifest is None:
@@ -215,6 +215,7 @@ def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+    assert reason is not None  # the loop returns unless both tries found the entry damaged
     raise reason
 
 
@@ -235,7 +236,7 @@ def folder_stamp(folder: Path, leave_out: str | None = None, skip: tuple[str, ..
     try:
         for root, dirs, names in os.walk(folder, onerror=_raise):
             dirs[:] = sorted(d for d in dirs if d not in skip)
-            real_root = os.path.realpath(root) if leave_out else None
+            real_root = os.path.realpath(root) if leave_out else ""
             for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(root, d))]):
                 path = os.path.join(root, name)
                 if leave_out and os.path.join(real_root, name) == leave_out:
@@ -265,9 +266,10 @@ def placed_stamp(key: str, final: Path) -> list | None:
     folder by size, mtime, ctime and inode, taken just after a restore verified them. A write, a
     replaced or added file moves a ctime, which nothing sets back; None when a file changed lately
     (changed_lately)."""
-    stamp = [folder_stamp(entry_path(key)), folder_stamp(final)]
-    if None in stamp or not stamp[1]:
+    entry, placed = folder_stamp(entry_path(key)), folder_stamp(final)
+    if entry is None or not placed:
         return None
+    stamp = [entry, placed]
     return None if changed_lately(stamp) else stamp
 
 

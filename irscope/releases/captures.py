@@ -134,11 +134,12 @@ def _stat_rank(delta: diff_mod.StatDelta) -> tuple[int, str]:
 
 def first_pass(row: KernelRow) -> dict[str, Any] | None:
     """Why it changed: the first pass after which the IR parts, and the passes new or gone in b."""
-    passes = row.result.passes if row.result is not None else None
-    if passes is None:
+    result = row.result
+    passes = result.passes if result is not None else None
+    if result is None or passes is None:
         return None
     div = passes.divergence
-    names = [pass_names(side) for side in (row.result.a, row.result.b)]
+    names = [pass_names(side) for side in (result.a, result.b)]
     return {"where": div.where, "stage": div.stage, "pass": div.name,
             "new_in_b": [n for n in names[1] if n not in names[0]],
             "gone_in_b": [n for n in names[0] if n not in names[1]]}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import types
 import typing
 from pathlib import Path
@@ -41,10 +42,10 @@ from irscope.steer.pins import (
 from irscope.steer.recipe_model import Layer, Recipe, Variant
 from irscope.steer.toml_lines import KeyLines
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ImportError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # Python 3.10
+    import tomli as tomllib
 
 SECTIONS = ("options", "env", "constexprs", "layouts", "loops", "partitions")
 TOP_KEYS = ("recipe",) + SECTIONS + ("kernel", "variant")

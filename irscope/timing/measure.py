@@ -281,8 +281,8 @@ def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_r
         round_clocks.append(watch.clock_between(t0, t1))
         _rest(t1 - t0, duty)
         times: dict[str, list[float]] = {v.name: [] for v in live}
-        for v, (s, e) in pending:
-            times[v.name].append(s.elapsed_time(e))
+        for v, (start, end) in pending:
+            times[v.name].append(start.elapsed_time(end))
         for v in live:
             v.samples_ms.append(sum(times[v.name]) / len(times[v.name]) / k_launches)
             if len(raw) < RAW_KEPT:

@@ -126,11 +126,11 @@ def sweep_table(configs: list[Config], timed: SweepTiming | None = None, out: Co
             name, median, margin = w
             con.print(f"[bold]winner[/bold]: {name} at {median * 1e3:.1f} us{margin}")
         if final is not None and final.ref is not None and timed.winner is not None:
-            for v in final.variants:
-                if v.name == timed.winner.name and v.versus_reference:
-                    c = v.versus_reference
-                    con.print(f"the winner takes {c.ratio:.3f}x the time of {final.ref.name[5:]} "
-                              f"[{c.ci_low:.3f}, {c.ci_high:.3f}] (in the winner's rounds): {c.verdict}")
+            for report in final.variants:
+                if report.name == timed.winner.name and report.versus_reference:
+                    cmp = report.versus_reference
+                    con.print(f"the winner takes {cmp.ratio:.3f}x the time of {final.ref.name[5:]} "
+                              f"[{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] (in the winner's rounds): {cmp.verdict}")
 
 
 def _failures(configs: list[Config]) -> dict[str, int]:
