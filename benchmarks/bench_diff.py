@@ -103,14 +103,14 @@ def main() -> None:
     print(f"{'scenario':<11} {'lines a':>7} {'lines b':>7} {'+lines':>7} {'-lines':>7} "
           f"{'normalise':>10} {'diff':>8} {'total':>8} {'min':>8} {'unified':>8}")
     for name, b in scenarios.items():
-        _, t_norm, _ = timed(lambda: (normalize("sass", a), normalize("sass", b)), args.reps)
+        _, t_norm, _ = timed(lambda b=b: (normalize("sass", a), normalize("sass", b)), args.reps)
         na, nb = normalize("sass", a), normalize("sass", b)
-        _, t_diff, _ = timed(lambda: diff_mod.line_opcodes(na.lines, nb.lines), args.reps)
-        sd, t_total, t_min = timed(lambda: diff_mod.diff_texts("sass", a, b), args.reps)
+        _, t_diff, _ = timed(lambda na=na, nb=nb: diff_mod.line_opcodes(na.lines, nb.lines), args.reps)
+        sd, t_total, t_min = timed(lambda b=b: diff_mod.diff_texts("sass", a, b), args.reps)
         side = lambda n, s: sides.Side(n, n, Path(n), {"stages": {"sass": "k.sass"}})
         result = diff_mod.DiffResult(side("a", a), side("b", b), [], diff_mod.StatsDiff([]), [sd], None,
                                      selected=["sass"])
-        _, t_uni, _ = timed(lambda: diff_view.unified_lines(result, sd), args.reps)
+        _, t_uni, _ = timed(lambda result=result, sd=sd: diff_view.unified_lines(result, sd), args.reps)
         print(f"{name:<11} {len(a.splitlines()):>7} {len(b.splitlines()):>7} {sd.added:>7} {sd.removed:>7} "
               f"{t_norm * 1e3:>8.0f}ms {t_diff * 1e3:>6.0f}ms {t_total * 1e3:>6.0f}ms {t_min * 1e3:>6.0f}ms "
               f"{t_uni * 1e3:>6.0f}ms")

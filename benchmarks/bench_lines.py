@@ -64,7 +64,7 @@ def without_map():
         compiler.subprocess.Popen, compiler.lineinfo.split_sass = real_popen, real_split
 
 
-def main() -> None:
+def main() -> None:  # noqa: PLR0915
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--passes", action="store_true", help="dump with per-pass IR (MLIR_ENABLE_DUMP) too")

@@ -65,9 +65,9 @@ def browser_figures(path: Path, line: int, reps: int) -> dict:
         for _ in range(reps):
             page = b.new_page(viewport={"width": 1500, "height": 900})
             requests, errors = [], []
-            page.on("request", lambda r: requests.append(r.url))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r, requests=requests: requests.append(r.url))
+            page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
             t = time.perf_counter()
             page.goto(path.resolve().as_uri())
             page.wait_for_selector("body[data-ready='1']")

@@ -134,7 +134,7 @@ def run_search(a, strategy: str) -> tuple[dict, float]:
     return doc, wall
 
 
-def main() -> None:
+def main() -> None:  # noqa: C901, PLR0915
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--max-seconds", type=float, default=3.0)

@@ -91,7 +91,7 @@ def time_here(variants: list[Variant], lw: launch.Launch, seed: int, graph: str,
     return bench.report(variants, lw, m, time.perf_counter() - start, 0.003, flops, None, device)
 
 
-def main() -> None:
+def main() -> None:  # noqa: C901, PLR0915
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20, help="A/A runs per kernel and mode")
     ap.add_argument("--budget", type=float, default=450,

@@ -92,7 +92,7 @@ def main() -> None:
             print(json.dumps(row), flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
-    print(f"\n| test | target | captured | dumped | seconds | not dumped |\n| --- | --- | --- | --- | --- | --- |")
+    print("\n| test | target | captured | dumped | seconds | not dumped |\n| --- | --- | --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r['node'].split('::')[1]} | {r['target']} | {r.get('captured', '-')} | {r.get('dumped', '-')} | "
               f"{r.get('seconds', '-')} | {'; '.join(r.get('not_dumped') or []) or r['status']} |")

@@ -10,7 +10,7 @@ from triton.experimental.gluon import language as gl
 
 @gluon.jit
 def gluon_add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK: gl.constexpr,
-                     layout: gl.constexpr = gl.BlockedLayout([4], [32], [4], [0])):
+                     layout: gl.constexpr = gl.BlockedLayout([4], [32], [4], [0])):  # noqa: B008 (a constexpr default)
     pid = gl.program_id(0)
     offsets = pid * BLOCK + gl.arange(0, BLOCK, layout=layout)
     mask = offsets < n_elements

@@ -20,22 +20,21 @@ only when a command needs it, and torch never on the dump path.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from irscope.errors import BadInput, CompileFailure, IrscopeError
-
-__version__ = "0.1.0"
+from irscope.version import __version__
 
 _API = frozenset({"dump", "diff", "capture", "sweep", "profile", "default_out", "Dump", "Diff", "Capture", "Stages", "Sweep"})
 
 
 def __getattr__(name: str) -> Any:
-    """irscope.dump & co. load irscope.api on first use (import_module, not an import statement: the
-    API's modules import irscope.__version__ through the compiler, and the architecture test counts
-    every import statement as an edge; this one is the top layer reaching down, loaded only when used)."""
+    """irscope.dump & co. load irscope.api on first use (the top layer reaching down; nothing below it
+    imports this package, so the import makes no cycle)."""
     if name in _API:
-        return getattr(importlib.import_module("irscope.api"), name)
+        from irscope import api
+
+        return getattr(api, name)
     raise AttributeError(f"module 'irscope' has no attribute {name!r}")
 
 

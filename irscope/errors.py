@@ -9,7 +9,7 @@ CompileFailure -> exit 1: the input was well formed but the compiler refused it;
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class IrscopeError(Exception):

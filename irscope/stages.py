@@ -71,7 +71,7 @@ class _Any(enum.Enum):
 ANY = _Any.ANY   # names()'s default for a column: any value
 
 
-def names(*, vendor: str | None | _Any = ANY, language: str | _Any = ANY, text: bool | _Any = ANY,
+def names(*, vendor: str | None | _Any = ANY, language: str | _Any = ANY, text: bool | _Any = ANY,  # noqa: PLR0913
           pinnable: bool | _Any = ANY, passes: bool | _Any = ANY, mapped: bool | _Any = ANY,
           isa: str | None | _Any = ANY, gluon: bool | _Any = ANY,
           launch_check: bool | _Any = ANY) -> tuple[str, ...]:

@@ -43,8 +43,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
+from typing import Any, Generic, TypeVar
 
 PREFIX = "::irscope "   # what starts a protocol line; nothing a kernel prints is taken for one
 
@@ -137,7 +138,9 @@ class Worker:
 
     def _read(self) -> None:
         """Protocol lines -> Messages; anything else the child printed is dropped; the end -> tag None."""
-        for line in self.proc.stdout:
+        stdout = self.proc.stdout
+        assert stdout is not None  # Popen(stdout=PIPE)
+        for line in stdout:
             if not line.startswith(PREFIX):
                 continue
             tag, _, body = line[len(PREFIX):].rstrip("\n").partition(" ")
@@ -146,18 +149,20 @@ class Worker:
             except Exception:  # noqa: BLE001 - a line garbled by another writer's bytes is not a message
                 continue
             self.inbox.put(Message(self, tag, value))
-        self.proc.stdout.close()
+        stdout.close()
         self.inbox.put(Message(self, None))
 
     def _write(self) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None  # Popen(stdin=PIPE)
         while (text := self._outbox.get()) is not None:
             try:
-                self.proc.stdin.write(text)
-                self.proc.stdin.flush()
+                stdin.write(text)
+                stdin.flush()
             except (OSError, ValueError):
                 break  # the child died: its reader sees the end, the caller finds out why
         with contextlib.suppress(OSError, ValueError):
-            self.proc.stdin.close()
+            stdin.close()
 
 
 def receive(inbox: queue.Queue[Message], timeout: float) -> Message | None:
@@ -278,9 +283,10 @@ class Pool(Generic[T]):
     def hire(self) -> None:
         self.workers.append(Worker(self.argv(), ready=READY, inbox=self.inbox, niceness=self.niceness))
 
-    def fire(self, w: Worker, grace: float = 0.0) -> None:
+    def fire(self, w: Worker, grace: float = 0.0) -> int:
+        """Take it out of the pool and stop it; its exit status."""
         self.workers.remove(w)
-        w.stop(grace)
+        return w.stop(grace)
 
     def hand_out(self) -> None:
         for w in self.workers:
@@ -295,8 +301,7 @@ class Pool(Generic[T]):
 
     def died(self, w: Worker) -> None:
         """Its output ended: the job it held crashed; replaced, unless workers cannot start at all."""
-        self.fire(w, grace=EXIT_GRACE)
-        code = w.returncode
+        code = self.fire(w, grace=EXIT_GRACE)
         if w in self.held:
             job, seconds = self.release(w)
             self.finished(job, {"status": "crashed", "reason": (

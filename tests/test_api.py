@@ -158,8 +158,8 @@ def test_the_pages_hashed_script_runs_inside_srcdoc(matmul, browser):
     for obj in (d3, irscope.diff(d3, d4)):
         page = browser.new_page()
         errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
         page.set_content(f"<!doctype html><html><body>{obj._repr_html_()}</body></html>")
         frame = page.frames[1]
         frame.wait_for_selector("body[data-ready='1']", timeout=30000)   # report.js ran, under its CSP

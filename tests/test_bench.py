@@ -7,7 +7,6 @@ import json
 import random
 
 import pytest
-from tests.helpers import DATA, FLOATS_N, VECTOR_ADD
 
 from irscope import jobs
 from irscope.errors import BadInput, IrscopeError
@@ -18,6 +17,7 @@ from irscope.timing.inputs import check_outputs
 from irscope.timing.measure import PRUNE_AFTER, PRUNE_EARLY, _prune
 from irscope.timing.session import TimingSession
 from irscope.timing.variant import Variant
+from tests.helpers import DATA, FLOATS_N, VECTOR_ADD
 
 
 def test_median_quantiles_and_ci_on_known_samples():

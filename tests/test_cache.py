@@ -70,7 +70,7 @@ def _eight_at_once(base: Path) -> bool:
     for p in procs:
         p.stdout.close()
         p.stderr.close()
-    for code, stdout, err in results:
+    for code, _stdout, err in results:
         assert code == 0, err
         assert "Traceback" not in err and "note" not in err
     if _drifted(cache_dir):
@@ -91,7 +91,7 @@ def test_concurrent_fresh_compiles_and_no_cache_runs_all_succeed(tmp_path):
                                *(["--no-cache"] if i % 2 else [])], cwd=ROOT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
     results = [(p.wait(timeout=300), p.communicate()) for p in procs]
-    for code, (stdout, err) in results:
+    for code, (_stdout, err) in results:
         assert code == 0, err
     _complete(Path(json.loads(results[0][1][0])["kernels"][0]["folder"]))
     entry = _only_entry(tmp_path / "cache")

@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.helpers import DATA, VECTOR_ADD, run_cli
 
 from irscope import adapter
 from irscope.capture import replay, runner
 from irscope.kernel.targets import parse_target
 from irscope.standin import gpu as standin
+from tests.helpers import DATA, VECTOR_ADD, run_cli
 
 torch = pytest.importorskip("torch")
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tests.helpers import run_cli
 
 pytest.importorskip("torch")

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tests.helpers import VECTOR_ADD, run_cli
 
 pytest.importorskip("torch")

@@ -14,12 +14,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.helpers import DATA, EXAMPLES, FB_GLUON_LOAD, FBTRITON, run_cli
 
 from irscope.capture import runner
 from irscope.kernel.hardware import for_target
 from irscope.kernel.targets import parse_target
 from irscope.standin import gpu as standin
+from tests.helpers import DATA, EXAMPLES, FB_GLUON_LOAD, FBTRITON, run_cli
 
 torch = pytest.importorskip("torch")
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from tests.helpers import VECTOR_ADD, run_cli
 
 pytest.importorskip("torch")

@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.helpers import DATA, EXAMPLES, compile_example
 from test_inputs import run_in
+
+from tests.helpers import DATA, EXAMPLES, compile_example
 
 TMA = EXAMPLES / "tma_matmul.py"
 GLUON_WS = EXAMPLES / "gluon_ws_matmul.py"

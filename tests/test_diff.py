@@ -15,11 +15,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tests.helpers import VECTOR_ADD
 
 from irscope.cli import main
 from irscope.compare.diff import count_changes, line_opcodes
 from irscope.compare.normalize import amdgcn, llir, mlir, ptx, sass
+from tests.helpers import VECTOR_ADD
 
 ADD16 = "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024"
 ADD4 = "*fp32:4, *fp32:4, *fp32:4, i32:16, 1024"

@@ -7,6 +7,12 @@ import os
 import re
 
 import pytest
+
+from irscope.compile import dump
+from irscope.kernel import loader
+from irscope.kernel.settings import Settings
+from irscope.kernel.spec import build_spec
+from irscope.kernel.targets import parse_target
 from tests.helpers import (
     EXAMPLES,
     FB_GLUON_LOAD,
@@ -16,12 +22,6 @@ from tests.helpers import (
     VECTOR_ADD,
     compile_example,
 )
-
-from irscope.compile import dump
-from irscope.kernel import loader
-from irscope.kernel.settings import Settings
-from irscope.kernel.spec import build_spec
-from irscope.kernel.targets import parse_target
 
 ADD_ALIGNED = "*fp32, *fp32, *fp32, i32:16, 1024"
 ADD_UNALIGNED = "*fp32:4, *fp32:4, *fp32:4, i32:16, 1024"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tests.helpers import DATA, MATMUL, VECTOR_ADD
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"

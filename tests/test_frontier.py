@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from tests.helpers import EXAMPLES, FBTRITON, compile_example
 
 PERSISTENT = EXAMPLES / "persistent_matmul.py"

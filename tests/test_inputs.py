@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.helpers import DATA, EXAMPLES, MATMUL, ROOT, VECTOR_ADD, run_cli
 from test_pins import irscope
+
+from tests.helpers import DATA, EXAMPLES, MATMUL, ROOT, VECTOR_ADD, run_cli
 
 # capture runs scripts that make torch tensors: without torch (the README's plain install) they skip
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="capture scripts need torch")

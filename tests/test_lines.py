@@ -12,6 +12,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_diff import irscope  # the CLI in this process (Triton stays warm)
+
+from irscope.artifacts import lineinfo, passes, sourcemap
 from tests.helpers import (
     EXAMPLES,
     FB_GLUON_LOAD,
@@ -20,9 +23,6 @@ from tests.helpers import (
     MATMUL_SIG16,
     compile_example,
 )
-from test_diff import irscope  # the CLI in this process (Triton stays warm)
-
-from irscope.artifacts import lineinfo, passes, sourcemap
 
 SOURCE = MATMUL.read_text().splitlines()
 

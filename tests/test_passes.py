@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from tests.helpers import MATMUL, MATMUL_SIG16, VECTOR_ADD, compile_example
-
 from irscope.artifacts import passes
+from tests.helpers import MATMUL, MATMUL_SIG16, VECTOR_ADD, compile_example
 
 
 def test_pass_records_and_first_producer():

@@ -9,15 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.helpers import (
-    EXAMPLES,
-    FB_GLUON_LOAD,
-    FBTRITON,
-    MATMUL,
-    MATMUL_SIG16,
-    VECTOR_ADD,
-    Run,
-)
 
 from irscope import jobs
 from irscope.compile import compiler
@@ -30,6 +21,15 @@ from irscope.steer import pins
 from irscope.steer.loops import rewrite_loops
 from irscope.steer.mlir import find_loops
 from irscope.steer.pinset import Pins
+from tests.helpers import (
+    EXAMPLES,
+    FB_GLUON_LOAD,
+    FBTRITON,
+    MATMUL,
+    MATMUL_SIG16,
+    VECTOR_ADD,
+    Run,
+)
 
 ADD = "*fp32, *fp32, *fp32, i32:16, 1024"
 SOFTMAX = EXAMPLES / "softmax.py"

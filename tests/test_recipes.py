@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import tomllib
-from tests.helpers import EXAMPLES, FB_GLUON_LOAD, FBTRITON, ROOT, VECTOR_ADD
 from test_pins import irscope
 
 from irscope import jobs
@@ -18,6 +17,7 @@ from irscope.kernel.settings import Settings
 from irscope.kernel.targets import parse_target
 from irscope.steer import layering, recipes
 from irscope.steer.toml_lines import KeyLines
+from tests.helpers import EXAMPLES, FB_GLUON_LOAD, FBTRITON, ROOT, VECTOR_ADD
 
 SHIPPED = ["a100", "h100", "h200", "b200", "mi300x", "mi355x"]
 TARGETS = {"a100": "cuda:80", "h100": "cuda:90", "h200": "cuda:90", "b200": "cuda:100", "mi300x": "hip:gfx942",
@@ -52,7 +52,7 @@ def test_shipped_recipes_pass_check_and_are_listed():
     assert r.out.count(": ok") == len(SHIPPED)
     listing = irscope("recipes", "list")
     for name in SHIPPED:
-        line = next(l for l in listing.out.splitlines() if l.startswith(name + " "))
+        line = next(row for row in listing.out.splitlines() if row.startswith(name + " "))
         assert TARGETS[name] in line and "invalid" not in line
 
 

@@ -13,8 +13,7 @@ import shutil
 
 import pytest
 
-from tests.helpers import (CHROMIUM, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example, copy_without_map,
-                           write_profile)
+from tests.helpers import CHROMIUM, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example, copy_without_map, write_profile
 
 needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
 

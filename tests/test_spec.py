@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from tests.helpers import DATA, MATMUL, VECTOR_ADD
 
 from irscope.compile import compiler
 from irscope.errors import BadInput
@@ -11,6 +10,7 @@ from irscope.kernel import loader
 from irscope.kernel.settings import Settings, parse_assignments
 from irscope.kernel.spec import build_spec, parse_element, split_signature
 from irscope.kernel.targets import parse_target
+from tests.helpers import DATA, MATMUL, VECTOR_ADD
 
 H100 = parse_target("h100")
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from tests.helpers import MATMUL, VECTOR_ADD
 
 from irscope import cli
 from irscope.errors import BadInput
 from irscope.timing import launch
+from tests.helpers import MATMUL, VECTOR_ADD
 
 ADD = "*fp32, *fp32, *fp32, i32:16, 1024"
 MATMUL_SIG = ("*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, "

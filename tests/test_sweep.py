@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import DATA, MATMUL, VECTOR_ADD
-
 from irscope import jobs
 from irscope.sweep import pool
 from irscope.sweep import run as sweep
 from irscope.sweep.configs import expand, parse_axes
 from irscope.sweep.timers import LocalTimers
 from irscope.timing import bench, statistics
+from tests.helpers import DATA, MATMUL, VECTOR_ADD
 
 SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
 

@@ -14,7 +14,6 @@ import multiprocessing
 import sqlite3
 
 import pytest
-from tests.helpers import VECTOR_ADD, run_cli
 
 from irscope import jobs
 from irscope.errors import BadInput
@@ -25,6 +24,7 @@ from irscope.sweep.history import History, check_db_path
 from irscope.sweep.timed import Batch
 from irscope.timing import statistics
 from irscope.timing.bench import BenchReport, VariantReport
+from tests.helpers import VECTOR_ADD, run_cli
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 

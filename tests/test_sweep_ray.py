@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tests.helpers import DATA, VECTOR_ADD, run_cli
 
 ray = pytest.importorskip("ray")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.helpers import MATMUL, VECTOR_ADD, run_cli
 
 from irscope import jobs
 from irscope.errors import BadInput
@@ -23,6 +22,7 @@ from irscope.sweep.configs import (
     make_config,
     parse_axes,
 )
+from tests.helpers import MATMUL, VECTOR_ADD, run_cli
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"

@@ -22,7 +22,7 @@ from irscope.timing.measure import runs_per_round, schedule
 TICK_MS = 32e-6   # 32 ns
 
 
-def simulate(true_ms: tuple[float, float], rounds: int, runs: int, seed: int, *, noise: float, tick: float = TICK_MS,
+def simulate(true_ms: tuple[float, float], rounds: int, runs: int, seed: int, *, noise: float, tick: float = TICK_MS,  # noqa: PLR0913
              first_penalty: float = 0.02, spike: float = 0.01, order=schedule,
              round_noise: float = 0.0) -> tuple[list[float], list[float]]:
     rng = random.Random(seed)

@@ -12,8 +12,9 @@ import os
 import sys
 import types
 import warnings
+from collections.abc import Iterator
 from dataclasses import fields
-from typing import Any, Iterator
+from typing import Any
 
 from irscope.errors import BadInput
 
@@ -71,7 +72,7 @@ def kernel_cache_key(fn) -> str:
 # ---------------------------------------------------------------- backends and options
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def make_backend(target):
     """One backend object per target per process (Triton's own make_backend builds a new one)."""
     from triton.compiler import make_backend as _make
@@ -158,7 +159,7 @@ def _no_torch_import() -> Iterator[None]:
         yield
         return
     stub = types.ModuleType("torch")
-    stub.Tensor = type("Tensor", (), {})
+    stub.Tensor = type("Tensor", (), {})  # type: ignore[attr-defined]  # a module made at run time
     sys.modules["torch"] = stub
     try:
         yield

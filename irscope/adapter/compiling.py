@@ -10,7 +10,8 @@ import contextlib
 import io
 import os
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from irscope.adapter.binding import is_gluon
 
@@ -31,7 +32,7 @@ def stage_hook(wrap: StageWrapper) -> Iterator[None]:
     """
     from triton import knobs
 
-    previous = getattr(knobs.runtime, "add_stages_inspection_hook", _MISSING)
+    previous: Any = getattr(knobs.runtime, "add_stages_inspection_hook", _MISSING)
 
     def hook(*args):
         if not args:
@@ -144,7 +145,7 @@ def nvdisasm_path() -> str:
     return knobs.nvidia.nvdisasm.path
 
 
-def compile_error_types() -> tuple[type, ...]:
+def compile_error_types() -> tuple[type[Exception], ...]:
     """Frontend errors (a Python error inside the kernel): CompilationError and subclasses."""
     from triton.compiler.errors import CompilationError
 

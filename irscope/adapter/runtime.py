@@ -8,7 +8,8 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from irscope.adapter.binding import unwrap_kernel
 

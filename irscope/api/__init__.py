@@ -162,6 +162,7 @@ def _request(kernel: Kernel, name: str | None, signature: Elements | None, args:
     named = tuple(f"{k}={v}" for k, v in (args or {}).items())
     consts = tuple(f"{k}={_text(v)}" for k, v in (const or {}).items())
     inputs.check_request_text(target, named, consts, "target=")
+    loaded: tuple[loader.KernelRef, ...]
     if isinstance(kernel, (str, os.PathLike)):
         path = Path(kernel).expanduser()   # absolute when it exists: a notebook's cwd may move later
         file, loaded, names = (path.resolve() if path.exists() else path), (), ((name,) if name else ())
@@ -194,7 +195,7 @@ def _items(value: Elements) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value or ())
 
 
-def _out(out: str | os.PathLike | None) -> Path:
+def _out(out: str | os.PathLike[str] | None) -> Path:
     folder = default_out() if out is None else inputs.out_path(out, "out=")
     inputs.check_output_dir(folder, "out=")
     return folder
@@ -213,7 +214,8 @@ def _folder(side: Dump | str | os.PathLike) -> Path:
 # becomes the function; the packages stay in sys.modules, where every `from irscope.capture import ...`
 # finds them (irscope imports its packages only that way: tests/test_api.py holds it to that).
 _package = sys.modules["irscope"]
-_package.capture, _package.sweep, _package.profile = capture, sweep, profile
+for _name, _function in (("capture", capture), ("sweep", sweep), ("profile", profile)):
+    setattr(_package, _name, _function)
 
 __all__ = ["BadInput", "Capture", "CompileFailure", "Diff", "Dump", "Stages", "Sweep", "capture", "default_out",
            "diff", "dump", "profile", "sweep"]

@@ -102,7 +102,7 @@ class Artifacts:
     notes: list[str] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
     passes: list[PassRecord] | None = None
-    pass_texts: list[str] | None = None  # IR after each pass (None where not dumped)
+    pass_texts: list[str | None] | None = None  # IR after each pass (None where not dumped)
     key: str = ""
     folder: Path | None = None           # set once written
     compiled: Any = None                 # Triton's CompiledKernel (in memory only; for launching on a GPU)

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 Frame = tuple[str, int]            # (file path as the compiler wrote it, 1-based line)
 Frames = tuple[Frame, ...]         # outermost caller first; () = no line
@@ -75,7 +75,7 @@ class _LocParser:
         while s[i] == " ":
             i += 1
         if s.startswith("#loc", i):
-            m = re.compile(r"#loc\w*").match(s, i)
+            m = _match(r"#loc\w*", s, i)
             return self.alias(m.group(0), depth), m.end()
         if s.startswith("callsite(", i):
             callee, i = self._expr(s, i + len("callsite("), depth)
@@ -106,7 +106,7 @@ class _LocParser:
                 j += 2 if s[j] == "\\" else 1
             name, i = s[i + 1:j], j + 1
             if s.startswith(":", i):  # "file":line:col [to ...]
-                m = re.compile(r":(\d+):(\d+)(?: to (?:\d+:)?:?\d+)?").match(s, i)
+                m = _match(r":(\d+):(\d+)(?: to (?:\d+:)?:?\d+)?", s, i)
                 line = int(m.group(1))
                 return (((name, line),) if line > 0 else ()), m.end()
             if s.startswith("(", i):  # a name with a child location
@@ -114,6 +114,14 @@ class _LocParser:
                 return frames, _expect(s, i, ")")
             return (), i
         raise ValueError(f"unknown location syntax at {s[i:i + 20]!r}")
+
+
+def _match(pattern: str, s: str, i: int) -> re.Match[str]:
+    """The pattern's match at i; ValueError (unparseable, as a bad index is: parse gives no line) if none."""
+    m = re.compile(pattern).match(s, i)
+    if m is None:
+        raise ValueError(f"expected {pattern!r} at {s[i:i + 20]!r}")
+    return m
 
 
 def _expect(s: str, i: int, ch: str) -> int:
@@ -182,7 +190,7 @@ _DBG = re.compile(r"!dbg !(\d+)")
 _LLIR_OP = re.compile(r"^\s+(?:%[\w.]+ = )?(?:tail |musttail |notail )?(\w+)")
 
 
-def llir_units(text: str) -> list[Unit]:
+def llir_units(text: str) -> list[Unit]:  # noqa: C901
     """One Unit per instruction inside a `define`; locations from !dbg -> !DILocation chains."""
     lines = text.splitlines()
     locs, files, scope_file, scope_parent = {}, {}, {}, {}
@@ -283,7 +291,8 @@ def ptx_units(text: str) -> list[Unit]:
     lines = text.splitlines()
     files = _file_table(lines)
     by_name = _by_basename(files)
-    units, current = [], ()
+    units: list[Unit] = []
+    current: Frames = ()
     for n, line in enumerate(lines, 1):
         body = line.strip()
         if not body or body.startswith("//"):
@@ -308,7 +317,8 @@ def amdgcn_units(text: str) -> list[Unit]:
     lines = text.splitlines()
     files = _file_table(lines)
     by_name = _by_basename(files)
-    units, current = [], ()
+    units: list[Unit] = []
+    current: Frames = ()
     for n, line in enumerate(lines, 1):
         if line.startswith(("\t.loc", " .loc")):
             if m := _LOC_DIRECTIVE.match(line):

@@ -161,7 +161,7 @@ def stage_units(stages: dict[str, Any], sass_info: list[lineinfo.SassLine] | Non
         if stage == "sass" and sass_info is not None:
             out[stage] = lineinfo.sass_units(sass_info, out.get("ptx", []))
         else:
-            out[stage] = lineinfo.UNITS[language(stage)](text)
+            out[stage] = lineinfo.UNITS[language(stage) or ""](text)   # every MAPPED stage has a language
     return out
 
 

@@ -99,8 +99,8 @@ SASS_CLASSES = {
 
 
 def sass_mix(sass: str) -> dict[str, Any]:
-    ops = Counter()
-    ldg_widths = Counter()
+    ops: Counter[str] = Counter()
+    ldg_widths: Counter[str] = Counter()
     for m in SASS_LINE.finditer(sass):
         op, mods = m.group(1), m.group(2)
         ops[op] += 1
@@ -145,7 +145,7 @@ def amd_resources(asm: str) -> dict[str, int]:
 
 
 def amd_mix(asm: str) -> dict[str, Any]:
-    ops = Counter()
+    ops: Counter[str] = Counter()
     widths: dict[str, Counter] = {"global_load": Counter(), "global_store": Counter()}
     async_lds = 0
     for m in AMD_INSTR.finditer(asm):

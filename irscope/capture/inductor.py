@@ -121,7 +121,7 @@ class InductorHooks:
                     stack.enter_context(triton_runtime.patched(tuner, "bench", _benchmarked(vars(tuner)["bench"])))
                 if "run" in vars(tuner):
                     stack.enter_context(triton_runtime.patched(tuner, "run", self._wrap_run(vars(tuner)["run"])))
-            if launcher is not None and callable(getattr(launcher, "__call__", None)):
+            if launcher is not None and callable(getattr(launcher, "__call__", None)):  # noqa: B004 (the slot it patches)
                 stack.enter_context(triton_runtime.patched(launcher, "__call__", self._wrap_launch(launcher.__call__)))
             else:
                 self.missing.append("the active Triton driver's launcher_cls (launch grids)")

@@ -32,8 +32,8 @@ from irscope.capture.inductor import InductorHooks
 from irscope.capture.records import Capture, describe, grid_3d, launch_record
 from irscope.kernel.targets import Target
 from irscope.records import Launch
-from irscope.standin.driver import placeholder_benchmark
 from irscope.stages import from_triton, names
+from irscope.standin.driver import placeholder_benchmark
 from irscope.standin.generators import observe_inductor
 from irscope.standin.interpret import benchmarking, in_benchmark
 

@@ -34,7 +34,7 @@ from irscope.standin import gpu as standin
 from irscope.standin.interpret import Executor
 
 
-def run_script(script: Path, args: list[str], target: Target, target_reason: str, mode: str,
+def run_script(script: Path, args: list[str], target: Target, target_reason: str, mode: str,  # noqa: PLR0913
                kernel_globs: list[str], script_log: Path | None = None, quiet: bool = False,
                stand_in: bool | None = None, time_limit: float | None = None,
                interpret_s: tuple[float | None, float | None] = (None, None)) -> ScriptRun:

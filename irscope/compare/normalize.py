@@ -35,8 +35,8 @@ number it came from, so a diff can point into the original file.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from irscope import stages
 

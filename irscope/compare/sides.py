@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from irscope import artifacts, jobs
 from irscope.artifacts import MANIFEST

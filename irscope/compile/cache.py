@@ -19,9 +19,10 @@ import os
 import shutil
 import stat
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from irscope import knobs
 from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish, remove_stale_tmps
@@ -175,7 +176,7 @@ def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
     the entry can spoil one copy).
     """
     entry = entry_path(key)
-    reason = None
+    reason: Damaged | None = None
     for _ in range(2):
         manifest = lookup(key)
         if manifest is None:
@@ -209,6 +210,7 @@ def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+    assert reason is not None  # the loop returns unless both tries found the entry damaged
     raise reason
 
 
@@ -224,7 +226,7 @@ def folder_stamp(folder: Path, leave_out: str | None = None, skip: tuple[str, ..
     try:
         for root, dirs, names in os.walk(folder, onerror=_raise):
             dirs[:] = sorted(d for d in dirs if d not in skip)
-            real_root = os.path.realpath(root) if leave_out else None
+            real_root = os.path.realpath(root) if leave_out else ""
             for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(root, d))]):
                 path = os.path.join(root, name)
                 if leave_out and os.path.join(real_root, name) == leave_out:
@@ -254,9 +256,10 @@ def placed_stamp(key: str, final: Path) -> list | None:
     folder by size, mtime, ctime and inode, taken just after a restore verified them. A write, a
     replaced or added file moves a ctime, which nothing sets back; None when a file changed lately
     (changed_lately)."""
-    stamp = [folder_stamp(entry_path(key)), folder_stamp(final)]
-    if None in stamp or not stamp[1]:
+    entry, placed = folder_stamp(entry_path(key)), folder_stamp(final)
+    if entry is None or not placed:
         return None
+    stamp = [entry, placed]
     return None if changed_lately(stamp) else stamp
 
 

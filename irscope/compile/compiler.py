@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from irscope import __version__, adapter
+from irscope import adapter
 from irscope.adapter.native_output import capture_native_output
 from irscope.artifacts import Artifacts, lineinfo, sourcemap
 from irscope.artifacts import passes as passes_mod
@@ -46,7 +46,7 @@ from irscope.kernel import hardware
 from irscope.kernel.settings import Settings, jsonable
 from irscope.kernel.spec import KernelSpec, check_binding, check_descriptors
 from irscope.stages import from_triton
-
+from irscope.version import __version__
 
 # ---------------------------------------------------------------- bind
 
@@ -201,10 +201,12 @@ def _compile_edited(src, settings: Settings, options, rec: _StageRecorder, plan)
             pass
         else:
             raise RuntimeError(f"Triton's pipeline for this kernel has no {stage} stage to pin")
-        rec.texts[stage] = rewrite(rec.texts[stage])
+        text = rec.texts[stage]
+        assert isinstance(text, str), f"{stage} is IR text"
+        rec.texts[stage] = text = rewrite(text)
         src = os.path.join(rec.workdir, f"{plan.spec.kernel}.{stage}")
         with open(src, "w") as f:
-            f.write(rec.texts[stage])
+            f.write(text)
     rec.stop_after = None
     return adapter.compile(src, settings.target, options.__dict__)
 
@@ -228,6 +230,22 @@ class Compile:
     sass: str | None = None
     art: Artifacts | None = None
 
+    # what the steps after the one that sets each read (PIPELINE's order sets them first)
+    @property
+    def binding(self) -> tuple:
+        assert self.bound is not None, "bind runs first"
+        return self.bound
+
+    @property
+    def recorder(self) -> _StageRecorder:
+        assert self.rec is not None, "compile_spec sets it before the first step"
+        return self.rec
+
+    @property
+    def artifacts(self) -> Artifacts:
+        assert self.art is not None, "the artifacts step sets it"
+        return self.art
+
 
 class _NoPins:
     """The plan of a compile without pins (Settings.pins is None): no edits, nothing to check."""
@@ -249,12 +267,12 @@ def _bind_step(c: Compile) -> None:
 
 def _stages_step(c: Compile) -> None:
     """triton.compile with each stage hooked; a failure names the stage and the compiler's reason."""
-    options, signature, constexprs, attrs = c.bound
+    options, signature, constexprs, attrs = c.binding
     src = adapter.make_source(c.spec.fn, signature, constexprs, attrs)
     env = dict(c.settings.env)
     if c.with_passes:
         env.update(adapter.pass_dump_env())
-    rec = c.rec
+    rec = c.recorder
     c.started = time.perf_counter()
     with capture_native_output() as native:
         c.native = native
@@ -270,7 +288,7 @@ def _stages_step(c: Compile) -> None:
         except BadInput:  # a pin that does not fit this kernel (steer/): nothing is written
             raise
         except adapter.compile_error_types() as e:
-            failure = failures.frontend_failure(c.spec, e)
+            failure: CompileFailure | None = failures.frontend_failure(c.spec, e)
         except Exception as e:  # noqa: BLE001 - any failure inside a stage is that stage's failure, named
             failure = failures.stage_failure(c.spec, rec.current or "frontend", e)
         else:
@@ -285,13 +303,13 @@ def _stages_step(c: Compile) -> None:
 
 
 def _sass_step(c: Compile) -> None:
-    c.sass = c.rec.finish_sass()
+    c.sass = c.recorder.finish_sass()
     c.total_ms = (time.perf_counter() - c.started) * 1e3
 
 
 def _artifacts_step(c: Compile) -> None:
-    spec, settings, rec = c.spec, c.settings, c.rec
-    options = c.bound[0]
+    spec, settings, rec = c.spec, c.settings, c.recorder
+    options = c.binding[0]
     stages: dict[str, str | bytes] = {"source": adapter.kernel_source(spec.fn)}
     compiled, extras = adapter.split_outputs(c.kernel.asm)
     for name, content in {**rec.texts, **compiled}.items():  # rec.texts: the stages before a pinned one
@@ -326,32 +344,35 @@ def _artifacts_step(c: Compile) -> None:
 
 
 def _resources_step(c: Compile) -> None:
-    check_resources(c.art, c.settings)
+    check_resources(c.artifacts, c.settings)
 
 
 def _stats_step(c: Compile) -> None:
-    c.art.stats = stats_mod.compute(c.art, c.settings.target)
+    c.artifacts.stats = stats_mod.compute(c.artifacts, c.settings.target)
 
 
 def _pins_step(c: Compile) -> None:
-    c.art.pins = c.plan.check(c.art)
-    c.art.recipe = c.settings.pins.recipe if c.settings.pins else None
+    art = c.artifacts
+    art.pins = c.plan.check(art)
+    art.recipe = c.settings.pins.recipe if c.settings.pins else None
 
 
 def _passes_step(c: Compile) -> None:
     if c.with_passes:
-        c.art.passes, c.art.pass_texts = passes_mod.split(c.native.stderr, c.rec.dump_offsets, c.art.stages)
+        art = c.artifacts
+        art.passes, art.pass_texts = passes_mod.split(c.native.stderr, c.recorder.dump_offsets, art.stages)
 
 
 def _lines_step(c: Compile) -> None:
     """The source map, in every dump (it costs a few % of a compile: benchmarks/bench_lines.py). The map is
     an addition: IR it cannot read leaves a note and no map.json, never a failed dump."""
     start = time.perf_counter()
+    art = c.artifacts
     try:
-        c.art.source_map = sourcemap.build(c.art.stages, str(c.spec.file), c.art.stage_files(), c.rec.sass_info)
+        art.source_map = sourcemap.build(art.stages, str(c.spec.file), art.stage_files(), c.recorder.sass_info)
     except (ValueError, IndexError, KeyError, TypeError) as e:
-        c.art.notes.append(f"no source map (irscope lines): {type(e).__name__}: {e}")
-    c.art.times_ms["map"] = round((time.perf_counter() - start) * 1e3, 2)
+        art.notes.append(f"no source map (irscope lines): {type(e).__name__}: {e}")
+    art.times_ms["map"] = round((time.perf_counter() - start) * 1e3, 2)
 
 
 PIPELINE: dict[str, Callable[[Compile], None]] = {
@@ -381,7 +402,7 @@ def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False
         c.rec = _StageRecorder(work, with_sass)
         for step in PIPELINE.values():
             step(c)
-    return c.art
+    return c.artifacts
 
 
 def load_binary(spec: KernelSpec, settings: Settings):

@@ -15,9 +15,9 @@ from irscope.kernel.spec import KernelSpec
 
 def frontend_failure(spec: KernelSpec, e: Exception) -> CompileFailure:
     """A Python error inside the kernel: point at the file and line, say what Triton said."""
-    inner = e
-    while isinstance(getattr(inner, "__cause__", None), adapter.compile_error_types()):
-        inner = inner.__cause__
+    inner: BaseException = e
+    while isinstance(cause := getattr(inner, "__cause__", None), adapter.compile_error_types()):
+        inner = cause
     node = getattr(inner, "node", None)
     message = getattr(inner, "error_message", None)
     cause = inner.__cause__ or getattr(inner, "__context__", None)

@@ -41,9 +41,9 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
-from irscope import __version__
 from irscope.artifacts import write_whole
 from irscope.compile import cache
+from irscope.version import __version__
 
 RECORD_DIR = ".irscope-direct"   # hidden: the cache's entries are its other names
 SCHEMA = 3
@@ -248,7 +248,7 @@ def depends(kernel_file: Path, opened: set[str], env_read: set[str] | None, trit
             "env": env, "whole_env": env_read is None, "absent": sorted(os.path.abspath(p) for p in absent)}
 
 
-def holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | None:
+def holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | None:  # noqa: C901
     """None when anything the record depended on changed; else the files and folders whose stat moved
     but whose content (names, for a folder) did not, with their new state (to be written back)."""
     env = doc["env"]

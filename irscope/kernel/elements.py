@@ -51,7 +51,7 @@ class ArgSpec:
     value: Any = None    # constexpr value; a descriptor's Gluon layout (or None); "fn": the NAME
     large: bool = False  # pointer into an allocation over 2 GiB (AMD: no 32-bit buffer-op offsets)
     block: tuple[int, ...] = ()          # a descriptor's block shape
-    items: tuple["ArgSpec", ...] = ()    # a tuple's elements
+    items: tuple[ArgSpec, ...] = ()    # a tuple's elements
     padding: str = "zero"                # a descriptor's out-of-bounds fill ("zero" or "nan")
     tf32: bool = False                   # a descriptor that rounds fp32 to tf32 (Triton 3.9+)
 
@@ -128,7 +128,7 @@ def _layout_arg(v: Any) -> str:
     return repr(v)
 
 
-def parse_element(text: str, where: str) -> ArgSpec:
+def parse_element(text: str, where: str) -> ArgSpec:  # noqa: C901
     """Parse one signature element; `where` names it in errors ('element 3 (n)')."""
     t = text.strip()
     if not t:
@@ -227,7 +227,9 @@ def _layout_value(node: ast.AST, where: str, whole: str) -> Any:
             raise BadInput(f"{where}: {ast.unparse(node.func)!r} in {whole!r} is not a Gluon layout class "
                            f"(e.g. gl.BlockedLayout, gl.SliceLayout, gl.NVMMASharedLayout)")
         args = [_layout_value(a, where, whole) for a in node.args]
-        kwargs = {k.arg: _layout_value(k.value, where, whole) for k in node.keywords}
+        if any(k.arg is None for k in node.keywords):
+            raise BadInput(f"{where}: {whole!r}: write the layout's arguments out (no ** unpacking)")
+        kwargs = {str(k.arg): _layout_value(k.value, where, whole) for k in node.keywords}
         try:
             return cls(*args, **kwargs)
         except Exception as e:
@@ -366,7 +368,9 @@ def split_top(text: str, seps: str = ",", opening: str = "([{", closing: str = "
 
     Also splits MLIR attribute text (steer/mlir.py), with '<' and '>' as brackets too.
     """
-    parts, depth, quote, cur = [], 0, "", []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth, quote = 0, ""
     for ch in text:
         if quote:
             quote = "" if ch == quote else quote
@@ -447,7 +451,7 @@ def function_name(value: Any, fn) -> str | None:
     target = getattr(getattr(value, "fn", value), "__module__", None)
     for name, obj in globs.items():
         if getattr(obj, "__name__", None) == target and getattr(obj, getattr(value, "__name__", ""), None) is value:
-            return f"{name}.{value.__name__}"
+            return f"{name}.{getattr(value, '__name__', '')}"
     return None
 
 
@@ -457,9 +461,10 @@ def bound_text(ty: Any, path: tuple[int, ...], attrs: dict, constants: dict, fn=
     (Gluon's carries its layout's repr); constexprs inside tuples are their values."""
     if isinstance(ty, tuple):
         items = [bound_text(t, (*path, i), attrs, constants, fn) for i, t in enumerate(ty)]
-        if any(i is None for i in items):
+        texts = [i for i in items if i is not None]
+        if len(texts) < len(items):
             return None
-        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+        return f"({texts[0]},)" if len(texts) == 1 else f"({', '.join(texts)})"
     if ty == "constexpr":
         value = constants.get(path)
         if callable(value) and not type(value).__name__.endswith("Layout"):

@@ -9,6 +9,7 @@ differ in memory, clocks and peaks (H100 and H200 are both sm_90).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Chip:
         return self.target.startswith("cuda:")
 
 
-_SM90 = dict(target="cuda:90", family="H100/H200 (sm_90)", sms=132, warp_size=32, regs_per_sm=65536,
+_SM90: dict[str, Any] = dict(target="cuda:90", family="H100/H200 (sm_90)", sms=132, warp_size=32, regs_per_sm=65536,
              max_warps_per_sm=64, max_blocks_per_sm=32, shared_per_sm=233472, max_shared_per_block=232448,
              reserved_shared_per_block=1024, l2_mib=50, sm_clock_mhz=1980, capability=(9, 0), tflops_16=989.0,
              tflops_tf32=494.0, tflops_fp8=1979.0, max_cluster_ctas=16)   # 8 portable, 16 with the opt-in

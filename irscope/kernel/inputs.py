@@ -70,7 +70,7 @@ def check_stage(results, stage: str) -> None:
                            f"stages: {', '.join(r.manifest['stages'])}")
 
 
-def out_path(text: str | Path, flag: str = "-o") -> Path:
+def out_path(text: str | os.PathLike[str], flag: str = "-o") -> Path:
     """-o's text as a folder path; empty text is refused (Path('') would silently mean '.')."""
     if not str(text).strip():
         raise BadInput(f"{flag}: empty; give a folder for the dump (default: irscope-out)")

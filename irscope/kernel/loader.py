@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from importlib.machinery import PathFinder
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from irscope import adapter, knobs
 from irscope.errors import BadInput, did_you_mean
@@ -32,7 +33,7 @@ from irscope.errors import BadInput, did_you_mean
 @dataclass
 class KernelRef:
     name: str
-    fn: object          # triton JITFunction (or GluonJITFunction)
+    fn: Any             # triton JITFunction (or GluonJITFunction)
     file: Path
     is_gluon: bool
     autotuned: bool     # reached through @triton.autotune / @triton.heuristics
@@ -79,8 +80,8 @@ def check_python_file(file: Path, what: str = "a Python file with Triton kernels
     try:
         compile(source, str(file), "exec")
     except SyntaxError as e:
-        line = f":{e.lineno}" if e.lineno else ""
-        raise BadInput(f"{file}{line}: syntax error: {e.msg}") from None
+        at = f":{e.lineno}" if e.lineno else ""
+        raise BadInput(f"{file}{at}: syntax error: {e.msg}") from None
     except ValueError as e:  # a NUL byte in the source
         raise BadInput(f"{file}: not valid Python source: {e}") from None
     return file
@@ -157,7 +158,7 @@ def _audit(event: str, args: tuple) -> None:
         _watching[-1].files.add(os.fsdecode(args[0]))
 
 
-class _WatchedEnviron(type(os.environ)):
+class _WatchedEnviron(type(os.environ)):  # type: ignore[misc]  # os.environ's own class, taken at run time
     """os.environ while a kernel file is imported: every name read is noted (get, [], in, getenv)."""
 
     def __getitem__(self, key):
@@ -243,7 +244,7 @@ def _returns_value(fn) -> bool:
     return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(tree))
 
 
-def _names_used_by(kernels: dict[str, "KernelRef"]) -> set[str]:
+def _names_used_by(kernels: dict[str, KernelRef]) -> set[str]:
     """Names that one kernel's source uses for another: device helpers and warp-specialize
     partitions (gl.warp_specialize([(partition, args), ...])), which return nothing but are no kernels."""
     used: set[str] = set()
@@ -275,7 +276,7 @@ def kernel_ref(obj: object) -> KernelRef:
         raise BadInput(f"{obj!r}: not a @triton.jit or @gluon.jit kernel (nor one under @triton.autotune); "
                        f"give the kernel function, or a file path and its name")
     inner = getattr(fn, "fn", None)
-    name = getattr(inner, "__name__", None) or getattr(fn, "__name__", "kernel")
+    name = str(getattr(inner, "__name__", None) or getattr(fn, "__name__", "kernel"))
     code = getattr(inner, "__code__", None)
     file = Path(code.co_filename if code is not None else f"<{name}>")
     return KernelRef(name, fn, file, adapter.is_gluon(fn), fn is not obj)

@@ -123,6 +123,17 @@ def parse_bool(text: str) -> bool | None:
     return True if low in TRUE_WORDS else False if low in FALSE_WORDS else None
 
 
+def _convert_union(key: str, raw: str, args: list[Any], source: str) -> Any:
+    """The first of the union's types that takes the text; else the first one's complaint."""
+    errors = []
+    for a in args:
+        try:
+            return convert(key, raw, a, source)
+        except BadInput as e:
+            errors.append(str(e))
+    raise BadInput(errors[0])
+
+
 def convert(key: str, raw: str, typ: Any, source: str = "--set") -> Any:
     """Convert text to the option field's declared type (int, bool, str, Optional, tuple)."""
     origin = typing.get_origin(typ)
@@ -130,13 +141,7 @@ def convert(key: str, raw: str, typ: Any, source: str = "--set") -> Any:
     if raw.lower() in ("none", "null") and (type(None) in typing.get_args(typ) or typ in (int, str)):
         return None
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)) and args:
-        errors = []
-        for a in args:
-            try:
-                return convert(key, raw, a, source)
-            except BadInput as e:
-                errors.append(str(e))
-        raise BadInput(errors[0])
+        return _convert_union(key, raw, args, source)
     if typ is bool:
         value = parse_bool(raw)
         if value is None:
@@ -154,7 +159,7 @@ def convert(key: str, raw: str, typ: Any, source: str = "--set") -> Any:
             raise BadInput(f"{source} {key}={raw}: expected a number") from None
     if typ is str:
         return raw
-    if origin in (tuple, typing.Tuple) or typ is tuple:
+    if origin in (tuple, tuple) or typ is tuple:
         return tuple(p.strip() for p in raw.split(",") if p.strip())
     if typ is dict or origin is dict:
         try:

@@ -55,10 +55,11 @@ def main(argv: list[str]) -> int:
     torch.cuda.init()
     # kernels that build TMA descriptors on the device need the allocator a script would set
     triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
-    proton = None
+    proton: Any = None
     if "--proton" in argv:  # before the binary loads: CUPTI correlates samples with a module it saw load
-        import triton.profiler as proton
+        import triton.profiler
 
+        proton = triton.profiler
         proton.start(argv[argv.index("--proton") + 1], backend="cupti", mode="pcsampling", hook="triton")
     v.binary = compiler.load_binary(v.spec, v.settings)
     args = inputs.materialize(launch, "cuda", job["seed"])

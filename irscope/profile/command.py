@@ -99,13 +99,16 @@ def run(plan: Plan, use_cache: bool = True, with_passes: bool = False) -> tuple[
         child.write_job(job, v.spec, v.settings, plan.launch, plan.seed)
         launch_argv = [sys.executable, "-m", "irscope.profile.child", str(job)]
         if plan.tool == "ncu":
+            assert plan.ncu is not None, "prepare() found ncu"
             doc = _with_ncu(plan.ncu, v.spec.kernel, launch_argv, Path(tmp), folder, manifest)
         else:
             doc = _with_proton(v.spec.kernel, launch_argv, Path(tmp), folder, manifest)
     if with_passes:
         _add_histories(doc, folder, manifest)
     profiled.write(folder, doc)
-    return folder, profiled.read(folder)
+    written = profiled.read(folder)
+    assert written is not None, "written just above"
+    return folder, written
 
 
 def rerender(folder: Path) -> Profile:

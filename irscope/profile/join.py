@@ -110,7 +110,7 @@ def join_ncu(page: SourcePage, listing: Listing, source_map: SourceMap, where: s
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     instructions = []
     unmapped = {"samples": 0.0, "executed": 0.0}
-    total = {"samples": 0.0, "stalls": {}, "executed": 0.0, "bytes": 0.0}
+    total: dict[str, Any] = {"samples": 0.0, "stalls": {}, "executed": 0.0, "bytes": 0.0}
     for ins in page.instructions:
         offset = ins.address - start
         entry = claims.get(listing.by_offset[offset][0])
@@ -162,7 +162,7 @@ def join_lines(per_line: dict[tuple[str, int], dict[str, Any]], source_map: Sour
     entries = map_entries(source_map)
     by_base = {(Path(f).name, n): e for (f, n), e in entries.items()}
     lines = []
-    total = {"samples": 0.0, "stalls": {}, "executed": 0.0, "bytes": 0.0}
+    total: dict[str, Any] = {"samples": 0.0, "stalls": {}, "executed": 0.0, "bytes": 0.0}
     for (file, n), fig in per_line.items():
         entry: Mapping[str, Any] = entries.get((file, n)) or by_base.get((Path(file).name, n)) or {}
         stages = entry.get("stages", {})

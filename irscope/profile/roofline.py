@@ -31,9 +31,9 @@ def point(raw: dict[str, Any], chip: Chip | None) -> dict[str, float | None]:
     if chip is not None:
         out["peak_dram_gbps"] = chip.hbm_tbps * 1000
     if ns and dram is not None:
-        out["dram_gbps"] = dram / ns                    # bytes per ns = GB/s
+        out["dram_gbps"] = gbps = dram / ns             # bytes per ns = GB/s
         if chip is not None:
-            out["dram_peak_share"] = out["dram_gbps"] / (chip.hbm_tbps * 1000)
+            out["dram_peak_share"] = gbps / (chip.hbm_tbps * 1000)
     flops_by_type: dict[str, float] = {}
     for name, value in raw.items():
         if (m := _TENSOR_OPS.match(name)) and (v := _num(value)):
@@ -48,9 +48,9 @@ def point(raw: dict[str, Any], chip: Chip | None) -> dict[str, float | None]:
             peaks = [getattr(chip, _PEAK_OF[t], None) if t in _PEAK_OF else None for t in flops_by_type]
             if flops == 0:
                 out["tensor_peak_share"] = 0.0
-            elif all(peaks):
-                out["tensor_peak_share"] = sum(f / ns / 1000 / p for f, p in zip(flops_by_type.values(), peaks))
-            dominant = max(flops_by_type, key=flops_by_type.get) if flops else "fp16"
+            elif len(known := [p for p in peaks if p]) == len(peaks):   # every peak known
+                out["tensor_peak_share"] = sum(f / ns / 1000 / p for f, p in zip(flops_by_type.values(), known))
+            dominant = max(flops_by_type, key=flops_by_type.__getitem__) if flops else "fp16"
             out["peak_tensor_tflops"] = getattr(chip, _PEAK_OF.get(dominant, "tflops_16"), None)
     return out
 

@@ -18,9 +18,10 @@ which their IR part is named (compare.diff.diff_passes, passes matched by name).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from irscope import jobs, stages
 from irscope.compare import diff as diff_mod
@@ -174,6 +175,7 @@ def _holds(p: Predicate, side: Side, reference: Side | None) -> tuple[bool, str]
 def _why(request: jobs.Request, result: Bisection, out_dir: Path, use_cache: bool,
          note: Callable[[str], None] | None) -> None:
     """The first pass that differs between the last good release and the first bad one."""
+    assert result.last_good is not None and result.first_bad is not None, "the walk set both"
     pair = [result.last_good, result.first_bad]
     pythons = [envs.ensure(envs.Release(v, "triton", v), "--good/--bad", note).python for v in pair]
     msg = release_worker.message(request, Path(out_dir), True, use_cache)

@@ -18,9 +18,10 @@ releases' IR part, and the passes one release runs and the other does not (new o
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from irscope import jobs, stages
 from irscope.artifacts import passes as passes_mod
@@ -91,7 +92,7 @@ def _kernel_of(path: Path) -> str | None:
         return None
 
 
-def diff_capture(folder: Path, request: jobs.Request, tritons: tuple[str | None, str | None], out_dir: Path,
+def diff_capture(folder: Path, request: jobs.Request, tritons: tuple[str | None, str | None], out_dir: Path,  # noqa: PLR0913
                  with_passes: bool, use_cache: bool, by_line: bool = False,
                  note: Callable[[str], None] | None = None, reqs: tuple[SideRequest, SideRequest] | None = None,
                  selected: tuple[str, ...] = (), raw: bool = False) -> CaptureTable:
@@ -161,11 +162,12 @@ def _stat_rank(delta: diff_mod.StatDelta) -> tuple[int, str]:
 
 def first_pass(row: KernelRow) -> dict[str, Any] | None:
     """Why it changed: the first pass after which the IR parts, and the passes new or gone in b."""
-    passes = row.result.passes if row.result is not None else None
-    if passes is None:
+    result = row.result
+    passes = result.passes if result is not None else None
+    if result is None or passes is None:
         return None
     div = passes.divergence
-    names = [pass_names(side) for side in (row.result.a, row.result.b)]
+    names = [pass_names(side) for side in (result.a, result.b)]
     return {"where": div.where, "stage": div.stage, "pass": div.name,
             "new_in_b": [n for n in names[1] if n not in names[0]],
             "gone_in_b": [n for n in names[0] if n not in names[1]]}

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-from importlib import metadata
 import json
 import os
 import re
@@ -31,6 +30,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from irscope import knobs

@@ -54,7 +54,8 @@ def _parse_value(s: str, i: int) -> tuple[Any, int]:
     while s[i] == " ":
         i += 1
     if s[i] == "[":
-        out, i = [], i + 1
+        out: list[Any] = []
+        i += 1
         while True:
             while s[i] == " ":
                 i += 1
@@ -70,9 +71,13 @@ def _parse_value(s: str, i: int) -> tuple[Any, int]:
         return _parse_dict(s, i)
     if s.startswith("#ttg.", i) or s.startswith("#ttng.", i):
         m = re.compile(r"#\w+\.(\w+)<").match(s, i)
+        if m is None:
+            raise ValueError(f"no layout at {i}")
         d, j = _parse_dict(s, m.end())
         return {"kind": m.group(1), "params": d}, j + 1
     m = re.compile(r"#\w+|-?\d+|true|false|\w+").match(s, i)
+    if m is None:
+        raise ValueError(f"no value at {i}")
     tok = m.group(0)
     val: Any = tok if tok.startswith("#") else True if tok == "true" else False if tok == "false" else \
         int(tok) if re.fullmatch(r"-?\d+", tok) else tok
@@ -205,7 +210,7 @@ def tile(kind: str, params: dict[str, Any], defs: dict[str, dict[str, Any]]) -> 
     if kind == "swizzled_shared":
         rows, cols = params["perPhase"] * params["maxPhase"], params["vec"] * params["maxPhase"]
         return [rows, cols] if params["order"][0] == 1 else [cols, rows]
-    parent = params.get("parent")
+    parent: Any = params.get("parent")   # an alias (str) or the layout itself, as JSON gives it
     pkind, pparams = (defs[parent]["kind"], defs[parent]["params"]) if isinstance(parent, str) else \
         (parent["kind"], parent["params"])
     ptile = tile(pkind, pparams, defs)

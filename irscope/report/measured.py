@@ -81,7 +81,7 @@ def model(doc: dict[str, Any], kernel_file: str, first: int, source_lines: int, 
 
 def cards(t: dict[str, Any]) -> list[dict[str, Any]]:
     """The measured totals as the Figures tab's cards (label, value, detail, a 0..1 fill or None)."""
-    out = []
+    out: list[dict[str, Any]] = []
     if t.get("duration_ns") is not None:
         out.append({"label": "duration", "value": f"{finite(t['duration_ns']) / 1000:.1f} us",
                     "detail": "measured, one launch", "fill": None})

@@ -188,7 +188,7 @@ def _bytes(n: int) -> str:
 
 def charts(s: dict[str, Any]) -> list[dict[str, Any]]:
     """Instruction mix per stage, as bar charts: [{"title", "bars": [[label, count]]}] (empty bars dropped)."""
-    out = []
+    out: list[dict[str, Any]] = []
     if sass := s.get("sass"):
         out.append({"title": f"SASS: {sass['instructions']} instructions by class",
                     "bars": [[k, v] for k, v in sass["classes"].items()]})
@@ -216,11 +216,11 @@ def pass_diffs(folder: Path, m: dict[str, Any]) -> list[dict[str, Any]]:
     """Every recorded pass with its change counts, and for those that changed the IR, the unified diff
     (debug locations dropped, as the counts are made) against the IR before it."""
     records, afters, first = passes_mod.load(folder, m)
-    out = []
+    out: list[dict[str, Any]] = []
     before = first
     budget = DIFF_BUDGET
     for rec, after in zip(records, afters):
-        item = {"index": rec.index, "stage": rec.stage, "name": rec.name, "arg": rec.arg,
+        item: dict[str, Any] = {"index": rec.index, "stage": rec.stage, "name": rec.name, "arg": rec.arg,
                 "added": rec.added, "removed": rec.removed, "diff": None, "cut": False, "left_out": False}
         if after is not None and rec.changed and before is not None:
             if budget <= 0:
@@ -245,7 +245,8 @@ def report_model(folders: list[Path], with_layouts: bool = True) -> dict[str, An
     the command line that is itself damaged, or a search where every dump is damaged, is BadInput."""
     found = find_dumps(folders)
     named = {Path(f) for f in folders}
-    models, skipped = [], []
+    models: list[dict[str, Any]] = []
+    skipped: list[str] = []
     for f in found:
         try:
             models.append(dump_model(f, len(models), with_layouts))

@@ -77,7 +77,7 @@ def _by_line(result: DiffResult) -> dict[str, Any]:
         source = artifacts.read_stage(a.folder, a.manifest, "source") if "source" in a.manifest["stages"] else ""
     except OSError:
         source = ""
-    first = first_line(source, smap)
+    first = first_line(source if isinstance(source, str) else "", smap)
     rows: dict[int, Any] = {}
     other = []
     for d in deltas:

@@ -75,7 +75,7 @@ def torch_exact(func: Any, args: Any, kwargs: Any, out_dtypes: list[Any]) -> Any
 
 
 @contextlib.contextmanager
-def exact_dots(interp: Any, builder: Any) -> Iterator[None]:
+def exact_dots(interp: Any, builder: Any) -> Iterator[None]:  # noqa: C901
     """While a launch is interpreted: tl.dot of fp16/bf16/fp8 into fp32 sums exactly (fp64), fp32
     additions keep that exact value, and a cast of it to fp16/bf16 rounds it once (fp32 to bf16 to
     nearest even, always). Instance

@@ -110,10 +110,12 @@ def _inductor_in_process(torch: Any, extra: Callable[[Any, contextlib.ExitStack]
     """torch.compile patched to set Inductor up (settings, `extra`, observers) on its first call."""
     original_compile = torch.compile
     undo = contextlib.ExitStack()
+    set_up: list[bool] = []   # once, on the first call
 
     def setup() -> None:
         import torch._dynamo  # noqa: F401
 
+        set_up.append(True)
         missing[:] = apply_inductor_settings(undo)
         tqdm = sys.modules.get("tqdm")
         if tqdm is not None and hasattr(tqdm, "tqdm"):  # torch.fx's Interpreter makes a (disabled) tqdm bar:
@@ -124,7 +126,7 @@ def _inductor_in_process(torch: Any, extra: Callable[[Any, contextlib.ExitStack]
             undo.enter_context(install())
 
     def compile(model=None, *args, **kwargs):
-        if not undo._exit_callbacks:
+        if not set_up:
             setup()
         if model is None:  # @torch.compile(mode=...)
             return lambda m: compile(m, *args, **kwargs)

@@ -26,8 +26,8 @@ from typing import Any
 from irscope.adapter import runtime as triton_runtime
 from irscope.kernel.targets import Target, local_gpu_target
 from irscope.standin.driver import make_driver
-from irscope.standin.identity import smi_on_path
 from irscope.standin.helion_bench import helion_timers
+from irscope.standin.identity import smi_on_path
 from irscope.standin.layers import generators_in_process
 from irscope.standin.shapes import ShapeOnly, op_budget_s
 from irscope.standin.tensors import torch_on_cpu

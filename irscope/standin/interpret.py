@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import inspect
 import importlib
+import inspect
 import threading
 import time
 from collections.abc import Iterator
@@ -95,7 +95,7 @@ class Executor:
                               float(knobs.INTERPRET_TOTAL_S.given(total_s)))
         self._lock = threading.Lock()   # the interpreter's builder is one global object
         self._refused: dict[int, str] = {}
-        self._interp = None
+        self._interp: Any = None   # triton.runtime.interpreter, once loaded
         if self.stats.total_budget_s <= 0 or self.stats.launch_budget_s <= 0:
             self.stats.off = "the interpreter's budget is 0"
         else:

@@ -167,9 +167,9 @@ def _real_cuda_on_cpu(torch: Any) -> Iterator[None]:
     inputs to benchmark its choices on (rand_strided(..., device="cuda")). Fake tensors (a
     FakeTensorMode on the dispatch stack) keep their cuda device: they are what Inductor lowers.
     """
+    from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
-    from torch._subclasses.fake_tensor import FakeTensorMode
 
     class RealCudaOnCpu(TorchFunctionMode):
         _irscope_standin = True

@@ -79,7 +79,7 @@ class _ViewOps:
         return hit
 
 
-def shape_only_mode(stats: ShapeOnly):
+def shape_only_mode(stats: ShapeOnly):  # noqa: C901, PLR0915
     """The TorchDispatchMode that runs big ops shape-only (one per session)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode

@@ -65,7 +65,7 @@ def _default_device_probe() -> tuple[Any, Any]:
     return _device_constructors(), default_device
 
 
-def _cpu_mode():
+def _cpu_mode():  # noqa: C901
     """The TorchFunctionMode that puts "cuda" tensors on the CPU (one per session)."""
     import torch
     from torch.overrides import TorchFunctionMode
@@ -100,7 +100,7 @@ def _cpu_mode():
 
         _irscope_standin = True  # kept out of torch.compile'd code (layers.py)
 
-        def __torch_function__(self, func, types, args=(), kwargs=None):
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: C901
             kwargs = kwargs or {}
             if func is T.pin_memory:
                 return args[0]
@@ -185,7 +185,7 @@ def _forced(out: Any, mark: str, inputs: list[Any]) -> Any:
     return out
 
 
-def _moved(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:
+def _moved(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:  # noqa: C901
     """t.to(...), t.cuda(), t.cpu(): a tensor moved to the other device is a copy marked for it, as on
     a GPU; one already there is returned as it is (or converted, for a dtype)."""
     t = args[0]

@@ -42,8 +42,8 @@ def check(spec: KernelSpec, settings: Settings, loop_done: list[dict], layout_do
     pins = settings.pins
     gluon = adapter.is_gluon(spec.fn)
     stages = art.stages
-    ttir = stages.get("ttir") if isinstance(stages.get("ttir"), str) else ""
-    ttgir = stages.get("ttgir") if isinstance(stages.get("ttgir"), str) else ""
+    ttir = text if isinstance(text := stages.get("ttir"), str) else ""
+    ttgir = text if isinstance(text := stages.get("ttgir"), str) else ""
     records: list[PinCheck] = []
     for name, value in settings.options.items():
         records.append(_check_option(name, value, settings.sources.get(name, "--set"), art, ttir, ttgir, gluon))
@@ -65,7 +65,7 @@ def _check_partition(pin, done: list[dict], art: Artifacts) -> PinCheck:
     """The worker's budget in the compiled output: the machinery facts (TTGIR) and setmaxnreg in PTX."""
     mach = (art.stats or {}).get("machinery") or {}
     got = ((mach.get("partitions") or {}).get(f"worker{pin.index}") or {}).get("registers")
-    ptx = art.stages.get("ptx") if isinstance(art.stages.get("ptx"), str) else ""
+    ptx = text if isinstance(text := art.stages.get("ptx"), str) else ""
     before = next((d["before"] for d in done if d["pin"] is pin), None)
     was = f" (was {before})" if before else ""
     # the warpgroup a worker shares with others gets the largest budget among them: setmaxnreg inc or dec
@@ -169,7 +169,7 @@ def _check_constexpr(name, c: ConstPin, overridden: dict[str, str], art, ttgir) 
 def _check_loop(pin: LoopPin, loop_done: list[dict], ttir: str, ttgir: str, gluon: bool,
                 kernel_file: str) -> list[PinCheck]:
     out: list[PinCheck] = []
-    i, done = next(((i, d) for i, d in enumerate(loop_done) if d["pin"] is pin), (None, None))
+    i, done = next(((i, d) for i, d in enumerate(loop_done) if d["pin"] is pin), (-1, None))
     for name, value in pin.attrs:
         label = f"{pin.where}:{name}"
         if gluon:
@@ -230,7 +230,7 @@ def multibuffers(ttgir: str) -> list[str]:
 
 
 def _check_layout(pin: LayoutPin, layout_done: list[dict], ttgir: str) -> PinCheck:
-    i, done = next(((i, d) for i, d in enumerate(layout_done) if d["pin"] is pin), (None, None))
+    i, done = next(((i, d) for i, d in enumerate(layout_done) if d["pin"] is pin), (-1, None))
     if done is None:
         return _rec("layout", f"#{pin.alias}", pin.text(), pin.source, "no effect", "not applied")
     if "skipped" in done:

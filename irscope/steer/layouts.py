@@ -47,6 +47,9 @@ def apply_layout_pins(ttgir: str, pins: list[LayoutPin], warp_size: int) -> tupl
             if new is None:
                 raise BadInput(f"{pin.source} {pin.text()}: not a layout attribute")
         else:
+            if old is None:
+                raise BadInput(f"{pin.source} {pin.text()}: #{pin.alias}'s layout cannot be edited field by field; "
+                               f"give the whole layout")
             new = Layout(old.dialect, old.kind, dict(old.fields), old.braced)
             new.fields.update(pin.fields)
         if old is not None:
@@ -60,8 +63,8 @@ def apply_layout_pins(ttgir: str, pins: list[LayoutPin], warp_size: int) -> tupl
     out = ttgir
     for alias, text in current.items():
         if text != aliases[alias]:
-            out = re.sub(r"^#" + re.escape(alias) + r" = .*$", lambda _m: f"#{alias} = {text}", out, count=1,
-                         flags=re.M)
+            line = f"#{alias} = {text}"   # a function as the replacement: the text's backslashes stay as written
+            out = re.sub(r"^#" + re.escape(alias) + r" = .*$", lambda _m: line, out, count=1, flags=re.M)  # noqa: B023
     if out != ttgir:
         out = drop_layout_hints(out)
     return out, done

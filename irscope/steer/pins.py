@@ -287,7 +287,9 @@ def sets_again(later: LoopPin | LayoutPin, pin: LoopPin | LayoutPin, attr: str |
     field). Loop pins: the attribute `attr` (else any of `pin`'s); at which loops is the caller's
     to match (the same line or '*' when read from a recipe, the loops each edited in the output).
     """
-    if isinstance(pin, LayoutPin):
+    if isinstance(pin, LayoutPin) or isinstance(later, LayoutPin):  # a layout pin and a loop pin never overlap
+        if not (isinstance(pin, LayoutPin) and isinstance(later, LayoutPin)):
+            return False
         return later.alias == pin.alias and (pin.value is not None or later.value is not None
                                             or bool({k for k, _ in pin.fields} & {k for k, _ in later.fields}))
     names = {attr} if attr is not None else {a for a, _ in pin.attrs}

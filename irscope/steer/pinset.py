@@ -13,8 +13,9 @@ line gave, in precedence order. core.compiler never imports steer; it calls
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from irscope import adapter
 from irscope.artifacts import Artifacts

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import types
 import typing
 from pathlib import Path
@@ -41,10 +42,10 @@ from irscope.steer.pins import (
 from irscope.steer.recipe_model import Layer, Recipe, Variant
 from irscope.steer.toml_lines import KeyLines
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ImportError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # Python 3.10
+    import tomli as tomllib
 
 SECTIONS = ("options", "env", "constexprs", "layouts", "loops", "partitions")
 TOP_KEYS = ("recipe",) + SECTIONS + ("kernel", "variant")
@@ -88,7 +89,7 @@ def _tname(v: Any) -> str:
             dict: "a table"}.get(type(v), type(v).__name__)
 
 
-def read(path: Path) -> tuple[Recipe | None, list[str]]:
+def read(path: Path) -> tuple[Recipe | None, list[str]]:  # noqa: C901, PLR0915
     """The recipe (None when it cannot be built) and every problem in the file ([] for a valid one)."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -186,7 +187,7 @@ def _kernel_sections(c, table, keys, source_prefix, target, variant=False) -> li
     return out
 
 
-def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: Target,
+def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: Target,  # noqa: C901, PLR0915
            kernel_specific: bool) -> Layer:
     layer = Layer(source, kernel_specific)
     valid_options = settable_options(target)
@@ -332,7 +333,7 @@ def _type_problem(value: Any, typ: Any) -> str | None:
             f"expected a number, got {_tname(value)} {value!r}"
     if typ is str:
         return None if isinstance(value, str) else f"expected a string, got {_tname(value)} {value!r}"
-    if origin in (tuple, typing.Tuple) or typ is tuple:
+    if origin in (tuple, tuple) or typ is tuple:
         return None if isinstance(value, list) else f"expected an array, got {_tname(value)} {value!r}"
     if typ is dict or origin is dict:
         return None if isinstance(value, dict) else f"expected a table, got {_tname(value)} {value!r}"

@@ -80,6 +80,7 @@ def load(path: Path | str) -> Recipe:
     if errors:
         more = f" (and {len(errors) - 1} more; irscope recipes check {path})" if len(errors) > 1 else ""
         raise BadInput(errors[0] + more)
+    assert recipe is not None, "read() gives a recipe when it found no error"
     return recipe
 
 

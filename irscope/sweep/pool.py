@@ -35,7 +35,7 @@ NICENESS = 5
 HANDLER = "irscope.sweep.pool:compile_config"
 
 
-def compile_all(configs: list[Config], out_dir: Path, jobs: int, timeout: float,
+def compile_all(configs: list[Config], out_dir: Path, jobs: int, timeout: float,  # noqa: PLR0913
                 done: Callable[[Config], None] | None = None, *, use_cache: bool = True, with_sass: bool = False,
                 for_launch: bool = False, pool: Pool | None = None) -> None:
     """Compile every config in `jobs` reused worker processes; `done` sees each result as it comes.

@@ -85,7 +85,7 @@ def _reachable(address: str, timeout: float = CONNECT_SECONDS) -> str | None:
                 if not chunk:
                     break
                 head += chunk
-    except socket.timeout:
+    except TimeoutError:
         return f"something listens there but did not answer as Ray's GCS (gRPC) within {timeout:.0f} s"
     except OSError as e:
         return e.strerror or str(e) or type(e).__name__

@@ -186,7 +186,7 @@ def compile_and_time(configs: list[Config], out_dir: Path, engine: Engine, progr
     return run
 
 
-def search_and_time(strategy: search.Strategy, make: Callable[[int, dict[str, Any]], Config], out_dir: Path,
+def search_and_time(strategy: search.Strategy, make: Callable[[int, dict[str, Any]], Config], out_dir: Path,  # noqa: PLR0913
                     engine: Engine, progress: Callable[[Config], None], *, trials: int | None,
                     time_budget: float | None, max_registers: int | None, name: str) -> SweepRun:
     """--search: generations of proposals compiled in parallel, pruned statically, scored, told."""

@@ -151,7 +151,7 @@ def base_values(base: Config, axes: list[tuple[str, list[Any]]]) -> dict[str, An
     return out
 
 
-def search(strategy: Strategy, make: Callable[[int, dict[str, Any]], Config], *, trials: int | None,
+def search(strategy: Strategy, make: Callable[[int, dict[str, Any]], Config], *, trials: int | None,  # noqa: PLR0913
            time_budget: float | None, width: int, compile_batch: Callable[[list[Config]], None],
            objective: Callable[[list[Config]], dict[int, float]] | None, max_registers: int | None,
            log: SearchLog) -> list[Config]:

@@ -132,6 +132,7 @@ def device_peaks(name: str):
 
 def _throughput(row: VariantReport, flops: float | None, nbytes: float | None, peaks, dtype: str) -> None:
     """TFLOP/s, GB/s and the fraction of the device's peak from the row's median."""
+    assert row.summary is not None, "called for rows with a summary"
     secs = row.summary.median / 1e3
     if flops:
         row.tflops = flops / secs / 1e12
@@ -145,7 +146,7 @@ def _throughput(row: VariantReport, flops: float | None, nbytes: float | None, p
             row.peak_fraction = row.gbps / (peaks[3] * 1e3)
 
 
-def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any], seconds: float, precision: float,
+def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any], seconds: float, precision: float,  # noqa: PLR0913
            flops_expr: str | None, bytes_expr: str | None, device: str, against_leader: bool = False,
            margin: float = timing.DEFAULT_MARGIN, ref: Variant | None = None) -> BenchReport:
     """The per-variant rows; ratios against the baseline (the first variant), or for a sweep the leader;
@@ -174,7 +175,7 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
         row = VariantReport(v.name, dict(v.settings.options), v.status, v.reason, summary, vs, dropped=v.dropped)
         if summary:
             _throughput(row, flops, nbytes, peaks, dtype)
-            if ref_ok:
+            if ref_ok and ref is not None:
                 row.versus_reference = timing.compare_shared_rounds(ref.samples_ms, v.samples_ms, **how)
         rows.append(row)
     ref_row = None
@@ -183,14 +184,14 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
                                 timing.summarize(ref.samples_ms, tick_ms=tick / batch) if ref_ok else None, None)
         if ref_row.summary:
             _throughput(ref_row, flops, nbytes, peaks, dtype)
-    samples = {v.name: list(v.samples_ms) for v in variants + ([ref] if ref_ok else []) if v.samples_ms}
+    samples = {v.name: list(v.samples_ms) for v in variants + ([ref] if ref_ok and ref is not None else []) if v.samples_ms}
     return BenchReport(device, triton.__version__, measurement.get("rounds", 0), seconds, precision, rows,
                        measurement.get("method", ""), samples, measurement.get("phases", {}),
                        base.name if base else "", margin, runs, tick, measurement.get("rounds_run", 0),
                        measurement.get("clocks", {}), ref_row, batch)
 
 
-def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,
+def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,  # noqa: PLR0913
         nbytes: str | None = None, precision: float = 0.005, max_seconds: float = 20.0, min_rounds: int = 20,
         graph: str = "off", prune: float | None = None, duty: float = 0.5, session: TimingSession | None = None,
         compiled: bool = False, ref: Reference | None = None, margin: float = timing.DEFAULT_MARGIN,
@@ -233,7 +234,7 @@ def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | 
             v.status, v.reason, v.samples_ms, v.dropped = result["variants"][v.name]
     ref_variant = None
     if session.ref is not None:
-        ref_variant = Variant(session.ref.label, None, None, ref=session.ref)
+        ref_variant = Variant.of_reference(session.ref)
         if result.get("ref") and result["ref"][2]:
             ref_variant.name, ref_variant.reason, ref_variant.samples_ms = result["ref"]
         else:

@@ -88,6 +88,8 @@ def amdsmi_reader(device_index: int = 0) -> tuple[Callable[[], Reading] | None, 
         with contextlib.suppress(Exception):
             temp = amdsmi.amdsmi_get_temp_metric(handle, amdsmi.AmdSmiTemperatureType.HOTSPOT,
                                                  amdsmi.AmdSmiTemperatureMetric.CURRENT)
+        if mhz is None:  # no clock in the answer: a missing reading
+            raise LookupError("amdsmi gave no clock")
         return Reading(time.perf_counter(), float(mhz), power, temp)
 
     return read, "amdsmi"
@@ -129,9 +131,11 @@ class ClockWatch:
         self._thread.start()
 
     def _loop(self) -> None:
+        read = self.read
+        assert read is not None  # start() runs the loop only with a reader
         while not self._stop.is_set():
             with contextlib.suppress(Exception):  # a failed reading is a missing one
-                self.readings.append(self.read())
+                self.readings.append(read())
             self._stop.wait(self.interval)
 
     def stop(self) -> None:

@@ -115,7 +115,7 @@ def _scratch_from_torch(torch) -> None:
     triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
 
 
-def main() -> int:
+def main() -> int:  # noqa: C901, PLR0915
     """Read messages, say UP, OK i / FAIL (i, why) per variant, then RESULT.
 
     Two threads work while torch imports and the CUDA context comes up (the main thread, for
@@ -188,6 +188,7 @@ def main() -> int:
             began = time.perf_counter()
             try:
                 helper.join()  # the driver's helpers are ready before the first launch needs them
+                assert runner is not None, "the launch message comes first"
                 spec = KernelSpec(msg["kernel"], msg["file"], kernel_of(msg), msg["args"])
                 v = Variant(msg["name"], spec, msg["settings"])
                 v.binary = compiler.load_binary(spec, v.settings)
@@ -200,15 +201,16 @@ def main() -> int:
             phases["at_last_preflight"] = time.time()
             workers.say("OK", msg["i"])
         elif msg["op"] == "measure":
+            assert runner is not None, "the launch message comes first"
             order = [runner.variants[name] for name in msg["order"]]
             phases["at_measure"] = time.time()
-            ref_variant = Variant(ref.label, None, None, ref=ref) if ref is not None else None
-            try:
-                if ref_variant is not None:
+            ref_variant = Variant.of_reference(ref) if ref is not None else None
+            if ref_variant is not None:
+                try:
                     runner.preflight_ref(ref_variant, order[0].name if order else None)
-            except BaseException as e:  # noqa: BLE001 - passed the meta check, failed on the GPU
-                workers.say("FAIL", ("ref", f"--ref {ref.text!r}: failed on the GPU: {_one_line(e)}"))
-                return 1
+                except BaseException as e:  # noqa: BLE001 - passed the meta check, failed on the GPU
+                    workers.say("FAIL", ("ref", f"--ref {ref_variant.ref.text!r}: failed on the GPU: {_one_line(e)}"))
+                    return 1
             try:
                 live = runner.check(order)
                 timed = live + ([ref_variant] if ref_variant is not None and live else [])

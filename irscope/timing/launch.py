@@ -149,7 +149,7 @@ def _power(base: float, exp: float, node: ast.AST, where: str, whole: str) -> fl
     return base ** exp
 
 
-def _eval(node: ast.AST, env: dict[str, Any], where: str, whole: str) -> Any:
+def _eval(node: ast.AST, env: dict[str, Any], where: str, whole: str) -> Any:  # noqa: C901
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
         return _bounded(node.value, node, where, whole)
     if isinstance(node, ast.Name):
@@ -195,8 +195,8 @@ def _eval(node: ast.AST, env: dict[str, Any], where: str, whole: str) -> Any:
         if fname in MAKERS:
             if not args or not isinstance(args[-1], str):
                 raise BadInput(f"{where}: {fname}(…) needs a dtype last, one of {', '.join(DTYPES)}")
-            shape = tuple(args[:-1])
-            if not shape or any(not isinstance(d, int) or isinstance(d, bool) or d <= 0 for d in shape):
+            shape = tuple(d for d in args[:-1] if isinstance(d, int) and not isinstance(d, bool) and d > 0)
+            if not shape or len(shape) < len(args) - 1:
                 raise BadInput(f"{where}: {fname}(…) needs a shape of positive integers in {whole!r}")
             if len(shape) > MAX_DIMS:
                 raise BadInput(f"{where}: {fname}(…) has {len(shape)} dimensions in {whole!r}; at most {MAX_DIMS}")
@@ -248,7 +248,8 @@ def parse_grid(text: str, env: dict[str, Any]) -> tuple[int, int, int]:
     for d, limit, axis in zip(dims, GRID_LIMITS, "xyz"):
         if d > limit:
             raise BadInput(f"--grid {text!r}: {d} programs along {axis}; a launch allows at most {limit}")
-    return tuple(list(dims) + [1] * (3 - len(dims)))  # type: ignore[return-value]
+    x, y, z = list(dims) + [1] * (3 - len(dims))
+    return x, y, z
 
 
 def spec_element(value: Any) -> str:
@@ -283,8 +284,9 @@ def from_capture(record: dict[str, Any]) -> Launch:
             args[name] = a["value"]
         else:
             args[name] = a
-    grid = tuple(record.get("grid") or (1, 1, 1))
-    return Launch(args, tuple(list(grid) + [1] * (3 - len(grid))))  # type: ignore[arg-type]
+    grid = list(record.get("grid") or (1, 1, 1))
+    x, y, z = grid + [1] * (3 - len(grid))
+    return Launch(args, (x, y, z))
 
 
 def _short_dtype(name: str) -> str:

@@ -166,7 +166,7 @@ def method_line(use_graph: bool, runs: int, batch: int, n: int, duty: float, fas
             f"variant; {sample}; rounds at {duty:.0%} duty")
 
 
-def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_rounds: int = 20,
+def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_rounds: int = 20,  # noqa: C901, PLR0913, PLR0915
             max_rounds: int = 2000, max_seconds: float = 20.0, precision: float = 0.005, graph: str = "off",
             prune: float | None = None, duty: float = DUTY, clock_floor: float = clock_watch.CLOCK_FLOOR,
             watch: clock_watch.ClockWatch | None = None, batch: int | str = "auto") -> dict[str, Any]:
@@ -281,8 +281,8 @@ def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_r
         round_clocks.append(watch.clock_between(t0, t1))
         _rest(t1 - t0, duty)
         times: dict[str, list[float]] = {v.name: [] for v in live}
-        for v, (s, e) in pending:
-            times[v.name].append(s.elapsed_time(e))
+        for v, (start, end) in pending:
+            times[v.name].append(start.elapsed_time(end))
         for v in live:
             v.samples_ms.append(sum(times[v.name]) / len(times[v.name]) / k_launches)
             if len(raw) < RAW_KEPT:

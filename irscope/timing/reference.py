@@ -117,18 +117,22 @@ def _function(node: ast.AST, where: str) -> str:
     return f"{module}.{name}"
 
 
+def _call(node: ast.Call, args: dict[str, Any], where: str) -> tuple:
+    fn = _function(node.func, where)
+    pos = tuple(_node(a, args, where) for a in node.args)
+    kws = []
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise BadInput(f"{where}: **kwargs is not part of the grammar")
+        if kw.arg == "out":
+            raise BadInput(f"{where}: out= would write into an argument; a reference returns its result")
+        kws.append((kw.arg, _node(kw.value, args, where)))
+    return ("call", fn, pos, tuple(kws))
+
+
 def _node(node: ast.AST, args: dict[str, Any], where: str) -> tuple:
     if isinstance(node, ast.Call):
-        fn = _function(node.func, where)
-        pos = tuple(_node(a, args, where) for a in node.args)
-        kws = []
-        for kw in node.keywords:
-            if kw.arg is None:
-                raise BadInput(f"{where}: **kwargs is not part of the grammar")
-            if kw.arg == "out":
-                raise BadInput(f"{where}: out= would write into an argument; a reference returns its result")
-            kws.append((kw.arg, _node(kw.value, args, where)))
-        return ("call", fn, pos, tuple(kws))
+        return _call(node, args, where)
     if isinstance(node, ast.Starred):
         raise BadInput(f"{where}: *args is not part of the grammar")
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool, str, type(None))):

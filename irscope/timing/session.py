@@ -19,7 +19,10 @@ A variant that faults is marked faulted and a new child carries on with the othe
 from __future__ import annotations
 
 import time
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # typing.Self is 3.11's; irscope runs on 3.10
+    from typing_extensions import Self
 
 from irscope import workers
 from irscope.errors import BadInput, IrscopeError

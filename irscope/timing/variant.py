@@ -34,6 +34,11 @@ class Variant:
     dropped: str = ""           # a sweep stopped timing it: clearly slower than the leader (why)
     ref: Any = None             # a reference.Reference (--ref): a torch call timed alike, not a kernel
 
+    @classmethod
+    def of_reference(cls, ref: Any) -> Variant:
+        """The --ref call as a variant, timed alike: the one variant with no kernel (no spec, no settings)."""
+        return cls(ref.label, None, None, ref=ref)  # type: ignore[arg-type]  # typed for the kernels' variants
+
 
 def _positional(v: Variant, args: dict[str, Any]) -> list[Any]:
     values = []

@@ -63,13 +63,8 @@ def _throughput(v: VariantReport) -> str:
     return ", ".join(thr)
 
 
-def bench_summary(result: BenchReport, out: Console | None = None) -> None:
-    """The device and rounds, the clocks and timer, then per variant: median, IQR, CI, ratio to the
-    baseline, verdict, ratio to the reference, throughput; the reference's row last."""
-    from rich.table import Table
-
-    con = out or console()
-    margin = getattr(result, "margin", 0.01)
+def _print_header(con: Console, result: BenchReport, margin: float) -> None:
+    """The device and rounds, the clocks, the timer and the timing process's phases."""
     con.print(f"[bold]{result.device}[/bold]  triton {result.triton_version}  {result.rounds} interleaved rounds "
               f"in {result.seconds:.1f} s (target: ratio CI within ±{result.precision_target * 100:.2g}%; "
               f"verdicts: same within ±{margin * 100:.2g}%)" + (f"; {result.method}" if result.method else ""))
@@ -86,6 +81,16 @@ def bench_summary(result: BenchReport, out: Console | None = None) -> None:
         con.print(f"[dim]timing process: torch and CUDA up in {p.get('start', 0):.1f} s (while irscope compiled), "
                   f"binaries loaded and preflighted in {p.get('preflight', 0):.1f} s, rounds {p.get('measure', 0):.1f} s"
                   "[/dim]")
+
+
+def bench_summary(result: BenchReport, out: Console | None = None) -> None:
+    """The device and rounds, the clocks and timer, then per variant: median, IQR, CI, ratio to the
+    baseline, verdict, ratio to the reference, throughput; the reference's row last."""
+    from rich.table import Table
+
+    con = out or console()
+    margin = getattr(result, "margin", 0.01)
+    _print_header(con, result, margin)
     ref = getattr(result, "ref", None)
     t = Table(box=None, header_style="bold")
     cols = ["variant", "median", "IQR", "95% CI", "vs baseline", "verdict"] + (["vs ref"] if ref else []) \

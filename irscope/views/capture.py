@@ -89,7 +89,7 @@ def print_stopped(run: ScriptRun) -> None:
                                                    or run.computed.over_launch_budget
                                                    or run.computed.not_computed_from or run.standin_notes)
     why = ("on the stand-in GPU some results the script checks were not computed: see the notes"
-           if run.mode == "compile-only" and uncomputed and not run.stopped.startswith("called os._exit")
+           if run.mode == "compile-only" and uncomputed and not (run.stopped or "").startswith("called os._exit")
            else "the captures up to there are kept")
     n = len(run.captures)
     _err(f"irscope: the script stopped: {run.stopped} ({why}); {n} kernel{'s' if n != 1 else ''} captured")

@@ -72,7 +72,7 @@ def _side_line(side) -> str:
     return f"{side.label}  [dim]{m['target']}{where}{how}[/dim]"
 
 
-def diff_summary(result: DiffResult, out: Console | None = None) -> None:
+def diff_summary(result: DiffResult, out: Console | None = None) -> None:  # noqa: C901
     """Stats that changed, stages that differ, passes that behaved differently."""
     from rich.table import Table
 
@@ -109,7 +109,7 @@ def diff_summary(result: DiffResult, out: Console | None = None) -> None:
                                                                   if one else ""))
         t = Table(box=None, pad_edge=False, header_style="bold")
         for col, just in (("  stat", "left"), ("a", "right"), ("b", "right"), ("change", "right")):
-            t.add_column(col, justify=just)
+            t.add_column(col, justify="left" if just == "left" else "right")
         for d in both:
             t.add_row(f"  {d.name}", esc(_diff_value(d.name, d.a)), esc(_diff_value(d.name, d.b)),
                       _diff_change(d.name, d.a, d.b))
@@ -134,7 +134,7 @@ def diff_summary(result: DiffResult, out: Console | None = None) -> None:
     t = Table(box=None, pad_edge=False, header_style="bold")
     for col, just in (("  stage", "left"), ("", "left"), ("+lines", "right"), ("-lines", "right"),
                       ("lines a", "right"), ("lines b", "right")):
-        t.add_column(col, justify=just)
+        t.add_column(col, justify="left" if just == "left" else "right")
     for s in result.stages:
         style = "" if s.equal else "yellow"
         word = _STATUS_WORDS[s.status]
@@ -172,7 +172,7 @@ def _passes_summary(con, p, limit: int = 25) -> None:
         return
     t = Table(box=None, pad_edge=False, header_style="bold")
     for col, just in (("  stage", "left"), ("pass", "left"), ("a", "right"), ("b", "right")):
-        t.add_column(col, justify=just)
+        t.add_column(col, justify="left" if just == "left" else "right")
     rec = lambda r: "not run" if r is None else (f"+{r.added} -{r.removed}" if r.changed else "no change")
     for delta in p.deltas[:limit]:
         t.add_row(f"  {delta.stage}", esc(delta.name), rec(delta.a), rec(delta.b))
@@ -257,8 +257,8 @@ def print_side_by_side(result: DiffResult, sd: StageDiff, context: int = 3, out=
             t.add_row("", Text("⋯", style="dim"), "", "", Text("⋯", style="dim"))
         for tag, x1, x2, y1, y2 in group:
             if tag == "equal":
-                for x, y in zip(range(x1, x2), range(y1, y2)):
-                    t.add_row(str(_origin(sd.a, x)), Text(a_lines[x]), " ", str(_origin(sd.b, y)), Text(b_lines[y]))
+                for xa, yb in zip(range(x1, x2), range(y1, y2)):
+                    t.add_row(str(_origin(sd.a, xa)), Text(a_lines[xa]), " ", str(_origin(sd.b, yb)), Text(b_lines[yb]))
                 continue
             left, right = list(range(x1, x2)), list(range(y1, y2))
             for r in range(max(len(left), len(right))):
@@ -279,6 +279,7 @@ def print_stage_diffs(result: DiffResult, side_by_side: bool | None = None, cont
         side_by_side = stream.isatty() and shutil.get_terminal_size().columns >= 160
     for name in result.selected:
         sd = result.stage(name)
+        assert sd is not None, "every selected stage has its diff"
         stream.flush()
         if sd.equal:
             if not result.equal:  # else the summary said so already

@@ -198,11 +198,11 @@ def machinery_lines(mach: dict[str, Any]) -> list[str]:
                       ("cluster_launch_control", "cluster launch control ops")):
         if mach.get(key):
             parts.append(f"{word} {mach[key]}")
-    if c := mach.get("cluster"):
-        dims = "x".join(map(str, c["cluster_dims"])) if c.get("cluster_dims") else "?"
-        parts.append(f"cluster {dims} (num_ctas={c['num_ctas']}{', CTA pairs' if c['two_ctas'] else ''})")
-    if regs := mach.get("setmaxnreg"):
-        parts.append("setmaxnreg " + " ".join([f"+{n}" for n in regs["inc"]] + [f"-{n}" for n in regs["dec"]]))
+    if cl := mach.get("cluster"):
+        dims = "x".join(map(str, cl["cluster_dims"])) if cl.get("cluster_dims") else "?"
+        parts.append(f"cluster {dims} (num_ctas={cl['num_ctas']}{', CTA pairs' if cl['two_ctas'] else ''})")
+    if nreg := mach.get("setmaxnreg"):
+        parts.append("setmaxnreg " + " ".join([f"+{n}" for n in nreg["inc"]] + [f"-{n}" for n in nreg["dec"]]))
     if parts:
         lines.append("machinery  " + "; ".join(parts))
     return lines
@@ -215,7 +215,10 @@ def print_stage(results: list[DumpResult], stage: str) -> None:
         text = artifacts.read_stage(r.folder, r.manifest, stage)
         if many:
             sys.stdout.write(f"// ===== {r.manifest['kernel']} ({r.manifest['target']}) =====\n")
-        if sys.stdout.isatty():
+        if isinstance(text, bytes):  # a binary stage (cubin, hsaco): its bytes as they are
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+        elif sys.stdout.isatty():
             from rich.syntax import Syntax
 
             console().print(Syntax(text, LEXERS.get(stage, "llvm"), theme="ansi_dark", background_color="default"))

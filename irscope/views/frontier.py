@@ -89,7 +89,7 @@ def frontier_table(f: Frontier) -> None:
 def _label(k: Kernel) -> str:
     if not k.config:
         return k.name
-    choice = {True: ", chosen", False: ", not chosen"}.get(k.chosen, "")
+    choice = "" if k.chosen is None else ", chosen" if k.chosen else ", not chosen"
     return f"{k.name} [{k.config}{choice}]"
 
 

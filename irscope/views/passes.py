@@ -29,6 +29,7 @@ def first_match(pattern: str, hit: FirstMatch, folder: Path, out=None) -> None:
         pattern += f" (from {names}{', ...' if len(hit.sources) > 12 else ''})"
     if hit.where == "pass":
         rec = hit.record
+        assert rec is not None, "a hit after a pass names its record"
         click.echo(f"{pattern} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
                    f"in stage {rec.stage}: {folder / rec.file}", file=out)
     elif hit.where == "frontend":

@@ -82,7 +82,7 @@ def profile_summary(d: ProfileDiff, out: Console | None = None, limit: int = 15)
         con.print("  [yellow]the two dumps were compiled with the same settings[/yellow]")
     t = Table(box=None, pad_edge=False, header_style="bold")
     for col, just in (("  total", "left"), ("a", "right"), ("b", "right"), ("change", "right")):
-        t.add_column(col, justify=just)
+        t.add_column(col, justify="left" if just == "left" else "right")
     for name, va in d.a.totals.items():
         vb = d.b.totals.get(name)
         if va is None and vb is None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from irscope.kernel.settings import Settings
-from irscope.steer import recipes
+from irscope.steer import recipe_model, recipes
 from irscope.views.console import console, esc
 
 
@@ -30,7 +30,7 @@ def listing(rows: list[tuple[str, str, str, str]], dirs: list[Path]) -> None:
         click.echo(f"no recipes in {', '.join(str(d) for d in dirs)}")
 
 
-def show_header(recipe: recipes.Recipe, variant: recipes.Variant | None) -> None:
+def show_header(recipe: recipes.Recipe, variant: recipe_model.Variant | None) -> None:
     """The recipe's name, file, target(s), purpose and the variant chosen."""
     con = console()
     con.print(f"[bold]{recipe.name}[/bold]  {recipe.path}")
@@ -41,7 +41,7 @@ def show_header(recipe: recipes.Recipe, variant: recipes.Variant | None) -> None
         con.print(f"  variant   {esc(variant.name)}  {esc(variant.purpose)}")
 
 
-def show_applied(recipe: recipes.Recipe, variant_name: str | None, variant: recipes.Variant | None,
+def show_applied(recipe: recipes.Recipe, variant_name: str | None, variant: recipe_model.Variant | None,
                  kernel: str | None, settings: Settings) -> None:
     """What a variant and/or kernel gets (settings: the recipe applied), each value with its source;
     without a kernel, the recipe's kernel sections after it, as the variant leaves them."""
@@ -65,7 +65,7 @@ def show_applied(recipe: recipes.Recipe, variant_name: str | None, variant: reci
     if kernel or variant is None:
         return
     # the variant's defaults rank above the recipe's kernel sections, its own kernel sections above both
-    sections = [(f"kernel {g}", lay, variant.layer) for g, lay in recipe.kernels]
+    sections: list[tuple[str, recipe_model.Layer, recipe_model.Layer | None]] = [(f"kernel {g}", lay, variant.layer) for g, lay in recipe.kernels]
     sections += [(f"variant {variant.name}, kernel {g}", lay, None) for g, lay in variant.kernels]
     for title, layer, over in sections:
         con.print(f"  [bold]{esc(title)}[/bold]")

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from irscope.sweep.configs import Config
     from irscope.sweep.run import SweepRun
     from irscope.sweep.search import SearchLog
-    from irscope.sweep.timed import SweepTiming
+    from irscope.sweep.timed import Row, SweepTiming
 
 
 class _NoProgress:
@@ -64,6 +64,16 @@ def sweep_progress(total: int, enabled: bool = True) -> AbstractContextManager[C
     return bar()
 
 
+def _timed_cells(v: Row | None, timed: SweepTiming) -> list[str]:
+    """A config's median, its distance to the winner and where its timing came from (or its status)."""
+    if not (v and v.median_ms is not None):
+        return ["", v.status if v else "", ""]
+    vs = ("winner" if timed.winner and v.name == timed.winner.name else
+          "" if v.vs_winner is None else
+          f"{(v.vs_winner - 1) * 100:+.2f}%" + ("" if v.paired else " [dim](est.)[/dim]"))
+    return [f"{v.median_ms * 1e3:.1f} us" + (" [dim](dropped)[/dim]" if v.dropped else ""), vs, esc(v.source)]
+
+
 def sweep_table(configs: list[Config], timed: SweepTiming | None = None, out: Console | None = None,
                 search: SearchLog | None = None) -> None:
     """The configs in the order given, with their static stats (and timings after --time), then the tallies."""
@@ -90,15 +100,7 @@ def sweep_table(configs: list[Config], timed: SweepTiming | None = None, out: Co
                                             fmt_bytes(r[k]) if k == "shared" else str(r[k]))
                    for k in ("registers", "spills", "shared", "occupancy", "mma", "ld128"))]
         if timed:
-            v = rows.get(cfg.label)
-            if v and v.median_ms is not None:
-                vs = ("winner" if timed.winner and v.name == timed.winner.name else
-                      "" if v.vs_winner is None else
-                      f"{(v.vs_winner - 1) * 100:+.2f}%" + ("" if v.paired else " [dim](est.)[/dim]"))
-                cells += [f"{v.median_ms * 1e3:.1f} us" + (" [dim](dropped)[/dim]" if v.dropped else ""), vs,
-                          esc(v.source)]
-            else:
-                cells += ["", v.status if v else "", ""]
+            cells += _timed_cells(rows.get(cfg.label), timed)
         t.add_row(*cells)
     con.print(t)
     done = sum(c.usable for c in configs)
@@ -126,11 +128,11 @@ def sweep_table(configs: list[Config], timed: SweepTiming | None = None, out: Co
             name, median, margin = w
             con.print(f"[bold]winner[/bold]: {name} at {median * 1e3:.1f} us{margin}")
         if final is not None and final.ref is not None and timed.winner is not None:
-            for v in final.variants:
-                if v.name == timed.winner.name and v.versus_reference:
-                    c = v.versus_reference
-                    con.print(f"the winner takes {c.ratio:.3f}x the time of {final.ref.name[5:]} "
-                              f"[{c.ci_low:.3f}, {c.ci_high:.3f}] (in the winner's rounds): {c.verdict}")
+            for report in final.variants:
+                if report.name == timed.winner.name and report.versus_reference:
+                    cmp = report.versus_reference
+                    con.print(f"the winner takes {cmp.ratio:.3f}x the time of {final.ref.name[5:]} "
+                              f"[{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] (in the winner's rounds): {cmp.verdict}")
 
 
 def _failures(configs: list[Config]) -> dict[str, int]:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.helpers import DATA, FLOATS_N, MATMUL, VECTOR_ADD
 
 from irscope import jobs
 from irscope.timing import bench, launch
 from irscope.timing.variant import Variant
+from tests.helpers import DATA, FLOATS_N, MATMUL, VECTOR_ADD
 
 pytestmark = pytest.mark.gpu
 

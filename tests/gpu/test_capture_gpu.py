@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tests.helpers import DATA, EXAMPLES, run_cli
 
 pytestmark = pytest.mark.gpu

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+
 from tests.helpers import EXAMPLES, MATMUL, VECTOR_ADD, compile_example, load_module
 
 pytestmark = pytest.mark.gpu

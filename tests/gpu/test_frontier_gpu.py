@@ -6,6 +6,7 @@ in tests/test_frontier.py."""
 from __future__ import annotations
 
 import pytest
+
 from tests.helpers import EXAMPLES, load_module
 
 pytestmark = pytest.mark.gpu

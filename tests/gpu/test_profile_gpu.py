@@ -10,6 +10,7 @@ import os
 import shutil
 
 import pytest
+
 from tests.helpers import MATMUL, VECTOR_ADD, run_cli
 
 pytestmark = pytest.mark.gpu

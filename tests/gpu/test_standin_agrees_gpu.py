@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from tests.helpers import DATA
 
 pytestmark = pytest.mark.gpu

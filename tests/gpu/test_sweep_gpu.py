@@ -4,6 +4,7 @@ The CPU side of sweeps (grids, workers, the cache, ranking) stays in tests/test_
 from __future__ import annotations
 
 import pytest
+
 from tests.helpers import VECTOR_ADD, run_cli
 
 pytestmark = pytest.mark.gpu
