@@ -8,7 +8,7 @@
                            spec file's, else the local GPU, else cuda:90
                  settings  spec-file options < recipe layers < the request's option layers, each
                            merged by Settings.overlay, which records where every value came from
-                 spec      built through core.spec.build_spec, with the recipe's constexprs where
+                 spec      built through kernel.spec.build_spec, with the recipe's constexprs where
                            the command line leaves them open
     variants   one job per recipe variant (dump --variant X --variant Y, bench)
     vary       a job with more options or constexprs on top (a sweep's config, a bench --try)

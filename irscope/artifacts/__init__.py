@@ -48,7 +48,7 @@ from irscope.kernel import jsonfile
 from irscope.records import Manifest, PassEntry, PinCheck, RecipeRef, SourceMap, Stats
 
 MANIFEST = "manifest.json"
-MAP_FILE = "map.json"      # the source map (core/sourcemap.py)
+MAP_FILE = "map.json"      # the source map (artifacts/sourcemap.py)
 
 # every temporary folder or file irscope makes next to what it publishes starts with this
 TMP_PREFIX = ".irscope-tmp-"

@@ -221,7 +221,7 @@ def _stops_from_outside(time_limit: float | None) -> Iterator[set]:
     """While the script runs (main thread only): SIGINT and SIGTERM, and SIGALRM after `time_limit`
     seconds, raise _Stop in it. Yields a set that is non-empty while armed; clear it as soon as the
     script is over, so a late signal raises nothing in irscope's own code. The previous handlers and
-    timer are put back (core/loader.py's --load-timeout also uses SIGALRM, never while a script runs)."""
+    timer are put back (kernel/loader.py's --load-timeout also uses SIGALRM, never while a script runs)."""
     armed = {True}
     if threading.current_thread() is not threading.main_thread():
         yield armed

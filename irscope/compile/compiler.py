@@ -19,7 +19,7 @@ takes the Compile in progress and adds to it:
     passes      with --passes: the MLIR dump split into one record per pass (passes.py)
     lines       the source map (map.json): what each Python line became in every stage (sourcemap.py)
 
-core never imports steer: Settings.pins brings its own plan (core.settings.PinSet).
+kernel/ and compile/ never import steer: Settings.pins brings its own plan (kernel.settings.PinSet).
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def _tuples(v: Any) -> Any:
 class PinSet(Protocol):
     """What the compile pipeline needs of Settings.pins (steer.pins.Pins implements it).
 
-    Declared here so that core never imports steer: the pins bring their own stage edits
+    Declared here so that kernel/ and compile/ never import steer: the pins bring their own stage edits
     and the checks of the output.
     """
 

@@ -10,7 +10,7 @@ to Triton's own binder (adapter.bind). So the specialization — tt.divisibility
 constexprs, do_not_specialize — is decided by the same code as a real launch.
 
 The element grammar (pointers, ints, floats, tensor descriptors, tuples, constexprs) is
-core/elements.py's.
+kernel/elements.py's.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ compiled for it; get_active_torch_device() is cuda:0 (tensors made for it live o
 tensors.py); launches go to a launcher that does nothing (the Recorder has recorded them
 before that, and Triton's interpreter computes them: interpret.py); the benchmarker and the device interface that triton.testing and @triton.autotune
 use answer at once with a placeholder time. The chip's facts (name, SMs, memory, clocks,
-limits) come from core/hardware.py; kernel.n_regs is read from the compiled binary.
+limits) come from kernel/hardware.py; kernel.n_regs is read from the compiled binary.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ The package, in the order a compile meets it:
     loops         the TTIR loop rewrite
     layouts       the TTGIR layout rewrite and its rules
     checks        every pin and option checked against the compiled output
-    pinset        Pins (Settings.pins, core's PinSet) and its Plan: which stages to edit, then the checks
+    pinset        Pins (Settings.pins, kernel/settings' PinSet) and its Plan: which stages to edit, then the checks
     toml_lines    line numbers for TOML keys (tomllib has none)
     recipe_model  Recipe, Variant, Layer
     recipe_file   a recipe file read and validated, every problem as FILE:LINE
@@ -26,5 +26,5 @@ The package, in the order a compile meets it:
 Errors in pins are BadInput (exit 2, nothing written): a malformed pin, a loop line with no loop,
 an alias the TTGIR lacks, an illegal layout. A recipe's default-table pin (optional=True) that
 finds no loop, alias or field is skipped instead: the defaults apply to every kernel, and not
-every kernel has them. core never imports steer: Settings.pins brings its own plan.
+every kernel has them. kernel/ and compile/ never import steer: Settings.pins brings its own plan.
 """

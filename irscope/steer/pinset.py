@@ -1,7 +1,7 @@
-"""The pins of one compile (Pins, what core calls a PinSet) and their Plan: which stages to edit.
+"""The pins of one compile (Pins, what kernel/settings calls a PinSet) and their Plan: which stages to edit.
 
 Settings.pins holds a Pins: the loop and layout pins and constexprs a recipe and the command
-line gave, in precedence order. core.compiler never imports steer; it calls
+line gave, in precedence order. compile.compiler never imports steer; it calls
 
     Pins.plan(spec, settings) -> Plan
     Plan.edits        [(stage, rewrite)] in pipeline order: the compile stops after each such
@@ -44,7 +44,7 @@ class Pins:
         return bool(self.loops or self.layouts or self.partitions or self.constexprs or self.recipe)
 
     def plan(self, spec: KernelSpec, settings: Settings) -> Plan:
-        """The stage edits and output checks of one compile (the PinSet protocol core.compiler calls)."""
+        """The stage edits and output checks of one compile (the PinSet protocol compile.compiler calls)."""
         return plan(spec, settings)
 
     def canonical(self) -> dict[str, Any]:

@@ -4,7 +4,7 @@ A measurement is reused only under the same conditions: the same compiled kernel
 key of the compile, from the dump's manifest: source and what it calls, specialization, options,
 target, the env Triton hashes, an IR pin's edited file), the same device name, the same Triton version and the same method (the launch: arguments and grid, and
 how it was timed: --graph, --duty, --max-seconds). The database lives beside irscope's cache
-(core/cache.cache_dir()/sweeps.sqlite) unless --db names another. Several sweeps may write one
+(compile/cache.cache_dir()/sweeps.sqlite) unless --db names another. Several sweeps may write one
 database at once: WAL journaling, a busy timeout, and each sweep's rows in one transaction.
 
     sweeps        one row per sweep: when, kernel, file, target, device, strategy, the winner

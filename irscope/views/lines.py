@@ -1,5 +1,5 @@
 """The lines command's views (and `dump --lines`): the hot-lines table, one line in every stage,
-and their JSON. Everything here formats what core.sourcemap read or found; nothing is computed.
+and their JSON. Everything here formats what artifacts.sourcemap read or found; nothing is computed.
 
 JSON (schema "irscope_lines": 1):
   hot lines  {"irscope_lines": 1, "kernel", "target", "folder", "machine", "sort",

@@ -1,7 +1,7 @@
 """The passes command's views: per dump folder a header line, then the table of MLIR passes (those
 that changed the IR, or all), or the one line that says which pass first produced a pattern.
 
-Everything here formats what core.passes read back or found (PassRecords, a FirstMatch).
+Everything here formats what artifacts.passes read back or found (PassRecords, a FirstMatch).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The signature command's views: each kernel's parameters and a ready --signature template.
 
-Everything here formats the rows core.spec.signature_template made; nothing is loaded here.
+Everything here formats the rows kernel.spec.signature_template made; nothing is loaded here.
 """
 
 from __future__ import annotations
