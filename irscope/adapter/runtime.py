@@ -13,7 +13,7 @@ from typing import Any
 
 from irscope.adapter.binding import unwrap_kernel
 
-# ---------------------------------------------------------------- capture (irscope dump SCRIPT)
+# ---------------------------------------------------------------- capture (irscope capture SCRIPT)
 #
 # Running a user's script and recording every kernel Triton compiles while it runs
 # (irscope/capture/). Everything below names Triton internals; each was checked

@@ -2,7 +2,7 @@
 
     irscope.dump(kernel, ...)    -> Dump       irscope dump FILE --signature ... (one kernel, one settings)
     irscope.diff(a, b)           -> Diff       irscope diff DIR_A DIR_B
-    irscope.capture(fn, *args)   -> Capture    irscope dump SCRIPT, for one call instead of a script
+    irscope.capture(fn, *args)   -> Capture    irscope capture SCRIPT, for one call instead of a script
     irscope.sweep(kernel, ...)   -> Sweep      irscope sweep FILE --grid ... (compiles only)
     irscope.profile(kernel, ...) -> Dump       irscope profile FILE --args ... --grid ... (its .profile)
 
@@ -90,7 +90,7 @@ def diff(a: Dump | str | os.PathLike, b: Dump | str | os.PathLike, *, stages: El
 
 
 def capture(fn: Callable[..., Any], *args: Any, target: str | None = None, **kwargs: Any) -> Capture:
-    """Call fn(*args, **kwargs) and dump every Triton kernel the call compiles: `irscope dump SCRIPT`,
+    """Call fn(*args, **kwargs) and dump every Triton kernel the call compiles: `irscope capture SCRIPT`,
     for one call. Without a GPU, or for another target, the call runs on irscope's stand-in GPU
     (tensors made for "cuda" live on the CPU, launches are recorded, compiled for the target and
     computed by Triton's interpreter, as for a script); on the local GPU's own target it runs for real.

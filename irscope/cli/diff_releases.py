@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 @diff_options
 def diff_releases(request, variants, out_dir, no_cache, debug, a_triton, b_triton, **given):
     """Compare what two Triton releases make of a kernel (FILE, a spec file) or of every kernel of a
-    capture folder (`irscope dump SCRIPT -o DIR`, one row each: same, stats changed, code changed,
+    capture folder (`irscope capture SCRIPT -o DIR`, one row each: same, stats changed, code changed,
     fails). Exit 0 equal, 1 different, 2 trouble (a side failed to compile).
 
     \b

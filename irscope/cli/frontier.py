@@ -16,7 +16,7 @@ import click
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def frontier(capture_a: Path, capture_b: Path, kernels: tuple[str, ...], as_json: bool, debug: bool) -> None:
-    """Compare two capture folders (`irscope dump SCRIPT -o DIR`): each side's kernels, what made each
+    """Compare two capture folders (`irscope capture SCRIPT -o DIR`): each side's kernels, what made each
     (torch.compile's layer, a hand-written kernel), its direction, launches, bytes, registers, spills,
     shared memory and occupancy, with totals per direction. Exit 0: two implementations are compared,
     not found equal or different.

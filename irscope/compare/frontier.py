@@ -1,4 +1,4 @@
-"""The frontier comparison: two capture folders (`irscope dump SCRIPT -o DIR`), one implementation of
+"""The frontier comparison: two capture folders (`irscope capture SCRIPT -o DIR`), one implementation of
 an op each (torch.compile's kernels against a hand-written one, say), on the figures that decide it.
 
     load_side   a capture folder read as data: each DIR/captures/*.json and the dump of that capture
@@ -103,7 +103,7 @@ class Frontier:
 
 
 def is_capture_folder(folder: Path) -> bool:
-    """A folder `irscope dump SCRIPT -o` wrote: it holds captures/."""
+    """A folder `irscope capture SCRIPT -o` wrote: it holds captures/."""
     return Path(folder).is_dir() and (Path(folder) / "captures").is_dir()
 
 
@@ -118,7 +118,7 @@ def frontier(dir_a: Path, dir_b: Path, kernels: tuple[str, ...] = ()) -> Frontie
 def load_side(name: str, folder: Path, kernels: tuple[str, ...] = ()) -> FrontierSide:
     if not is_capture_folder(folder):
         raise BadInput(f"{folder}: not a capture folder (no captures/); capture a script first "
-                       f"(irscope dump SCRIPT.py -o {folder})")
+                       f"(irscope capture SCRIPT.py -o {folder})")
     dumps = _dumps(folder)
     out: list[Kernel] = []
     scripts: list[str] = []

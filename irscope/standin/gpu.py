@@ -1,6 +1,6 @@
 """The stand-in GPU: a script written for a GPU runs on a machine without it, as if it had one.
 
-Used by capture (irscope dump SCRIPT) when there is no GPU here, or when --target is not the
+Used by capture (irscope capture SCRIPT) when there is no GPU here, or when --target is not the
 local GPU, and when a capture's kernel file is loaded again for a replay. `machine(target)`
 puts up its parts together and takes them down together:
 

@@ -1,7 +1,7 @@
 """The dump's views: the summary a person reads, one stage's text (--stage), the --json document.
 
 Everything here formats dump results (compile.dump.DumpResult: a folder and its manifest) it is
-given; nothing compiles. `irscope dump SCRIPT` (the capture) shows each kernel's dump with the
+given; nothing compiles. `irscope capture SCRIPT` (the capture) shows each kernel's dump with the
 same summary; `irscope diff` and `irscope passes` have their own views.
 """
 
