@@ -20,6 +20,7 @@ from irscope.kernel.targets import parse_target
 from irscope.standin import gpu as standin
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
 
 SCRIPT = DATA / "capture_tutorial.py"
 RAISES = DATA / "capture_raises.py"
