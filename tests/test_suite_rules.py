@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import tests.conftest as conftest
+from tests import conftest
 
 TESTS = Path(__file__).resolve().parent
 
