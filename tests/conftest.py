@@ -21,7 +21,8 @@ The skip rules (pytest_collection_modifyitems below):
   nbclient, Chromium) are skips inside the modules that need them.
 
 Under pytest-xdist (`-n auto`) each worker is its own session: its own cache folder (tmp_path_factory is per
-worker) and its own module fixtures; nothing a test writes goes to a fixed path.
+worker) and its own module fixtures; nothing a test writes goes to a fixed path. A test file's tests run on
+one worker (--dist loadfile, pytest_configure below), so its module fixtures are made once.
 """
 
 from __future__ import annotations
@@ -41,6 +42,15 @@ def _no_cuda_gpu() -> str:
     except ImportError:
         return "needs a CUDA GPU: torch is not installed"
     return "" if torch.cuda.is_available() else "needs a CUDA GPU: torch.cuda.is_available() is False"
+
+
+def pytest_configure(config):
+    """Under pytest-xdist (-n N), a test file's tests go to one worker (--dist loadfile) unless --dist was
+    given: a module's fixtures (dumps compiled once for the module, a capture, a Ray cluster, a browser)
+    are then made once, not once per worker that got some of its tests."""
+    args = config.invocation_params.args
+    if getattr(config.option, "dist", "no") == "load" and not any(str(a).startswith("--dist") for a in args):
+        config.option.dist = "loadfile"
 
 
 NO_TORCH = ("needs torch: not installed (pip install torch==2.13.0 --index-url "

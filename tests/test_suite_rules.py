@@ -117,3 +117,19 @@ def test_conftest_skips_torch_tests_only_where_torch_is_missing(monkeypatch, tor
     else:
         (mark,) = torch_test.added
         assert mark.name == "skipif" and mark.args == (True,) and mark.kwargs["reason"].startswith("needs torch:")
+
+
+@pytest.mark.parametrize("dist, args, expected", [
+    ("load", ("-n", "auto"), "loadfile"),            # -n alone: one worker per test file
+    ("load", ("-n", "2", "--dist", "load"), "load"),  # asked for: kept
+    ("load", ("-n", "2", "--dist=worksteal"), "load"),
+    ("no", (), "no"),                                # no xdist run: nothing set
+])
+def test_xdist_gives_a_test_file_to_one_worker_unless_told_otherwise(dist, args, expected):
+    class Config:
+        option = type("Option", (), {"dist": dist})()
+        invocation_params = type("Params", (), {"args": args})()
+
+    config = Config()
+    conftest.pytest_configure(config)
+    assert config.option.dist == expected
