@@ -20,6 +20,8 @@ only when a command needs it, and torch never on the dump path.
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 from irscope.errors import BadInput, CompileFailure, IrscopeError
@@ -36,6 +38,21 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     raise AttributeError(f"module 'irscope' has no attribute {name!r}")
+
+
+class _Package(types.ModuleType):
+    """capture/, sweep/ and profile/ are packages too: the import system binds each as an attribute of irscope
+    when it first loads, which would hide the API's function of that name from __getattr__ (a capture package
+    imported before irscope.api: `irscope.capture(fn)` was 'module' object is not callable). The packages stay
+    in sys.modules, where `from irscope.capture import ...` finds them."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _API and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:

@@ -1,4 +1,4 @@
-"""Fixtures (an isolated irscope cache, the CLI runner) and the one skip rule for GPU tests.
+"""Fixtures (an isolated irscope cache, the CLI runner) and the two skip rules: GPU tests and torch tests.
 
 How tests/ is laid out, by what a test needs:
 - tests/test_*.py: the CPU. Everything irscope does without launching a kernel, on any machine (a GPU's
@@ -10,13 +10,24 @@ How tests/ is laid out, by what a test needs:
 - tests/data/: the kernel files and scripts tests read (nothing a test writes: that goes to tmp_path).
 - tests/helpers.py: what tests share besides fixtures (paths, signatures, run_cli, compile_example, load_module).
 
-The skip rule (pytest_collection_modifyitems below): every test marked `gpu`, wherever it lives, is skipped
-with one reason when torch is missing or torch.cuda.is_available() is False. A stricter need (Hopper or
-newer) is a pytest.skip inside the test itself. On the GPU machine: `pytest tests/gpu` (or `pytest -m gpu`).
+The skip rules (pytest_collection_modifyitems below):
+- every test marked `gpu`, wherever it lives, is skipped with one reason when torch is missing or
+  torch.cuda.is_available() is False. A stricter need (Hopper or newer) is a pytest.skip inside the test
+  itself. On the GPU machine: `pytest tests/gpu` (or `pytest -m gpu`).
+- every test marked `torch` (it imports torch, or runs a script that does: a capture) is skipped with one
+  reason when torch is not installed; the README's set-up installs no torch. A module that imports torch at
+  its top keeps `pytest.importorskip("torch")` there and is marked too (`pytestmark`), so that `-m torch`
+  selects every test that needs it (CI's torch lane). Other optional packages (ray, optuna, helion,
+  nbclient, Chromium) are skips inside the modules that need them.
+
+Under pytest-xdist (`-n auto`) each worker is its own session: its own cache folder (tmp_path_factory is per
+worker) and its own module fixtures; nothing a test writes goes to a fixed path. A test file's tests run on
+one worker (--dist loadfile, pytest_configure below), so its module fixtures are made once.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import pytest
@@ -33,15 +44,35 @@ def _no_cuda_gpu() -> str:
     return "" if torch.cuda.is_available() else "needs a CUDA GPU: torch.cuda.is_available() is False"
 
 
+def pytest_configure(config):
+    """Under pytest-xdist (-n N), a test file's tests go to one worker (--dist loadfile) unless --dist was
+    given: a module's fixtures (dumps compiled once for the module, a capture, a Ray cluster, a browser)
+    are then made once, not once per worker that got some of its tests."""
+    args = config.invocation_params.args
+    if getattr(config.option, "dist", "no") == "load" and not any(str(a).startswith("--dist") for a in args):
+        config.option.dist = "loadfile"
+
+
+NO_TORCH = ("needs torch: not installed (pip install torch==2.13.0 --index-url "
+            "https://download.pytorch.org/whl/cpu, the CPU build)")
+
+
 def pytest_collection_modifyitems(config, items):
-    """The one skip rule for GPU tests: the `gpu` marker, skipped without a CUDA GPU (torch is asked once,
-    and only when a gpu test was collected)."""
+    """The skip rules: the `gpu` marker, skipped without a CUDA GPU (torch is asked once, and only when a gpu
+    test was collected); the `torch` marker, skipped where torch is not installed (found, not imported)."""
     gpu_tests = [item for item in items if item.get_closest_marker("gpu") is not None]
     why = _no_cuda_gpu() if gpu_tests else ""
     if why:
         skip = pytest.mark.skip(reason=why)
         for item in gpu_tests:
             item.add_marker(skip)
+    if importlib.util.find_spec("torch") is None:
+        # a skipif put first: pytest says the first skipif that holds, so "needs torch" wins over a module's
+        # own reason (liger-kernel missing, helion unusable), which is only the next thing to install
+        skip = pytest.mark.skipif(True, reason=NO_TORCH)
+        for item in items:
+            if item.get_closest_marker("torch") is not None and item.get_closest_marker("gpu") is None:
+                item.add_marker(skip, append=False)
 
 
 @pytest.fixture(autouse=True, scope="session")

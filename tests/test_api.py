@@ -123,6 +123,7 @@ def _add(n: int):
     return out.sum().item()
 
 
+@pytest.mark.torch
 def test_capture_of_a_function_call():
     pytest.importorskip("torch")
     cap = irscope.capture(_add, 4096, target="h100")

@@ -171,6 +171,7 @@ def test_launch_parsing_refuses_what_is_not_data(text, message):
         launch.parse_args(text)
 
 
+@pytest.mark.torch
 def test_outputs_are_compared_by_dtype_tolerance():
     torch = pytest.importorskip("torch")
 
@@ -254,6 +255,7 @@ def test_reference_refuses_what_is_not_the_grammar_in_one_line(text, message):
     assert "\n" not in str(e.value) and str(e.value).startswith("--ref ")
 
 
+@pytest.mark.torch
 def test_reference_shapes_are_checked_on_the_meta_device():
     pytest.importorskip("torch")
     from irscope.timing import reference
@@ -272,6 +274,7 @@ def test_reference_shapes_are_checked_on_the_meta_device():
         assert "\n" not in str(e.value)
 
 
+@pytest.mark.torch
 def test_a_reference_computes_what_torch_computes():
     torch = pytest.importorskip("torch")
     from irscope.timing import reference

@@ -20,6 +20,7 @@ from irscope.standin import gpu as standin
 from tests.helpers import DATA, VECTOR_ADD, run_cli
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
 
 SCRIPT = DATA / "capture_tutorial.py"
 RAISES = DATA / "capture_raises.py"

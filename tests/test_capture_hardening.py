@@ -17,6 +17,7 @@ import pytest
 from tests.helpers import run_cli
 
 pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
 
 DATA = Path(__file__).parent / "data"
 

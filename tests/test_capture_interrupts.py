@@ -18,6 +18,7 @@ import pytest
 from tests.helpers import VECTOR_ADD, run_cli
 
 pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
 
 HEAD = '''
 import time

@@ -80,6 +80,7 @@ def tutorial(tmp_path_factory):
     return script, tmp, json.loads(workers.out), here
 
 
+@pytest.mark.torch
 def test_a_worker_rebuilds_the_kernel_and_dumps_what_irscope_itself_dumps(tutorial):
     script, tmp, doc, _ = tutorial
     caps = doc["capture"]["captures"]
@@ -92,6 +93,7 @@ def test_a_worker_rebuilds_the_kernel_and_dumps_what_irscope_itself_dumps(tutori
     assert f'"{script.resolve()}":{line}:' in ttgir or f'"{script}":{line}:' in ttgir
 
 
+@pytest.mark.torch
 def test_the_spec_file_holds_the_closure_as_data(tutorial):
     _, _, doc, _ = tutorial
     spec = json.loads(Path(doc["capture"]["captures"][0]["spec"]).read_text())
@@ -105,6 +107,7 @@ def test_the_spec_file_holds_the_closure_as_data(tutorial):
     assert callee["lines"][0].startswith("@triton.jit") and callee["def_line"] == callee["first_line"] + 1
 
 
+@pytest.mark.torch
 def test_the_json_and_the_summary_say_where_the_time_went(tutorial):
     _, _, doc, here = tutorial
     t = doc["capture"]["timing"]
@@ -138,6 +141,7 @@ for block in (1024, 512):
 '''
 
 
+@pytest.mark.torch
 def test_example_kernels_dump_the_same_in_workers(tmp_path):
     script = tmp_path / "launch_examples.py"
     script.write_text(EXAMPLE_LAUNCHES)
@@ -269,6 +273,7 @@ def test_jobs_is_refused_where_nothing_is_captured():
     assert r.code == 2 and "--jobs" in r.err and len(r.err.strip().splitlines()) == 1, r.err
 
 
+@pytest.mark.torch
 def test_a_knob_the_script_set_in_python_keeps_every_dump_in_process(tmp_path):
     """`triton.knobs.compilation.disable_line_info = True` in the script changes what Triton builds, and a
     worker process would not see it: every capture is dumped here, saying why, and its PTX has no line info."""

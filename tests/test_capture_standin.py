@@ -22,6 +22,7 @@ from irscope.standin import gpu as standin
 from tests.helpers import DATA, EXAMPLES, FB_GLUON_LOAD, FBTRITON, run_cli
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
 
 # Triton's own tutorials, unmodified: not shipped here (their code is Triton's); a checkout's
 # python/tutorials folder named by IRSCOPE_TRITON_TUTORIALS runs them. The tutorial-style scripts in

@@ -22,6 +22,7 @@ from irscope.kernel.targets import parse_target
 from irscope.standin import gpu as standin
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
 
 MIX = ("RuntimeError", "Expected all tensors to be on the same device")
 NUMPY = ("TypeError", "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "

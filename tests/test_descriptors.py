@@ -231,6 +231,7 @@ def test_a_pointer_where_the_kernel_indexes_a_tuple_is_a_frontend_failure(tmp_pa
 # ---------------------------------------------------------------- captures of such kernels replay
 
 
+@pytest.mark.torch
 def test_a_capture_of_descriptor_and_tuple_launches_replays(tmp_path, capsys):
     pytest.importorskip("torch")
     out = tmp_path / "cap"

@@ -15,9 +15,9 @@ import pytest
 LAYERS = Path(__file__).parent / "data" / "layers"
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None
-                                or importlib.util.find_spec("liger_kernel") is None,
-                                reason="torch and liger-kernel are not installed")
+pytestmark = [pytest.mark.torch,
+              pytest.mark.skipif(importlib.util.find_spec("liger_kernel") is None,
+                                 reason="liger-kernel is not installed (pip install --no-deps 'liger-kernel>=0.6')")]
 
 
 def _irscope(*args: str) -> subprocess.CompletedProcess:

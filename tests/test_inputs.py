@@ -6,7 +6,6 @@ a script that closes stdout or calls os._exit."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -20,7 +19,7 @@ from test_pins import irscope
 from tests.helpers import DATA, EXAMPLES, MATMUL, ROOT, VECTOR_ADD, run_cli
 
 # capture runs scripts that make torch tensors: without torch (the README's plain install) they skip
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="capture scripts need torch")
+needs_torch = pytest.mark.torch   # capture scripts import torch
 VA = str(VECTOR_ADD)
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 SCRIPT = str(EXAMPLES / "scripts" / "vector_add.py")

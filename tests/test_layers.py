@@ -31,7 +31,11 @@ def _importable(module: str) -> str:
 
 
 HELION_UNUSABLE = _importable("helion")
-needs_helion = pytest.mark.skipif(bool(HELION_UNUSABLE), reason=HELION_UNUSABLE or "-")
+
+
+def needs_helion(test):
+    """Helion imports torch: a Helion test is a torch test too (the conftest rule gives that reason first)."""
+    return pytest.mark.torch(pytest.mark.skipif(bool(HELION_UNUSABLE), reason=HELION_UNUSABLE or "-")(test))
 
 
 def _dump(script: str, tmp_path: Path, *args: str) -> tuple[dict, str]:
@@ -112,7 +116,7 @@ def test_lines_on_the_helion_file_reaches_the_stages(tmp_path):
     assert entry["stages"]["ptx"]["n"] > 0 and entry["stages"]["ptx"]["classes"].get("mma", 0) > 0
 
 
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+needs_torch = pytest.mark.torch
 
 
 @needs_torch

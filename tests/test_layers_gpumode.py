@@ -6,7 +6,6 @@ Inductor launched marked) on stand-ins for Inductor's objects. A real run is tes
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,7 +17,7 @@ from irscope.capture.recorder import Recorder
 from irscope.kernel.targets import parse_target
 from irscope.standin import generators
 
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+needs_torch = pytest.mark.torch
 
 
 def test_helion_environment_set_and_undone_and_the_users_kept(monkeypatch):

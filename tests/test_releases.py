@@ -1,7 +1,9 @@
 """Across Triton releases: envs made from the index, diff and capture diff across two releases, bisect.
 
 One env is made per test session (marked `envs`; `-m "not envs"` leaves them out): triton 3.6.0 when
-the running Triton is 3.9.0, else 3.9.0, under the session's own irscope cache. IRSCOPE_RELEASES
+the running Triton is 3.9.0, else 3.9.0, under the session's own irscope cache (under pytest-xdist, the
+workers' caches share one envs/ folder: envs.ensure's lock has the first worker make it, the others
+find it made). IRSCOPE_RELEASES
 (e.g. 3.5.1,3.7.1,3.8.0) adds a smoke test per release: its env made through irscope's own env
 code, then the examples dumped there for cuda:90 and hip:gfx942 (.ci/run's releases lane).
 """
@@ -9,6 +11,7 @@ code, then the examples dumped there for cuda:90 and hip:gfx942 (.ci/run's relea
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -31,9 +34,23 @@ def _running() -> str:
     return adapter.triton_version()
 
 
+def _shared_envs(tmp_path_factory) -> None:
+    """Under xdist, this worker's CACHE/envs is a link to one folder beside the workers' own, so that an env
+    is made once per run, not once per worker (without xdist, the session's cache is already the one)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    shared = tmp_path_factory.getbasetemp().parent / "shared-envs"
+    shared.mkdir(exist_ok=True)
+    link = envs.envs_dir()
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(shared, target_is_directory=True)
+
+
 @pytest.fixture(scope="session")
-def other_release(_session_cache) -> str:
+def other_release(_session_cache, tmp_path_factory) -> str:
     """The one env this session makes: 3.6.0 beside a running 3.9.0, else 3.9.0."""
+    _shared_envs(tmp_path_factory)
     version = "3.6.0" if _running().startswith("3.9") else "3.9.0"
     env = envs.ensure(envs.parse(version))
     assert env.triton == version and Path(env.python).exists()
@@ -136,6 +153,7 @@ def test_diff_across_two_releases(other_release, tmp_path):
 
 
 @pytest.mark.envs
+@pytest.mark.torch
 def test_capture_across_two_releases(other_release, tmp_path):
     pytest.importorskip("torch")
     cap = tmp_path / "cap"
