@@ -73,8 +73,8 @@ def by_line(a: Side, b: Side) -> list[LineDelta]:
     same = mach_a == mach_b
     ea = {_key(e): e for e in ma["lines"]}
     eb = {_key(e): e for e in mb["lines"]}
-    ea[NO_LINE] = {"file": "", "line": 0, "text": "(no line)", "stages": ma.get("no_line", {})}
-    eb[NO_LINE] = {"file": "", "line": 0, "text": "(no line)", "stages": mb.get("no_line", {})}
+    ea[NO_LINE] = {"file": "", "line": 0, "text": "(no line)", "stages": ma.get("no_line") or {}}
+    eb[NO_LINE] = {"file": "", "line": 0, "text": "(no line)", "stages": mb.get("no_line") or {}}
     out = []
     for key in sorted(set(ea) | set(eb), key=lambda k: (k == NO_LINE, k)):
         fa, fb = _figures(ea.get(key), mach_a, same), _figures(eb.get(key), mach_b, same)

@@ -27,6 +27,7 @@ The sides (compiled from jobs, or earlier dump folders) come from sides.py.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,7 @@ SECTION_ORDER = names()[::-1]   # machine code first, then up the pipeline: sass
 SKIPPED_STATS = {"local_bytes", "ttgir.num_warps", "sass.top", "amdgcn.top"}
 
 
-def flatten_stats(stats: dict[str, Any]) -> dict[str, Any]:
+def flatten_stats(stats: Mapping[str, Any]) -> dict[str, Any]:
     """{dotted name: value}; width tables ({"128": 4}) and layouts stay one value each."""
     flat: dict[str, Any] = {}
 
@@ -115,7 +116,8 @@ INPUT_KEYS = ("file", "target", "signature", "triton_version")
 
 def diff_inputs(a: Side, b: Side) -> list[StatDelta]:
     """What went into the two compiles differently: target, signature, Triton, options, env."""
-    ma, mb = a.manifest, b.manifest
+    ma: Mapping[str, Any] = a.manifest   # read by key names from a list
+    mb: Mapping[str, Any] = b.manifest
     out = [StatDelta(k, ma.get(k), mb.get(k)) for k in INPUT_KEYS if ma.get(k) != mb.get(k)]
     for group in ("options", "env"):
         ga, gb = ma.get(group) or {}, mb.get(group) or {}

@@ -267,7 +267,8 @@ def _from_cache(cfg: Config, out_dir: Path, with_sass: bool) -> bool:
         return True
     if hit is None:
         return False
-    cfg.status, cfg.folder, cfg.stats = "cached", str(hit.folder), hit.manifest["stats"]
+    # an entry this irscope wrote always has its stats (records.Manifest allows a file without)
+    cfg.status, cfg.folder, cfg.stats = "cached", str(hit.folder), hit.manifest.get("stats") or {}
     return True
 
 
