@@ -41,3 +41,30 @@ def test_resource_lines_of_a_manifest_whose_stats_are_null():
     with_stats = dump_view.resource_lines({"irscope": 1, "kernel": "k", "target": "cuda:90", "stages": {},
                                            "stats": {"registers": 40}})
     assert with_stats[0].startswith("resources  40 registers")
+
+
+def test_by_line_and_its_summary_read_a_line_with_null_or_no_text(tmp_path, capsys):
+    """A map line's "text" may be null or absent (records.MapEntry): by_line keeps None (the JSON's null),
+    not a KeyError, and the terminal summary prints the line without text, not a TypeError on None[:60]."""
+    from types import SimpleNamespace
+
+    from irscope.views import diff as diff_view
+
+    a = _folder(tmp_path, "a", {})
+    b = _folder(tmp_path, "b", {})
+    for side, text, n in ((a, None, 2), (b, "absent", 7)):
+        doc = json.loads((side.folder / "map.json").read_text())
+        if text is None:
+            doc["lines"][0]["text"] = None
+        else:
+            del doc["lines"][0]["text"]
+        doc["lines"][0]["stages"]["sass"]["n"] = n
+        (side.folder / "map.json").write_text(json.dumps(doc))
+    deltas = by_line(a, b)
+    assert [(d.file, d.line, d.text) for d in deltas] == [("k.py", 3, None)]
+    assert ("instructions", 2, 7) in deltas[0].changes
+    deltas_ba = by_line(b, a)
+    assert [(d.line, d.text) for d in deltas_ba] == [(3, None)]     # b's line has no "text" key at all
+    diff_view.by_line_summary(SimpleNamespace(by_line=deltas, sources_differ=False))
+    out = capsys.readouterr().out
+    assert "1 source lines changed" in out and "k.py:3" in out
