@@ -138,7 +138,7 @@ def profile_diff(a: Side, b: Side) -> ProfileDiff:
     changes = []
     for key in list(la) + [k for k in lb if k not in la]:
         ea, eb = la.get(key), lb.get(key)
-        some = ea or eb
+        some = ea or lb[key]   # the key is one side's
         changes.append(LineChange(
             some["file"], key[1], (ea or {}).get("text") or (eb or {}).get("text") or "",
             ea["samples"] if ea else 0.0, eb["samples"] if eb else 0.0,
