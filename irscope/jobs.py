@@ -33,6 +33,7 @@ from irscope.kernel.settings import Settings, check_typed, parse_assignments, se
 from irscope.kernel.spec import ArgSpec, KernelSpec, build_spec, split_signature
 from irscope.kernel.specfile import read_spec_document
 from irscope.kernel.targets import Target, parse_target, resolve_target
+from irscope.records import SpecFile
 from irscope.steer import layering
 from irscope.steer.pinset import Pins
 
@@ -129,7 +130,9 @@ def resolve(req: Request) -> list[Job]:
     """Request -> one Job per kernel; everything is checked before anything compiles."""
     recipe = _recipe(req.recipe, req.variant)
     base_options: dict[str, Any] = {}
-    doc, file, kernels = None, req.file, list(req.kernels)
+    doc: SpecFile | None = None
+    file: Path | str = req.file
+    kernels = list(req.kernels)
     if req.is_spec_file:
         if req.signature is not None:   # its args name every parameter: a positional --signature would lose
             raise BadInput(f"--signature: {Path(req.file).name} is a spec file, which carries its own "
@@ -140,7 +143,7 @@ def resolve(req: Request) -> list[Job]:
             raise BadInput(f"{req.file}: holds kernel {doc['kernel']!r}, not {', '.join(kernels)}")
         base_options = dict(doc.get("options") or {})
         file, kernels = doc["file"], [doc["kernel"]]
-    tgt, reason = choose_target(req.target, recipe, (doc or {}).get("target"), Path(req.file).name, req.target_flag)
+    tgt, reason = choose_target(req.target, recipe, doc.get("target") if doc else None, Path(req.file).name, req.target_flag)
     base = Settings(tgt, reason)
     if base_options:
         valid = settable_options(tgt)
@@ -152,7 +155,8 @@ def resolve(req: Request) -> list[Job]:
             check_typed(key, value, valid[key].type, f"{req.file}:")
         base = base.overlay(base_options, Path(req.file).name)
     refs = list(req.loaded) if req.loaded and doc is None else _load_kernels(file, kernels, doc, tgt)
-    jobs = [for_kernel(ref, base, req, recipe=recipe, recorded_args=(doc or {}).get("args")) for ref in refs]
+    jobs = [for_kernel(ref, base, req, recipe=recipe, recorded_args=doc["args"] if doc else None)
+            for ref in refs]
     check_loop_pins_fit(jobs, req.pin_loops)
     return jobs
 
@@ -179,7 +183,7 @@ def variants(req: Request, names: tuple[str, ...] | list[str]) -> list[Job]:
 
 
 def for_kernel(ref: loader.KernelRef, base: Settings, req: Request, *, recipe: Recipe | None = None,
-               recorded_args: dict[str, str] | None = None, named_args: list[str] | None = None,
+               recorded_args: dict[str, str | int | float] | None = None, named_args: list[str] | None = None,
                consts: list[str] | None = None) -> Job:
     """The job of one loaded kernel: base settings < recipe < the request's option layers and pins.
 
@@ -248,7 +252,7 @@ def vary(job: Job, values: dict[str, Any], source: str) -> Job:
     return Job(spec, job.settings.overlay(opts, source), job.label)
 
 
-def _load_kernels(file, kernels: list[str], doc: dict | None, target: Target) -> list[loader.KernelRef]:
+def _load_kernels(file, kernels: list[str], doc: SpecFile | None, target: Target) -> list[loader.KernelRef]:
     if doc is None or not (doc.get("launch") or {}).get("script"):
         return loader.select_kernels(file, kernels or None)
     # a captured script's module code may ask Triton's driver for a GPU while it loads: on a

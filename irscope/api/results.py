@@ -14,6 +14,7 @@ from irscope.api import display
 from irscope.artifacts import profiled, sourcemap
 from irscope.compare.diff import DiffResult
 from irscope.compare.sides import load_side
+from irscope.records import Manifest, Profile, Stats
 from irscope.report import model as report_model
 from irscope.report import pages
 from irscope.views import diff as diff_view
@@ -23,7 +24,7 @@ class Stages(Mapping):
     """A dump's stages, name -> text (bytes for binaries: cubin, hsaco), each read from the folder when
     first asked for."""
 
-    def __init__(self, folder: Path, manifest: dict[str, Any]):
+    def __init__(self, folder: Path, manifest: Manifest):
         self._folder, self._manifest = folder, manifest
         self._read: dict[str, str | bytes] = {}
 
@@ -56,12 +57,12 @@ class Dump:
     .profile    the profile.json `irscope profile` (irscope.profile) wrote into the folder, or None
     """
 
-    def __init__(self, folder: Path | str, manifest: dict[str, Any] | None = None, cached: bool | None = None):
+    def __init__(self, folder: Path | str, manifest: Manifest | None = None, cached: bool | None = None):
         self.folder = Path(folder)
         if manifest is None:  # a folder given by hand: read as diff reads one (the one reader)
             side = load_side("a", self.folder)
             self.folder, manifest = side.folder, side.manifest
-        self.manifest: dict[str, Any] = manifest
+        self.manifest: Manifest = manifest
         self.cached = cached
         self.stages = Stages(self.folder, manifest)
 
@@ -74,7 +75,7 @@ class Dump:
         return self.manifest["target"]
 
     @property
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
         return self.manifest.get("stats") or {}
 
     @property
@@ -86,7 +87,7 @@ class Dump:
         return list(self.manifest.get("notes") or [])
 
     @property
-    def profile(self) -> dict[str, Any] | None:
+    def profile(self) -> Profile | None:
         """What a profile measured (artifacts/profiled's document: "lines" hottest first, "totals", "tool",
         "device"); None when the folder was never profiled. BadInput for a damaged profile.json."""
         return profiled.read(self.folder)
@@ -105,7 +106,7 @@ class Dump:
         return display.iframe(self.html(), title=f"irscope report: {self.kernel}")
 
     def __repr__(self) -> str:
-        s = self.stats
+        s: Mapping[str, Any] = self.stats
         figures = [f"{k}={s[k]}" for k in ("registers", "spills", "shared_bytes") if s.get(k) is not None]
         opts = self.options
         shown = [f"{k}={opts[k]}" for k in ("num_warps", "num_stages") if k in opts]
@@ -136,7 +137,7 @@ class Diff:
         return self._json
 
     @property
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
         return self.json["stats"]
 
     @property

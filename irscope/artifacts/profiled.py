@@ -49,7 +49,7 @@ def read(folder: Path) -> Profile | None:
 def write(folder: Path, doc: Profile) -> Path:
     """Write `doc` (checked against the schema first; irscope_profile set to VERSION, first) atomically
     into the dump folder."""
-    doc = {"irscope_profile": VERSION, **doc}   # type: ignore[typeddict-item]  # a caller's doc may lack it
+    doc = {"irscope_profile": VERSION, **doc}   # first, and this version whatever a caller set
     jsonfile.validate(doc, schema.PROFILE, Path(folder) / FILENAME, FILENAME, remedy="a bug in irscope: report it")
     final = Path(folder) / FILENAME
     fd, tmp = tempfile.mkstemp(prefix=f".{FILENAME}.", dir=folder)   # a reader never sees half a file

@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
 from irscope import artifacts
 from irscope.artifacts import MAP_FILE, lineinfo, schema
@@ -100,7 +100,17 @@ def _ptx_regs(text: str, op: str) -> set[str]:
     return set(re.findall(r"%\w+", m.group(1))) if m else set()
 
 
-def classify(stage: str, unit: Unit) -> str | None:
+class Opcode(Protocol):
+    """What classify reads of a unit: its opcode and its line."""
+
+    @property
+    def op(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+def classify(stage: str | None, unit: Opcode) -> str | None:
     if stage == "sass":
         return _SASS_CLASS.get(unit.op)
     if stage == "ptx":

@@ -20,10 +20,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 from irscope.artifacts import machinery
 from irscope.kernel.targets import Target
+from irscope.records import Stats
 
 # ------------------------------------------------------------------ NVIDIA: ptxas report
 
@@ -242,7 +243,7 @@ def amd_occupancy(target: Target, res: dict[str, int], shared: int, num_warps: i
 # ------------------------------------------------------------------ all together
 
 
-def compute(art, target: Target) -> dict[str, Any]:
+def compute(art, target: Target) -> Stats:
     stages = art.stages
     shared = int(art.metadata.get("shared") or 0)
     num_warps = int(art.metadata.get("num_warps") or art.options.get("num_warps") or 4)
@@ -273,4 +274,4 @@ def compute(art, target: Target) -> dict[str, Any]:
         stats["local_bytes"] = res.get("scratch_bytes", 0)
         stats["occupancy"] = amd_occupancy(target, res, shared, num_warps)
         stats["amdgcn"] = amd_mix(asm)
-    return stats
+    return cast(Stats, stats)   # built from the resource readers' dicts, keys as records.Stats names them

@@ -121,7 +121,7 @@ def _plain_jit_arg(value: Any, arg: str, who: str) -> Any:
 def _read_names(node: ast.AST) -> set[str]:
     """The global names a def reads: every name loaded, less its parameters and the names it binds."""
     bound = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)} if isinstance(node, ast.FunctionDef) else set()
-    loaded = set()
+    loaded: set[str] = set()
     for n in ast.walk(node):
         if isinstance(n, ast.Name):
             (loaded if isinstance(n.ctx, ast.Load) else bound).add(n.id)

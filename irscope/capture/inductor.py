@@ -150,7 +150,8 @@ class InductorHooks:
         out = [f"irscope could not hook Inductor's {m} in this torch" for m in self.missing]
         if not self.graphs:
             return out
-        out.append(generators.settings_note(self.graphs))
+        if (note := generators.settings_note(self.graphs)) is not None:   # never None: graphs were lowered
+            out.append(note)
         if self.benchmarked:
             out.append(f"Inductor's {self.benchmarked} timing{'s' if self.benchmarked != 1 else ''} (its autotuner's "
                        f"configs, max-autotune's choices) are placeholders ({PLACEHOLDER_MS:g} ms each), not "

@@ -25,7 +25,9 @@ def generated_by(cap: Capture, autotuner: Any, graph: dict[str, Any] | None) -> 
     code = getattr(getattr(cap.jit, "fn", None), "__code__", None)
     generated = str(Path(code.co_filename).resolve()) if code is not None else None
     wrappers = list((graph or {}).get("wrappers") or [])
-    aten, nodes, wrapper = [], [], None
+    aten: list[str] = []
+    nodes: list[str] = []
+    wrapper = None
     for path in ([generated] if generated else []) + wrappers:   # a template's benchmark module, then the graph's
         aten, nodes = kernel_origins(path, kernel_name)
         if aten:

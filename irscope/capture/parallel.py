@@ -51,7 +51,8 @@ def plan(todo: list[Capture], jobs: int) -> tuple[list[Capture], list[Capture]]:
         for cap in todo:
             cap.in_process_why = "--jobs 1"
         return [], list(todo)
-    sent, here = [], []
+    sent: list[Capture] = []
+    here: list[Capture] = []
     if set_here := triton_runtime.knobs_set_in_python():   # a worker would compile without them
         why = f"the script set triton.knobs {', '.join(set_here)} in Python, which a worker process would not see"
         for cap in todo:
@@ -60,8 +61,8 @@ def plan(todo: list[Capture], jobs: int) -> tuple[list[Capture], list[Capture]]:
     for cap in todo:
         if cap.in_process_why is None and cap.closure is None:
             cap.in_process_why = "its closure was not recorded"
-        if cap.in_process_why is None and (why := _not_data(cap)) is not None:
-            cap.in_process_why = why
+        if cap.in_process_why is None and (doubt := _not_data(cap)) is not None:
+            cap.in_process_why = doubt
         (here if cap.in_process_why is not None else sent).append(cap)
     if len(sent) == 1:   # one kernel: a worker's start-up (importing Triton) costs more than it saves
         sent[0].in_process_why = "the only kernel a worker could dump (no parallelism to gain)"

@@ -256,7 +256,8 @@ class Recorder:
         def getitem(kernel, grid):
             runner = original(kernel, grid)
             with rec._own():
-                cap = rec.by_hash.get(getattr(kernel, "hash", None))
+                key = getattr(kernel, "hash", None)
+                cap = rec.by_hash.get(key) if key is not None else None
             if cap is None:
                 return runner
 
@@ -459,7 +460,7 @@ def _record_of(ctx: _Launch) -> Launch:
 
 def _kernel_name(jit) -> str:
     fn = getattr(jit, "fn", None)
-    return getattr(fn, "__name__", None) or getattr(jit, "__name__", "kernel")
+    return str(getattr(fn, "__name__", None) or getattr(jit, "__name__", "kernel"))
 
 
 def _label(kwargs: dict[str, Any]) -> str:

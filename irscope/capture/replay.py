@@ -20,7 +20,7 @@ import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from irscope import adapter, artifacts, jobs, stages
 from irscope.capture import closure, parallel
@@ -80,7 +80,8 @@ def _spec_for(cap: Capture, run: ScriptRun, request: jobs.Request) -> tuple[Kern
 def _elements(cap: Capture, run: ScriptRun) -> tuple[list[str], list[str]]:
     """The spec elements (NAME=ELEMENT) of what the binder decided: (named args, constexprs)."""
     aligns = {n: a.get("align") for n, a in (cap.launch.get("args") or {}).items() if isinstance(a, dict)}
-    named, consts = [], []
+    named: list[str] = []
+    consts: list[str] = []
     for i, p in enumerate(adapter.kernel_params(cap.jit)):
         ty = cap.signature.get(p.name)
         path = (i,)
@@ -108,8 +109,8 @@ def _elements(cap: Capture, run: ScriptRun) -> tuple[list[str], list[str]]:
             named.append(f"{p.name}={ty}:16" if _divisible(cap.attrs.get(path)) else f"{p.name}={ty}")
         elif ty in ("i1", "u1", "fp16", "bf16", "fp32", "fp64"):
             named.append(f"{p.name}={ty}")
-        elif (text := bound_text(ty, path, cap.attrs, cap.constants, cap.jit)) is not None:
-            named.append(f"{p.name}={text}")   # a tensor descriptor or a tuple (nested), as the binder saw it
+        elif (bound := bound_text(ty, path, cap.attrs, cap.constants, cap.jit)) is not None:
+            named.append(f"{p.name}={bound}")   # a tensor descriptor or a tuple (nested), as the binder saw it
         else:
             raise BadInput(f"parameter {p.name} is bound as {ty!r}, an argument the spec grammar has no element for")
     return named, consts
@@ -275,6 +276,7 @@ class DumpsStopped(BaseException):
 def _dump_one(cap: Capture, out_dir: Path, with_passes: bool, use_cache: bool, compiling: Any) -> None:
     """One capture dumped (or skipped, or its failure kept), its manifest given the capture's notes;
     a stop (`compiling`, armed around the compile only) raises DumpsStopped."""
+    assert cap.settings is not None   # set with its spec; only captures with a spec are dumped
     try:
         result = dump_job.dump(cap.spec, cap.settings, out_dir, with_passes, use_cache, compiling=compiling)
     except CompileFailure as e:
@@ -331,7 +333,7 @@ def _compare_with_launch(cap: Capture) -> dict[str, bool]:
     m, folder = cap.result.manifest, cap.result.folder
     for stage in stages.names(launch_check=True):
         if stage in cap.asm and stage in m["stages"]:
-            mine = artifacts.read_stage(folder, m, stage)
+            mine = cast(str, artifacts.read_stage(folder, m, stage))   # the launch-checked stages are text
             out[stage] = normalize(stage, mine).lines == normalize(stage, cap.asm[stage]).lines
     return out
 
@@ -348,7 +350,7 @@ def timing_split(run: ScriptRun) -> dict[str, Any]:
                      if (m := re.match(r"(\d+) torch ops? ", note)))
     parts = {"the script's own work": max(0.0, script - interpreter), "the interpreter": interpreter,
              "preparing specs": run.timing.get("specs_s", 0.0), "the dumps": run.timing.get("dumps_s", 0.0)}
-    dominant = max(parts, key=parts.get)
+    dominant = max(parts, key=lambda k: parts[k])
     workers = sum(1 for c in run.captures if c.dumped_in == "worker")
     return {"script_s": round(script, 2), "interpreter_s": round(interpreter, 2),
             "script_own_s": round(parts["the script's own work"], 2), "shape_only_ops": shape_only,

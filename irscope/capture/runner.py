@@ -124,6 +124,7 @@ def run_call(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], target
     where = Path(code.co_filename if code is not None else "<call>").resolve()
     globs = list(kernel_globs or [])
     stopped: str | None = None
+    failure: Exception | None
     value: Any = None
     threads_before = set(threading.enumerate())
     with _recording(target, mode, globs, mode == "compile-only", interpret_s) as session:
@@ -209,7 +210,7 @@ STOPS_FROM_OUTSIDE = ("interrupted (", "terminated (", "time limit of ")
 
 def stopped_from_outside(stopped: str | None) -> bool:
     """Whether `stopped` is a SIGINT, SIGTERM or --time-limit stop (not the script's own failure)."""
-    return bool(stopped) and stopped.startswith(STOPS_FROM_OUTSIDE)
+    return stopped is not None and stopped.startswith(STOPS_FROM_OUTSIDE)
 
 
 def _kernels(n: int) -> str:

@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
         if debug:
             raise
         from_click = isinstance(e, click.ClickException)
-        click.echo(f"irscope: error: {e.format_message() if from_click else e}", err=True)
+        message = e.format_message() if isinstance(e, click.ClickException) else str(e)
+        click.echo(f"irscope: error: {message}", err=True)
         sys.exit(2 if from_click else e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)

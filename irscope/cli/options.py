@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -93,8 +94,8 @@ def _into_request(f):
         given = {k: kwargs.pop(k) for k in _REQUEST_KEYS}
         variants = tuple(given.pop("variants") or ())
         sets = tuple(given.pop("sets") or ())
-        request = Request(**{k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in given.items()},
-                          variant=variants[0] if variants else None).with_sets(sets, "--set")
+        fields: dict[str, Any] = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in given.items()}
+        request = Request(**fields, variant=variants[0] if variants else None).with_sets(sets, "--set")
         return f(request=request, variants=variants, **kwargs)
 
     return run

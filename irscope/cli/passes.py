@@ -55,7 +55,7 @@ def show(folders: list[tuple], pattern: str | None, show_all: bool, line_spec: s
             history = passes_mod.line_history(line_spec, sourcemap.kernel_file(folder, manifest), records, afters,
                                               first_ir)
         view.header(folder, manifest, records, out)
-        if history is not None:
+        if history is not None and line_spec is not None:   # a history only for a --line
             view.line_history(line_spec, history, out)
             if pattern is None:
                 continue

@@ -11,12 +11,14 @@ sources differ (an edited copy) the header of the diff says so, and moved lines 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from irscope.artifacts import sourcemap
 from irscope.artifacts.sourcemap import CLASSES
 from irscope.compare.sides import Side
+from irscope.records import MapEntry
 
 NO_LINE = ("", 0)
 
@@ -25,21 +27,21 @@ NO_LINE = ("", 0)
 class LineDelta:
     file: str                      # as side a's map names it (else b's); "" for the "no line" units
     line: int                      # 0: no line
-    text: str
+    text: str | None               # None: the map has no text for the line (records.MapEntry allows it)
     changes: list[tuple[str, Any, Any]] = field(default_factory=list)   # (figure, a, b): opcodes (same
     #   machine stage on both sides; else the classes), spills, registers, convert_layouts, layouts, instructions
     classes: list[tuple[str, Any, Any]] = field(default_factory=list)   # (instruction class, a, b)
 
 
-def _key(entry: dict[str, Any]) -> tuple[str, int]:
+def _key(entry: MapEntry) -> tuple[str, int]:
     return os.path.basename(entry["file"]), entry["line"]
 
 
-def _figures(entry: dict[str, Any] | None, machine: str | None, opcodes: bool) -> dict[str, Any]:
+def _figures(entry: MapEntry | None, machine: str | None, opcodes: bool) -> dict[str, Any]:
     """The compared figures of one line on one side (an absent line: all zero)."""
     if entry is None:
         return {}
-    st = entry["stages"]
+    st: Mapping[str, Mapping[str, Any]] = entry["stages"]   # its figures, read with defaults
     m = st.get(machine or "", {})
     out: dict[str, Any] = {"instructions": m.get("n", 0)}
     for c in CLASSES:
@@ -73,22 +75,22 @@ def by_line(a: Side, b: Side) -> list[LineDelta]:
     same = mach_a == mach_b
     ea = {_key(e): e for e in ma["lines"]}
     eb = {_key(e): e for e in mb["lines"]}
-    ea[NO_LINE] = {"file": "", "line": 0, "text": "(no line)", "stages": ma.get("no_line", {})}
-    eb[NO_LINE] = {"file": "", "line": 0, "text": "(no line)", "stages": mb.get("no_line", {})}
+    ea[NO_LINE] = {"file": "", "line": 0, "text": "(no line)", "stages": ma.get("no_line") or {}}
+    eb[NO_LINE] = {"file": "", "line": 0, "text": "(no line)", "stages": mb.get("no_line") or {}}
     out = []
     for key in sorted(set(ea) | set(eb), key=lambda k: (k == NO_LINE, k)):
         fa, fb = _figures(ea.get(key), mach_a, same), _figures(eb.get(key), mach_b, same)
         names = list(fa) + [k for k in fb if k not in fa]
-        empty = lambda name: [] if name == "layouts" else 0
+        empty: Callable[[str], Any] = lambda name: [] if name == "layouts" else 0
         changes = [(n, fa.get(n, empty(n)), fb.get(n, empty(n))) for n in names
                    if fa.get(n, empty(n)) != fb.get(n, empty(n))]
         if changes:
-            ref = ea.get(key) or eb.get(key)
+            ref = ea.get(key) or eb[key]   # the key is one side's
             classes = [(n[6:], x, y) for n, x, y in changes if n.startswith("class:")]
             rest = [c for c in changes if not c[0].startswith("class:")]
             if not same:  # no common opcodes: the classes say what changed
                 rest = classes + rest
-            out.append(LineDelta(ref["file"], ref["line"], ref["text"], _order(rest), classes))
+            out.append(LineDelta(ref["file"], ref["line"], ref.get("text"), _order(rest), classes))
     return out
 
 

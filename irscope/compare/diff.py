@@ -27,9 +27,10 @@ The sides (compiled from jobs, or earlier dump folders) come from sides.py.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from irscope import artifacts
 from irscope.artifacts import PassRecord
@@ -76,7 +77,7 @@ SECTION_ORDER = names()[::-1]   # machine code first, then up the pipeline: sass
 SKIPPED_STATS = {"local_bytes", "ttgir.num_warps", "sass.top", "amdgcn.top"}
 
 
-def flatten_stats(stats: dict[str, Any]) -> dict[str, Any]:
+def flatten_stats(stats: Mapping[str, Any]) -> dict[str, Any]:
     """{dotted name: value}; width tables ({"128": 4}) and layouts stay one value each."""
     flat: dict[str, Any] = {}
 
@@ -115,7 +116,8 @@ INPUT_KEYS = ("file", "target", "signature", "triton_version")
 
 def diff_inputs(a: Side, b: Side) -> list[StatDelta]:
     """What went into the two compiles differently: target, signature, Triton, options, env."""
-    ma, mb = a.manifest, b.manifest
+    ma: Mapping[str, Any] = a.manifest   # read by key names from a list
+    mb: Mapping[str, Any] = b.manifest
     out = [StatDelta(k, ma.get(k), mb.get(k)) for k in INPUT_KEYS if ma.get(k) != mb.get(k)]
     for group in ("options", "env"):
         ga, gb = ma.get(group) or {}, mb.get(group) or {}
@@ -186,9 +188,9 @@ def count_changes(opcodes) -> tuple[int, int]:
 def diff_texts(stage: str, text_a: str | None, text_b: str | None, normalized: bool = True) -> StageDiff:
     na = normalize(stage, text_a, normalized) if text_a is not None else None
     nb = normalize(stage, text_b, normalized) if text_b is not None else None
-    if na is None and nb is None:
-        raise BadInput(f"stage {stage!r} exists on neither side")
     if na is None:
+        if nb is None:
+            raise BadInput(f"stage {stage!r} exists on neither side")
         return StageDiff(stage, "only_b", len(nb.lines), 0, None, nb, [("insert", 0, 0, 0, len(nb.lines))])
     if nb is None:
         return StageDiff(stage, "only_a", 0, len(na.lines), na, None, [("delete", 0, len(na.lines), 0, 0)])
@@ -201,7 +203,7 @@ def stage_text(side: Side, stage: str) -> str | None:
     if stage not in side.manifest["stages"] or stage in BINARY:
         return None
     try:
-        return artifacts.read_stage(side.folder, side.manifest, stage)
+        return cast(str, artifacts.read_stage(side.folder, side.manifest, stage))   # not BINARY: text
     except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"{side.folder}: stage {stage} unreadable ({type(e).__name__}: {e}); dump it again") from None
 
@@ -291,6 +293,7 @@ def diff_passes(a: Side, b: Side) -> PassesDiff | None:
         if pa is not None and pb is not None and (pa.added, pa.removed) == (pb.added, pb.removed):
             continue
         ref = pa or pb
+        assert ref is not None   # a pair holds a pass of one side at least
         deltas.append(PassDelta(ref.stage, ref.name, pa, pb))
     return PassesDiff(len(ra), len(rb), deltas, _divergence(ra, rb, after_a, after_b, first_a, first_b, pairs))
 
@@ -344,7 +347,7 @@ class DiffResult:
     def equal(self) -> bool:
         """With --stage: the chosen stages are equal. Otherwise: no stat, stage or pass differs."""
         if self.selected:
-            return all(self.stage(s).equal for s in self.selected)
+            return all((st := self.stage(s)) is not None and st.equal for s in self.selected)
         return (not self.stats.changed and all(s.equal for s in self.stages)
                 and not (self.passes and self.passes.changed))
 

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from irscope.artifacts import MANIFEST, inside
 from irscope.errors import BadInput
@@ -129,7 +129,7 @@ def load_side(name: str, folder: Path, kernels: tuple[str, ...] = ()) -> Frontie
             raise BadInput(f"{folder}: {rel} is not an irscope capture spec file")
         if kernels and not any(fnmatch(doc["kernel"], k) for k in kernels):
             continue
-        launch = doc.get("launch") if isinstance(doc.get("launch"), dict) else {}
+        launch = _object(doc, "launch")
         script = launch.get("script")
         if isinstance(script, str) and script not in scripts:
             scripts.append(script)
@@ -164,14 +164,14 @@ def _kernel(folder: Path, rel: str, doc: dict[str, Any], launch: dict[str, Any],
     if gen is not None and gen.get("layer") == "inductor":
         made_by = {"layer": "inductor", "category": gen.get("category"),
                    "aten_ops": [str(o) for o in gen.get("aten_ops") or []]}
-        graph = gen.get("graph") if isinstance(gen.get("graph"), dict) else {}
+        graph = _object(gen, "graph")
         direction = graph.get("kind") if graph.get("kind") in DIRECTIONS else None
         direction_from = "inductor graph" if direction else None
     else:
         made_by = {"layer": str(gen["layer"])} if gen is not None and gen.get("layer") else {"layer": "hand-written"}
         direction = next((d for d, pattern in _NAME_DIRECTION if pattern.search(name.lower())), None)
         direction_from = "kernel name" if direction else None
-    autotune = launch.get("autotune") if isinstance(launch.get("autotune"), dict) else {}
+    autotune = _object(launch, "autotune")
     grid = launch.get("grid")
     grid = [int(g) for g in grid] if isinstance(grid, list) and all(isinstance(g, int) for g in grid) else None
     programs = grid[0] * grid[1] * grid[2] if grid and len(grid) == 3 else None
@@ -198,14 +198,14 @@ def _same_compile(spec: dict[str, Any], manifest: dict[str, Any]) -> bool:
     spec file names, as the manifest has them."""
     if any(spec.get(key) != manifest.get(key) for key in ("kernel", "file", "target")):
         return False
-    options = manifest.get("options") if isinstance(manifest.get("options"), dict) else {}
-    spec_options = spec.get("options") if isinstance(spec.get("options"), dict) else {}
+    options = _object(manifest, "options")
+    spec_options = _object(spec, "options")
     return all(options.get(key) == value for key, value in spec_options.items())
 
 
 def _figures(k: Kernel, manifest: dict[str, Any]) -> None:
-    stats = manifest.get("stats") if isinstance(manifest.get("stats"), dict) else {}
-    options = manifest.get("options") if isinstance(manifest.get("options"), dict) else {}
+    stats = _object(manifest, "stats")
+    options = _object(manifest, "options")
     num_warps = options.get("num_warps", stats.get("num_warps"))
     warp = options.get("warp_size") or 32
     if _int(num_warps) and _int(warp):
@@ -219,11 +219,17 @@ def _figures(k: Kernel, manifest: dict[str, Any]) -> None:
     k.registers = stats.get("registers") if _int(stats.get("registers")) else None
     k.spills = stats.get("spills") if _int(stats.get("spills")) else None
     k.shared_bytes = stats.get("shared_bytes") if _int(stats.get("shared_bytes")) else None
-    occ = stats.get("occupancy") if isinstance(stats.get("occupancy"), dict) else {}
+    occ = _object(stats, "occupancy")
     value = occ.get("occupancy")
     k.occupancy = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    ttgir = stats.get("ttgir") if isinstance(stats.get("ttgir"), dict) else {}
+    ttgir = _object(stats, "ttgir")
     k.loops = ttgir.get("loops") if _int(ttgir.get("loops")) else None
+
+
+def _object(d: dict[str, Any], key: str) -> dict[str, Any]:
+    """d[key] when it is a JSON object, else {} (a file of another irscope, or edited by hand)."""
+    value = d.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def static_bytes(widths: dict[str, int], threads: int) -> int:
@@ -238,7 +244,7 @@ def _widths(d: dict[Any, Any]) -> dict[str, int]:
         return {}
 
 
-def _int(v: Any) -> bool:
+def _int(v: Any) -> TypeGuard[int]:   # an int count (never a bool), 0 or more
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 

@@ -232,7 +232,9 @@ def ptx(text: str) -> Normalized:
 
     def label(m: re.Match) -> str:
         tok = m.group(0)
-        kind = re.match(r"\$L__([A-Za-z_]+?)\d", tok).group(1)
+        found = re.match(r"\$L__([A-Za-z_]+?)\d", tok)
+        assert found is not None   # PTX_LABEL's tokens: $L__, letters, digits
+        kind = found.group(1)
         return ren.get(tok, "$" + kind, lambda n: f"$L__{kind}{n}")
 
     lines = _common(text).splitlines()
@@ -313,8 +315,8 @@ def amdgcn(text: str) -> Normalized:
 
     def label(m: re.Match) -> str:
         tok = m.group(0)
-        kind = re.match(r"\.L([A-Za-z_]+?)(?:\d|$)", tok)
-        kind = kind.group(1) if kind else "L"
+        found = re.match(r"\.L([A-Za-z_]+?)(?:\d|$)", tok)
+        kind = found.group(1) if found else "L"
         return ren.get(tok, ".L" + kind, lambda n: f".L{kind}{n}")
 
     lines = _common(text).splitlines()

@@ -16,6 +16,7 @@ Nothing here prints; views/profile_diff.py renders a ProfileDiff.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from irscope.artifacts import profiled
 from irscope.compare.diff import StatDelta, diff_inputs
 from irscope.compare.sides import Side
 from irscope.errors import BadInput
+from irscope.records import Profile
 
 BIG = 1e300        # no figure past this: JSON for the page and --json stays finite
 TOTALS = ("duration_ns", "samples", "executed", "bytes", "dram_gbps", "dram_peak_share", "tensor_tflops",
@@ -53,7 +55,7 @@ def top_stalls(stalls: dict[str, Any] | None, n: int = 3) -> list[tuple[str, flo
     return [(k, share(v, total)) for k, v in items[:n]]
 
 
-def require(side: Side) -> dict[str, Any]:
+def require(side: Side) -> Profile:
     """The side's checked profile.json; BadInput (one line) when the folder was never measured."""
     doc = profiled.read(side.folder)
     if doc is None:
@@ -108,14 +110,14 @@ class ProfileDiff:
         return ", ".join(parts[:3]) + (", ..." if len(parts) > 3 else "") if parts else "side b"
 
 
-def _side(side: Side, doc: dict[str, Any]) -> ProfileSide:
-    t = doc["totals"]
+def _side(side: Side, doc: Profile) -> ProfileSide:
+    t: Mapping[str, Any] = doc["totals"]   # read by the key names in TOTALS
     totals = {k: (None if t.get(k) is None else finite(t[k])) for k in TOTALS}
     return ProfileSide(side.label, side.folder, doc["tool"], doc.get("device") or "", totals,
                        top_stalls(t.get("stalls"), 4))
 
 
-def _lines(side: Side, doc: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
+def _lines(side: Side, doc: Profile) -> dict[tuple[str, int], dict[str, Any]]:
     """Per (file, line): the kernel's own file keyed as "" (two checkouts of one kernel still pair up)."""
     own = str(side.manifest.get("file") or "")
     out: dict[tuple[str, int], dict[str, Any]] = {}
@@ -136,7 +138,7 @@ def profile_diff(a: Side, b: Side) -> ProfileDiff:
     changes = []
     for key in list(la) + [k for k in lb if k not in la]:
         ea, eb = la.get(key), lb.get(key)
-        some = ea or eb
+        some = ea or lb[key]   # the key is one side's
         changes.append(LineChange(
             some["file"], key[1], (ea or {}).get("text") or (eb or {}).get("text") or "",
             ea["samples"] if ea else 0.0, eb["samples"] if eb else 0.0,

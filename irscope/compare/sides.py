@@ -21,6 +21,7 @@ from irscope.artifacts import MANIFEST
 from irscope.compile import compiler
 from irscope.compile import dump as dump_job
 from irscope.errors import BadInput, IrscopeError
+from irscope.records import Manifest
 
 
 class SideFailed(IrscopeError):
@@ -38,7 +39,7 @@ class Side:
     name: str                     # "a" | "b"
     label: str                    # what makes this side itself (e.g. "num_warps=8", a folder)
     folder: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     cached: bool | None = None    # None: an existing dump folder
     dump: Any = None              # file mode: the compile's cache.DumpResult (its folder where the side was placed)
     key: str = ""                 # the dump's cache key, where this process compiled or fetched it

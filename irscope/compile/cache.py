@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from irscope import knobs
 from irscope.artifacts import MANIFEST, TMP_PREFIX, inside, make_tmp, publish, remove_stale_tmps
@@ -74,7 +74,7 @@ def code_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def folder_for(out_dir: Path, manifest: dict[str, Any], key: str) -> Path:
+def folder_for(out_dir: Path, manifest: Manifest, key: str) -> Path:
     """Where a dump of this manifest goes under out_dir: KERNEL/TARGET-KEY8."""
     return out_dir / manifest["kernel"] / f"{manifest['target'].replace(':', '')}-{key[:8]}"
 
@@ -83,7 +83,7 @@ def entry_path(key: str) -> Path:
     return cache_dir() / key
 
 
-def lookup(key: str) -> dict[str, Any] | None:
+def lookup(key: str) -> Manifest | None:
     """The manifest of the cached entry for `key`; None on a miss. Raises Damaged for a broken manifest."""
     entry = entry_path(key)
     if not entry.is_dir():
@@ -91,7 +91,7 @@ def lookup(key: str) -> dict[str, Any] | None:
     return _read_manifest(entry)
 
 
-def _read_manifest(folder: Path) -> dict[str, Any]:
+def _read_manifest(folder: Path) -> Manifest:
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
     except FileNotFoundError:
@@ -102,7 +102,7 @@ def _read_manifest(folder: Path) -> dict[str, Any]:
         raise Damaged(f"{MANIFEST} is not a dump manifest")
     if not isinstance(manifest.get("stages"), dict):
         raise Damaged(f"{MANIFEST} lists no stages")
-    return manifest
+    return cast(Manifest, manifest)   # its kernel, target and stages checked above
 
 
 def sha256_of(path: Path | str) -> str:
@@ -124,7 +124,7 @@ def _write_checksums(folder: Path) -> None:
     (folder / CHECKSUMS).write_text(json.dumps(sums, indent=0, sort_keys=True))
 
 
-def _verify(folder: Path) -> dict[str, Any]:
+def _verify(folder: Path) -> Manifest:
     """Check a copied entry against its checksums; returns its manifest, raises Damaged."""
     try:
         sums = json.loads((folder / CHECKSUMS).read_text())
@@ -148,7 +148,7 @@ def _verify(folder: Path) -> dict[str, Any]:
     return manifest
 
 
-def _in_place(entry: Path, final: Path, manifest: dict[str, Any]) -> bool:
+def _in_place(entry: Path, final: Path, manifest: Manifest) -> bool:
     """`final` holds exactly what a restore would put there (the entry's files, by their checksums, and
     this manifest), as after an earlier identical dump into the same folder: nothing to copy."""
     try:
@@ -165,8 +165,8 @@ def _in_place(entry: Path, final: Path, manifest: dict[str, Any]) -> bool:
         return False
 
 
-def restore(key: str, final_for: Callable[[dict[str, Any]], Path],
-            edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> tuple[Path, Manifest] | None:
+def restore(key: str, final_for: Callable[[Manifest], Path],
+            edit: Callable[[Manifest], Manifest] | None = None) -> tuple[Path, Manifest] | None:
     """Copy the entry for `key` to the folder final_for(manifest), verified, and publish it atomically.
 
     `edit` may change the manifest (written into the copy before it is published). A folder that
@@ -263,7 +263,7 @@ def placed_stamp(key: str, final: Path) -> list | None:
     return None if changed_lately(stamp) else stamp
 
 
-def still_placed(key: str, final: Path, stamp: list | None) -> dict[str, Any] | None:
+def still_placed(key: str, final: Path, stamp: list | None) -> Manifest | None:
     """The manifest in `final` when neither it nor the entry changed since placed_stamp(); else None."""
     if not stamp or [folder_stamp(entry_path(key)), folder_stamp(final)] != stamp:
         return None
@@ -272,7 +272,8 @@ def still_placed(key: str, final: Path, stamp: list | None) -> dict[str, Any] | 
     except (OSError, ValueError):
         return None
     remove_stale_tmps(final.parent)  # as a restore there would
-    return manifest if isinstance(manifest, dict) else None
+    # the manifest a restore verified: the stamps say nothing changed since
+    return cast(Manifest, manifest) if isinstance(manifest, dict) else None
 
 
 def discard(key: str) -> None:

@@ -17,6 +17,7 @@ from irscope.compile.cache import DumpResult  # noqa: F401  (the result type liv
 from irscope.kernel import inputs
 from irscope.kernel.settings import Settings
 from irscope.kernel.spec import KernelSpec
+from irscope.records import Manifest
 
 
 def cached(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool = False,
@@ -37,10 +38,10 @@ def _from_cache(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes
     bound = bound or compiler.bind(spec, settings)
     key = compiler.cache_key(spec, settings, bound[0], with_passes, with_sass)
 
-    def final_for(manifest: dict[str, Any]) -> Path:
+    def final_for(manifest: Manifest) -> Path:
         return cache.folder_for(out_dir, manifest, key)
 
-    def edit(manifest: dict[str, Any]) -> dict[str, Any]:
+    def edit(manifest: Manifest) -> Manifest:
         # the reason the target was chosen belongs to this run, not to the cached one
         manifest["file"] = str(spec.file)  # the same code may live in another file than the cached run's
         manifest["target_reason"] = settings.target_reason

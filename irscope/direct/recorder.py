@@ -23,11 +23,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from irscope.artifacts import MANIFEST
 from irscope.compile import cache
 from irscope.direct import record, report
+
+if TYPE_CHECKING:
+    from irscope.records import SpecFile
 
 # where a target can come from that does not depend on this machine (kernel.targets, jobs.choose_target):
 # the flag (--target, a diff side's --a-target), a recipe, a spec file; "local GPU" and "default (no GPU
@@ -182,7 +185,7 @@ def printed(render: Callable[[TextIO | None], int], out: TextIO | None = None) -
     return status, buf.getvalue()
 
 
-def kernel_file(request: Any, spec_doc: dict | None) -> Path | None:
+def kernel_file(request: Any, spec_doc: SpecFile | None) -> Path | None:
     """The kernel file whose import the record watched: FILE, or the file a spec file names; None when
     the request is not one the direct mode serves: the Python API's loaded kernels, a file that is
     neither .py nor a spec file, a spec file of a captured script, or a kernel file whose import was

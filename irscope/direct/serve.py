@@ -7,12 +7,15 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from irscope.compile import cache
 from irscope.direct import record, report
 from irscope.direct.recorder import Recorder
 from irscope.errors import IrscopeError
+
+if TYPE_CHECKING:
+    from irscope.records import Manifest
 
 # how a terminal renders what was served (passes, lines): (command, [(folder, manifest)], view, stream) -> status
 Terminal = Callable[[str, list, dict, TextIO], int]
@@ -82,7 +85,7 @@ def _render(doc: dict[str, Any], results: list, out: TextIO, terminal: Terminal 
     return status
 
 
-def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict[str, Any], str]] | None:
+def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, Manifest, str]] | None:
     """Copy every entry the record names to its folder under out_dir: [(folder, manifest, key)].
 
     A folder that neither it nor its entry changed since an earlier serve checked it (cache.placed_stamp,
@@ -100,7 +103,7 @@ def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict
                 out.append((Path(placed["folder"]), manifest, entry))
                 continue
 
-        def edit(manifest: dict[str, Any], stamp=stamp) -> dict[str, Any]:
+        def edit(manifest: Manifest, stamp=stamp) -> Manifest:
             manifest.update(stamp)
             return manifest
 
@@ -118,5 +121,5 @@ def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, dict
     return out
 
 
-def _folder(out_dir: Path, entry: str, manifest: dict[str, Any]) -> Path:
+def _folder(out_dir: Path, entry: str, manifest: Manifest) -> Path:
     return cache.folder_for(out_dir, manifest, entry)

@@ -16,6 +16,7 @@ from typing import Any
 from irscope.artifacts import profiled
 from irscope.artifacts.profiled import stall_word
 from irscope.compare.profiles import finite, share, top_stalls
+from irscope.records import Profile, ProfileTotals
 
 HOT = 15
 
@@ -31,12 +32,12 @@ def _count(x: float) -> str:
     return f"{x:.0f}"
 
 
-def read(folder: Path) -> dict[str, Any] | None:
+def read(folder: Path) -> Profile | None:
     """The folder's checked profile.json, or None (BadInput for a damaged one)."""
     return profiled.read(folder)
 
 
-def model(doc: dict[str, Any], kernel_file: str, first: int, source_lines: int, kernel: str = "") -> dict[str, Any]:
+def model(doc: Profile, kernel_file: str, first: int, source_lines: int, kernel: str = "") -> dict[str, Any]:
     """Per source-pane line (numbered from 1, as the pane is): its share of the kernel's warp-stall
     samples, the top reasons and a tooltip; the hot lines; the totals as cards; what measured it; the
     kernel it names when that is not the dump's own (a profile.json copied into the wrong folder)."""
@@ -79,7 +80,7 @@ def model(doc: dict[str, Any], kernel_file: str, first: int, source_lines: int, 
     }
 
 
-def cards(t: dict[str, Any]) -> list[dict[str, Any]]:
+def cards(t: ProfileTotals) -> list[dict[str, Any]]:
     """The measured totals as the Figures tab's cards (label, value, detail, a 0..1 fill or None)."""
     out: list[dict[str, Any]] = []
     if t.get("duration_ns") is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from irscope.artifacts import MANIFEST, sourcemap
 from irscope.artifacts import passes as passes_mod
 from irscope.artifacts.sourcemap import CLASSES
 from irscope.errors import BadInput
+from irscope.records import Manifest, SourceMap, Stats
 from irscope.report import layouts, measured
 
 LANGS = stages.column("page")
@@ -82,7 +84,7 @@ def dump_model(folder: Path, index: int = 0, with_layouts: bool = True) -> dict[
     }
 
 
-def _stage_texts(folder: Path, m: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _stage_texts(folder: Path, m: Manifest) -> dict[str, dict[str, Any]]:
     out = {}
     for name, fname in m["stages"].items():
         if name in stages.BINARY:
@@ -102,7 +104,7 @@ def _stage_texts(folder: Path, m: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _load_map(folder: Path, m: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+def _load_map(folder: Path, m: Manifest) -> tuple[SourceMap | None, str]:
     """The source map, or None and why there is none (the page says it)."""
     try:
         return sourcemap.load(folder, m), ""
@@ -110,7 +112,7 @@ def _load_map(folder: Path, m: dict[str, Any]) -> tuple[dict[str, Any] | None, s
         return None, str(e)
 
 
-def first_line(source: str, smap: dict[str, Any]) -> int:
+def first_line(source: str, smap: Mapping[str, Any]) -> int:   # a SourceMap, or a profile's lines
     """The kernel file's line number of the dump's source stage line 1 (the stage holds the kernel only):
     the offset most of the map's line texts agree on."""
     lines = [s.strip() for s in source.splitlines()]
@@ -126,7 +128,7 @@ def first_line(source: str, smap: dict[str, Any]) -> int:
     return votes.most_common(1)[0][0] if votes else 1
 
 
-def links(smap: dict[str, Any], first: int, source_lines: int) -> dict[str, Any]:
+def links(smap: SourceMap, first: int, source_lines: int) -> dict[str, Any]:
     """The source map as the page uses it: per source-pane line, what it became (stage lines and figures),
     and per stage line, the source-pane lines it came from."""
     machine = smap.get("machine")
@@ -154,9 +156,9 @@ def links(smap: dict[str, Any], first: int, source_lines: int) -> dict[str, Any]
             "stages": smap.get("stages") or {}}
 
 
-def resources(m: dict[str, Any]) -> list[dict[str, Any]]:
+def resources(m: Manifest) -> list[dict[str, Any]]:
     """The headline figures as cards: label, value, detail, and a 0..1 fill where one makes sense."""
-    s = m.get("stats") or {}
+    s: Mapping[str, Any] = m.get("stats") or {}
     occ = s.get("occupancy") or {}
     cards = []
     if m["target"].startswith("cuda"):
@@ -186,7 +188,7 @@ def _bytes(n: int) -> str:
     return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
 
 
-def charts(s: dict[str, Any]) -> list[dict[str, Any]]:
+def charts(s: Stats) -> list[dict[str, Any]]:
     """Instruction mix per stage, as bar charts: [{"title", "bars": [[label, count]]}] (empty bars dropped)."""
     out: list[dict[str, Any]] = []
     if sass := s.get("sass"):
@@ -196,7 +198,7 @@ def charts(s: dict[str, Any]) -> list[dict[str, Any]]:
     if ptx := s.get("ptx"):
         ops = [[k, v] for k, v in ptx.items() if isinstance(v, int)]
         widths = [[f"{kind} {bits}b", n] for kind in ("global_load", "global_store", "shared_load", "shared_store")
-                  for bits, n in (ptx.get(kind) or {}).items()]
+                  if isinstance(table := ptx.get(kind), dict) for bits, n in table.items()]
         out.append({"title": "PTX: key operations", "bars": ops})
         out.append({"title": "PTX: memory ops by width (bits per thread)", "bars": widths})
     if a := s.get("amdgcn"):
@@ -212,7 +214,7 @@ def charts(s: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in out if c["bars"]]
 
 
-def pass_diffs(folder: Path, m: dict[str, Any]) -> list[dict[str, Any]]:
+def pass_diffs(folder: Path, m: Manifest) -> list[dict[str, Any]]:
     """Every recorded pass with its change counts, and for those that changed the IR, the unified diff
     (debug locations dropped, as the counts are made) against the IR before it."""
     records, afters, first = passes_mod.load(folder, m)

@@ -129,10 +129,12 @@ def prepare(request: jobs.Request, opts: SweepOptions, start_session: Callable[[
     resources = ray_engine.connect(address, need_gpu=opts.do_time) if engine_name == "ray" else {}
     measure = {"max_seconds": opts.max_seconds, "prune": sweep_job.PRUNE_MARGIN, "graph": opts.graph,
                "duty": opts.duty, "ref": ref}
-    timers = None
-    if opts.do_time:
-        timers = (ray_engine.Timers(launch, measure) if engine_name == "ray"
-                  else LocalTimers(session, launch, measure))
+    timers: ray_engine.Timers | LocalTimers | None = None
+    if opts.do_time and engine_name == "ray":
+        timers = ray_engine.Timers(launch, measure)
+    elif opts.do_time:
+        assert session is not None   # started above for a local timing
+        timers = LocalTimers(session, launch, measure)
     if engine_name == "ray":
         n_jobs = opts.jobs or int(resources.get("CPU", 1))
     engine = sweep_job.Engine(n_jobs, opts.timeout, opts.use_cache, opts.with_sass, engine_name, timers, db,

@@ -18,6 +18,7 @@ from irscope.errors import BadInput, did_you_mean
 from irscope.jobs import Job, vary
 from irscope.kernel.settings import Settings, convert, settable_options
 from irscope.kernel.spec import KernelSpec, parse_value
+from irscope.records import Stats
 
 
 @dataclass
@@ -32,7 +33,7 @@ class Config:
     status: str = "pending"          # ok | cached | compile failed | bad input | crashed | timed out | does not fit
     reason: str = ""
     folder: str = ""
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: Stats = field(default_factory=Stats)
     seconds: float = 0.0
     node: str = ""                   # where it compiled (--cluster ray), when not this machine
     retried: str = ""                # why it was compiled again elsewhere (a node or worker lost), if it was

@@ -125,6 +125,7 @@ class History:
                                                      "strategy", "configs", "timed", "reused", "winner",
                                                      "winner_ms")])
             sid = cur.lastrowid
+            assert sid is not None   # an INSERT's row
             db.executemany("INSERT INTO measurements (sweep, cache_key, kernel, label, device, triton, method, "
                            "median_ms, samples, status, dropped, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                            [(sid, r["cache_key"], sweep.get("kernel"), r["label"], r["device"], r["triton"],

@@ -99,7 +99,7 @@ def recipe_text(kernel: str, target: str, ranked: list[Config], how: str, base_o
     The [kernel] section holds what every config shared: the base options and the base's constexprs
     that were not swept (those a recipe or the signature gave the sweep), so that the written recipe
     alone, with the runtime arguments, compiles each variant."""
-    options_keys = set()
+    options_keys: set[str] = set()
     lines = [f"# Written by irscope sweep: {len(ranked)} best configs of {kernel} on {target}, {how}.",
              "# Each variant holds the swept values; the [kernel] section the settings shared by all.",
              "[recipe]", f"target = {_toml_value(target)}",
@@ -222,12 +222,12 @@ def versus(timed: BenchReport, reference: str, name: str) -> statistics.Comparis
 
 def winner(timed: BenchReport) -> Winner | None:
     """The winner of a timed sweep, None when no config was timed to the end."""
-    finalists = [v for v in timed.variants if v.status == "ok" and v.summary and not v.dropped]
+    finalists = [(v, s) for v in timed.variants if v.status == "ok" and (s := v.summary) and not v.dropped]
     if not finalists:
         return None
-    by_time = sorted(finalists, key=lambda v: v.summary.median)
-    best = by_time[0]
+    by_time = sorted(finalists, key=lambda vs: vs[1].median)
+    best, best_summary = by_time[0]
     if len(by_time) > 1:
-        runner = by_time[1]  # paired ratio runner-up / best, from the same interleaved rounds
-        return Winner(best.name, best.summary.median, runner.name, versus(timed, best.name, runner.name))
-    return Winner(best.name, best.summary.median, others_dropped=any(v.dropped for v in timed.variants))
+        runner = by_time[1][0]  # paired ratio runner-up / best, from the same interleaved rounds
+        return Winner(best.name, best_summary.median, runner.name, versus(timed, best.name, runner.name))
+    return Winner(best.name, best_summary.median, others_dropped=any(v.dropped for v in timed.variants))

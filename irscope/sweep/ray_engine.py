@@ -272,10 +272,12 @@ class TimingActor:
         bench.compile_variants([v])
         self.variants.append(v)
         if v.status == "ok":
+            assert self.session is not None, "start() before add()"   # the engine starts each batch first
             self.session.add(v)
         return v.status
 
     def finish(self) -> bench.BenchReport:
+        assert self.session is not None, "start() before finish()"
         try:
             return bench.run(self.variants, self.launch, max_seconds=self.measure["max_seconds"],
                              session=self.session, compiled=True)
@@ -343,6 +345,7 @@ class Timers:
             refs = {a: a.finish.remote() for a in self.actors if self.load[a]}
             lost: list[Config] = []
             for a, ref in refs.items():
+                assert self.reference is not None   # the first config added, to every actor
                 try:
                     batches.append(Batch(ray.get(ref), self.where[a], self.reference.label))
                 except ray.exceptions.RayTaskError as e:   # irscope's own error on that node: said as it is
@@ -362,6 +365,7 @@ class Timers:
             if not self.actors:
                 raise BadInput("every timing actor died; no GPU left in the Ray cluster to time on")
             reference = self.reference
+            assert reference is not None   # configs were timed, so the batch had its reference
             self.started = False
             self.start()
             for cfg in [reference, *lost]:

@@ -135,7 +135,7 @@ class _Timing:
 
         result = conclude(self.batches, self.reused, retime if self.batches else None)
         result.notes = list(getattr(self.timers, "notes", [])) + result.notes
-        if self.reused:
+        if self.reused and self.engine.history is not None:   # only the database fills reused
             result.notes.append(f"{len(self.reused)} configs reused from the database ({self.engine.history.path}), "
                                 "not timed again")
         return result
@@ -214,12 +214,13 @@ def search_and_time(strategy: search.Strategy, make: Callable[[int, dict[str, An
 
     def objective(live: list[Config]) -> dict[int, float]:
         """Time the generation with the incumbent as its reference; estimates on the common scale."""
+        assert timing is not None   # search() is given the objective only with a timing
         for cfg in incumbent[:1] + live:
             timing.offer(cfg)  # those in the database are reused, not timed
         timing.batch()
         rows = combine(timing.batches, timing.reused)
-        good = {c.label: rows[c.label].estimate_ms for c in incumbent[:1] + live
-                if c.label in rows and rows[c.label].status == "ok" and rows[c.label].estimate_ms}
+        good = {c.label: estimate for c in incumbent[:1] + live
+                if c.label in rows and rows[c.label].status == "ok" and (estimate := rows[c.label].estimate_ms)}
         best = min((c for c in incumbent[:1] + live if c.label in good), key=lambda c: good[c.label], default=None)
         incumbent[:] = [best] if best is not None else incumbent
         return {c.index: good[c.label] for c in live if c.label in good}
@@ -267,7 +268,8 @@ def _from_cache(cfg: Config, out_dir: Path, with_sass: bool) -> bool:
         return True
     if hit is None:
         return False
-    cfg.status, cfg.folder, cfg.stats = "cached", str(hit.folder), hit.manifest["stats"]
+    # an entry this irscope wrote always has its stats (records.Manifest allows a file without)
+    cfg.status, cfg.folder, cfg.stats = "cached", str(hit.folder), hit.manifest.get("stats") or {}
     return True
 
 

@@ -49,11 +49,13 @@ class Strategy:
 
     def start_from(self, values: dict[str, Any] | None) -> None:
         """The config the sweep started from, proposed first (None or outside the space: nothing)."""
-        inside = values is not None and all(k in values and values[k] in v for k, v in self.axes)
-        self.base = {k: values[k] for k in self.keys} if inside else None
-        self.start = [self.base] if inside else []
+        if values is None or not all(k in values and values[k] in v for k, v in self.axes):
+            self.base, self.start = None, []
+            return
+        self.base = {k: values[k] for k in self.keys}
+        self.start = [self.base]
 
-    def fresh(self, values: dict[str, Any], taken: set[tuple] = frozenset()) -> bool:
+    def fresh(self, values: dict[str, Any], taken: set[tuple] | frozenset[tuple] = frozenset()) -> bool:
         """Neither seen, proposed, taken nor dominated (a dominated one is counted as skipped)."""
         k = self.key(values)
         return k not in self.seen and k not in self.proposed and k not in taken and not self.dominated(values)
@@ -181,7 +183,7 @@ class Random(Strategy):
         self.drawn: set[int] = set()
 
     def _propose(self, n):
-        out = []
+        out: list[dict[str, Any]] = []
         while len(out) < n and len(self.drawn) < self.size:
             i = self.rng.randrange(self.size)
             if i in self.drawn:
@@ -216,7 +218,7 @@ class Optuna(Strategy):
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.optuna = optuna
-        self.study = None                      # made at the first proposal: its startup is one generation
+        self.study: Any = None                 # an optuna.Study (untyped here), made at the first proposal: its startup is one generation
         self.cmaes = cmaes
         self.trials: dict[tuple, Any] = {}     # a proposed combination's open trial
         self.explorer: Random | None = None    # random draws once the sampler only repeats itself
@@ -254,7 +256,8 @@ class Optuna(Strategy):
         return asked
 
     def _propose(self, n):
-        out, repeats = [], 0
+        out: list[dict[str, Any]] = []
+        repeats = 0
         while len(out) < n and repeats < ASK_LIMIT:
             trial, values = self._ask()
             k = self.key(values)
@@ -275,7 +278,7 @@ class Optuna(Strategy):
         when no unseen, undominated config is left (the draws are bounded, then a scan decides)."""
         if self.explorer is None:
             self.explorer = Random(self.axes, self.seed + 1)
-        out = []
+        out: list[dict[str, Any]] = []
         for values in self.explorer.propose(4 * n):
             k = self.key(values)
             if len(out) == n:

@@ -96,8 +96,8 @@ def combine(batches: list[Batch], reused: dict[str, tuple[float, str, str]] | No
 
 def finalists(rows: dict[str, Row], n: int = FINALISTS) -> list[str]:
     """The n best estimates among the configs that were timed to the end and computed the right result."""
-    ok = [r for r in rows.values() if r.status == "ok" and not r.dropped and r.estimate_ms]
-    return [r.name for r in sorted(ok, key=lambda r: r.estimate_ms)[:n]]
+    ok = [(r.name, estimate) for r in rows.values() if r.status == "ok" and not r.dropped and (estimate := r.estimate_ms)]
+    return [name for name, _ in sorted(ok, key=lambda pair: pair[1])[:n]]
 
 
 def conclude(batches: list[Batch], reused: dict[str, tuple[float, str, str]] | None,
@@ -120,6 +120,7 @@ def conclude(batches: list[Batch], reused: dict[str, tuple[float, str, str]] | N
     w = paired_winner(final.report) if final is not None else None
     if w is None and best:
         top = rows[best[0]]
+        assert top.estimate_ms is not None   # a finalist has its estimate
         w = Winner(top.name, top.estimate_ms)
     if w is not None:
         ref = rows[w.name]

@@ -58,6 +58,7 @@ class LocalTimers:
         self.reference = self.reference or cfg
         v = Variant(cfg.label, cfg.spec, cfg.settings)
         self.variants.append(v)
+        assert self.session is not None   # start() made it
         self.session.add(v)
 
     def finish(self) -> list[Batch]:
@@ -65,6 +66,7 @@ class LocalTimers:
         if not self.variants:
             return []
         session, self.session = self.session, None
+        assert session is not None and self.reference is not None   # add() set both with the first variant
         try:
             report = bench.run(self.variants, self.launch, max_seconds=self.measure["max_seconds"],
                                session=session, compiled=True)

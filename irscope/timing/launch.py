@@ -27,6 +27,7 @@ from typing import Any
 
 from irscope.errors import BadInput
 from irscope.kernel.spec import split_signature
+from irscope.records import Launch as LaunchRecord
 
 DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8_e4m3fn",
           "fp8e5": "float8_e5m2", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
@@ -271,7 +272,7 @@ def spec_element(value: Any) -> str:
     raise BadInput(f"cannot launch with an argument of type {type(value).__name__}")
 
 
-def from_capture(record: dict[str, Any]) -> Launch:
+def from_capture(record: LaunchRecord) -> Launch:
     """A capture spec file's `launch` record -> Launch (tensors re-made at their shapes/strides)."""
     args: dict[str, Any] = {}
     for name, a in (record.get("args") or {}).items():

@@ -8,7 +8,7 @@ launch comes from --args/--grid (data: launch.py's grammar) or a capture spec fi
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from irscope import jobs
 from irscope.errors import BadInput
@@ -16,6 +16,7 @@ from irscope.kernel import loader
 from irscope.kernel.settings import parse_assignments
 from irscope.kernel.specfile import read_spec_document
 from irscope.kernel.targets import local_gpu_target
+from irscope.records import Launch as LaunchRecord
 from irscope.timing.launch import (
     Launch,
     from_capture,
@@ -26,7 +27,8 @@ from irscope.timing.launch import (
 from irscope.timing.variant import Variant
 
 
-def launch_request(request: jobs.Request, launch_args: str | None) -> tuple[jobs.Request, dict[str, Any], dict | None]:
+def launch_request(request: jobs.Request, launch_args: str | None
+                   ) -> tuple[jobs.Request, dict[str, Any], LaunchRecord | None]:
     """(the request with --args' scalars and constexprs as its specialization, the launch values, the spec
     file's launch record): with --args and no --signature/--arg, the launch itself specializes the kernel."""
     record = None
@@ -50,14 +52,14 @@ def launch_request(request: jobs.Request, launch_args: str | None) -> tuple[jobs
     return request, values, record
 
 
-def launch_for(job: jobs.Job, values: dict[str, Any], grid: str | None, record: dict | None) -> Launch:
+def launch_for(job: jobs.Job, values: dict[str, Any], grid: str | None, record: LaunchRecord | None) -> Launch:
     """The launch: --grid evaluated over the arguments and the job's constexprs, else the recorded grid."""
     env = dict(values)
     env.update({name: a.value for name, a in job.spec.args.items() if a.kind == "constexpr"})
     if grid:
         launch_grid = parse_grid(grid, env)
-    elif record and record.get("grid"):
-        launch_grid = tuple(list(record["grid"]) + [1] * (3 - len(record["grid"])))
+    elif record and (recorded := record.get("grid")):   # a launch's grid: 1 to 3 entries
+        launch_grid = cast("tuple[int, int, int]", tuple(list(recorded) + [1] * (3 - len(recorded))))
     else:
         raise BadInput("bench needs --grid (e.g. --grid \"cdiv(n, BLOCK)\")")
     return Launch(values, launch_grid, grid_expr=grid)

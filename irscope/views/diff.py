@@ -383,7 +383,7 @@ def by_line_summary(result: DiffResult, limit: int = 40, out=None) -> None:
               + ("  [yellow](the sources differ: lines are matched by number)[/yellow]" if result.sources_differ else ""))
     for d in deltas[:limit]:
         where = "(no line)" if not d.line else f"{d.file.rsplit('/', 1)[-1]}:{d.line}"
-        con.print(f"  [bold]{where}[/bold]  [dim]{esc(d.text[:60])}[/dim]")
+        con.print(f"  [bold]{where}[/bold]  [dim]{esc((d.text or '')[:60])}[/dim]")
         con.print("      " + esc(", ".join(_line_change(n, a, b) for n, a, b in d.changes)))
     if len(deltas) > limit:
         con.print(f"  [dim]{len(deltas) - limit} more lines (--json lists them)[/dim]")

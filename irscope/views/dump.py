@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from irscope import artifacts, stages
 from irscope.kernel.hardware import TARGET_CHIP, for_target
+from irscope.records import Manifest
 from irscope.views.console import console, esc, fmt_bytes, widths
 
 if TYPE_CHECKING:
@@ -51,7 +53,7 @@ def summary(results: list[DumpResult], out: Console | None = None) -> None:
     for r in results:
         m = r.manifest
         chip = for_target(m["target"]).family if m["target"] in TARGET_CHIP else ""
-        how = "from cache" if r.cached else f"compiled in {m['times_ms'].get('total', 0) / 1e3:.2f} s"
+        how = "from cache" if r.cached else f"compiled in {(m.get('times_ms') or {}).get('total', 0) / 1e3:.2f} s"
         con.print(f"[bold]{m['kernel']}[/bold]  {m['file']}  ->  {r.folder}  ({how})")
         con.print(f"  target     {m['target']}  {chip}  [dim]({m['target_reason']})[/dim]")
         con.print(f"  triton     {m['triton_version']}")
@@ -69,20 +71,20 @@ def summary(results: list[DumpResult], out: Console | None = None) -> None:
         t.add_column("time", justify="right")
         t.add_column("file")
         for stage, fname in m["stages"].items():
-            ms = None if stage == "source" else m["times_ms"].get(stage)
+            ms = None if stage == "source" else (m.get("times_ms") or {}).get(stage)
             t.add_row(f"  {stage}", _describe(stage), _size(r.folder / fname, stage),
                       "" if ms is None else f"{ms:.0f} ms", fname)
         con.print(t)
         for line in resource_lines(m):
             con.print("  " + line)
-        if m.get("passes"):
-            changed = sum(1 for p in m["passes"] if p["added"] or p["removed"])
-            con.print(f"  passes     {len(m['passes'])} MLIR passes recorded, {changed} changed the IR "
+        if passes := m.get("passes") or []:   # None: dumped without --passes
+            changed = sum(1 for p in passes if p.get("added") or p.get("removed"))
+            con.print(f"  passes     {len(passes)} MLIR passes recorded, {changed} changed the IR "
                       f"(irscope passes {r.folder})")
         con.print()
 
 
-def _options_line(m: dict[str, Any]) -> str:
+def _options_line(m: Manifest) -> str:
     parts = []
     user = m.get("user_options") or {}
     sources = m.get("option_sources") or {}
@@ -101,7 +103,7 @@ def _options_line(m: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
-def pin_lines(m: dict[str, Any]) -> list[str]:
+def pin_lines(m: Manifest) -> list[str]:
     """The recipe applied and each pin with its check against the output (manifest["recipe"], ["pins"])."""
     lines = []
     r = m.get("recipe")
@@ -117,9 +119,9 @@ def pin_lines(m: dict[str, Any]) -> list[str]:
     return lines
 
 
-def resource_lines(m: dict[str, Any]) -> list[str]:
+def resource_lines(m: Manifest) -> list[str]:
     """Registers, spills, occupancy, access widths and instruction mix, from manifest["stats"]."""
-    s = m["stats"]
+    s: Mapping[str, Any] = m.get("stats") or {}   # None or absent in an older folder's manifest
     lines = []
     occ = s.get("occupancy") or {}
     if m["target"].startswith("cuda"):

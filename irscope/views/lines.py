@@ -22,6 +22,7 @@ import click
 
 from irscope import stages
 from irscope.artifacts.sourcemap import CLASSES
+from irscope.records import Manifest, SourceMap
 from irscope.views.console import console, esc
 
 SHORT = {"mma": "mma", "global_load": "gld", "global_store": "gst", "shared_load": "sld", "shared_store": "sst",
@@ -34,7 +35,7 @@ def _where(row: dict[str, Any], kernel_file: str) -> str:
     return str(row["line"]) if row["file"] == kernel_file else f"{os.path.basename(row['file'])}:{row['line']}"
 
 
-def hot_table(manifest: dict[str, Any], source_map: dict[str, Any], rows: list[dict[str, Any]],
+def hot_table(manifest: Manifest, source_map: SourceMap, rows: list[dict[str, Any]],
               no_line: dict[str, Any], top: int = 0, indent: str = "", out=None) -> None:
     """Per source line: machine instructions by class, spills, PTX registers, convert_layouts, layouts."""
     from rich.table import Table
@@ -72,7 +73,7 @@ def hot_table(manifest: dict[str, Any], source_map: dict[str, Any], rows: list[d
         con.print(f"{indent}[dim]{len(rows) - top} more lines (irscope lines DIR --top 0)[/dim]", emoji=False)
 
 
-def hot_json(folder: Path, manifest: dict[str, Any], source_map: dict[str, Any], sort: str,
+def hot_json(folder: Path, manifest: Manifest, source_map: SourceMap, sort: str,
              rows: list[dict[str, Any]], no_line: dict[str, Any]) -> str:
     return json.dumps({"irscope_lines": 1, "kernel": manifest["kernel"], "target": manifest["target"],
                        "folder": str(folder), "machine": source_map.get("machine"), "sort": sort,
@@ -96,7 +97,7 @@ def _stage_summary(stage: str, fig: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def line_detail(manifest: dict[str, Any], source_map: dict[str, Any], entry: dict[str, Any],
+def line_detail(manifest: Manifest, source_map: SourceMap, entry: dict[str, Any],
                 ir: dict[str, list[tuple[int, str]]] | None = None, out=None) -> None:
     """One source line in every stage (its callees under it); with --stage, that stage's lines too."""
     con = console(file=out)
@@ -126,7 +127,7 @@ def _span(at: list[int]) -> str:
     return f"line {at[0]}" if len(at) == 1 else f"{len(at)} lines, {at[0]}-{at[-1]}"
 
 
-def line_json(folder: Path, manifest: dict[str, Any], source_map: dict[str, Any], entry: dict[str, Any],
+def line_json(folder: Path, manifest: Manifest, source_map: SourceMap, entry: dict[str, Any],
               ir: dict[str, list[tuple[int, str]]] | None = None) -> str:
     doc: dict[str, Any] = {"irscope_lines": 1, "kernel": manifest["kernel"], "target": manifest["target"],
                            "folder": str(folder), "machine": source_map.get("machine"), "line": entry}

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from irscope.artifacts.profiled import stall_word
+from irscope.records import Profile, ProfileLine, ProfileTotals
 from irscope.views.console import console, esc
 
 _PLUMBING = ("arith.", "ttg.memdesc_index", "tt.splat", "tt.broadcast", "tt.make_range", "tt.addptr")
@@ -28,7 +28,7 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f} %"
 
 
-def _became(line: dict[str, Any], n: int = 3) -> str:
+def _became(line: ProfileLine, n: int = 3) -> str:
     """The line's TTGIR ops, most first, then its SASS opcodes: what the line became."""
     # the ops that name what the line does (a load, a barrier wait, an MMA) before index arithmetic
     ttgir = sorted(line.get("ttgir", {}).items(), key=lambda kv: (kv[0].startswith(_PLUMBING), -kv[1]))
@@ -40,12 +40,12 @@ def _became(line: dict[str, Any], n: int = 3) -> str:
     return out
 
 
-def _where(line: dict[str, Any], kernel_file: str | None) -> str:
+def _where(line: ProfileLine, kernel_file: str | None) -> str:
     name = os.path.basename(line["file"])
     return str(line["line"]) if kernel_file and line["file"] == kernel_file else f"{name}:{line['line']}"
 
 
-def summary(doc: dict[str, Any], folder: str, top: int = 12) -> None:
+def summary(doc: Profile, folder: str, top: int = 12) -> None:
     """Hot lines (share of samples, top stall reasons, bytes, what they became), totals, roofline point."""
     from rich.table import Table
 
@@ -83,11 +83,12 @@ def summary(doc: dict[str, Any], folder: str, top: int = 12) -> None:
     con.print(f"[dim]{esc(folder)}/profile.json[/dim]")
 
 
-def _roofline(con, t: dict[str, Any], doc: dict[str, Any]) -> None:
-    if t.get("duration_ns") is None:
+def _roofline(con, t: ProfileTotals, doc: Profile) -> None:
+    duration = t.get("duration_ns")
+    if duration is None:
         con.print("roofline: not measured (Proton samples lines only; install Nsight Compute for the counters)")
         return
-    parts = [f"{t['duration_ns'] / 1000:.1f} us"]
+    parts = [f"{duration / 1000:.1f} us"]
     if t.get("dram_gbps") is not None:
         peak = f" of {t['peak_dram_gbps']:.0f} GB/s" if t.get("peak_dram_gbps") else ""
         parts.append(f"DRAM {_gb(t.get('dram_bytes'))} at {t['dram_gbps']:.0f} GB/s = "
@@ -101,6 +102,6 @@ def _roofline(con, t: dict[str, Any], doc: dict[str, Any]) -> None:
     con.print("roofline: " + ", ".join(parts) + chip)
 
 
-def as_json(doc: dict[str, Any]) -> str:
+def as_json(doc: Profile) -> str:
     """The profile document as profile.json holds it."""
     return json.dumps(doc, indent=1)
