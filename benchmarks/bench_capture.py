@@ -44,12 +44,26 @@ def env_for(cache: str, path: str | None = None) -> dict[str, str]:
     return env
 
 
-def capture(script: Path, target: str, cache: str, jobs: int | None = None, path: str | None = None
-            ) -> tuple[float, dict]:
+def capture(
+    script: Path, target: str, cache: str, jobs: int | None = None, path: str | None = None
+) -> tuple[float, dict]:
     with tempfile.TemporaryDirectory(prefix="irscope-bench-capture-") as tmp:
-        cmd = [sys.executable, "-m", "irscope", "dump", str(script), "--compile-only", "--target", target,
-               "-o", f"{tmp}/out", "--script-log", f"{tmp}/script.log", "--json",
-               *(["--jobs", str(jobs)] if jobs else [])]
+        cmd = [
+            sys.executable,
+            "-m",
+            "irscope",
+            "dump",
+            str(script),
+            "--compile-only",
+            "--target",
+            target,
+            "-o",
+            f"{tmp}/out",
+            "--script-log",
+            f"{tmp}/script.log",
+            "--json",
+            *(["--jobs", str(jobs)] if jobs else []),
+        ]
         start = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True, env=env_for(cache, path), check=False)
         wall = time.monotonic() - start
@@ -76,16 +90,20 @@ def main() -> None:
     for name, wall, doc in runs:
         c = doc["capture"]
         caps = c["captures"]
-        print(f"{name}: {wall:.1f} s wall; {len(caps)} kernels captured from {c['launches']} launches; "
-              f"{sum(1 for k in caps if k['folder'])} dumped, {sum(1 for k in caps if k['skipped'])} skipped "
-              f"(would not launch), {sum(1 for k in caps if k['failed'])} failed; stopped: {c['stopped']}; "
-              f"interpreter: {c['computed']['computed']} launches in {c['computed']['seconds']} s; "
-              f"{'; '.join(c['standin_notes']) or 'every torch op computed'}")
+        print(
+            f"{name}: {wall:.1f} s wall; {len(caps)} kernels captured from {c['launches']} launches; "
+            f"{sum(1 for k in caps if k['folder'])} dumped, {sum(1 for k in caps if k['skipped'])} skipped "
+            f"(would not launch), {sum(1 for k in caps if k['failed'])} failed; stopped: {c['stopped']}; "
+            f"interpreter: {c['computed']['computed']} launches in {c['computed']['seconds']} s; "
+            f"{'; '.join(c['standin_notes']) or 'every torch op computed'}"
+        )
         t = c.get("timing") or {}
         if t:
-            print(f"  split: script {t['script_s']} s (interpreter {t['interpreter_s']} s, {t['shape_only_ops']} "
-                  f"shape-only ops), specs {t['specs_s']} s, dumps {t['dumps_s']} s ({t['dumped_in_workers']} in "
-                  f"workers, {t['dumped_in_process']} in-process); dominant: {t['dominant']}")
+            print(
+                f"  split: script {t['script_s']} s (interpreter {t['interpreter_s']} s, {t['shape_only_ops']} "
+                f"shape-only ops), specs {t['specs_s']} s, dumps {t['dumps_s']} s ({t['dumped_in_workers']} in "
+                f"workers, {t['dumped_in_process']} in-process); dominant: {t['dominant']}"
+            )
 
 
 if __name__ == "__main__":

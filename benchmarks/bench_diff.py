@@ -89,9 +89,11 @@ def main() -> None:
     w4, w8 = compile_sass(work / "dumps")
     sass = lambda f: (f / "matmul_kernel.sass").read_text()
     s4, s8 = [sass(f) for f in w4], [sass(f) for f in w8]
-    print(f"triton {triton.__version__}, python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-          f"reps={args.reps}; compiled {len(w4) + len(w8)} matmul variants in {time.perf_counter() - start:.1f} s "
-          f"(SASS of {', '.join(str(len(t.splitlines())) for t in s4 + s8)} lines)")
+    print(
+        f"triton {triton.__version__}, python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"reps={args.reps}; compiled {len(w4) + len(w8)} matmul variants in {time.perf_counter() - start:.1f} s "
+        f"(SASS of {', '.join(str(len(t.splitlines())) for t in s4 + s8)} lines)"
+    )
 
     chunks = repeat(s4, args.lines)
     a = "".join(chunks)
@@ -100,20 +102,25 @@ def main() -> None:
         "one change": "".join([chunks[0], s8[1]] + chunks[2:]),
         "identical": a,
     }
-    print(f"{'scenario':<11} {'lines a':>7} {'lines b':>7} {'+lines':>7} {'-lines':>7} "
-          f"{'normalise':>10} {'diff':>8} {'total':>8} {'min':>8} {'unified':>8}")
+    print(
+        f"{'scenario':<11} {'lines a':>7} {'lines b':>7} {'+lines':>7} {'-lines':>7} "
+        f"{'normalise':>10} {'diff':>8} {'total':>8} {'min':>8} {'unified':>8}"
+    )
     for name, b in scenarios.items():
         _, t_norm, _ = timed(lambda b=b: (normalize("sass", a), normalize("sass", b)), args.reps)
         na, nb = normalize("sass", a), normalize("sass", b)
         _, t_diff, _ = timed(lambda na=na, nb=nb: diff_mod.line_opcodes(na.lines, nb.lines), args.reps)
         sd, t_total, t_min = timed(lambda b=b: diff_mod.diff_texts("sass", a, b), args.reps)
         side = lambda n, s: sides.Side(n, n, Path(n), {"stages": {"sass": "k.sass"}})
-        result = diff_mod.DiffResult(side("a", a), side("b", b), [], diff_mod.StatsDiff([]), [sd], None,
-                                     selected=["sass"])
+        result = diff_mod.DiffResult(
+            side("a", a), side("b", b), [], diff_mod.StatsDiff([]), [sd], None, selected=["sass"]
+        )
         _, t_uni, _ = timed(lambda result=result, sd=sd: diff_view.unified_lines(result, sd), args.reps)
-        print(f"{name:<11} {len(a.splitlines()):>7} {len(b.splitlines()):>7} {sd.added:>7} {sd.removed:>7} "
-              f"{t_norm * 1e3:>8.0f}ms {t_diff * 1e3:>6.0f}ms {t_total * 1e3:>6.0f}ms {t_min * 1e3:>6.0f}ms "
-              f"{t_uni * 1e3:>6.0f}ms")
+        print(
+            f"{name:<11} {len(a.splitlines()):>7} {len(b.splitlines()):>7} {sd.added:>7} {sd.removed:>7} "
+            f"{t_norm * 1e3:>8.0f}ms {t_diff * 1e3:>6.0f}ms {t_total * 1e3:>6.0f}ms {t_min * 1e3:>6.0f}ms "
+            f"{t_uni * 1e3:>6.0f}ms"
+        )
 
     # the whole command on two dump folders whose SASS is the long text
     dirs = {}
@@ -128,9 +135,11 @@ def main() -> None:
         p = subprocess.run(cmd, capture_output=True, text=True)
         walls.append(time.perf_counter() - start)
         assert p.returncode == 1, p.stderr
-    print(f"whole command `irscope diff DIR_A DIR_B --stage sass` (rewritten, all stages compared, "
-          f"{len(p.stdout.splitlines())} lines printed): median {statistics.median(walls):.3f} s, "
-          f"min {min(walls):.3f} s")
+    print(
+        f"whole command `irscope diff DIR_A DIR_B --stage sass` (rewritten, all stages compared, "
+        f"{len(p.stdout.splitlines())} lines printed): median {statistics.median(walls):.3f} s, "
+        f"min {min(walls):.3f} s"
+    )
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -30,8 +30,11 @@ sys.path.insert(0, str(ROOT))
 CASES = [
     ("vector_add.py", None, "*fp32, *fp32, *fp32, i32:16, 1024"),
     ("softmax.py", None, "*fp32, *fp32, i32:16, i32:16, i32, i32, 1024, 4"),
-    ("matmul.py", "matmul_kernel",
-     "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"),
+    (
+        "matmul.py",
+        "matmul_kernel",
+        "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8",
+    ),
 ]
 TARGETS = ["cuda:90", "hip:gfx942"]
 
@@ -90,20 +93,37 @@ def main() -> None:
                     times[name].append(time.perf_counter() - start)
             med = {k: statistics.median(v) if v else float("nan") for k, v in times.items()}
             base = med["bare+sass"] if nvidia else med["bare"]
-            print(f"{spec.kernel:<14} {t:<11} {med['bare']:>7.3f}s {med['bare+sass']:>9.3f}s "
-                  f"{med['irscope']:>8.3f}s {med['irscope'] / base:>5.2f}x")
+            print(
+                f"{spec.kernel:<14} {t:<11} {med['bare']:>7.3f}s {med['bare+sass']:>9.3f}s "
+                f"{med['irscope']:>8.3f}s {med['irscope'] / base:>5.2f}x"
+            )
 
     # cached repeat, whole CLI process
-    cmd = [sys.executable, "-m", "irscope", "dump", str(ROOT / "examples" / "matmul.py"), "--kernel",
-           "matmul_kernel", "--target", "h100", "--signature", CASES[2][2], "-o", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "irscope",
+        "dump",
+        str(ROOT / "examples" / "matmul.py"),
+        "--kernel",
+        "matmul_kernel",
+        "--target",
+        "h100",
+        "--signature",
+        CASES[2][2],
+        "-o",
+        str(out),
+    ]
     subprocess.run(cmd, capture_output=True, check=True)
     walls = []
     for _ in range(args.reps):
         start = time.perf_counter()
         subprocess.run(cmd, capture_output=True, check=True)
         walls.append(time.perf_counter() - start)
-    print(f"cached repeat of `irscope dump` (matmul, h100), whole process: median {statistics.median(walls):.3f}s, "
-          f"min {min(walls):.3f}s")
+    print(
+        f"cached repeat of `irscope dump` (matmul, h100), whole process: median {statistics.median(walls):.3f}s, "
+        f"min {min(walls):.3f}s"
+    )
 
 
 if __name__ == "__main__":

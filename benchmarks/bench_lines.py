@@ -35,12 +35,18 @@ sys.path.insert(0, str(ROOT))
 CASES = [
     ("vector_add.py", None, "*fp32, *fp32, *fp32, i32:16, 1024", "cuda:90"),
     ("softmax.py", None, "*fp32, *fp32, i32:16, i32:16, i32, i32, 1024, 4", "cuda:90"),
-    ("matmul.py", "matmul_kernel",
-     "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8",
-     "cuda:90"),
-    ("matmul.py", "matmul_kernel",
-     "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8",
-     "hip:gfx942"),
+    (
+        "matmul.py",
+        "matmul_kernel",
+        "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8",
+        "cuda:90",
+    ),
+    (
+        "matmul.py",
+        "matmul_kernel",
+        "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8",
+        "hip:gfx942",
+    ),
 ]
 
 
@@ -100,8 +106,9 @@ def main() -> None:  # noqa: PLR0915
         for _ in range(reps):
             for flags, into in (([], plain_t), (["-g", "-gp"], lined_t)):
                 c0 = cpu()
-                text = subprocess.run([adapter.nvdisasm_path(), "-c", *flags, str(path)], capture_output=True,
-                                      text=True, check=True).stdout
+                text = subprocess.run(
+                    [adapter.nvdisasm_path(), "-c", *flags, str(path)], capture_output=True, text=True, check=True
+                ).stdout
                 if flags:
                     lineinfo.split_sass(text)
                 into.append(cpu() - c0)
@@ -113,8 +120,11 @@ def main() -> None:  # noqa: PLR0915
         if "cubin" in art.stages:  # the line info as the dump has it (not timed here: the nvdisasm column)
             path = out / "k.cubin"
             path.write_bytes(art.stages["cubin"])
-            info = lineinfo.split_sass(subprocess.run([adapter.nvdisasm_path(), "-c", "-g", "-gp", str(path)],
-                                                      capture_output=True, text=True, check=True).stdout)[1]
+            info = lineinfo.split_sass(
+                subprocess.run(
+                    [adapter.nvdisasm_path(), "-c", "-g", "-gp", str(path)], capture_output=True, text=True, check=True
+                ).stdout
+            )[1]
         times = []
         for _ in range(reps):
             c0 = time.process_time()
@@ -122,17 +132,21 @@ def main() -> None:  # noqa: PLR0915
             times.append(time.process_time() - c0)
         return statistics.median(times)
 
-    print(f"triton {adapter.triton_version()}, {os.cpu_count()} CPUs, {args.reps} reps, passes={args.passes}; "
-          f"CPU seconds (process + children)")
-    print(f"{'kernel':14} {'target':10} {'plain':>7} {'mapped':>7} {'A/B':>7} {'step':>6} {'nvdisasm':>9} "
-          f"{'write':>6} {'cost':>6} {'wall plain':>10} {'wall mapped':>11} {'map.json':>9}")
+    print(
+        f"triton {adapter.triton_version()}, {os.cpu_count()} CPUs, {args.reps} reps, passes={args.passes}; "
+        f"CPU seconds (process + children)"
+    )
+    print(
+        f"{'kernel':14} {'target':10} {'plain':>7} {'mapped':>7} {'A/B':>7} {'step':>6} {'nvdisasm':>9} "
+        f"{'write':>6} {'cost':>6} {'wall plain':>10} {'wall mapped':>11} {'map.json':>9}"
+    )
     for file, kernel, signature, target in CASES:
         request = jobs.Request(ROOT / "examples" / file, (kernel,) if kernel else (), signature, target=target)
         job = jobs.resolve_one(request, "the benchmark compiles")
         once(job)  # Triton's start-up for this target and kernel
         plain, mapped, wall_p, wall_m = [], [], [], []
         for rep in range(args.reps):
-            for mapping in ((False, True) if rep % 2 == 0 else (True, False)):  # alternate who goes first
+            for mapping in (False, True) if rep % 2 == 0 else (True, False):  # alternate who goes first
                 if mapping:
                     c, w = once(job)
                     mapped.append(c)
@@ -151,12 +165,16 @@ def main() -> None:  # noqa: PLR0915
         disasm = nvdisasm_delta(art.stages["cubin"], args.reps * 2) if "cubin" in art.stages else 0.0
         p, m = statistics.median(plain), statistics.median(mapped)
         cost = step + disasm + write
-        print(f"{Path(file).stem:14} {target:10} {p:7.3f} {m:7.3f} {100 * (m - p) / p:6.1f}% {step:6.3f} "
-              f"{disasm:+9.3f} {write:6.3f} {100 * cost / p:5.1f}% {statistics.median(wall_p):10.3f} "
-              f"{statistics.median(wall_m):11.3f} {len(text) / 1024:7.1f}KiB")
-    print("A/B: median CPU of whole dumps with the map over those without; step: the lines step "
-          "(sourcemap.build); nvdisasm: CPU of nvdisasm -c -g -gp and the split over "
-          "nvdisasm -c; cost = (step + nvdisasm + write) / plain")
+        print(
+            f"{Path(file).stem:14} {target:10} {p:7.3f} {m:7.3f} {100 * (m - p) / p:6.1f}% {step:6.3f} "
+            f"{disasm:+9.3f} {write:6.3f} {100 * cost / p:5.1f}% {statistics.median(wall_p):10.3f} "
+            f"{statistics.median(wall_m):11.3f} {len(text) / 1024:7.1f}KiB"
+        )
+    print(
+        "A/B: median CPU of whole dumps with the map over those without; step: the lines step "
+        "(sourcemap.build); nvdisasm: CPU of nvdisasm -c -g -gp and the split over "
+        "nvdisasm -c; cost = (step + nvdisasm + write) / plain"
+    )
     shutil.rmtree(out, ignore_errors=True)
 
 

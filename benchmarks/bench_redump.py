@@ -84,14 +84,20 @@ def measure(checkouts: dict[str, Path], names: list[str], reps: int, no_bytecode
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import triton"], env=base, capture_output=True, check=True)
         imports.append(time.perf_counter() - start)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, PYTHONDONTWRITEBYTECODE="
-          f"{base.get('PYTHONDONTWRITEBYTECODE', '')!r}, {reps} interleaved reps")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, PYTHONDONTWRITEBYTECODE="
+        f"{base.get('PYTHONDONTWRITEBYTECODE', '')!r}, {reps} interleaved reps"
+    )
     for (name, who), times in walls.items():
         ratio = statistics.median(t / i for t, i in zip(times, imports))
-        print(f"  cached {name:<6} ({who}: {runs[(name, who)][2]}): median {statistics.median(times):.3f} s, "
-              f"min {min(times):.3f} s, {ratio:.2f}x import triton (median of pairs)")
-    print(f"  python -c 'import triton' (whole process): median {statistics.median(imports):.3f} s, "
-          f"min {min(imports):.3f} s")
+        print(
+            f"  cached {name:<6} ({who}: {runs[(name, who)][2]}): median {statistics.median(times):.3f} s, "
+            f"min {min(times):.3f} s, {ratio:.2f}x import triton (median of pairs)"
+        )
+    print(
+        f"  python -c 'import triton' (whole process): median {statistics.median(imports):.3f} s, "
+        f"min {min(imports):.3f} s"
+    )
 
 
 def main() -> None:

@@ -30,7 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SIG = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 256, 256, 64, 8"
+SIG = (
+    "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 256, 256, 64, 8"
+)
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -73,22 +75,31 @@ def browser_figures(path: Path, line: int, reps: int) -> dict:
             page.wait_for_selector("body[data-ready='1']")
             out["load_s"].append(time.perf_counter() - t)
             for _ in range(5):
-                out["click_ms"].append(page.evaluate(f"""() => {{
+                out["click_ms"].append(
+                    page.evaluate(f"""() => {{
                     const t = performance.now();
                     document.querySelector(".pane[data-pane='0'] .ln[data-n='{line}']").click();
-                    return performance.now() - t; }}"""))
-                out["scroll_ms"].append(page.evaluate("""() => new Promise(done => {
+                    return performance.now() - t; }}""")
+                )
+                out["scroll_ms"].append(
+                    page.evaluate("""() => new Promise(done => {
                     const s = document.querySelector(".pane[data-pane='2'] .scroller");
                     const t = performance.now(); s.scrollTop = s.scrollHeight;
                     requestAnimationFrame(() => requestAnimationFrame(() => { s.scrollTop = 0;
-                        done(performance.now() - t); })); })"""))
+                        done(performance.now() - t); })); })""")
+                )
             out["dom_lines"] = page.evaluate("() => document.querySelectorAll('.ln').length")
             out["requests"], out["errors"] = requests, errors
             page.close()
         b.close()
-    return {"load_s": statistics.median(out["load_s"]), "click_ms": statistics.median(out["click_ms"]),
-            "scroll_ms": statistics.median(out["scroll_ms"]), "dom_lines": out["dom_lines"],
-            "requests": out["requests"], "errors": out["errors"]}
+    return {
+        "load_s": statistics.median(out["load_s"]),
+        "click_ms": statistics.median(out["click_ms"]),
+        "scroll_ms": statistics.median(out["scroll_ms"]),
+        "dom_lines": out["dom_lines"],
+        "requests": out["requests"],
+        "errors": out["errors"],
+    }
 
 
 def main() -> None:
@@ -103,9 +114,11 @@ def main() -> None:
         d = m["dumps"][0]
         lines = {s["name"]: s["lines"] for s in d["stages"]}
         hot = d["map"]["hot"][0]["src"] if d["map"].get("available") and d["map"]["hot"] else 1
-        parts = {"stages": sum(len(s["text"]) for s in d["stages"]),
-                 "pass diffs": len(json.dumps([p["diff"] for p in d["passes"] or []])),
-                 "layout cells": len(json.dumps([lay["cells"] for lay in d["layouts"]]))}
+        parts = {
+            "stages": sum(len(s["text"]) for s in d["stages"]),
+            "pass diffs": len(json.dumps([p["diff"] for p in d["passes"] or []])),
+            "layout cells": len(json.dumps([lay["cells"] for lay in d["layouts"]])),
+        }
         fig = browser_figures(path, hot, args.reps) if Path(CHROMIUM).exists() else None
         size = path.stat().st_size
     print(f"kernel     {d['kernel']} {d['target']}: " + ", ".join(f"{k} {v} lines" for k, v in lines.items()))

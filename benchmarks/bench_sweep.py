@@ -25,9 +25,28 @@ SIG = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1
 def run(jobs: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, IRSCOPE_CACHE_DIR=os.path.join(tmp, "cache"))
-        cmd = [sys.executable, "-m", "irscope", "sweep", str(ROOT / "examples" / "matmul.py"), "--kernel",
-               "matmul_kernel", "--target", "h100", "--signature", SIG, "--grid", "num_warps=4,8",
-               "--grid", "num_stages=2,3,4", "-o", os.path.join(tmp, "out"), "--jobs", str(jobs), "--json"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "irscope",
+            "sweep",
+            str(ROOT / "examples" / "matmul.py"),
+            "--kernel",
+            "matmul_kernel",
+            "--target",
+            "h100",
+            "--signature",
+            SIG,
+            "--grid",
+            "num_warps=4,8",
+            "--grid",
+            "num_stages=2,3,4",
+            "-o",
+            os.path.join(tmp, "out"),
+            "--jobs",
+            str(jobs),
+            "--json",
+        ]
         start = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True, env=env)
         return time.perf_counter() - start
@@ -46,9 +65,11 @@ def main() -> None:
         one.append(run(1))
         many.append(run(a.jobs))
     m1, mn = statistics.median(one), statistics.median(many)
-    print(f"triton {triton.__version__}, {os.cpu_count()} CPUs: 6-config sweep, --jobs 1 {m1:.2f}s "
-          f"({', '.join(f'{t:.2f}' for t in one)}), --jobs {a.jobs} {mn:.2f}s ({', '.join(f'{t:.2f}' for t in many)}): "
-          f"speed-up {m1 / mn:.2f}x")
+    print(
+        f"triton {triton.__version__}, {os.cpu_count()} CPUs: 6-config sweep, --jobs 1 {m1:.2f}s "
+        f"({', '.join(f'{t:.2f}' for t in one)}), --jobs {a.jobs} {mn:.2f}s ({', '.join(f'{t:.2f}' for t in many)}): "
+        f"speed-up {m1 / mn:.2f}x"
+    )
 
 
 if __name__ == "__main__":

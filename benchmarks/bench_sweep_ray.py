@@ -32,7 +32,7 @@ def main() -> None:
     ap.add_argument("--cpus", type=int, default=2)
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="irscope-bench-ray-"))
-    os.environ["IRSCOPE_CACHE_DIR"] = str(tmp / "cache")   # before Ray starts: its workers inherit it
+    os.environ["IRSCOPE_CACHE_DIR"] = str(tmp / "cache")  # before Ray starts: its workers inherit it
     import ray
     import triton
 
@@ -41,8 +41,12 @@ def main() -> None:
     from irscope.sweep import run as sweep
     from irscope.sweep.configs import expand, parse_axes
 
-    base = jobs.resolve_one(jobs.Request(ROOT / "examples" / "vector_add.py", ("add_kernel",),
-                                         "*fp32, *fp32, *fp32, i32:16, 1024", target="h100"), "a sweep explores")
+    base = jobs.resolve_one(
+        jobs.Request(
+            ROOT / "examples" / "vector_add.py", ("add_kernel",), "*fp32, *fp32, *fp32, i32:16, 1024", target="h100"
+        ),
+        "a sweep explores",
+    )
     blocks = {4: "256,1024", 8: "128..1024:pow2", 16: "64..4096:pow2", 32: "32..4096:pow2"}[a.configs]
     warps = "4,8" if a.configs == 4 else "1,2" if a.configs == 8 else "4,8" if a.configs == 16 else "1..8:pow2"
     axes = [f"num_warps={warps}", f"BLOCK_SIZE={blocks}"]
@@ -54,14 +58,15 @@ def main() -> None:
 
     def once(engine: str, rep: int, warm: bool = True) -> float:
         configs = expand(base, parse_axes(axes, base))
-        eng = sweep.Engine(jobs=a.cpus, use_cache=False, cluster=engine,
-                           workers=warm_pool if engine == "local" and warm else None)
+        eng = sweep.Engine(
+            jobs=a.cpus, use_cache=False, cluster=engine, workers=warm_pool if engine == "local" and warm else None
+        )
         run = sweep.compile_and_time(configs, tmp / f"{engine}-{rep}", eng, lambda c: None)
         assert all(c.usable for c in configs), [(c.label, c.status, c.reason) for c in configs]
         return run.compile_seconds
 
     n = len(expand(base, parse_axes(axes, base)))
-    once("local", -1), once("ray", -1)   # warm: Ray's workers up, Triton imported in them; ptxas paged in
+    once("local", -1), once("ray", -1)  # warm: Ray's workers up, Triton imported in them; ptxas paged in
     pool, rayt, cold = [], [], []
     for rep in range(a.reps):
         pool.append(once("local", rep))
@@ -69,11 +74,13 @@ def main() -> None:
         cold.append(once("local", 100 + rep, warm=False))
     warm_pool.close()
     mp, mr, mc = statistics.median(pool), statistics.median(rayt), statistics.median(cold)
-    print(f"triton {triton.__version__}, ray {ray.__version__}, {os.cpu_count()} CPUs, {a.cpus} used: {n} configs "
-          f"(--no-cache); compile phase, warm: pool --jobs {a.cpus} {mp:.2f} s "
-          f"({', '.join(f'{t:.2f}' for t in pool)}), Ray tasks {mr:.2f} s ({', '.join(f'{t:.2f}' for t in rayt)}): "
-          f"Ray overhead {(mr - mp) / n * 1e3:+.0f} ms a config ({(mr / mp - 1) * 100:+.0f} %); once a command: "
-          f"Ray start {ray_start:.1f} s, a cold pool {mc:.2f} s ({mc - mp:+.2f} s for its workers to start)")
+    print(
+        f"triton {triton.__version__}, ray {ray.__version__}, {os.cpu_count()} CPUs, {a.cpus} used: {n} configs "
+        f"(--no-cache); compile phase, warm: pool --jobs {a.cpus} {mp:.2f} s "
+        f"({', '.join(f'{t:.2f}' for t in pool)}), Ray tasks {mr:.2f} s ({', '.join(f'{t:.2f}' for t in rayt)}): "
+        f"Ray overhead {(mr - mp) / n * 1e3:+.0f} ms a config ({(mr / mp - 1) * 100:+.0f} %); once a command: "
+        f"Ray start {ray_start:.1f} s, a cold pool {mc:.2f} s ({mc - mp:+.2f} s for its workers to start)"
+    )
     ray.shutdown()
 
 

@@ -53,9 +53,11 @@ ADD = ROOT / "examples" / "vector_add.py"
 
 
 def matmul_args(n: int, dtype: str) -> dict:
-    return launch.parse_args(f"a_ptr=randn({n}, {n}, {dtype}), b_ptr=randn({n}, {n}, {dtype}), "
-                             f"c_ptr=empty({n}, {n}, {dtype}), M={n}, N={n}, K={n}, stride_am={n}, stride_ak=1, "
-                             f"stride_bk={n}, stride_bn=1, stride_cm={n}, stride_cn=1")
+    return launch.parse_args(
+        f"a_ptr=randn({n}, {n}, {dtype}), b_ptr=randn({n}, {n}, {dtype}), "
+        f"c_ptr=empty({n}, {n}, {dtype}), M={n}, N={n}, K={n}, stride_am={n}, stride_ak=1, "
+        f"stride_bk={n}, stride_bn=1, stride_cm={n}, stride_cn=1"
+    )
 
 
 def named(values: dict) -> tuple[str, ...]:
@@ -79,8 +81,16 @@ class Kernel:
         return out
 
 
-def time_here(variants: list[Variant], lw: launch.Launch, seed: int, graph: str, max_seconds: float,
-              flops: str | None, device: str, batch: int | str = "auto") -> bench.BenchReport:
+def time_here(
+    variants: list[Variant],
+    lw: launch.Launch,
+    seed: int,
+    graph: str,
+    max_seconds: float,
+    flops: str | None,
+    device: str,
+    batch: int | str = "auto",
+) -> bench.BenchReport:
     """bench's measurement in this process: inputs from the seed, preflights, the check, the rounds, the report."""
     runner = Runner(lw, seed)
     for v in variants:
@@ -94,17 +104,31 @@ def time_here(variants: list[Variant], lw: launch.Launch, seed: int, graph: str,
 def main() -> None:  # noqa: C901, PLR0915
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20, help="A/A runs per kernel and mode")
-    ap.add_argument("--budget", type=float, default=450,
-                    help="seconds from the start after which no A/A run starts (the A/B and tables follow)")
-    ap.add_argument("--same-binary", action="store_true",
-                    help="A/A with one loaded binary for both variants (isolates the method from code placement)")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=450,
+        help="seconds from the start after which no A/A run starts (the A/B and tables follow)",
+    )
+    ap.add_argument(
+        "--same-binary",
+        action="store_true",
+        help="A/A with one loaded binary for both variants (isolates the method from code placement)",
+    )
     ap.add_argument("--only", default="", help="comma list of rows to run: 4us,200us,1.6ms,ab,cublas")
-    ap.add_argument("--diagnose", action="store_true",
-                    help="the 4 us A/A diagnosis alone: events/graphs, unbatched/batched, old/new graph order, "
-                         "binary loaded twice and once; one table (and $OUT/timing-diagnose.log)")
+    ap.add_argument(
+        "--diagnose",
+        action="store_true",
+        help="the 4 us A/A diagnosis alone: events/graphs, unbatched/batched, old/new graph order, "
+        "binary loaded twice and once; one table (and $OUT/timing-diagnose.log)",
+    )
     ap.add_argument("--diagnose-seconds", type=float, default=1.0, help="--diagnose: seconds of rounds a run")
-    ap.add_argument("--diagnose-budget", type=float, default=225,
-                    help="--diagnose: seconds from the start after which no run starts")
+    ap.add_argument(
+        "--diagnose-budget",
+        type=float,
+        default=225,
+        help="--diagnose: seconds from the start after which no run starts",
+    )
     a = ap.parse_args()
     began = time.perf_counter()
 
@@ -115,56 +139,93 @@ def main() -> None:  # noqa: C901, PLR0915
     print(f"{device}, triton {triton.__version__}, torch {torch.__version__}", flush=True)
     only = set(filter(None, a.only.split(",")))
 
-    add_values = launch.parse_args("x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), out_ptr=empty(4096, fp32), "
-                                   "n_elements=4096")
-    add = jobs.resolve_one(jobs.Request(ADD, ("add_kernel",), named_args=named(add_values),
-                                        consts=("BLOCK_SIZE=1024",)), "bench_timing times")
+    add_values = launch.parse_args(
+        "x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), out_ptr=empty(4096, fp32), n_elements=4096"
+    )
+    add = jobs.resolve_one(
+        jobs.Request(ADD, ("add_kernel",), named_args=named(add_values), consts=("BLOCK_SIZE=1024",)),
+        "bench_timing times",
+    )
     if a.diagnose:
-        diagnose(Kernel("vector add 4096 fp32 (~4 us)", add, launch.Launch(add_values, (4, 1, 1)), None), a,
-                 began, device, f"{device} (triton {triton.__version__}, torch {torch.__version__})")
+        diagnose(
+            Kernel("vector add 4096 fp32 (~4 us)", add, launch.Launch(add_values, (4, 1, 1)), None),
+            a,
+            began,
+            device,
+            f"{device} (triton {triton.__version__}, torch {torch.__version__})",
+        )
         return
     v4096 = matmul_args(4096, "fp16")
-    mm4096 = jobs.resolve_one(jobs.Request(MATMUL, ("matmul_kernel",), named_args=named(v4096),
-                                           consts=("BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", "GROUP_M=8")),
-                              "bench_timing times")
+    mm4096 = jobs.resolve_one(
+        jobs.Request(
+            MATMUL,
+            ("matmul_kernel",),
+            named_args=named(v4096),
+            consts=("BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", "GROUP_M=8"),
+        ),
+        "bench_timing times",
+    )
     mm4096 = jobs.vary(mm4096, {"num_warps": 8}, "--try")
     grid4096 = (triton.cdiv(4096, 128) ** 2, 1, 1)
     v8192 = matmul_args(8192, "fp16")
-    mm8192 = jobs.resolve_one(jobs.Request(MATMUL, ("matmul_kernel",), named_args=named(v8192), recipe="h200"),
-                              "bench_timing times")
+    mm8192 = jobs.resolve_one(
+        jobs.Request(MATMUL, ("matmul_kernel",), named_args=named(v8192), recipe="h200"), "bench_timing times"
+    )
     grid8192 = (triton.cdiv(8192, 128) ** 2, 1, 1)
     kernels = {
         "4us": (lambda: Kernel("vector add 4096 fp32 (~4 us)", add, launch.Launch(add_values, (4, 1, 1)), None), 1.5),
-        "200us": (lambda: Kernel("matmul 4096^3 fp16 (~200 us)", mm4096, launch.Launch(v4096, grid4096),
-                                 "2*4096*4096*4096"), 2.0),
-        "1.6ms": (lambda: Kernel("matmul 8192^3 fp16, h200 recipe (~1.6 ms)", mm8192, launch.Launch(v8192, grid8192),
-                                 "2*8192*8192*8192"), 3.0),
+        "200us": (
+            lambda: Kernel("matmul 4096^3 fp16 (~200 us)", mm4096, launch.Launch(v4096, grid4096), "2*4096*4096*4096"),
+            2.0,
+        ),
+        "1.6ms": (
+            lambda: Kernel(
+                "matmul 8192^3 fp16, h200 recipe (~1.6 ms)", mm8192, launch.Launch(v8192, grid8192), "2*8192*8192*8192"
+            ),
+            3.0,
+        ),
     }
 
     ref_rows = []
     if not only or "cublas" in only:
         for dtype in ("fp16", "bf16"):
             values = matmul_args(8192, dtype)
-            job = jobs.resolve_one(jobs.Request(MATMUL, ("matmul_kernel",), named_args=named(values), recipe="h200"),
-                                   "bench_timing times")
+            job = jobs.resolve_one(
+                jobs.Request(MATMUL, ("matmul_kernel",), named_args=named(values), recipe="h200"), "bench_timing times"
+            )
             lw = launch.Launch(values, grid8192)
             ref = reference.parse("torch.matmul(a_ptr, b_ptr)", lw)
             try:
-                r = bench.run([Variant("h200 recipe", job.spec, job.settings)], lw, flops="2*8192*8192*8192",
-                              max_seconds=10, precision=0.003, ref=ref)
+                r = bench.run(
+                    [Variant("h200 recipe", job.spec, job.settings)],
+                    lw,
+                    flops="2*8192*8192*8192",
+                    max_seconds=10,
+                    precision=0.003,
+                    ref=ref,
+                )
             except Exception as e:  # noqa: BLE001 - one line, and the other figures still come
                 print(f"cuBLAS {dtype}: failed: {type(e).__name__}: {e}", flush=True)
                 continue
             v = r.variants[0]
             c = v.versus_reference
             if c is None or r.ref is None or r.ref.summary is None:
-                print(f"cuBLAS {dtype}: no comparison: {v.status} {v.reason}; "
-                      f"{r.ref.status + ' ' + r.ref.reason if r.ref else 'no ref'}")
+                print(
+                    f"cuBLAS {dtype}: no comparison: {v.status} {v.reason}; "
+                    f"{r.ref.status + ' ' + r.ref.reason if r.ref else 'no ref'}"
+                )
                 continue
-            ref_rows.append((dtype, f"{v.summary.median * 1e3:.0f} us, {v.tflops:.0f} TFLOP/s",
-                             f"{r.ref.summary.median * 1e3:.0f} us, {r.ref.tflops:.0f} TFLOP/s",
-                             f"{c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]", c.verdict, r.rounds,
-                             (r.ref.reason or "same result") if r.ref.status == "ok" else r.ref.status))
+            ref_rows.append(
+                (
+                    dtype,
+                    f"{v.summary.median * 1e3:.0f} us, {v.tflops:.0f} TFLOP/s",
+                    f"{r.ref.summary.median * 1e3:.0f} us, {r.ref.tflops:.0f} TFLOP/s",
+                    f"{c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]",
+                    c.verdict,
+                    r.rounds,
+                    (r.ref.reason or "same result") if r.ref.status == "ok" else r.ref.status,
+                )
+            )
             print(f"cuBLAS {dtype}: " + " | ".join(str(x) for x in ref_rows[-1]), flush=True)
             print(f"  method: {r.method}; clocks: {r.clocks}", flush=True)
 
@@ -181,14 +242,19 @@ def main() -> None:  # noqa: C901, PLR0915
                 if time.perf_counter() - began > a.budget:
                     break
                 try:
-                    r = time_here(k.variants(same_binary=a.same_binary), k.launch, i, mode, max_seconds, k.flops, device)
+                    r = time_here(
+                        k.variants(same_binary=a.same_binary), k.launch, i, mode, max_seconds, k.flops, device
+                    )
                 except Exception as e:  # noqa: BLE001
                     print(f"  {key} {label} run {i + 1}: failed: {type(e).__name__}: {e}", flush=True)
                     continue
                 c = r.variants[1].versus_baseline
                 if c is None:
-                    print(f"  {key} {label} run {i + 1}: no comparison: "
-                          + "; ".join(f"{v.name} {v.status} {v.reason}" for v in r.variants), flush=True)
+                    print(
+                        f"  {key} {label} run {i + 1}: no comparison: "
+                        + "; ".join(f"{v.name} {v.status} {v.reason}" for v in r.variants),
+                        flush=True,
+                    )
                     continue
                 done += 1
                 deltas.append(c.delta_percent)
@@ -201,13 +267,29 @@ def main() -> None:  # noqa: C901, PLR0915
                     clocks += [r.clocks["sm_mhz"][0], r.clocks["sm_mhz"][2]]
                 method = r.method
                 print(run_line(f"{key} {label}", i, r), flush=True)
-            clock_text = (f"{min(clocks):.0f}-{max(clocks):.0f} MHz" if clocks
-                          else (r.clocks.get("why_not", "") if done else ""))
-            rows.append((k.title, label, done, false_verdicts, excl, sum(abs(d) <= 1.0 for d in deltas),
-                         max((abs(d) for d in deltas), default=float("nan")),
-                         sorted(rounds)[len(rounds) // 2] if rounds else 0, clock_text, dropped, method))
-            print(f"{key} {label}: {done} runs, {false_verdicts} false verdicts, {excl} CIs exclude 0, "
-                  f"{time.perf_counter() - began:.0f} s so far", flush=True)
+            clock_text = (
+                f"{min(clocks):.0f}-{max(clocks):.0f} MHz" if clocks else (r.clocks.get("why_not", "") if done else "")
+            )
+            rows.append(
+                (
+                    k.title,
+                    label,
+                    done,
+                    false_verdicts,
+                    excl,
+                    sum(abs(d) <= 1.0 for d in deltas),
+                    max((abs(d) for d in deltas), default=float("nan")),
+                    sorted(rounds)[len(rounds) // 2] if rounds else 0,
+                    clock_text,
+                    dropped,
+                    method,
+                )
+            )
+            print(
+                f"{key} {label}: {done} runs, {false_verdicts} false verdicts, {excl} CIs exclude 0, "
+                f"{time.perf_counter() - began:.0f} s so far",
+                flush=True,
+            )
         del k
         gc.collect()
         torch.cuda.empty_cache()
@@ -215,9 +297,16 @@ def main() -> None:  # noqa: C901, PLR0915
     ab_rows = []
     if (not only or "ab" in only) and time.perf_counter() - began < a.budget + 60:
         k200 = Kernel("matmul 4096^3", mm4096, launch.Launch(v4096, grid4096), "2*4096*4096*4096")
-        for title, sets in [("num_warps 4 vs 8", [("num_warps=4", {"num_warps": 4}), ("num_warps=8", {"num_warps": 8})]),
-                            ("num_stages 3 vs 4", [("num_stages=3", {"num_warps": 8, "num_stages": 3}),
-                                                   ("num_stages=4", {"num_warps": 8, "num_stages": 4})])]:
+        for title, sets in [
+            ("num_warps 4 vs 8", [("num_warps=4", {"num_warps": 4}), ("num_warps=8", {"num_warps": 8})]),
+            (
+                "num_stages 3 vs 4",
+                [
+                    ("num_stages=3", {"num_warps": 8, "num_stages": 3}),
+                    ("num_stages=4", {"num_warps": 8, "num_stages": 4}),
+                ],
+            ),
+        ]:
             vs = []
             for name, opts in sets:
                 job = jobs.vary(mm4096, dict(opts), "--try")
@@ -229,19 +318,31 @@ def main() -> None:  # noqa: C901, PLR0915
             b, v = r.variants
             c = v.versus_baseline
             if c is None:
-                print(f"A/B {title}: no comparison: " + "; ".join(f"{x.name} {x.status} {x.reason}" for x in r.variants))
+                print(
+                    f"A/B {title}: no comparison: " + "; ".join(f"{x.name} {x.status} {x.reason}" for x in r.variants)
+                )
                 continue
-            ab_rows.append((title, f"{b.summary.median * 1e3:.1f} us ({b.tflops:.0f} TFLOP/s)",
-                            f"{v.summary.median * 1e3:.1f} us ({v.tflops:.0f} TFLOP/s)",
-                            f"{c.delta_percent:+.2f}% [{(c.ci_low - 1) * 100:+.2f}, {(c.ci_high - 1) * 100:+.2f}]",
-                            f"{v.name} {c.verdict}", r.rounds))
+            ab_rows.append(
+                (
+                    title,
+                    f"{b.summary.median * 1e3:.1f} us ({b.tflops:.0f} TFLOP/s)",
+                    f"{v.summary.median * 1e3:.1f} us ({v.tflops:.0f} TFLOP/s)",
+                    f"{c.delta_percent:+.2f}% [{(c.ci_low - 1) * 100:+.2f}, {(c.ci_high - 1) * 100:+.2f}]",
+                    f"{v.name} {c.verdict}",
+                    r.rounds,
+                )
+            )
             print(f"A/B {title}: " + " | ".join(str(x) for x in ab_rows[-1]), flush=True)
         del k200
         gc.collect()
         torch.cuda.empty_cache()
 
-    print_tables(f"{device} (triton {triton.__version__}, torch {torch.__version__}; "
-                 f"{time.perf_counter() - began:.0f} s)", rows, ab_rows, ref_rows)
+    print_tables(
+        f"{device} (triton {triton.__version__}, torch {torch.__version__}; {time.perf_counter() - began:.0f} s)",
+        rows,
+        ab_rows,
+        ref_rows,
+    )
 
 
 # ---------------------------------------------------------------- --diagnose (issue 16)
@@ -287,7 +388,7 @@ def old_graph_order(on: bool):
         measure_mod._capture = saved
 
 
-DIAGNOSE_METHODS = [   # (label, graph, batch, old graph order)
+DIAGNOSE_METHODS = [  # (label, graph, batch, old graph order)
     ("events, 1 launch a sample (before)", "off", 1, False),
     ("events, batched (now)", "off", "auto", False),
     ("graphs, 2 palindromic graphs, 1 launch a sample (before)", "on", 1, True),
@@ -316,12 +417,28 @@ def diagnose(k: Kernel, a, began: float, device: str, where: str) -> None:
     if os.environ.get("OUT"):
         log = Tee(sys.stdout, Path(os.environ["OUT"]) / "timing-diagnose.log")
         sys.stdout = log
-    configs = [(label, graph, batch, old, same) for same in (False, True)
-               for label, graph, batch, old in DIAGNOSE_METHODS]
-    stats = {c: {"deltas": [], "false": 0, "excl": 0, "rounds": [], "batch": set(), "below": 0, "failed": 0,
-                 "method": "", "notes": []} for c in configs}
-    print(f"--diagnose: {k.title}, {a.runs} A/A runs of {len(configs)} setups, {a.diagnose_seconds:g} s of rounds "
-          f"each, none started after {a.diagnose_budget:g} s", flush=True)
+    configs = [
+        (label, graph, batch, old, same) for same in (False, True) for label, graph, batch, old in DIAGNOSE_METHODS
+    ]
+    stats = {
+        c: {
+            "deltas": [],
+            "false": 0,
+            "excl": 0,
+            "rounds": [],
+            "batch": set(),
+            "below": 0,
+            "failed": 0,
+            "method": "",
+            "notes": [],
+        }
+        for c in configs
+    }
+    print(
+        f"--diagnose: {k.title}, {a.runs} A/A runs of {len(configs)} setups, {a.diagnose_seconds:g} s of rounds "
+        f"each, none started after {a.diagnose_budget:g} s",
+        flush=True,
+    )
     try:
         for i in range(a.runs):
             if time.perf_counter() - began > a.diagnose_budget:
@@ -333,8 +450,16 @@ def diagnose(k: Kernel, a, began: float, device: str, where: str) -> None:
                 what = f"{label} / {'one binary' if same else 'binary twice'}"
                 try:
                     with old_graph_order(old):
-                        r = time_here(k.variants(same_binary=same), k.launch, i, graph, a.diagnose_seconds,
-                                      k.flops, device, batch=batch)
+                        r = time_here(
+                            k.variants(same_binary=same),
+                            k.launch,
+                            i,
+                            graph,
+                            a.diagnose_seconds,
+                            k.flops,
+                            device,
+                            batch=batch,
+                        )
                 except Exception as e:  # noqa: BLE001 - one line, and the other setups still run
                     st["failed"] += 1
                     print(f"  {what} run {i + 1}: failed: {type(e).__name__}: {e}", flush=True)
@@ -342,8 +467,11 @@ def diagnose(k: Kernel, a, began: float, device: str, where: str) -> None:
                 c_ = r.variants[1].versus_baseline
                 if c_ is None:
                     st["failed"] += 1
-                    print(f"  {what} run {i + 1}: no comparison: "
-                          + "; ".join(f"{v.name} {v.status} {v.reason}" for v in r.variants), flush=True)
+                    print(
+                        f"  {what} run {i + 1}: no comparison: "
+                        + "; ".join(f"{v.name} {v.status} {v.reason}" for v in r.variants),
+                        flush=True,
+                    )
                     continue
                 st["deltas"].append(c_.delta_percent)
                 st["false"] += c_.verdict in ("faster", "slower")
@@ -365,10 +493,14 @@ def diagnose(k: Kernel, a, began: float, device: str, where: str) -> None:
 
 def print_diagnosis(where: str, configs: list, stats: dict, seconds: float) -> None:
     print(f"\n## 4 us A/A diagnosis on {where} ({seconds:.0f} s)\n")
-    print("vector add 4096 fp32; false verdict = faster/slower at +-1 % (goal <= 1 in 20); CI excludes 0 = the "
-          "95 % interval's misses (about 1 in 20 expected); K = launches back to back a sample\n")
-    print("| method | binaries | runs | false verdicts | CI excludes 0 | abs delta <= 1 % | max abs delta "
-          "| mean delta | K | median rounds | below-resolution notes |")
+    print(
+        "vector add 4096 fp32; false verdict = faster/slower at +-1 % (goal <= 1 in 20); CI excludes 0 = the "
+        "95 % interval's misses (about 1 in 20 expected); K = launches back to back a sample\n"
+    )
+    print(
+        "| method | binaries | runs | false verdicts | CI excludes 0 | abs delta <= 1 % | max abs delta "
+        "| mean delta | K | median rounds | below-resolution notes |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for c in configs:
         label, _, _, _, same = c
@@ -379,9 +511,11 @@ def print_diagnosis(where: str, configs: list, stats: dict, seconds: float) -> N
         rounds = sorted(st["rounds"])[n // 2] if n else 0
         ks = ",".join(str(x) for x in sorted(st["batch"])) or "-"
         failed = f" ({st['failed']} failed)" if st["failed"] else ""
-        print(f"| {label} | {'one' if same else 'loaded twice'} | {n}{failed} | {st['false']} of {n} | "
-              f"{st['excl']} of {n} | {sum(abs(x) <= 1.0 for x in d)} of {n} | {mx} | {mean} | {ks} | {rounds} "
-              f"| {st['below']} of {n} |")
+        print(
+            f"| {label} | {'one' if same else 'loaded twice'} | {n}{failed} | {st['false']} of {n} | "
+            f"{st['excl']} of {n} | {sum(abs(x) <= 1.0 for x in d)} of {n} | {mx} | {mean} | {ks} | {rounds} "
+            f"| {st['below']} of {n} |"
+        )
     seen = set()
     for c in configs:
         st = stats[c]
@@ -397,23 +531,31 @@ def run_line(what: str, i: int, r: bench.BenchReport) -> str:
     c = r.variants[1].versus_baseline
     strict = c.ci_high < 1 or c.ci_low > 1
     s0 = r.variants[0].summary
-    return (f"  {what} run {i + 1:2d}: {c.delta_percent:+.3f}% [{(c.ci_low - 1) * 100:+.3f}, "
-            f"{(c.ci_high - 1) * 100:+.3f}] {c.verdict}{' (CI excludes 0)' if strict else ''}; {r.rounds} rounds "
-            f"({r.rounds_run} run), median {s0.median * 1e3:.2f} us, {r.runs_per_round} runs/round, tick "
-            f"{r.tick_ms * 1e6:.0f} ns" + (f"; {c.note}" if c.note else ""))
+    return (
+        f"  {what} run {i + 1:2d}: {c.delta_percent:+.3f}% [{(c.ci_low - 1) * 100:+.3f}, "
+        f"{(c.ci_high - 1) * 100:+.3f}] {c.verdict}{' (CI excludes 0)' if strict else ''}; {r.rounds} rounds "
+        f"({r.rounds_run} run), median {s0.median * 1e3:.2f} us, {r.runs_per_round} runs/round, tick "
+        f"{r.tick_ms * 1e6:.0f} ns" + (f"; {c.note}" if c.note else "")
+    )
 
 
 def print_tables(where: str, rows: list, ab_rows: list, ref_rows: list) -> None:
     """The markdown tables for docs/benchmarks.md."""
     print(f"\n## irscope timing on {where}\n")
-    print("A/A: identical kernels; false verdict = faster/slower at the +-1 % margin (goal <= 1 in 20); "
-          "CI excludes 0 = the 95 % interval's own misses (about 1 in 20 expected)\n")
-    print("| kernel | mode | runs | false verdicts | CI excludes 0 | abs delta <= 1 % | max abs delta | median rounds "
-          "| SM clocks | rounds dropped (clock) |")
+    print(
+        "A/A: identical kernels; false verdict = faster/slower at the +-1 % margin (goal <= 1 in 20); "
+        "CI excludes 0 = the 95 % interval's own misses (about 1 in 20 expected)\n"
+    )
+    print(
+        "| kernel | mode | runs | false verdicts | CI excludes 0 | abs delta <= 1 % | max abs delta | median rounds "
+        "| SM clocks | rounds dropped (clock) |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for title, label, done, fv, ex, within, mx, rounds, clock_text, dropped, _ in rows:
-        print(f"| {title} | {label} | {done} | {fv} of {done} | {ex} of {done} | {within} of {done} | {mx:.3f}% "
-              f"| {rounds} | {clock_text} | {dropped} |")
+        print(
+            f"| {title} | {label} | {done} | {fv} of {done} | {ex} of {done} | {within} of {done} | {mx:.3f}% "
+            f"| {rounds} | {clock_text} | {dropped} |"
+        )
     for title, label, *_, method in rows:
         if method:
             print(f"\n{title}, {label}: {method}")
@@ -424,8 +566,10 @@ def print_tables(where: str, rows: list, ab_rows: list, ref_rows: list) -> None:
         for row in ab_rows:
             print("| " + " | ".join(str(x) for x in row) + " |")
     if ref_rows:
-        print("\nThe h200 recipe's matmul (examples/matmul.py) against torch.matmul, 8192^3, one irscope bench each "
-              "(--recipe h200 --ref \"torch.matmul(a_ptr, b_ptr)\"); ratio = kernel time / torch time\n")
+        print(
+            "\nThe h200 recipe's matmul (examples/matmul.py) against torch.matmul, 8192^3, one irscope bench each "
+            '(--recipe h200 --ref "torch.matmul(a_ptr, b_ptr)"); ratio = kernel time / torch time\n'
+        )
         print("| dtype | h200 recipe | torch.matmul | ratio [95 % CI] | verdict (+-1 %) | rounds | torch's result |")
         print("| --- | --- | --- | --- | --- | --- | --- |")
         for row in ref_rows:

@@ -41,7 +41,9 @@ def test_functions(test_file: Path) -> list[str]:
     import ast
 
     tree = ast.parse(test_file.read_text())
-    return [f"{test_file}::{n.name}" for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+    return [
+        f"{test_file}::{n.name}" for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")
+    ]
 
 
 def run_one(node: str, target: str, timeout: float) -> dict:
@@ -49,10 +51,32 @@ def run_one(node: str, target: str, timeout: float) -> dict:
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
         try:
-            p = subprocess.run([sys.executable, "-m", "irscope", "dump", pytest_bin, "--target", target,
-                                "--compile-only", "--json", "-o", out, "--script-log", os.devnull, "--",
-                                "-q", "-x", "-p", "no:cacheprovider", node],
-                               capture_output=True, text=True, timeout=timeout)
+            p = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "irscope",
+                    "dump",
+                    pytest_bin,
+                    "--target",
+                    target,
+                    "--compile-only",
+                    "--json",
+                    "-o",
+                    out,
+                    "--script-log",
+                    os.devnull,
+                    "--",
+                    "-q",
+                    "-x",
+                    "-p",
+                    "no:cacheprovider",
+                    node,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired:
             return {"node": node, "target": target, "status": f"timed out after {timeout:g} s"}
         seconds = time.perf_counter() - started
@@ -66,8 +90,13 @@ def run_one(node: str, target: str, timeout: float) -> dict:
         row["captured"] = len(caps)
         row["dumped"] = len(doc.get("kernels") or [])
         problems = ("not_replayable", "failed", "skipped")
-        row["not_dumped"] = sorted({f"{c['kernel']}: {next(str(c[k]) for k in problems if c.get(k))}"[:240]
-                                    for c in caps if any(c.get(k) for k in problems)})
+        row["not_dumped"] = sorted(
+            {
+                f"{c['kernel']}: {next(str(c[k]) for k in problems if c.get(k))}"[:240]
+                for c in caps
+                if any(c.get(k) for k in problems)
+            }
+        )
         row["status"] = "ok" if row["captured"] and not row["not_dumped"] else "partial" if row["captured"] else "none"
         return row
 
@@ -94,8 +123,10 @@ def main() -> None:
         args.json.write_text(json.dumps(rows, indent=1))
     print("\n| test | target | captured | dumped | seconds | not dumped |\n| --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        print(f"| {r['node'].split('::')[1]} | {r['target']} | {r.get('captured', '-')} | {r.get('dumped', '-')} | "
-              f"{r.get('seconds', '-')} | {'; '.join(r.get('not_dumped') or []) or r['status']} |")
+        print(
+            f"| {r['node'].split('::')[1]} | {r['target']} | {r.get('captured', '-')} | {r.get('dumped', '-')} | "
+            f"{r.get('seconds', '-')} | {'; '.join(r.get('not_dumped') or []) or r['status']} |"
+        )
 
 
 if __name__ == "__main__":

@@ -50,8 +50,12 @@ SCRIPTS = ["inductor_mlp.py", "helion_matmul.py", "helion_two_configs.py"]
 def _env(work: Path) -> dict[str, str]:
     """The environment of one run: fresh Triton, Inductor, Helion and irscope caches under `work`."""
     env = dict(os.environ)
-    for var, sub in (("TRITON_CACHE_DIR", "triton"), ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
-                     ("HELION_CACHE_DIR", "helion"), ("IRSCOPE_CACHE_DIR", "irscope")):
+    for var, sub in (
+        ("TRITON_CACHE_DIR", "triton"),
+        ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
+        ("HELION_CACHE_DIR", "helion"),
+        ("IRSCOPE_CACHE_DIR", "irscope"),
+    ):
         (work / sub).mkdir(parents=True, exist_ok=True)
         env[var] = str(work / sub)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
@@ -65,9 +69,12 @@ def _run(cmd: list[str], env: dict[str, str], timeout: float, log: Path) -> tupl
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False)
         rc, out, err = p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
-        rc, out, err = 124, (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), \
-            f"timed out after {timeout:g} s\n" + ((e.stderr or b"").decode() if isinstance(e.stderr, bytes)
-                                                  else (e.stderr or ""))
+        rc, out, err = (
+            124,
+            (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""),
+            f"timed out after {timeout:g} s\n"
+            + ((e.stderr or b"").decode() if isinstance(e.stderr, bytes) else (e.stderr or "")),
+        )
     log.write_text(f"$ {' '.join(cmd)}\n--- stdout\n{out}\n--- stderr\n{err}\n")
     return rc, time.monotonic() - t0, out
 
@@ -98,7 +105,9 @@ def ptx_of_dump(doc: dict) -> dict[str, list[str]]:
         if not path:
             continue
         opts = k.get("options") or {}
-        out.setdefault(_key(k["name"], opts.get("num_warps"), opts.get("num_stages")), []).append(Path(path).read_text())
+        out.setdefault(_key(k["name"], opts.get("num_warps"), opts.get("num_stages")), []).append(
+            Path(path).read_text()
+        )
     return out
 
 
@@ -113,8 +122,9 @@ def _as_triton_cache(doc: dict, cache: Path) -> dict[str, list[str]]:
         folder.mkdir(parents=True, exist_ok=True)
         opts = k.get("options") or {}
         (folder / f"{k['name']}.ptx").write_text(Path(path).read_text())
-        (folder / f"{k['name']}.json").write_text(json.dumps(
-            {"name": k["name"], "num_warps": opts.get("num_warps"), "num_stages": opts.get("num_stages")}))
+        (folder / f"{k['name']}.json").write_text(
+            json.dumps({"name": k["name"], "num_warps": opts.get("num_warps"), "num_stages": opts.get("num_stages")})
+        )
     return ptx_of_cache(cache)
 
 
@@ -126,13 +136,19 @@ def pair(reference: dict[str, list[str]], others: dict[str, dict[str, list[str]]
     """One row per reference PTX: for each other side, True (an equal PTX of that key), False (the key is
     there, no PTX equal), "missing" (no kernel of that key), None (that side did not run)."""
     rows = []
-    normed = {side: ({k: {_norm(t) for t in v} for k, v in got.items()} if got is not None else None)
-              for side, got in others.items()}
+    normed = {
+        side: ({k: {_norm(t) for t in v} for k, v in got.items()} if got is not None else None)
+        for side, got in others.items()
+    }
     for key in sorted(reference):
         for i, text in enumerate(reference[key]):
             mine = _norm(text)
-            row = {"kernel": key.split(" [", 1)[0], "config": key.split(" [", 1)[1].rstrip("]"),
-                   "copy": i, "lines": len(mine)}
+            row = {
+                "kernel": key.split(" [", 1)[0],
+                "config": key.split(" [", 1)[1].rstrip("]"),
+                "copy": i,
+                "lines": len(mine),
+            }
             for side, got in normed.items():
                 row[side] = None if got is None else "missing" if key not in got else mine in got[key]
             rows.append(row)
@@ -147,7 +163,10 @@ def _dump(script: Path, work: Path, extra: list[str], timeout: float, log: Path)
         doc = json.loads(stdout)
     except ValueError:
         return None, f"exit {rc} after {secs:.0f} s, no JSON (see {log})"
-    return doc, f"exit {rc} after {secs:.0f} s, {len(doc.get('kernels', []))} kernels, mode {doc.get('capture', {}).get('mode')}"
+    return (
+        doc,
+        f"exit {rc} after {secs:.0f} s, {len(doc.get('kernels', []))} kernels, mode {doc.get('capture', {}).get('mode')}",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,8 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scripts", nargs="*", default=SCRIPTS, help="script names under tests/data/layers")
     ap.add_argument("--target", default="h200", help="the stand-in capture's --target (default h200)")
     ap.add_argument("--timeout", type=float, default=150, help="seconds per run (default 150)")
-    ap.add_argument("--dry-run", action="store_true",
-                    help="no GPU needed: only the stand-in capture, its PTX paired with itself (exercises the pairing)")
+    ap.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="no GPU needed: only the stand-in capture, its PTX paired with itself (exercises the pairing)",
+    )
     args = ap.parse_args(argv)
     out = args.out.resolve()
     shutil.rmtree(out, ignore_errors=True)
@@ -171,9 +193,11 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             gpu = False
         if not gpu:
-            print("no CUDA GPU here (torch.cuda.is_available() is False): the plain run (a) and the GPU-mode "
-                  "capture (c) are skipped; only the stand-in capture (b) runs. --dry-run pairs it with itself.",
-                  flush=True)
+            print(
+                "no CUDA GPU here (torch.cuda.is_available() is False): the plain run (a) and the GPU-mode "
+                "capture (c) are skipped; only the stand-in capture (b) runs. --dry-run pairs it with itself.",
+                flush=True,
+            )
     t_start = time.monotonic()
     report: dict = {"target": args.target, "gpu": gpu, "dry_run": args.dry_run, "scripts": {}, "rows": []}
     for name in args.scripts:
@@ -181,8 +205,13 @@ def main(argv: list[str] | None = None) -> int:
         stem = script.stem
         info: dict = {}
         # (b) the stand-in capture
-        standin, info["standin"] = _dump(script, out / stem / "standin", ["--compile-only", "--target", args.target],
-                                         args.timeout, out / stem / "standin.log")
+        standin, info["standin"] = _dump(
+            script,
+            out / stem / "standin",
+            ["--compile-only", "--target", args.target],
+            args.timeout,
+            out / stem / "standin.log",
+        )
         standin_ptx = ptx_of_dump(standin) if standin else {}
         plain_ptx = gpu_ptx = None
         if gpu:
@@ -194,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             # (c) the GPU-mode capture
             gdoc, info["gpu_mode"] = _dump(script, out / stem / "gpumode", [], args.timeout, out / stem / "gpumode.log")
             gpu_ptx = ptx_of_dump(gdoc) if gdoc else {}
-        if args.dry_run:   # the stand-in's PTX laid out as Triton's cache would be, read back as a plain run's
+        if args.dry_run:  # the stand-in's PTX laid out as Triton's cache would be, read back as a plain run's
             fake = _as_triton_cache(standin, out / stem / "fake-triton-cache") if standin else {}
             info["dry_run_cache"] = f"{sum(map(len, fake.values()))} PTX read back from a Triton-cache layout"
             rows = pair(fake, {"standin": standin_ptx, "gpu_mode": None})
@@ -226,8 +255,16 @@ def _cell(v) -> str:
 def _table(report: dict) -> None:
     ref = "stand-in (dry run)" if report["dry_run"] else "plain run" if report["gpu"] else "stand-in only"
     head = ("script", "kernel", "config", f"{ref} == stand-in", f"{ref} == gpu mode")
-    rows = [(r["script"], r["kernel"] + (f" #{r['copy'] + 1}" if r["copy"] else ""), r["config"],
-             _cell(r["standin"]), _cell(r["gpu_mode"])) for r in report["rows"]]
+    rows = [
+        (
+            r["script"],
+            r["kernel"] + (f" #{r['copy'] + 1}" if r["copy"] else ""),
+            r["config"],
+            _cell(r["standin"]),
+            _cell(r["gpu_mode"]),
+        )
+        for r in report["rows"]
+    ]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     for line in (head, tuple("-" * w for w in widths), *rows):
         print("  ".join(str(x).ljust(w) for x, w in zip(line, widths)))

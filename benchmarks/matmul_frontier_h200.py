@@ -36,26 +36,56 @@ def candidates(torch):
     gpm.use_torch_allocator()
     out = {}
     for bm, bn, bk, st, g, w, ws, regs in [
-            (128, 256, 64, 3, 8, 8, True, 24), (128, 256, 64, 3, 1, 8, True, 24), (128, 256, 64, 3, 16, 8, True, 24),
-            (128, 256, 64, 3, 8, 8, True, 40), (128, 256, 32, 6, 8, 8, True, 24), (128, 128, 64, 4, 8, 8, True, 24),
-            (128, 256, 64, 3, 16, 8, False, 0)]:
+        (128, 256, 64, 3, 8, 8, True, 24),
+        (128, 256, 64, 3, 1, 8, True, 24),
+        (128, 256, 64, 3, 16, 8, True, 24),
+        (128, 256, 64, 3, 8, 8, True, 40),
+        (128, 256, 32, 6, 8, 8, True, 24),
+        (128, 128, 64, 4, 8, 8, True, 24),
+        (128, 256, 64, 3, 16, 8, False, 0),
+    ]:
         name = f"gluon {'ws' if ws else 'pipelined'} {bm}x{bn}x{bk} s{st} g{g} w{w}" + (f" r{regs}" if ws else "")
-        out[name] = (lambda a, b, bm=bm, bn=bn, bk=bk, st=st, g=g, w=w, ws=ws, regs=regs:
-                     gpm.matmul(a, b, bm, bn, bk, st, g, w, regs or 24, ws))
-    for bm, bn, bk, g, ws, fl, w, st in [(128, 256, 64, 8, False, True, 8, 3), (128, 256, 64, 16, False, True, 8, 3),
-                                         (128, 256, 64, 4, False, True, 8, 3)]:
+        out[name] = lambda a, b, bm=bm, bn=bn, bk=bk, st=st, g=g, w=w, ws=ws, regs=regs: gpm.matmul(
+            a, b, bm, bn, bk, st, g, w, regs or 24, ws
+        )
+    for bm, bn, bk, g, ws, fl, w, st in [
+        (128, 256, 64, 8, False, True, 8, 3),
+        (128, 256, 64, 16, False, True, 8, 3),
+        (128, 256, 64, 4, False, True, 8, 3),
+    ]:
         out[f"triton-tma {bm}x{bn}x{bk} g{g} {'ws' if ws else 'flat' if fl else 'nested'} w{w} s{st}"] = (
-            lambda a, b, bm=bm, bn=bn, bk=bk, g=g, ws=ws, fl=fl, w=w, st=st: pm.matmul(a, b, bm, bn, bk, g, ws, fl,
-                                                                                     w, st))
+            lambda a, b, bm=bm, bn=bn, bk=bk, g=g, ws=ws, fl=fl, w=w, st=st: pm.matmul(
+                a, b, bm, bn, bk, g, ws, fl, w, st
+            )
+        )
 
     def tutorial(a, b):  # examples/matmul.py at the h200 recipe's settings (128x256x64, 8 warps, 3 stages)
         M, K = a.shape
         N = b.shape[1]
         c = torch.empty((M, N), device=a.device, dtype=a.dtype)
         grid = (((M + 127) // 128) * ((N + 255) // 256),)
-        mm.matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                               c.stride(1), 128, 256, 64, 8, num_warps=8, num_stages=3)
+        mm.matmul_kernel[grid](
+            a,
+            b,
+            c,
+            M,
+            N,
+            K,
+            a.stride(0),
+            a.stride(1),
+            b.stride(0),
+            b.stride(1),
+            c.stride(0),
+            c.stride(1),
+            128,
+            256,
+            64,
+            8,
+            num_warps=8,
+            num_stages=3,
+        )
         return c
+
     out["tutorial matmul.py 128x256x64 g8 w8 s3"] = tutorial
     return out
 
@@ -77,7 +107,7 @@ def main() -> None:
             torch.manual_seed(0)
             a = torch.randn((M, K), device="cuda", dtype=dtype)
             b = torch.randn((K, N), device="cuda", dtype=dtype)
-            ref = (a.double() @ b.double())
+            ref = a.double() @ b.double()
             ok = {}
             for name, fn in cands.items():
                 try:
@@ -90,8 +120,12 @@ def main() -> None:
             err_cublas = ((torch.matmul(a, b).double() - ref).norm() / ref.norm()).item()
             timed = {n: [] for n, e in ok.items() if isinstance(e, float) and e < 1e-2}
             timed["cuBLAS torch.matmul"] = []
-            calls = {name: (lambda a=a, b=b: torch.matmul(a, b)) if name.startswith("cuBLAS") else
-                     (lambda fn=cands[name], a=a, b=b: fn(a, b)) for name in timed}
+            calls = {
+                name: (lambda a=a, b=b: torch.matmul(a, b))
+                if name.startswith("cuBLAS")
+                else (lambda fn=cands[name], a=a, b=b: fn(a, b))
+                for name in timed
+            }
             for _ in range(opts.passes):
                 for name, call in calls.items():
                     timed[name].append(triton.testing.do_bench(call, warmup=10, rep=opts.rep))
@@ -100,15 +134,27 @@ def main() -> None:
             for name, ms in timed.items():
                 t = statistics.median(ms)
                 err = err_cublas if name.startswith("cuBLAS") else ok[name]
-                rows.append((f"{M}x{N}x{K}", str(dtype).replace("torch.", ""), name, t * 1e3, flops / t / 1e9,
-                             base / t, f"{err:.1e}", f"{(max(ms) - min(ms)) / t * 100:.1f}%"))
+                rows.append(
+                    (
+                        f"{M}x{N}x{K}",
+                        str(dtype).replace("torch.", ""),
+                        name,
+                        t * 1e3,
+                        flops / t / 1e9,
+                        base / t,
+                        f"{err:.1e}",
+                        f"{(max(ms) - min(ms)) / t * 100:.1f}%",
+                    )
+                )
             for name, e in ok.items():
                 if not (isinstance(e, float) and e < 1e-2):
                     rows.append((f"{M}x{N}x{K}", str(dtype).replace("torch.", ""), name, 0, 0, 0, str(e)[:90], ""))
             del a, b, ref, calls
             torch.cuda.empty_cache()
-    lines = ["| shape | dtype | kernel | us | TFLOP/s | speed vs cuBLAS | rel. error | pass spread |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| shape | dtype | kernel | us | TFLOP/s | speed vs cuBLAS | rel. error | pass spread |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         lines.append(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.0f} | {r[4]:.0f} | {r[5]:.3f} | {r[6]} | {r[7]} |")
     text = "\n".join(lines)

@@ -46,8 +46,26 @@ def case_matmul(num_stages: int) -> None:
     c = torch.empty(m, m, device="cuda", dtype=torch.float16)
     grid = (cdiv(m, 128) * cdiv(m, 128),)
     for _ in range(3):
-        mm.matmul_kernel[grid](a, b, c, m, m, m, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                               c.stride(0), c.stride(1), 128, 128, 64, 8, num_warps=4, num_stages=num_stages)
+        mm.matmul_kernel[grid](
+            a,
+            b,
+            c,
+            m,
+            m,
+            m,
+            a.stride(0),
+            a.stride(1),
+            b.stride(0),
+            b.stride(1),
+            c.stride(0),
+            c.stride(1),
+            128,
+            128,
+            64,
+            8,
+            num_warps=4,
+            num_stages=num_stages,
+        )
     torch.testing.assert_close(c, a @ b, atol=5e-2, rtol=1e-2)
 
 
@@ -73,8 +91,13 @@ def case_rmsnorm() -> None:
     torch.testing.assert_close(y, ref, atol=5e-2, rtol=2e-2)
 
 
-CASES = {"add": case_add, "matmul1": lambda: case_matmul(1), "matmul3": lambda: case_matmul(3),
-         "gluon": case_gluon, "rmsnorm": case_rmsnorm}
+CASES = {
+    "add": case_add,
+    "matmul1": lambda: case_matmul(1),
+    "matmul3": lambda: case_matmul(3),
+    "gluon": case_gluon,
+    "rmsnorm": case_rmsnorm,
+}
 
 if __name__ == "__main__":
     name = sys.argv[1] if len(sys.argv) > 1 else "add"

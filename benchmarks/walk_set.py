@@ -9,12 +9,28 @@ mapping or a dataclass carrying num_warps=8, Triton's backend options. A frame t
 dict along counts too, so this is an upper bound. The files up to adapter/compiling.py (the
 triton.compile call) are the walk #37 asks about; the rest is the dump's figures and checks.
 """
+
 import dataclasses
 import sys
 
-sys.argv = ["irscope", "dump", "examples/vector_add.py", "-s", "*fp32, *fp32, *fp32, i32, 1024", "--target", "cuda:90",
-            "--set", "num_warps=8", "--no-cache", "-o", "/tmp/walk-out", "--json"]
+sys.argv = [
+    "irscope",
+    "dump",
+    "examples/vector_add.py",
+    "-s",
+    "*fp32, *fp32, *fp32, i32, 1024",
+    "--target",
+    "cuda:90",
+    "--set",
+    "num_warps=8",
+    "--no-cache",
+    "-o",
+    "/tmp/walk-out",
+    "--json",
+]
 seen = []
+
+
 def carries(v, depth=0):
     if isinstance(v, str):
         return v == "num_warps=8"
@@ -33,6 +49,8 @@ def carries(v, depth=0):
     if type(v).__name__ in ("CUDAOptions", "HIPOptions"):
         return getattr(v, "num_warps", None) == 8
     return False
+
+
 def prof(frame, event, arg):
     if event != "call":
         return
@@ -46,6 +64,8 @@ def prof(frame, event, arg):
                     seen.append(entry)
         except Exception:
             pass
+
+
 sys.setprofile(prof)
 from irscope import entry  # noqa: E402 - imported under the profile hook, so its calls are traced
 

@@ -27,7 +27,9 @@ from typing import Any
 from irscope.errors import BadInput, CompileFailure, IrscopeError
 from irscope.version import __version__
 
-_API = frozenset({"dump", "diff", "capture", "sweep", "profile", "default_out", "Dump", "Diff", "Capture", "Stages", "Sweep"})
+_API = frozenset(
+    {"dump", "diff", "capture", "sweep", "profile", "default_out", "Dump", "Diff", "Capture", "Stages", "Sweep"}
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -59,5 +61,20 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | _API)
 
 
-__all__ = ["BadInput", "Capture", "CompileFailure", "Diff", "Dump", "IrscopeError", "Stages", "Sweep", "__version__",
-           "capture", "default_out", "diff", "dump", "profile", "sweep"]
+__all__ = [
+    "BadInput",
+    "Capture",
+    "CompileFailure",
+    "Diff",
+    "Dump",
+    "IrscopeError",
+    "Stages",
+    "Sweep",
+    "__version__",
+    "capture",
+    "default_out",
+    "diff",
+    "dump",
+    "profile",
+    "sweep",
+]

@@ -12,7 +12,7 @@ from irscope import direct
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    recorder = direct.Recorder(args)   # the import path and environment as the process started
+    recorder = direct.Recorder(args)  # the import path and environment as the process started
     status = direct.serve(recorder, sys.stdout, terminal=_terminal)
     if status is None:
         from irscope.cli import (

@@ -40,6 +40,7 @@ from irscope.steer.pinset import Pins
 if TYPE_CHECKING:  # the annotation only: reading recipes is loaded when one is named (_recipe)
     from irscope.steer.recipe_model import Recipe
 
+
 @dataclass(frozen=True)
 class Request:
     """What a command asks to compile, as given (text): resolve() checks and types it."""
@@ -50,8 +51,8 @@ class Request:
     named_args: tuple[str, ...] = ()
     consts: tuple[str, ...] = ()
     target: str | None = None
-    target_flag: str = "--target"        # the flag that gave `target` (a diff side: --a-target)
-    sets: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (source, ("KEY=VALUE", ...)), lowest first
+    target_flag: str = "--target"  # the flag that gave `target` (a diff side: --a-target)
+    sets: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (source, ("KEY=VALUE", ...)), lowest first
     recipe: str | None = None
     variant: str | None = None
     pin_layouts: tuple[str, ...] = ()
@@ -88,7 +89,7 @@ class Job:
 
     spec: KernelSpec
     settings: Settings
-    label: str = ""          # what sets this job apart from its siblings (a variant, a side, a config)
+    label: str = ""  # what sets this job apart from its siblings (a variant, a side, a config)
 
 
 def is_spec_file(path: Path | str) -> bool:
@@ -97,16 +98,23 @@ def is_spec_file(path: Path | str) -> bool:
     return p.suffix == ".json" and p.is_file()
 
 
-def choose_target(requested: str | None, recipe: Recipe | None = None,
-                  recorded: str | None = None, recorded_in: str = "", flag: str = "--target") -> tuple[Target, str]:
+def choose_target(
+    requested: str | None,
+    recipe: Recipe | None = None,
+    recorded: str | None = None,
+    recorded_in: str = "",
+    flag: str = "--target",
+) -> tuple[Target, str]:
     """The target and a word on why: the flag wins (it must fit the recipe), then the recipe's own
     target, then the one a spec file recorded, then the local GPU, then cuda:90."""
     if requested:
         tgt, _ = resolve_target(requested)
         if recipe is not None and not recipe.accepts(tgt):
             fits = ", ".join(t.name for t in recipe.targets)
-            raise BadInput(f"{flag} {requested} ({tgt.name}) does not fit recipe {recipe.name}, which is for "
-                           f"{fits}; leave out {flag}, or pick a recipe for {tgt.name}")
+            raise BadInput(
+                f"{flag} {requested} ({tgt.name}) does not fit recipe {recipe.name}, which is for "
+                f"{fits}; leave out {flag}, or pick a recipe for {tgt.name}"
+            )
         return tgt, "requested" if flag == "--target" else flag
     if recipe is not None:
         return recipe.target, f"recipe {recipe.name}"
@@ -134,29 +142,34 @@ def resolve(req: Request) -> list[Job]:
     file: Path | str = req.file
     kernels = list(req.kernels)
     if req.is_spec_file:
-        if req.signature is not None:   # its args name every parameter: a positional --signature would lose
-            raise BadInput(f"--signature: {Path(req.file).name} is a spec file, which carries its own "
-                           f"specialization (its \"args\"); leave out --signature, or change one parameter "
-                           f"with --arg NAME=ELEMENT")
+        if req.signature is not None:  # its args name every parameter: a positional --signature would lose
+            raise BadInput(
+                f"--signature: {Path(req.file).name} is a spec file, which carries its own "
+                f'specialization (its "args"); leave out --signature, or change one parameter '
+                f"with --arg NAME=ELEMENT"
+            )
         doc = read_spec_document(req.file)
         if kernels and doc["kernel"] not in kernels:
             raise BadInput(f"{req.file}: holds kernel {doc['kernel']!r}, not {', '.join(kernels)}")
         base_options = dict(doc.get("options") or {})
         file, kernels = doc["file"], [doc["kernel"]]
-    tgt, reason = choose_target(req.target, recipe, doc.get("target") if doc else None, Path(req.file).name, req.target_flag)
+    tgt, reason = choose_target(
+        req.target, recipe, doc.get("target") if doc else None, Path(req.file).name, req.target_flag
+    )
     base = Settings(tgt, reason)
     if base_options:
         valid = settable_options(tgt)
         unknown = [k for k in base_options if k not in valid]
         if unknown:
-            raise BadInput(f"option {unknown[0]!r} (from {Path(req.file).name}) is not an option of Triton's "
-                           f"{tgt.backend} backend here")
+            raise BadInput(
+                f"option {unknown[0]!r} (from {Path(req.file).name}) is not an option of Triton's "
+                f"{tgt.backend} backend here"
+            )
         for key, value in base_options.items():
             check_typed(key, value, valid[key].type, f"{req.file}:")
         base = base.overlay(base_options, Path(req.file).name)
     refs = list(req.loaded) if req.loaded and doc is None else _load_kernels(file, kernels, doc, tgt)
-    jobs = [for_kernel(ref, base, req, recipe=recipe, recorded_args=doc["args"] if doc else None)
-            for ref in refs]
+    jobs = [for_kernel(ref, base, req, recipe=recipe, recorded_args=doc["args"] if doc else None) for ref in refs]
     check_loop_pins_fit(jobs, req.pin_loops)
     return jobs
 
@@ -165,8 +178,9 @@ def resolve_one(req: Request, what: str) -> Job:
     """resolve() for commands that work on one kernel ('diff compares', 'bench times', ...)."""
     jobs = resolve(req)
     if len(jobs) != 1:
-        raise BadInput(f"{what} one kernel at a time; choose one with --kernel "
-                       f"({', '.join(j.spec.kernel for j in jobs)})")
+        raise BadInput(
+            f"{what} one kernel at a time; choose one with --kernel ({', '.join(j.spec.kernel for j in jobs)})"
+        )
     return jobs[0]
 
 
@@ -182,9 +196,16 @@ def variants(req: Request, names: tuple[str, ...] | list[str]) -> list[Job]:
     return out
 
 
-def for_kernel(ref: loader.KernelRef, base: Settings, req: Request, *, recipe: Recipe | None = None,
-               recorded_args: dict[str, str | int | float] | None = None, named_args: list[str] | None = None,
-               consts: list[str] | None = None) -> Job:
+def for_kernel(
+    ref: loader.KernelRef,
+    base: Settings,
+    req: Request,
+    *,
+    recipe: Recipe | None = None,
+    recorded_args: dict[str, str | int | float] | None = None,
+    named_args: list[str] | None = None,
+    consts: list[str] | None = None,
+) -> Job:
     """The job of one loaded kernel: base settings < recipe < the request's option layers and pins.
 
     `recorded_args` are a spec file's elements (they rank below the recipe's constexprs);
@@ -209,20 +230,25 @@ def for_kernel(ref: loader.KernelRef, base: Settings, req: Request, *, recipe: R
         for i, a in enumerate(given_parts):
             for b in given_parts[:i]:
                 if a.index == b.index and a.registers != b.registers:
-                    raise BadInput(f"--pin-partition worker{a.index}: given twice, with registers={b.registers} "
-                                   f"and registers={a.registers}; give one value per partition")
+                    raise BadInput(
+                        f"--pin-partition worker{a.index}: given twice, with registers={b.registers} "
+                        f"and registers={a.registers}; give one value per partition"
+                    )
         pins.partitions.extend(given_parts)
     settings = replace(settings, pins=pins)
     given = list(req.named_args if named_args is None else named_args)
     if recorded_args:
         given = [f"{k}={v}" for k, v in recorded_args.items() if k not in pins.constexprs] + given
-    sig, named, cons = _with_recipe_constexprs(ref, req.signature, given,
-                                               list(req.consts if consts is None else consts), pins)
+    sig, named, cons = _with_recipe_constexprs(
+        ref, req.signature, given, list(req.consts if consts is None else consts), pins
+    )
     if sig is None and not named and not cons:
         missing = [p.name for p in ref.fn.params if not p.has_default]
         if missing:
-            raise BadInput(f"{ref.name}: give a specialization: --signature with one element per parameter "
-                           f"({', '.join(params)}) or --arg/--const NAME=...")
+            raise BadInput(
+                f"{ref.name}: give a specialization: --signature with one element per parameter "
+                f"({', '.join(params)}) or --arg/--const NAME=..."
+            )
     spec = build_spec(ref, sig, named, cons)
     by_hand = not req.is_spec_file and named_args is None and consts is None and not recorded_args
     return Job(spec, _options_from_params(spec, settings) if by_hand and adapter.is_gluon(ref.fn) else settings)
@@ -235,8 +261,11 @@ def _options_from_params(spec: KernelSpec, settings: Settings) -> Settings:
     it; with the option left at 4, an 8-warp layout is 'invalid'). Triton kernels keep the option's own
     value (a positional launch does not set it); captures and spec files keep what the launch had."""
     options = settable_options(settings.target)
-    taken = {name: arg.value for name, arg in spec.args.items()
-             if arg.kind == "constexpr" and name in options and arg.value is not None and name not in settings.options}
+    taken = {
+        name: arg.value
+        for name, arg in spec.args.items()
+        if arg.kind == "constexpr" and name in options and arg.value is not None and name not in settings.options
+    }
     return settings.overlay(taken, f"the kernel's {', '.join(taken)} parameter") if taken else settings
 
 
@@ -276,8 +305,9 @@ def _recipe(name: str | None, variant: str | None) -> Recipe | None:
     return recipes.resolve(name, variant)
 
 
-def _with_recipe_constexprs(ref, signature: str | None, named_args: list[str], consts: list[str],
-                            pins: Pins) -> tuple[str | None, list[str], list[str]]:
+def _with_recipe_constexprs(
+    ref, signature: str | None, named_args: list[str], consts: list[str], pins: Pins
+) -> tuple[str | None, list[str], list[str]]:
     """Add the recipe's constexprs the command line leaves open (the command line wins).
 
     A --signature may then stop before the constexprs the recipe gives: its elements are handed
@@ -328,8 +358,9 @@ def check_loop_pins_fit(jobs: list[Job], pin_loops: tuple[str, ...]) -> None:
             spans.append(f"{job.spec.kernel}: lines {span[0]}-{span[1]}")
             inside = inside or span[0] <= pin.line <= span[1]
         if not inside:
-            raise BadInput(f"--pin-loop {text}: line {pin.line} is in none of the kernels compiled "
-                           f"({'; '.join(spans)})")
+            raise BadInput(
+                f"--pin-loop {text}: line {pin.line} is in none of the kernels compiled ({'; '.join(spans)})"
+            )
 
 
 def _kernel_lines(fn) -> tuple[int, int] | None:
@@ -338,4 +369,3 @@ def _kernel_lines(fn) -> tuple[int, int] | None:
     if start is None or raw is None:
         return None
     return start, start + len(raw) - 1
-

@@ -33,7 +33,7 @@ class Knob(Generic[T]):
     default: T
     parse: Callable[[str], T | None]
     doc: str
-    read_by: str = "irscope"      # "setup.py" or "the tests": listed here, read there (they cannot import irscope)
+    read_by: str = "irscope"  # "setup.py" or "the tests": listed here, read there (they cannot import irscope)
 
     def get(self) -> T:
         text = os.environ.get(self.name)
@@ -101,42 +101,83 @@ def _load_timeout(seconds: Any) -> float:
 # ------------------------------------------------------------------ the table
 
 CACHE_DIR: Knob[Path | None] = Knob(
-    "IRSCOPE_CACHE_DIR", None, _path,
-    "irscope's cache folder (dumps, sweeps.sqlite, envs/ with other Triton releases); unset: $XDG_CACHE_HOME/irscope, else ~/.cache/irscope")
+    "IRSCOPE_CACHE_DIR",
+    None,
+    _path,
+    "irscope's cache folder (dumps, sweeps.sqlite, envs/ with other Triton releases); unset: $XDG_CACHE_HOME/irscope, else ~/.cache/irscope",
+)
 RECIPES: Knob[tuple[Path, ...]] = Knob(
-    "IRSCOPE_RECIPES", (), _paths,
-    "folders of recipes (os.pathsep-separated), searched before the recipes/ shipped with irscope")
+    "IRSCOPE_RECIPES",
+    (),
+    _paths,
+    "folders of recipes (os.pathsep-separated), searched before the recipes/ shipped with irscope",
+)
 STANDIN_OP_S: Knob[float] = Knob(
-    "IRSCOPE_STANDIN_OP_S", 0.5, _seconds,
-    "stand-in GPU: a torch op estimated to take longer on the CPU (seconds) runs shape-only")
+    "IRSCOPE_STANDIN_OP_S",
+    0.5,
+    _seconds,
+    "stand-in GPU: a torch op estimated to take longer on the CPU (seconds) runs shape-only",
+)
 INTERPRET_LAUNCH_S: Knob[float] = Knob(
-    "IRSCOPE_INTERPRET_LAUNCH_S", 60.0, _seconds,
-    "stand-in GPU: seconds Triton's interpreter may compute one launch; 0 computes none")
+    "IRSCOPE_INTERPRET_LAUNCH_S",
+    60.0,
+    _seconds,
+    "stand-in GPU: seconds Triton's interpreter may compute one launch; 0 computes none",
+)
 INTERPRET_TOTAL_S: Knob[float] = Knob(
-    "IRSCOPE_INTERPRET_TOTAL_S", 120.0, _seconds,
-    "stand-in GPU: seconds the interpreter may spend on a whole script's launches; 0 computes none")
+    "IRSCOPE_INTERPRET_TOTAL_S",
+    120.0,
+    _seconds,
+    "stand-in GPU: seconds the interpreter may spend on a whole script's launches; 0 computes none",
+)
 SMI_FACTS: Knob[dict] = Knob(
-    "IRSCOPE_SMI_FACTS", {}, json.loads,
-    "the chip the stand-in nvidia-smi/rocm-smi answers as (JSON); set by irscope for the script it runs")
+    "IRSCOPE_SMI_FACTS",
+    {},
+    json.loads,
+    "the chip the stand-in nvidia-smi/rocm-smi answers as (JSON); set by irscope for the script it runs",
+)
 TRITON_PROVIDER: Knob[str | None] = Knob(
-    "IRSCOPE_TRITON_PROVIDER", None, _text,
-    "install: a distribution that provides `triton` (e.g. fbtriton), so pip does not add triton", "setup.py")
+    "IRSCOPE_TRITON_PROVIDER",
+    None,
+    _text,
+    "install: a distribution that provides `triton` (e.g. fbtriton), so pip does not add triton",
+    "setup.py",
+)
 TRITON_TUTORIALS: Knob[Path | None] = Knob(
-    "IRSCOPE_TRITON_TUTORIALS", None, _path,
-    "tests: a Triton checkout's python/tutorials, captured on the stand-in GPU", "the tests")
+    "IRSCOPE_TRITON_TUTORIALS",
+    None,
+    _path,
+    "tests: a Triton checkout's python/tutorials, captured on the stand-in GPU",
+    "the tests",
+)
 
 RELEASES: Knob[tuple[str, ...]] = Knob(
-    "IRSCOPE_RELEASES", (), _names,
+    "IRSCOPE_RELEASES",
+    (),
+    _names,
     "tests: Triton releases (comma-separated, e.g. 3.5.1,3.7.1,3.8.0) that tests/test_releases.py makes an "
-    "env for and dumps the examples with", "the tests")
+    "env for and dumps the examples with",
+    "the tests",
+)
 
-KNOBS: tuple[Knob, ...] = (CACHE_DIR, RECIPES, STANDIN_OP_S, INTERPRET_LAUNCH_S, INTERPRET_TOTAL_S, SMI_FACTS,
-                           TRITON_PROVIDER, TRITON_TUTORIALS, RELEASES)
+KNOBS: tuple[Knob, ...] = (
+    CACHE_DIR,
+    RECIPES,
+    STANDIN_OP_S,
+    INTERPRET_LAUNCH_S,
+    INTERPRET_TOTAL_S,
+    SMI_FACTS,
+    TRITON_PROVIDER,
+    TRITON_TUTORIALS,
+    RELEASES,
+)
 
 LOAD_TIMEOUT: Setting[float] = Setting(
-    "--load-timeout", 30.0,
+    "--load-timeout",
+    30.0,
     "seconds a kernel file may take to import (one that imports torch and a library takes seconds cold)",
-    _load_timeout)
+    _load_timeout,
+)
 
 SETTINGS: tuple[Setting, ...] = (LOAD_TIMEOUT,)
 
@@ -151,7 +192,16 @@ def cache_dir() -> Path:
 
 def table() -> list[tuple[str, str, str]]:
     """(name, default, what it does) of every knob and setting: README.md's table."""
-    rows = [(k.name, "unset" if k.default in (None, (), {}) else f"{k.default:g}" if isinstance(k.default, float)
-             else str(k.default), k.doc + ("" if k.read_by == "irscope" else f" (read by {k.read_by})"))
-            for k in KNOBS]
+    rows = [
+        (
+            k.name,
+            "unset"
+            if k.default in (None, (), {})
+            else f"{k.default:g}"
+            if isinstance(k.default, float)
+            else str(k.default),
+            k.doc + ("" if k.read_by == "irscope" else f" (read by {k.read_by})"),
+        )
+        for k in KNOBS
+    ]
     return rows + [(s.name, f"{s.default:g}", s.doc + " (a flag, not the environment)") for s in SETTINGS]

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypedDict, Union
 
 # ------------------------------------------------------------------ manifest.json
 
-Counts = dict[str, float]          # a histogram: op / class / width -> how many
+Counts = dict[str, float]  # a histogram: op / class / width -> how many
 
 
 class _Occupancy(TypedDict):
@@ -28,9 +28,9 @@ class _Occupancy(TypedDict):
 
 
 class Occupancy(_Occupancy, total=False):
-    blocks_per_sm: float           # NVIDIA
+    blocks_per_sm: float  # NVIDIA
     warps_per_sm: float
-    waves_per_simd: float          # AMD
+    waves_per_simd: float  # AMD
     compiler_occupancy: float | None
 
 
@@ -105,24 +105,24 @@ class Stats(TypedDict, total=False):
     compiler_occupancy: float | None
     occupancy: Occupancy | None
     sass: SassMix | None
-    ptx: dict[str, float | Counts] | None    # counts, and per-width counts (global_load: {"128": 4})
+    ptx: dict[str, float | Counts] | None  # counts, and per-width counts (global_load: {"128": 4})
     amdgcn: AmdMix | None
     ttgir: TtgirFacts | None
-    machinery: dict[str, Any]                # partitions, TMA, mbarriers, TMEM, clusters (artifacts/machinery.py)
+    machinery: dict[str, Any]  # partitions, TMA, mbarriers, TMEM, clusters (artifacts/machinery.py)
 
 
 class _PassEntry(TypedDict):
     index: int
     stage: str
-    name: str          # e.g. TritonGPUCoalesce
-    arg: str           # e.g. tritongpu-coalesce
-    file: str          # passes/NNN-Name.mlir, relative to the dump folder
+    name: str  # e.g. TritonGPUCoalesce
+    arg: str  # e.g. tritongpu-coalesce
+    file: str  # passes/NNN-Name.mlir, relative to the dump folder
 
 
 class PassEntry(_PassEntry, total=False):
     """One MLIR pass of a --passes dump (manifest.json passes, passes/index.json)."""
 
-    added: int         # lines added by the pass (after vs before)
+    added: int  # lines added by the pass (after vs before)
     removed: int
 
 
@@ -136,9 +136,9 @@ class PinCheck(TypedDict):
     kind: PinKind
     name: str
     value: Any
-    source: str        # where it came from: "--set", "recipe NAME", "--pin-loop", ...
+    source: str  # where it came from: "--set", "recipe NAME", "--pin-loop", ...
     status: PinStatus
-    detail: str        # what the output holds
+    detail: str  # what the output holds
 
 
 class RecipeRef(TypedDict, total=False):
@@ -151,10 +151,10 @@ class RecipeRef(TypedDict, total=False):
 
 
 class _Manifest(TypedDict):
-    irscope: Any       # the format's version (1); a reader takes any
+    irscope: Any  # the format's version (1); a reader takes any
     kernel: str
     target: str
-    stages: dict[str, str]               # stage -> its file in the folder
+    stages: dict[str, str]  # stage -> its file in the folder
 
 
 class Manifest(_Manifest, total=False):
@@ -163,41 +163,41 @@ class Manifest(_Manifest, total=False):
     file: str
     target_reason: str
     signature: str
-    args: dict[str, str]                 # parameter -> spec element (replayable)
+    args: dict[str, str]  # parameter -> spec element (replayable)
     triton_version: str
-    options: dict[str, Any]              # effective options, as Triton compiled them
-    user_options: dict[str, Any]         # what --set and recipes changed
+    options: dict[str, Any]  # effective options, as Triton compiled them
+    user_options: dict[str, Any]  # what --set and recipes changed
     option_sources: dict[str, Any]
     env: dict[str, Any]
     times_ms: dict[str, float] | None
     metadata: dict[str, Any]
     stats: Stats | None
     notes: list[str] | None
-    passes: list[PassEntry] | None       # None: dumped without --passes
+    passes: list[PassEntry] | None  # None: dumped without --passes
     key: str
     recipe: RecipeRef | None
     pins: list[PinCheck] | None
-    map: str | None                      # map.json, or None when the IR could not be mapped
-    files: dict[str, str] | None         # outputs that are no compiler stage -> their file
-    generated_by: dict[str, Any]         # a capture's: the kernel generator's record (capture/layers.py)
+    map: str | None  # map.json, or None when the IR could not be mapped
+    files: dict[str, str] | None  # outputs that are no compiler stage -> their file
+    generated_by: dict[str, Any]  # a capture's: the kernel generator's record (capture/layers.py)
 
 
 # ------------------------------------------------------------------ map.json
 
 
 class _Figures(TypedDict):
-    n: float                   # units (ops / instructions)
+    n: float  # units (ops / instructions)
 
 
 class Figures(_Figures, total=False):
     """What one Python line (or no line) became in one stage."""
 
-    at: list[int]              # their line numbers in the stage file
+    at: list[int]  # their line numbers in the stage file
     ops: Counts
-    classes: Counts            # machine stages: mma, global_load, ...
-    spill_bytes: float         # machine stages
-    regs: float                # ptx: registers written
-    layouts: list[str]         # ttgir: the layout aliases its ops use
+    classes: Counts  # machine stages: mma, global_load, ...
+    spill_bytes: float  # machine stages
+    regs: float  # ptx: registers written
+    layouts: list[str]  # ttgir: the layout aliases its ops use
 
 
 class _MapEntry(TypedDict):
@@ -211,7 +211,7 @@ class MapEntry(_MapEntry, total=False):
 
 
 class MapLine(MapEntry, total=False):
-    callees: list[MapEntry]    # inlined helpers, listed again under the line that called them
+    callees: list[MapEntry]  # inlined helpers, listed again under the line that called them
 
 
 class MapStage(TypedDict, total=False):
@@ -232,7 +232,7 @@ class SourceMap(_SourceMap, total=False):
     machine: str | None
     stages: dict[str, MapStage]
     no_line: dict[str, Figures] | None
-    files: dict[str, float] | None       # each source file named -> its line count
+    files: dict[str, float] | None  # each source file named -> its line count
 
 
 # ------------------------------------------------------------------ spec files and a capture's launch record
@@ -248,7 +248,7 @@ class LaunchArg(TypedDict, total=False):
     offset: int
     align: int
     mock: bool
-    value: Any         # a scalar as the launch had it: true/false, an integer, a number (inf, nan too), null
+    value: Any  # a scalar as the launch had it: true/false, an integer, a number (inf, nan too), null
     type: str
 
 
@@ -266,8 +266,8 @@ class Launch(TypedDict, total=False):
     autotune: Autotune | None
     warmup: bool
     launches: int
-    timed_launches: int            # of those, made while a benchmark timed it
-    mode: str                      # "gpu" | "compile-only"
+    timed_launches: int  # of those, made while a benchmark timed it
+    mode: str  # "gpu" | "compile-only"
     script: str
     script_args: list[str]
     triton_cache_hit: bool
@@ -279,7 +279,7 @@ class _SpecFile(TypedDict):
     irscope_spec: Literal[1]
     file: str
     kernel: str
-    args: dict[str, str | int | float]   # parameter -> signature element ("*fp32:16", "i32", a constexpr's value)
+    args: dict[str, str | int | float]  # parameter -> signature element ("*fp32:16", "i32", a constexpr's value)
 
 
 class SpecFile(_SpecFile, total=False):
@@ -288,12 +288,12 @@ class SpecFile(_SpecFile, total=False):
     target: str | None
     options: dict[str, Any] | None
     launch: Launch | None
-    closure: dict[str, Any] | None       # a capture's: the kernel's closure as data (capture/closure.py)
+    closure: dict[str, Any] | None  # a capture's: the kernel's closure as data (capture/closure.py)
 
 
 # ------------------------------------------------------------------ profile.json (irscope profile)
 
-Stalls = dict[str, float]      # stall reason (ncu's short names: long_sb, wait, barrier, ...) -> samples
+Stalls = dict[str, float]  # stall reason (ncu's short names: long_sb, wait, barrier, ...) -> samples
 
 
 class _ProfileLine(TypedDict):
@@ -308,9 +308,9 @@ class ProfileLine(_ProfileLine, total=False):
     stalls: Stalls
     executed: float
     bytes: float
-    ttgir: Counts                  # what the line became (map.json)
+    ttgir: Counts  # what the line became (map.json)
     sass_ops: Counts
-    passes: list[str]              # with --passes: the passes that added its ops
+    passes: list[str]  # with --passes: the passes that added its ops
 
 
 class _ProfileInstruction(TypedDict):
@@ -354,7 +354,7 @@ class Unmapped(TypedDict, total=False):
 class _Profile(TypedDict):
     irscope_profile: int
     kernel: str
-    tool: str                      # what measured it: "ncu 2025.3.1.0" or "proton pcsampling"
+    tool: str  # what measured it: "ncu 2025.3.1.0" or "proton pcsampling"
     totals: ProfileTotals
     lines: list[ProfileLine]
 
@@ -362,16 +362,23 @@ class _Profile(TypedDict):
 class Profile(_Profile, total=False):
     """profile.json (profile/command.document, proton_document; artifacts/profiled.write)."""
 
-    device: str                    # the GPU's name as the tool read it
-    command: str                   # the command line that recorded it
-    chip: str                      # the chip table's key for the device (the peaks' source), "" unknown
-    bytes_from: str                # what per-line bytes count: "l2_sectors" (ncu), "" none
+    device: str  # the GPU's name as the tool read it
+    command: str  # the command line that recorded it
+    chip: str  # the chip table's key for the device (the peaks' source), "" unknown
+    bytes_from: str  # what per-line bytes count: "l2_sectors" (ncu), "" none
     instructions: list[ProfileInstruction]
     unmapped: Unmapped
 
 
-RECORDS = {"manifest": Manifest, "map": SourceMap, "spec": SpecFile, "profile": Profile, "pass": PassEntry,
-           "pin": PinCheck, "launch": Launch}
+RECORDS = {
+    "manifest": Manifest,
+    "map": SourceMap,
+    "spec": SpecFile,
+    "profile": Profile,
+    "pass": PassEntry,
+    "pin": PinCheck,
+    "launch": Launch,
+}
 
 
 # ------------------------------------------------------------------ reading the annotations
@@ -403,7 +410,7 @@ def json_schema(hint: Any) -> dict[str, Any]:
         return {}
     if is_record(hint):
         out: dict[str, Any] = {"type": "object", "title": hint.__name__}
-        if hint.__doc__ and not hint.__doc__.startswith(f"{hint.__name__}("):   # TypedDict's generated doc
+        if hint.__doc__ and not hint.__doc__.startswith(f"{hint.__name__}("):  # TypedDict's generated doc
             out["description"] = " ".join(hint.__doc__.split())
         items = fields(hint)
         out["properties"] = {k: json_schema(t) for k, (t, _) in items.items()}

@@ -24,38 +24,93 @@ from dataclasses import dataclass, fields
 class Stage:
     """One stage: what it is, and what each part of irscope does with it."""
 
-    name: str                   # irscope's name: the dump folder's file and the --stage choice
-    description: str            # one line for the dump summary's stages table
-    vendor: str | None          # "cuda" / "hip": only that backend produces it; None: every backend
-    language: str               # python, mlir, llvm, ptx, sass, amdgcn, binary: keys normalisers and parsers
-    text: bool                  # a text file (False: a binary, read as bytes, never diffed or printed as text)
-    triton_key: str | None      # its key in CompiledKernel.asm; None: not one of Triton's outputs
-    lexer: str | None = None    # the terminal's syntax colouring (a pygments lexer name)
-    page: str | None = None     # the report page's highlighter (report.js languages); None: plain text
-    pinnable: bool = False      # pins may edit it: Triton can compile onward from an edited file of it
-    passes: bool = False        # Triton runs an MLIR pass pipeline in it: its output is the IR after its last pass
-    mapped: bool = False        # carries the line locations the source map reads (artifacts/lineinfo.py)
-    isa: str | None = None      # "native": a GPU's machine code; "virtual": PTX; None: an IR or no code
-    gluon: bool = False         # only a Gluon kernel's compile has it (Triton 3.5+)
+    name: str  # irscope's name: the dump folder's file and the --stage choice
+    description: str  # one line for the dump summary's stages table
+    vendor: str | None  # "cuda" / "hip": only that backend produces it; None: every backend
+    language: str  # python, mlir, llvm, ptx, sass, amdgcn, binary: keys normalisers and parsers
+    text: bool  # a text file (False: a binary, read as bytes, never diffed or printed as text)
+    triton_key: str | None  # its key in CompiledKernel.asm; None: not one of Triton's outputs
+    lexer: str | None = None  # the terminal's syntax colouring (a pygments lexer name)
+    page: str | None = None  # the report page's highlighter (report.js languages); None: plain text
+    pinnable: bool = False  # pins may edit it: Triton can compile onward from an edited file of it
+    passes: bool = False  # Triton runs an MLIR pass pipeline in it: its output is the IR after its last pass
+    mapped: bool = False  # carries the line locations the source map reads (artifacts/lineinfo.py)
+    isa: str | None = None  # "native": a GPU's machine code; "virtual": PTX; None: an IR or no code
+    gluon: bool = False  # only a Gluon kernel's compile has it (Triton 3.5+)
     launch_check: bool = False  # compared with the kernel a captured script launched (capture, gpu mode)
 
 
 ROWS: tuple[Stage, ...] = (
     Stage("source", "the kernel's Python source", None, "python", True, None, lexer="python", page="python"),
     Stage("frontend", "Python -> TTIR (frontend)", None, "mlir", True, "source", lexer="llvm", page="mlir"),
-    Stage("ttir", "TTIR optimisation", None, "mlir", True, "ttir", lexer="llvm", page="mlir",
-          pinnable=True, passes=True, mapped=True),
+    Stage(
+        "ttir",
+        "TTIR optimisation",
+        None,
+        "mlir",
+        True,
+        "ttir",
+        lexer="llvm",
+        page="mlir",
+        pinnable=True,
+        passes=True,
+        mapped=True,
+    ),
     Stage("glir", "Gluon IR", None, "mlir", True, "glir", lexer="llvm", page="mlir", mapped=True, gluon=True),
-    Stage("ttgir", "TTIR -> TTGIR (layouts, pipelining)", None, "mlir", True, "ttgir", lexer="llvm", page="mlir",
-          pinnable=True, passes=True, mapped=True, launch_check=True),
+    Stage(
+        "ttgir",
+        "TTIR -> TTGIR (layouts, pipelining)",
+        None,
+        "mlir",
+        True,
+        "ttgir",
+        lexer="llvm",
+        page="mlir",
+        pinnable=True,
+        passes=True,
+        mapped=True,
+        launch_check=True,
+    ),
     Stage("llir", "TTGIR -> LLVM IR", None, "llvm", True, "llir", lexer="llvm", page="llvm", mapped=True),
-    Stage("ptx", "LLVM IR -> PTX", "cuda", "ptx", True, "ptx", lexer="ptx", page="ptx", mapped=True,
-          isa="virtual", launch_check=True),
+    Stage(
+        "ptx",
+        "LLVM IR -> PTX",
+        "cuda",
+        "ptx",
+        True,
+        "ptx",
+        lexer="ptx",
+        page="ptx",
+        mapped=True,
+        isa="virtual",
+        launch_check=True,
+    ),
     Stage("cubin", "PTX -> cubin (ptxas)", "cuda", "binary", False, "cubin"),
-    Stage("sass", "cubin -> SASS (nvdisasm)", "cuda", "sass", True, None, lexer="nasm", page="sass", mapped=True,
-          isa="native"),
-    Stage("amdgcn", "LLVM IR -> AMDGCN", "hip", "amdgcn", True, "amdgcn", lexer="gas", page="amdgcn", mapped=True,
-          isa="native", launch_check=True),
+    Stage(
+        "sass",
+        "cubin -> SASS (nvdisasm)",
+        "cuda",
+        "sass",
+        True,
+        None,
+        lexer="nasm",
+        page="sass",
+        mapped=True,
+        isa="native",
+    ),
+    Stage(
+        "amdgcn",
+        "LLVM IR -> AMDGCN",
+        "hip",
+        "amdgcn",
+        True,
+        "amdgcn",
+        lexer="gas",
+        page="amdgcn",
+        mapped=True,
+        isa="native",
+        launch_check=True,
+    ),
     Stage("hsaco", "AMDGCN -> hsaco (linker)", "hip", "binary", False, "hsaco"),
 )
 
@@ -68,13 +123,21 @@ class _Any(enum.Enum):
     ANY = "any"
 
 
-ANY = _Any.ANY   # names()'s default for a column: any value
+ANY = _Any.ANY  # names()'s default for a column: any value
 
 
-def names(*, vendor: str | None | _Any = ANY, language: str | _Any = ANY, text: bool | _Any = ANY,  # noqa: PLR0913
-          pinnable: bool | _Any = ANY, passes: bool | _Any = ANY, mapped: bool | _Any = ANY,
-          isa: str | None | _Any = ANY, gluon: bool | _Any = ANY,
-          launch_check: bool | _Any = ANY) -> tuple[str, ...]:
+def names(  # noqa: PLR0913
+    *,
+    vendor: str | None | _Any = ANY,
+    language: str | _Any = ANY,
+    text: bool | _Any = ANY,
+    pinnable: bool | _Any = ANY,
+    passes: bool | _Any = ANY,
+    mapped: bool | _Any = ANY,
+    isa: str | None | _Any = ANY,
+    gluon: bool | _Any = ANY,
+    launch_check: bool | _Any = ANY,
+) -> tuple[str, ...]:
     """The stages whose row has every value given, in pipeline order.
 
     Values match exactly: vendor="hip" is the stages only HIP has (amdgcn, hsaco), vendor=None the
@@ -124,7 +187,7 @@ def unit(name: str) -> str:
 TEXT: tuple[str, ...] = names(text=True)
 BINARY: tuple[str, ...] = names(text=False)
 MLIR: tuple[str, ...] = names(language="mlir")
-MAPPED: tuple[str, ...] = names(mapped=True)   # the source map's stages, in pipeline order
+MAPPED: tuple[str, ...] = names(mapped=True)  # the source map's stages, in pipeline order
 # the first of these a source map has is the one whose instructions its tables count: a GPU's own
 # machine code, else PTX
 MACHINE: tuple[str, ...] = names(isa="native") + names(isa="virtual")

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-PREFIX = "::irscope "   # what starts a protocol line; nothing a kernel prints is taken for one
+PREFIX = "::irscope "  # what starts a protocol line; nothing a kernel prints is taken for one
 
 
 def encode(obj: Any) -> str:
@@ -68,7 +68,7 @@ class Message:
     """One protocol line from a worker: its tag and the object it carried (None when none)."""
 
     worker: Worker
-    tag: str | None      # None: the worker's output ended (it exited, died or was killed)
+    tag: str | None  # None: the worker's output ended (it exited, died or was killed)
     body: Any = None
 
 
@@ -84,17 +84,32 @@ class Worker:
     non-empty lines of its stderr.
     """
 
-    def __init__(self, argv: Sequence[str], *, ready: str, inbox: queue.Queue[Message] | None = None,
-                 niceness: int = 0, python: str | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        ready: str,
+        inbox: queue.Queue[Message] | None = None,
+        niceness: int = 0,
+        python: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.ready_word = ready
         self.ready = False
         self.inbox: queue.Queue[Message] = inbox if inbox is not None else queue.Queue()
         self.tail: list[str] = []
         self._stderr = tempfile.TemporaryFile(mode="w+")
         self._outbox: queue.Queue[str | None] = queue.Queue()
-        self.proc = subprocess.Popen([python or sys.executable, *argv], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self._stderr, text=True, bufsize=1,
-                                     errors="replace", env=env)
+        self.proc = subprocess.Popen(
+            [python or sys.executable, *argv],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            bufsize=1,
+            errors="replace",
+            env=env,
+        )
         if niceness:
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, self.proc.pid, niceness)
@@ -143,7 +158,7 @@ class Worker:
         for line in stdout:
             if not line.startswith(PREFIX):
                 continue
-            tag, _, body = line[len(PREFIX):].rstrip("\n").partition(" ")
+            tag, _, body = line[len(PREFIX) :].rstrip("\n").partition(" ")
             try:
                 value = decode(body) if body else None
             except Exception:  # noqa: BLE001 - a line garbled by another writer's bytes is not a message
@@ -205,11 +220,11 @@ def serve(ready: str, handle: Callable[[Any], None]) -> int:
 
 # ---------------------------------------------------------------- the compile pool
 
-COMPILE_WORKER = ("-m", "irscope.workers")   # a compile worker's Python arguments
+COMPILE_WORKER = ("-m", "irscope.workers")  # a compile worker's Python arguments
 READY = "READY"
-FAILED_STARTS = 3        # deaths before READY in a row, none ready: the workers cannot start
-EXIT_GRACE = 5.0         # seconds a worker whose output ended gets to exit before it is killed
-COLLECT_GRACE = 0.25     # seconds an interrupted run waits for results already on their way
+FAILED_STARTS = 3  # deaths before READY in a row, none ready: the workers cannot start
+EXIT_GRACE = 5.0  # seconds a worker whose output ended gets to exit before it is killed
+COLLECT_GRACE = 0.25  # seconds an interrupted run waits for results already on their way
 T = TypeVar("T")
 
 
@@ -226,11 +241,11 @@ class Pool(Generic[T]):
         self.queued: list[T] = []
         self.message: Callable[[T], dict[str, Any]] = lambda job: {}
         self.finished: Callable[[T, dict[str, Any], float], None] = lambda job, outcome, s: None
-        self.inbox: queue.Queue[Message] = queue.Queue()   # every worker's messages
+        self.inbox: queue.Queue[Message] = queue.Queue()  # every worker's messages
         self.workers: list[Worker] = []
-        self.held: dict[Worker, tuple[T, float]] = {}     # a worker's job, since when
-        self.ever_ready = False     # a worker that never gets ready fails the jobs only if none ever did
-        self.failed_starts = 0      # deaths before READY in a row
+        self.held: dict[Worker, tuple[T, float]] = {}  # a worker's job, since when
+        self.ever_ready = False  # a worker that never gets ready fails the jobs only if none ever did
+        self.failed_starts = 0  # deaths before READY in a row
 
     def argv(self) -> Sequence[str]:
         """The worker's Python arguments (a subclass may read its own module's setting)."""
@@ -241,8 +256,12 @@ class Pool(Generic[T]):
         for _ in range(min(self.size, n) - len(self.workers)):
             self.hire()
 
-    def run(self, queued: list[T], message: Callable[[T], dict[str, Any]],
-            finished: Callable[[T, dict[str, Any], float], None]) -> None:
+    def run(
+        self,
+        queued: list[T],
+        message: Callable[[T], dict[str, Any]],
+        finished: Callable[[T, dict[str, Any], float], None],
+    ) -> None:
         self.queued, self.message, self.finished = list(queued), message, finished
         self.start(len(self.queued))
         try:
@@ -273,7 +292,7 @@ class Pool(Generic[T]):
                 return
             if msg.tag == "RESULT" and msg.worker in self.held:
                 job, seconds = self.release(msg.worker)
-                with contextlib.suppress(Exception):   # the interrupt is what the caller hears about
+                with contextlib.suppress(Exception):  # the interrupt is what the caller hears about
                     self.finished(job, msg.body, seconds)
 
     def close(self) -> None:
@@ -304,17 +323,27 @@ class Pool(Generic[T]):
         code = self.fire(w, grace=EXIT_GRACE)
         if w in self.held:
             job, seconds = self.release(w)
-            self.finished(job, {"status": "crashed", "reason": (
-                f"the compiler process died (signal {-code})" if code < 0
-                else (w.tail[-1:] or [f"exit status {code}"])[0][:300])}, seconds)
+            self.finished(
+                job,
+                {
+                    "status": "crashed",
+                    "reason": (
+                        f"the compiler process died (signal {-code})"
+                        if code < 0
+                        else (w.tail[-1:] or [f"exit status {code}"])[0][:300]
+                    ),
+                },
+                seconds,
+            )
         self.failed_starts = 0 if w.ready else self.failed_starts + 1
         if self.failed_starts >= FAILED_STARTS and not any(x.ready for x in self.workers):
             # no worker can start (a broken environment): say why, once per job
             why = (w.tail[-1:] or [f"exit status {code}"])[0][:300]
             word = "could not start" if not self.ever_ready else "stopped starting"
             while self.queued:
-                self.finished(self.queued.pop(0), {"status": "crashed",
-                                                   "reason": f"the compile worker {word}: {why}"}, 0.0)
+                self.finished(
+                    self.queued.pop(0), {"status": "crashed", "reason": f"the compile worker {word}: {why}"}, 0.0
+                )
         if self.queued and len(self.workers) < self.size:
             self.hire()
 

@@ -53,8 +53,10 @@ def pytest_configure(config):
         config.option.dist = "loadfile"
 
 
-NO_TORCH = ("needs torch: not installed (pip install torch==2.13.0 --index-url "
-            "https://download.pytorch.org/whl/cpu, the CPU build)")
+NO_TORCH = (
+    "needs torch: not installed (pip install torch==2.13.0 --index-url "
+    "https://download.pytorch.org/whl/cpu, the CPU build)"
+)
 
 
 def pytest_collection_modifyitems(config, items):

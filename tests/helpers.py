@@ -24,14 +24,18 @@ DATA = Path(__file__).resolve().parent / "data"
 VECTOR_ADD = EXAMPLES / "vector_add.py"
 MATMUL = EXAMPLES / "matmul.py"
 # strides divisible by 16, as a launch on 4096x4096 tensors gets them: the pipeliner can multi-buffer
-MATMUL_SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
+MATMUL_SIG16 = (
+    "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
+)
 # the report's pages are tested in Debian's Chromium, driven by Playwright (its own browser download is not used)
 CHROMIUM = Path("/usr/bin/chromium")
-NO_CHROMIUM = ("Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium); the page is not "
-               "tested in a browser")
+NO_CHROMIUM = (
+    "Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium); the page is not "
+    "tested in a browser"
+)
 
 MATMUL_SIG = "*fp16:16, *fp16:16, *fp16:16, i32, i32, i32, i32, i32:1, i32, i32:1, i32, i32:1, 128, 128, 64, 8"
-FLOATS_N = ("x_ptr=*fp32", "out_ptr=*fp32", "n=i32:16")   # the runtime parameters of the kernels in data/faulty.py
+FLOATS_N = ("x_ptr=*fp32", "out_ptr=*fp32", "n=i32:16")  # the runtime parameters of the kernels in data/faulty.py
 
 
 @dataclass
@@ -44,13 +48,21 @@ class Run:
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> Run:
     """irscope in a fresh process, as a user runs it."""
     full_env = dict(os.environ, **(env or {}))
-    p = subprocess.run([sys.executable, "-m", "irscope", *args], capture_output=True, text=True,
-                       cwd=cwd, env=full_env, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "irscope", *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=300
+    )
     return Run(p.returncode, p.stdout, p.stderr)
 
 
-def compile_example(path: Path, signature: str, target: str = "cuda:90", sets: tuple[str, ...] = (),
-                    kernel: str | None = None, passes: bool = False, consts: tuple[str, ...] = ()):
+def compile_example(
+    path: Path,
+    signature: str,
+    target: str = "cuda:90",
+    sets: tuple[str, ...] = (),
+    kernel: str | None = None,
+    passes: bool = False,
+    consts: tuple[str, ...] = (),
+):
     """Compile in-process through the same jobs the CLI uses; returns Artifacts."""
     from irscope import jobs
     from irscope.compile import compiler
@@ -82,7 +94,7 @@ def cache_dir(path: Path):
             os.environ["IRSCOPE_CACHE_DIR"] = old
 
 
-PROFILES = DATA / "profile"   # profile.json documents derived from the H200's ncu recordings (derive.py says how)
+PROFILES = DATA / "profile"  # profile.json documents derived from the H200's ncu recordings (derive.py says how)
 
 
 def write_profile(folder: Path, num_stages: int) -> Path:

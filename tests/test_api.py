@@ -34,14 +34,15 @@ def matmul(tmp_path_factory):
     out = tmp_path_factory.mktemp("api")
     kernel = load_module(MATMUL).matmul_kernel
     d3 = irscope.dump(kernel, signature=MATMUL_SIG16, target="h100", set={"num_stages": 3}, out=out)
-    d4 = irscope.dump(MATMUL, name="matmul_kernel", signature=MATMUL_SIG16, target="h100", set={"num_stages": 4},
-                      out=out)
+    d4 = irscope.dump(
+        MATMUL, name="matmul_kernel", signature=MATMUL_SIG16, target="h100", set={"num_stages": 4}, out=out
+    )
     return d3, d4
 
 
 def test_dump_returns_stages_stats_options(tmp_path, capfd):
     d = irscope.dump(VECTOR_ADD, signature=VECTOR_SIG, target="cuda:90", out=tmp_path)
-    assert capfd.readouterr() == ("", "")          # nothing printed as a side effect
+    assert capfd.readouterr() == ("", "")  # nothing printed as a side effect
     assert isinstance(d, irscope.Dump) and d.folder.parent.parent == tmp_path
     assert '"ttg.num-warps" = 4' in d.stages["ttgir"]
     assert isinstance(d.stages["cubin"], bytes) and ".visible .entry add_kernel" in d.stages["ptx"]
@@ -55,8 +56,12 @@ def test_dump_returns_stages_stats_options(tmp_path, capfd):
 
 
 def test_dump_by_name_and_const(tmp_path):
-    d = irscope.dump(VECTOR_ADD, args={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32",
-                                       "n_elements": "i32:16"}, const={"BLOCK_SIZE": 256}, out=tmp_path)
+    d = irscope.dump(
+        VECTOR_ADD,
+        args={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32:16"},
+        const={"BLOCK_SIZE": 256},
+        out=tmp_path,
+    )
     assert d.manifest["args"]["BLOCK_SIZE"] in ("256", 256) or "256" in json.dumps(d.manifest["args"])
 
 
@@ -80,14 +85,14 @@ def test_diff_of_num_stages_3_and_4(matmul, tmp_path):
     assert df.stats["shared_bytes"]["a"] < df.stats["shared_bytes"]["b"]
     text = df.stage("ttgir")
     assert text.startswith("--- a/ttgir") and text.splitlines()[1].startswith("+++ b/ttgir")
-    assert df.stage("ttir") == ""      # num_stages acts after TTIR
+    assert df.stage("ttir") == ""  # num_stages acts after TTIR
     # the same content as the command's --json
     r = run_cli("diff", str(d3.folder), str(d4.folder), "--json")
     assert r.code == 1, r.err
     cli = json.loads(r.out)
     assert df.json["stats"] == cli["stats"] and df.json["inputs"] == cli["inputs"]
     assert df.json["stages"] == cli["stages"] and df.json["irscope_diff"] == 1
-    assert irscope.diff(str(d3.folder), d4.folder).stats == df.stats   # folders too
+    assert irscope.diff(str(d3.folder), d4.folder).stats == df.stats  # folders too
     assert "different" in repr(df) and "ttgir" in repr(df)
 
 
@@ -131,7 +136,7 @@ def test_capture_of_a_function_call():
     d = cap[0]
     assert isinstance(d, irscope.Dump) and d.kernel == "add_kernel" and d.target == "cuda:90"
     assert "i32:16" in d.manifest["signature"] and '"ttg.num-warps" = 4' in d.stages["ttgir"]
-    assert isinstance(cap.value, float)        # the call ran: its result was computed on the stand-in
+    assert isinstance(cap.value, float)  # the call ran: its result was computed on the stand-in
     assert repr(cap).startswith("<irscope.Capture 1 dump (add_kernel) on cuda:90")
     with pytest.raises(irscope.BadInput, match="without launching a Triton kernel"):
         irscope.capture(lambda: 1)
@@ -145,12 +150,12 @@ def test_repr_html_is_the_report_in_an_iframe(matmul):
     for obj in (d3, irscope.diff(d3, d4)):
         h = obj._repr_html_()
         assert h.startswith('<iframe sandbox="allow-scripts"') and h.endswith("</iframe>")
-        assert "srcdoc=\"&lt;!doctype html&gt;" in h and "Content-Security-Policy" in h
-        assert "<script" not in h and h.count('"') == 2 * 4           # all of the page is escaped, in one attribute
+        assert 'srcdoc="&lt;!doctype html&gt;' in h and "Content-Security-Policy" in h
+        assert "<script" not in h and h.count('"') == 2 * 4  # all of the page is escaped, in one attribute
         [srcdoc] = re.findall(r'srcdoc="([^"]*)"', h)
         page = html.unescape(srcdoc)
-        assert page == obj.html()                                     # the report's own page, as irscope writes it
-        assert "script-src 'sha256-" in html.unescape(page) and "unsafe-inline" not in page   # the CSP, hashed
+        assert page == obj.html()  # the report's own page, as irscope writes it
+        assert "script-src 'sha256-" in html.unescape(page) and "unsafe-inline" not in page  # the CSP, hashed
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
@@ -163,25 +168,32 @@ def test_the_pages_hashed_script_runs_inside_srcdoc(matmul, browser):
         page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
         page.set_content(f"<!doctype html><html><body>{obj._repr_html_()}</body></html>")
         frame = page.frames[1]
-        frame.wait_for_selector("body[data-ready='1']", timeout=30000)   # report.js ran, under its CSP
-        assert frame.evaluate("() => { try { return window.parent.document.body === null; } "
-                              "catch (e) { return 'blocked'; } }") == "blocked"   # opaque origin
+        frame.wait_for_selector("body[data-ready='1']", timeout=30000)  # report.js ran, under its CSP
+        assert (
+            frame.evaluate(
+                "() => { try { return window.parent.document.body === null; } catch (e) { return 'blocked'; } }"
+            )
+            == "blocked"
+        )  # opaque origin
         assert errors == []
         page.close()
 
 
 def test_sweep_compiles_the_grid(tmp_path):
-    s = irscope.sweep(VECTOR_ADD, signature=VECTOR_SIG, target="h100", grid={"num_warps": [4, 8]}, workers=1,
-                      out=tmp_path)
+    s = irscope.sweep(
+        VECTOR_ADD, signature=VECTOR_SIG, target="h100", grid={"num_warps": [4, 8]}, workers=1, out=tmp_path
+    )
     assert [c.label for c in s.configs] == ["num_warps=4", "num_warps=8"] and s.best is not None
     assert repr(s).startswith("<irscope.Sweep add_kernel: 2 configs")
     assert s._repr_html_().startswith('<iframe sandbox="allow-scripts"')
 
 
 def test_import_irscope_is_cheap():
-    code = ("import sys, irscope; heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('triton', 'torch', 'jinja2', 'rich', 'click')); api = 'irscope.api' in sys.modules; "
-            "print(heavy, api, irscope.dump.__module__, 'irscope.api' in sys.modules)")
+    code = (
+        "import sys, irscope; heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('triton', 'torch', 'jinja2', 'rich', 'click')); api = 'irscope.api' in sys.modules; "
+        "print(heavy, api, irscope.dump.__module__, 'irscope.api' in sys.modules)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.stdout.split() == ["[]", "False", "irscope.api", "True"], r.stderr
 
@@ -200,10 +212,15 @@ def test_capture_and_sweep_are_the_functions_and_their_packages_still_import():
     assert callable(irscope.sweep) and irscope.sweep.__module__ == "irscope.api"
     assert callable(irscope.profile) and irscope.profile.__module__ == "irscope.api"
     root = Path(__file__).resolve().parent.parent
-    as_attribute = re.compile(r"^\s*import irscope\.(capture|sweep|profile)\b|irscope\.(capture|sweep|profile)\.[a-z_]+\(",
-                              re.M)
-    wrong = [str(p) for d in ("irscope", "tests", "benchmarks") for p in (root / d).rglob("*.py")
-             if as_attribute.search(p.read_text())]
+    as_attribute = re.compile(
+        r"^\s*import irscope\.(capture|sweep|profile)\b|irscope\.(capture|sweep|profile)\.[a-z_]+\(", re.M
+    )
+    wrong = [
+        str(p)
+        for d in ("irscope", "tests", "benchmarks")
+        for p in (root / d).rglob("*.py")
+        if as_attribute.search(p.read_text())
+    ]
     assert not wrong, wrong
 
 
@@ -216,15 +233,21 @@ def test_the_notebook_is_committed_without_outputs():
     assert code and all(not c["outputs"] and c.get("execution_count") is None for c in code)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("nbclient") is None or importlib.util.find_spec("ipykernel") is None,
-                    reason="nbclient and ipykernel (the test extra) are not installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("nbclient") is None or importlib.util.find_spec("ipykernel") is None,
+    reason="nbclient and ipykernel (the test extra) are not installed",
+)
 def test_the_notebook_runs_headless(tmp_path):
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(EXAMPLES)}}).execute()
-    outputs = {c.metadata.get("tags", ["?"])[0]: c.outputs for c in nb.cells if c.cell_type == "code" and c.metadata.get("tags")}
+    outputs = {
+        c.metadata.get("tags", ["?"])[0]: c.outputs
+        for c in nb.cells
+        if c.cell_type == "code" and c.metadata.get("tags")
+    }
     html = [o["data"]["text/html"] for o in outputs["report"] if "text/html" in o.get("data", {})]
     assert html and html[0].startswith("<iframe") and "Content-Security-Policy" in html[0]
     stats = "".join(o.get("data", {}).get("text/plain", "") for o in outputs["diff-stats"])

@@ -29,8 +29,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "irscope"
-HEAVY = ("triton", "torch", "rich", "click", "numpy", "ctypes", "ray", "optuna", "pynvml", "amdsmi", "jinja2", "tqdm",
-         "playwright")
+HEAVY = (
+    "triton",
+    "torch",
+    "rich",
+    "click",
+    "numpy",
+    "ctypes",
+    "ray",
+    "optuna",
+    "pynvml",
+    "amdsmi",
+    "jinja2",
+    "tqdm",
+    "playwright",
+)
 # Optional machinery kept off the plain dump's start-up (a cached re-dump pays only for what it uses):
 # the module that imports it inside a function -> what it imports there, and why.
 LAZY = {
@@ -38,23 +51,32 @@ LAZY = {
     "irscope.direct.recorder": {
         "irscope.kernel.loader": "what the kernel file's import opened, only once a full run is to be recorded",
         "irscope.adapter": "the env Triton's key reads, only once a full run is to be recorded "
-                           "(a direct hit reads its record without it)",
+        "(a direct hit reads its record without it)",
         "irscope.jobs": "a spec file read, only once a full run is to be recorded",
         "irscope.steer.recipes": "where a recipe was found, only once a full run with --recipe is to be recorded",
         "irscope.views.dump": "the dump's summary, only once a full dump is to be recorded",
-        "irscope.views.console": "the console the summary renders into, only once a full dump is to be recorded"},
-    "irscope.direct.serve": {"irscope.views.dump": "the dump's views, only to render what the direct mode served",
-                             "irscope.views.console": "the console a served dump's summary renders into"},
-    "irscope.entry": {"irscope.cli": "click and every command, only when the cache's direct mode cannot serve, "
-                                     "or to render a served passes or lines on a terminal"},
-    "irscope.jobs": {"irscope.steer.recipes": "reading recipe files (TOML), only when --recipe names one",
-                     "irscope.steer.pins": "the pin grammar and its MLIR helpers, only when pins are given",
-                     "irscope.standin.gpu": "the stand-in GPU, only to load a captured script for a replay"},
+        "irscope.views.console": "the console the summary renders into, only once a full dump is to be recorded",
+    },
+    "irscope.direct.serve": {
+        "irscope.views.dump": "the dump's views, only to render what the direct mode served",
+        "irscope.views.console": "the console a served dump's summary renders into",
+    },
+    "irscope.entry": {
+        "irscope.cli": "click and every command, only when the cache's direct mode cannot serve, "
+        "or to render a served passes or lines on a terminal"
+    },
+    "irscope.jobs": {
+        "irscope.steer.recipes": "reading recipe files (TOML), only when --recipe names one",
+        "irscope.steer.pins": "the pin grammar and its MLIR helpers, only when pins are given",
+        "irscope.standin.gpu": "the stand-in GPU, only to load a captured script for a replay",
+    },
     "irscope.steer.layering": {"irscope.steer.pins": "the pin model (ConstPin), only when a recipe is applied"},
-    "irscope.steer.pinset": {"irscope.steer.checks": "checks of the output, only once a compile ran",
-                             "irscope.steer.layouts": "the TTGIR rewrite, only once a compile runs",
-                             "irscope.steer.loops": "the TTIR rewrite, only once a compile runs",
-                             "irscope.steer.partitions": "the partition-register rewrite, only once a compile runs"},
+    "irscope.steer.pinset": {
+        "irscope.steer.checks": "checks of the output, only once a compile ran",
+        "irscope.steer.layouts": "the TTGIR rewrite, only once a compile runs",
+        "irscope.steer.loops": "the TTIR rewrite, only once a compile runs",
+        "irscope.steer.partitions": "the partition-register rewrite, only once a compile runs",
+    },
 }
 
 
@@ -67,12 +89,24 @@ def _modules() -> dict[str, ast.Module]:
     return out
 
 
-@pytest.mark.skipif(importlib.util.find_spec("importlinter") is None,
-                    reason="import-linter is not installed (pip install -e '.[test]')")
+@pytest.mark.skipif(
+    importlib.util.find_spec("importlinter") is None, reason="import-linter is not installed (pip install -e '.[test]')"
+)
 def test_the_import_contracts_hold():
     """lint-imports over pyproject.toml's contracts: every one kept."""
-    run = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command as c; c()",
-                          "--no-cache", "--no-logo"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from importlinter.cli import lint_imports_command as c; c()",
+            "--no-cache",
+            "--no-logo",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0 and "0 broken." in run.stdout, run.stdout + run.stderr
 
 
@@ -91,9 +125,15 @@ def test_imports_inside_functions_only_for_heavy_packages_or_at_the_command_boun
                     mods = ["." if node.level else node.module or ""]
                 else:
                     continue
-                if isinstance(node, ast.ImportFrom) and node.module and any(
-                        node.module == lazy or f"{node.module}.{a.name}" == lazy for a in node.names
-                        for lazy in LAZY.get(name, {})):
+                if (
+                    isinstance(node, ast.ImportFrom)
+                    and node.module
+                    and any(
+                        node.module == lazy or f"{node.module}.{a.name}" == lazy
+                        for a in node.names
+                        for lazy in LAZY.get(name, {})
+                    )
+                ):
                     continue
                 wrong += [f"{name}:{node.lineno}: {m}" for m in mods if m.split(".")[0] not in HEAVY]
     assert not wrong, wrong

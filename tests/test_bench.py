@@ -33,7 +33,7 @@ def test_paired_ratio_sees_a_two_percent_win_through_drift():
     rng = random.Random(1)
     a, b = [], []
     for i in range(200):
-        drift = 1 + 0.05 * (i / 200)          # clocks drift 5 % over the run, for both alike
+        drift = 1 + 0.05 * (i / 200)  # clocks drift 5 % over the run, for both alike
         noise = lambda: rng.gauss(0, 0.003)
         a.append(1.00 * drift * (1 + noise()))
         b.append(0.98 * drift * (1 + noise()))
@@ -51,7 +51,7 @@ def test_identical_variants_are_the_same():
 
 
 def test_a_variant_dropped_early_is_compared_over_the_rounds_both_ran():
-    a = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 9.0, 9.0]   # the later rounds are the leader's alone
+    a = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 9.0, 9.0]  # the later rounds are the leader's alone
     b = [1.1] * 6
     c = timing.compare_shared_rounds(a, b)
     assert abs(c.ratio - 1.1) < 1e-9 and c.verdict == "slower"
@@ -81,8 +81,10 @@ def test_a_sweep_drops_only_the_variants_clearly_behind_the_leader():
     rounds = PRUNE_AFTER + 2
     drift = [1 + 0.02 * i for i in range(rounds)]  # drift hits every variant alike in a round
     speeds = {"leader": 1.0, "close": 1.004, "slow": 1.2, "bit-slower": 1.05}
-    live = [Variant(name, None, None, samples_ms=[speed * d * (1 + rng.gauss(0, 0.002)) for d in drift])
-            for name, speed in speeds.items()]
+    live = [
+        Variant(name, None, None, samples_ms=[speed * d * (1 + rng.gauss(0, 0.002)) for d in drift])
+        for name, speed in speeds.items()
+    ]
     kept = _prune(live, 0.01, rounds)
     assert [v.name for v in kept] == ["leader", "close"]
     slow = next(v for v in live if v.name == "slow")
@@ -90,8 +92,10 @@ def test_a_sweep_drops_only_the_variants_clearly_behind_the_leader():
     assert not kept[1].dropped, "within the margin of the leader: timed on"
 
     early = PRUNE_EARLY[0]
-    live = [Variant(name, None, None, samples_ms=[speed * d for d in drift[:early]])
-            for name, speed in {"leader": 1.0, "3x": 3.0, "bit-slower": 1.05}.items()]
+    live = [
+        Variant(name, None, None, samples_ms=[speed * d for d in drift[:early]])
+        for name, speed in {"leader": 1.0, "3x": 3.0, "bit-slower": 1.05}.items()
+    ]
     kept = _prune(live, PRUNE_EARLY[1], early)  # what measure asks for before PRUNE_AFTER rounds
     assert [v.name for v in kept] == ["leader", "bit-slower"], "two rounds only drop the far slower"
 
@@ -100,11 +104,16 @@ def test_a_sweep_drops_only_the_variants_clearly_behind_the_leader():
 def test_timing_process_that_cannot_start_says_why():
     """The protocol without a GPU: the child cannot start (torch without CUDA, or no torch at all: the
     README's install does not bring it), says why, and the parent reports it in one line."""
-    job = jobs.resolve_one(jobs.Request(DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N,
-                                        consts=("BLOCK=1024", "SCALE=2"), target="h100"), "a test times")
+    job = jobs.resolve_one(
+        jobs.Request(
+            DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N, consts=("BLOCK=1024", "SCALE=2"), target="h100"
+        ),
+        "a test times",
+    )
     with TimingSession() as session:
-        session.start(launch.Launch(launch.parse_args("x_ptr=randn(4096, fp32), out_ptr=zeros(4096, fp32), n=4096"),
-                                    (4, 1, 1)))
+        session.start(
+            launch.Launch(launch.parse_args("x_ptr=randn(4096, fp32), out_ptr=zeros(4096, fp32), n=4096"), (4, 1, 1))
+        )
         session.add(Variant("v", job.spec, job.settings))
         why = "(CUDA|cuda|NVIDIA|driver)" if importlib.util.find_spec("torch") else "torch"
         with pytest.raises(IrscopeError, match=f"timing process could not start: .*{why}") as e:
@@ -134,8 +143,12 @@ for msg in workers.messages():
 def test_a_variant_that_kills_the_timing_process_is_blamed_and_a_new_one_measures_the_rest(monkeypatch):
     """The parent's side on the CPU: UP, a death in a preflight faults that variant, a new child gets the others."""
     monkeypatch.setattr(session_mod, "CHILD", ("-c", FAKE_CHILD))
-    job = jobs.resolve_one(jobs.Request(DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N,
-                                        consts=("BLOCK=1024", "SCALE=2"), target="h100"), "a test times")
+    job = jobs.resolve_one(
+        jobs.Request(
+            DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N, consts=("BLOCK=1024", "SCALE=2"), target="h100"
+        ),
+        "a test times",
+    )
     variants = [Variant(name, job.spec, job.settings) for name in ("a", "bad", "c")]
     with TimingSession() as session:
         session.start(launch.Launch(launch.parse_args("n=4096"), (4, 1, 1)), seed=0)
@@ -146,9 +159,12 @@ def test_a_variant_that_kills_the_timing_process_is_blamed_and_a_new_one_measure
     assert [v.status for v in variants] == ["ok", "faulted", "ok"]
     assert "illegal memory access" in variants[1].reason
 
+
 def test_launch_arguments_and_grid():
-    args = launch.parse_args("a=randn(4096, 2048, fp16), b=randn(2048, 1024, bf16).T, M=4096, K=size(a, 1), "
-                             "sa=stride(a, 0), n=numel(a) // 2, off=randn(100, fp32)[3:]")
+    args = launch.parse_args(
+        "a=randn(4096, 2048, fp16), b=randn(2048, 1024, bf16).T, M=4096, K=size(a, 1), "
+        "sa=stride(a, 0), n=numel(a) // 2, off=randn(100, fp32)[3:]"
+    )
     assert args["a"].shape == (4096, 2048) and args["a"].dtype == "fp16"
     assert args["b"].transpose and args["b"].dims() == (1024, 2048) and args["b"].stride_of(0) == 1
     assert args["K"] == 2048 and args["sa"] == 2048 and args["n"] == 4096 * 1024
@@ -160,12 +176,15 @@ def test_launch_arguments_and_grid():
     assert launch.parse_grid("cdiv(M, 128) * 4", dict(args)) == (128, 1, 1)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("x=randn(10)", "needs a dtype last"),
-    ("x=__import__('os')", "is not allowed"),
-    ("n=m*2", "unknown name 'm'"),
-    ("x", "expected NAME=VALUE"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("x=randn(10)", "needs a dtype last"),
+        ("x=__import__('os')", "is not allowed"),
+        ("n=m*2", "unknown name 'm'"),
+        ("x", "expected NAME=VALUE"),
+    ],
+)
 def test_launch_parsing_refuses_what_is_not_data(text, message):
     with pytest.raises(BadInput, match=message):
         launch.parse_args(text)
@@ -193,9 +212,18 @@ def _has_gpu() -> bool:
 
 @pytest.mark.skipif(_has_gpu(), reason="checks the message given without a GPU")
 def test_bench_without_gpu_says_so_in_one_line(cli, tmp_path):
-    r = cli("bench", str(VECTOR_ADD), "--args", "x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), "
-            "out_ptr=empty(4096, fp32), n_elements=4096", "--const", "BLOCK_SIZE=1024", "--grid", "4",
-            "-o", str(tmp_path / "o"))
+    r = cli(
+        "bench",
+        str(VECTOR_ADD),
+        "--args",
+        "x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), out_ptr=empty(4096, fp32), n_elements=4096",
+        "--const",
+        "BLOCK_SIZE=1024",
+        "--grid",
+        "4",
+        "-o",
+        str(tmp_path / "o"),
+    )
     assert r.code == 2
     lines = [line for line in r.err.splitlines() if line.strip()]
     assert len(lines) == 1 and "needs a GPU" in lines[0]
@@ -203,9 +231,20 @@ def test_bench_without_gpu_says_so_in_one_line(cli, tmp_path):
 
 @pytest.mark.skipif(_has_gpu(), reason="checks the message given without a GPU")
 def test_diff_time_without_gpu_says_so_in_one_line(cli, tmp_path):
-    r = cli("diff", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "--a", "num_warps=4",
-            "--b", "num_warps=8", "--time", "-o", str(tmp_path / "o"))
-    assert r.code == 2 and "is now 'irscope bench" in r.err   # the old form: a note names bench, then the error
+    r = cli(
+        "diff",
+        str(VECTOR_ADD),
+        "--signature",
+        "*fp32, *fp32, *fp32, i32:16, 1024",
+        "--a",
+        "num_warps=4",
+        "--b",
+        "num_warps=8",
+        "--time",
+        "-o",
+        str(tmp_path / "o"),
+    )
+    assert r.code == 2 and "is now 'irscope bench" in r.err  # the old form: a note names bench, then the error
     lines = [line for line in r.err.splitlines() if line.strip() and not line.startswith("irscope: note:")]
     assert len(lines) == 1 and "needs a GPU" in lines[0]
     assert not (tmp_path / "o").exists()
@@ -213,8 +252,10 @@ def test_diff_time_without_gpu_says_so_in_one_line(cli, tmp_path):
 
 # ---------------------------------------------------------------- --ref: a torch call in the same rounds
 
-MATMUL_ARGS = ("a_ptr=randn(256, 128, fp16), b_ptr=randn(128, 64, fp16), c_ptr=empty(256, 64, fp16), "
-               "M=256, N=64, K=128, x=randn(32, 100, fp32)")
+MATMUL_ARGS = (
+    "a_ptr=randn(256, 128, fp16), b_ptr=randn(128, 64, fp16), c_ptr=empty(256, 64, fp16), "
+    "M=256, N=64, K=128, x=randn(32, 100, fp32)"
+)
 
 
 def test_reference_grammar_accepts_torch_calls_over_the_args():
@@ -232,21 +273,24 @@ def test_reference_grammar_accepts_torch_calls_over_the_args():
     assert reference.parse("torch.matmul(b_ptr.T, a_ptr.T)", args).call[2][0] == ("attr", ("arg", "b_ptr"), "T")
 
 
-@pytest.mark.parametrize("text, message", [
-    ("torch.mutmul(a_ptr, b_ptr)", r"torch.mutmul\(…\) is not a known reference function"),
-    ("torch.add_(a_ptr, b_ptr)", "it writes its inputs"),
-    ("numpy.matmul(a_ptr, b_ptr)", "functions come from torch, F"),
-    ("torch.matmul(a_ptr, w)", r"unknown name 'w': a reference uses the names of --args \(a_ptr, b_ptr"),
-    ("torch.matmul(a_ptr, b_ptr, out=c_ptr)", "out= would write into an argument"),
-    ("__import__('os').system('true')", "is not a function of the grammar"),
-    ("torch.matmul(a_ptr.float(), b_ptr)", "is not allowed"),
-    ("torch.matmul(a_ptr, b_ptr) + 1", "not a call"),
-    ("(lambda: 0)()", "is not a function of the grammar"),
-    ("torch.matmul(*a_ptr)", r"\*args is not part of the grammar"),
-    ("torch.matmul(a_ptr,", "cannot parse it"),
-    ("", "empty"),
-    ("torch.matmul(M.T, b_ptr)", r"\.T follows the name of a tensor"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("torch.mutmul(a_ptr, b_ptr)", r"torch.mutmul\(…\) is not a known reference function"),
+        ("torch.add_(a_ptr, b_ptr)", "it writes its inputs"),
+        ("numpy.matmul(a_ptr, b_ptr)", "functions come from torch, F"),
+        ("torch.matmul(a_ptr, w)", r"unknown name 'w': a reference uses the names of --args \(a_ptr, b_ptr"),
+        ("torch.matmul(a_ptr, b_ptr, out=c_ptr)", "out= would write into an argument"),
+        ("__import__('os').system('true')", "is not a function of the grammar"),
+        ("torch.matmul(a_ptr.float(), b_ptr)", "is not allowed"),
+        ("torch.matmul(a_ptr, b_ptr) + 1", "not a call"),
+        ("(lambda: 0)()", "is not a function of the grammar"),
+        ("torch.matmul(*a_ptr)", r"\*args is not part of the grammar"),
+        ("torch.matmul(a_ptr,", "cannot parse it"),
+        ("", "empty"),
+        ("torch.matmul(M.T, b_ptr)", r"\.T follows the name of a tensor"),
+    ],
+)
 def test_reference_refuses_what_is_not_the_grammar_in_one_line(text, message):
     from irscope.timing import reference
 
@@ -263,12 +307,14 @@ def test_reference_shapes_are_checked_on_the_meta_device():
     lw = launch.Launch(launch.parse_args(MATMUL_ARGS))
     reference.check(reference.parse("torch.matmul(a_ptr, b_ptr)", lw), lw)  # fits: no error
     reference.check(reference.parse("F.softmax(x, -1)", lw), lw)
-    for text, why in [("torch.matmul(b_ptr, a_ptr)", "does not fit the --args"),
-                      ("torch.argmax(x, 5)", "Dimension out of range"),
-                      ("torch.matmul(a_ptr, x)", "does not fit the --args"),
-                      ("F.layer_norm(x, (64,))", "does not fit the --args"),
-                      ("torch.cat((a_ptr, b_ptr))", "does not fit the --args"),
-                      ("torch.argmax(x, -1, True, 3)", "does not fit the --args")]:
+    for text, why in [
+        ("torch.matmul(b_ptr, a_ptr)", "does not fit the --args"),
+        ("torch.argmax(x, 5)", "Dimension out of range"),
+        ("torch.matmul(a_ptr, x)", "does not fit the --args"),
+        ("F.layer_norm(x, (64,))", "does not fit the --args"),
+        ("torch.cat((a_ptr, b_ptr))", "does not fit the --args"),
+        ("torch.argmax(x, -1, True, 3)", "does not fit the --args"),
+    ]:
         with pytest.raises(BadInput, match=why) as e:
             reference.check(reference.parse(text, lw), lw)
         assert "\n" not in str(e.value)
@@ -301,9 +347,22 @@ def test_bench_with_a_bad_ref_exits_2_in_one_line_before_the_gpu(monkeypatch, ca
     monkeypatch.setattr(bench, "run", lambda *a, **k: pytest.fail("timed a bad --ref"))
     for ref, why in [("torch.matmul(x_ptr, z)", "unknown name 'z'"), ("os.system('x')", "functions come from")]:
         with pytest.raises(SystemExit) as e:
-            cli.main(["bench", str(VECTOR_ADD), "--args", ("x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), "
-                      "out_ptr=empty(4096, fp32), n_elements=4096"), "--const", "BLOCK_SIZE=1024", "--grid", "4",
-                      "--target", "h100", "--ref", ref])
+            cli.main(
+                [
+                    "bench",
+                    str(VECTOR_ADD),
+                    "--args",
+                    ("x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), out_ptr=empty(4096, fp32), n_elements=4096"),
+                    "--const",
+                    "BLOCK_SIZE=1024",
+                    "--grid",
+                    "4",
+                    "--target",
+                    "h100",
+                    "--ref",
+                    ref,
+                ]
+            )
         assert e.value.code == 2
         err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
         assert len(err) == 1 and why in err[0] and err[0].startswith("irscope: error: --ref")
@@ -333,8 +392,12 @@ def test_a_reference_the_timing_process_refuses_is_bad_input(monkeypatch):
     from irscope.timing import reference
 
     monkeypatch.setattr(session_mod, "CHILD", ("-c", FAKE_REF_CHILD))
-    job = jobs.resolve_one(jobs.Request(DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N,
-                                        consts=("BLOCK=1024", "SCALE=2"), target="h100"), "a test times")
+    job = jobs.resolve_one(
+        jobs.Request(
+            DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N, consts=("BLOCK=1024", "SCALE=2"), target="h100"
+        ),
+        "a test times",
+    )
     lw = launch.Launch(launch.parse_args("x_ptr=randn(64, fp32), out_ptr=zeros(64, fp32), n=64"), (1, 1, 1))
     with TimingSession() as session:
         session.start(lw, ref=reference.parse("torch.neg(x_ptr)", lw), seed=0)
@@ -349,19 +412,44 @@ def test_the_report_gives_each_variant_its_ratio_to_the_reference():
     from irscope.timing import reference
     from irscope.views.bench import bench_json, bench_summary
 
-    job = jobs.resolve_one(jobs.Request(DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N,
-                                        consts=("BLOCK=1024", "SCALE=2"), target="h100"), "a test times")
+    job = jobs.resolve_one(
+        jobs.Request(
+            DATA / "faulty.py", ("scaled_copy",), named_args=FLOATS_N, consts=("BLOCK=1024", "SCALE=2"), target="h100"
+        ),
+        "a test times",
+    )
     lw = launch.Launch(launch.parse_args("x_ptr=randn(64, fp32), out_ptr=zeros(64, fp32), n=64"), (1, 1, 1))
     rng = random.Random(4)
     drift = [1 + 0.01 * rng.random() for _ in range(60)]
     base = Variant("baseline", job.spec, job.settings, samples_ms=[0.100 * d * (1 + rng.gauss(0, 1e-3)) for d in drift])
     other = Variant("v2", job.spec, job.settings, samples_ms=[0.095 * d * (1 + rng.gauss(0, 1e-3)) for d in drift])
-    ref_v = Variant("ref: torch.neg(x_ptr)", None, None, ref=reference.parse("torch.neg(x_ptr)", lw),
-                    samples_ms=[0.090 * d * (1 + rng.gauss(0, 1e-3)) for d in drift])
-    clocks = {"source": "NVML", "why_not": "", "sm_mhz": (1900.0, 1980.0, 1980.0), "power_w": (300.0, 650.0),
-              "temp_c": (40.0, 60.0), "dropped_rounds": 2, "floor": 0.95}
-    r = bench.report([base, other], lw, {"rounds": 60, "method": "m", "tick_ms": 3.2e-5, "runs_per_round": 1,
-                                         "clocks": clocks}, 1.0, 0.005, None, "8*n", "NVIDIA H200", ref=ref_v)
+    ref_v = Variant(
+        "ref: torch.neg(x_ptr)",
+        None,
+        None,
+        ref=reference.parse("torch.neg(x_ptr)", lw),
+        samples_ms=[0.090 * d * (1 + rng.gauss(0, 1e-3)) for d in drift],
+    )
+    clocks = {
+        "source": "NVML",
+        "why_not": "",
+        "sm_mhz": (1900.0, 1980.0, 1980.0),
+        "power_w": (300.0, 650.0),
+        "temp_c": (40.0, 60.0),
+        "dropped_rounds": 2,
+        "floor": 0.95,
+    }
+    r = bench.report(
+        [base, other],
+        lw,
+        {"rounds": 60, "method": "m", "tick_ms": 3.2e-5, "runs_per_round": 1, "clocks": clocks},
+        1.0,
+        0.005,
+        None,
+        "8*n",
+        "NVIDIA H200",
+        ref=ref_v,
+    )
     assert r.variants[1].versus_baseline.verdict == "faster"
     vr = r.variants[0].versus_reference
     assert vr.verdict == "slower" and abs(vr.ratio - 0.100 / 0.090) < 0.005 and vr.ci_low < vr.ratio < vr.ci_high
@@ -396,8 +484,20 @@ def test_a_binary_built_from_pinned_ir_is_launched_with_its_runtime_arguments_on
     from irscope.timing.variant import Variant, launcher
 
     sig = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1"
-    names = ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn",
-             "stride_cm", "stride_cn"]
+    names = [
+        "a_ptr",
+        "b_ptr",
+        "c_ptr",
+        "M",
+        "N",
+        "K",
+        "stride_am",
+        "stride_ak",
+        "stride_bk",
+        "stride_bn",
+        "stride_cm",
+        "stride_cn",
+    ]
     for variant, expected in (("deep-pipeline", 9), ("baseline", 16)):
         job = jobs.resolve_one(jobs.Request(Path("examples/matmul.py"), (), sig, recipe="h200", variant=variant), "t")
         recorder = _LaunchRecorder(compiler.load_binary(job.spec, job.settings).src)

@@ -63,8 +63,17 @@ def _eight_at_once(base: Path) -> bool:
     out, cache_dir, folder = _warm(base)
     env = dict(os.environ, IRSCOPE_CACHE_DIR=str(cache_dir))
     t0 = time.monotonic()
-    procs = [subprocess.Popen([sys.executable, "-m", "irscope", *DUMP, "-o", str(out)], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "irscope", *DUMP, "-o", str(out)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(8)
+    ]
     results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in procs]
     elapsed = time.monotonic() - t0
     for p in procs:
@@ -87,9 +96,17 @@ def _eight_at_once(base: Path) -> bool:
 
 def test_concurrent_fresh_compiles_and_no_cache_runs_all_succeed(tmp_path):
     env = dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache"))
-    procs = [subprocess.Popen([sys.executable, "-m", "irscope", *DUMP, "-o", str(tmp_path / "o"),
-                               *(["--no-cache"] if i % 2 else [])], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "irscope", *DUMP, "-o", str(tmp_path / "o"), *(["--no-cache"] if i % 2 else [])],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
     results = [(p.wait(timeout=300), p.communicate()) for p in procs]
     for code, (_stdout, err) in results:
         assert code == 0, err
@@ -214,7 +231,10 @@ def test_stale_temporaries_in_out_dir_and_cache_go_on_the_next_dump(tmp_path):
     _, _, folder = _warm(tmp_path)
     kdir = tmp_path / "o" / folder.parent.name
     kdir.mkdir(parents=True, exist_ok=True)
-    stale = [kdir / f"{artifacts.TMP_PREFIX}{folder.name}.killed", tmp_path / "cache" / f"{artifacts.TMP_PREFIX}abcd.killed"]
+    stale = [
+        kdir / f"{artifacts.TMP_PREFIX}{folder.name}.killed",
+        tmp_path / "cache" / f"{artifacts.TMP_PREFIX}abcd.killed",
+    ]
     old = time.time() - 7200
     for p in stale:
         p.mkdir()
@@ -247,7 +267,9 @@ def test_publish_without_atomic_exchange_falls_back_to_a_lock(tmp_path, monkeypa
         (tmp / "v").write_text(version)
         artifacts.publish(tmp, final)
         assert (final / "v").read_text() == version
-    assert not [p for p in final.parent.iterdir() if p.name.startswith(artifacts.TMP_PREFIX) and not p.name.endswith(".lock")]
+    assert not [
+        p for p in final.parent.iterdir() if p.name.startswith(artifacts.TMP_PREFIX) and not p.name.endswith(".lock")
+    ]
 
 
 def _publish_many(final: str, tag: int, rounds: int) -> None:

@@ -24,22 +24,38 @@ pytestmark = pytest.mark.torch
 
 SCRIPT = DATA / "capture_tutorial.py"
 RAISES = DATA / "capture_raises.py"
-STAGES = {"cuda:90": ["source", "frontend", "ttir", "ttgir", "llir", "ptx", "cubin", "sass"],
-          "hip:gfx942": ["source", "frontend", "ttir", "ttgir", "llir", "amdgcn", "hsaco"]}
+STAGES = {
+    "cuda:90": ["source", "frontend", "ttir", "ttgir", "llir", "ptx", "cubin", "sass"],
+    "hip:gfx942": ["source", "frontend", "ttir", "ttgir", "llir", "amdgcn", "hsaco"],
+}
 
 
 def _irscope_lines(err: str) -> list[str]:
     """stderr without Python warnings (torch may warn about numpy) and their source lines."""
-    return [line for line in err.splitlines()
-            if line.strip() and "Warning" not in line and "warn_once" not in line and not line.startswith(" ")]
+    return [
+        line
+        for line in err.splitlines()
+        if line.strip() and "Warning" not in line and "warn_once" not in line and not line.startswith(" ")
+    ]
 
 
 @pytest.fixture(scope="module", params=["cuda:90", "hip:gfx942"])
 def captured(request, tmp_path_factory):
     """One compile-only capture of the tutorial-style script per target (shared by the tests below)."""
     out = tmp_path_factory.mktemp("capture") / "out"
-    r = run_cli("capture", str(SCRIPT), "--target", request.param, "--compile-only", "-o", str(out), "--json",
-                "--", "--n", "4096")
+    r = run_cli(
+        "capture",
+        str(SCRIPT),
+        "--target",
+        request.param,
+        "--compile-only",
+        "-o",
+        str(out),
+        "--json",
+        "--",
+        "--n",
+        "4096",
+    )
     assert r.code == 0, r.err
     return request.param, r, json.loads(r.out), out
 
@@ -64,8 +80,12 @@ def test_script_runs_to_its_end_because_the_stand_in_computes_results(captured):
 
 def test_every_capture_has_all_its_stages(captured):
     target, _, doc, _ = captured
-    assert [c["kernel"] for c in doc["capture"]["captures"]] == ["scale_kernel", "axpy_kernel", "axpy_kernel",
-                                                                  "scale_kernel"]
+    assert [c["kernel"] for c in doc["capture"]["captures"]] == [
+        "scale_kernel",
+        "axpy_kernel",
+        "axpy_kernel",
+        "scale_kernel",
+    ]
     assert len(doc["kernels"]) == 4
     for k in doc["kernels"]:
         assert list(k["stages"]) == STAGES[k["target"]] == STAGES[target]
@@ -77,8 +97,10 @@ def test_autotune_configs_are_labelled_and_their_num_warps_reach_ttgir(captured)
     _, _, doc, _ = captured
     axpy = _by_kernel(doc, "axpy_kernel")
     labels = [k["capture"]["config"] for k in axpy]
-    assert labels == ["BLOCK=256, num_warps=2, num_ctas=1, num_stages=3",
-                      "BLOCK=1024, num_warps=8, num_ctas=1, num_stages=3"]
+    assert labels == [
+        "BLOCK=256, num_warps=2, num_ctas=1, num_stages=3",
+        "BLOCK=1024, num_warps=8, num_ctas=1, num_stages=3",
+    ]
     for k, warps in zip(axpy, (2, 8)):
         assert k["options"]["num_warps"] == warps
         assert f'"ttg.num-warps" = {warps}' in Path(k["stages"]["ttgir"]).read_text()
@@ -91,8 +113,14 @@ def test_specialization_is_what_the_binder_decided(captured):
     # x is a view one element in: 4-byte aligned; n=4096 is divisible by 16; alpha is a float
     assert first["signature"] == "*fp32:4, *fp32:16, *fp32:16, fp32, i32:16, 256"
     spec = json.loads(Path(first["capture"]["spec"]).read_text())
-    assert spec["args"] == {"x_ptr": "*fp32:4", "y_ptr": "*fp32:16", "out_ptr": "*fp32:16", "alpha": "fp32",
-                            "n": "i32:16", "BLOCK": "256"}
+    assert spec["args"] == {
+        "x_ptr": "*fp32:4",
+        "y_ptr": "*fp32:16",
+        "out_ptr": "*fp32:16",
+        "alpha": "fp32",
+        "n": "i32:16",
+        "BLOCK": "256",
+    }
     # what the config set that differs from the backend's defaults (HIP's default num_stages is 2, Config's 3)
     assert spec["target"] == target
     assert spec["options"] == ({"num_warps": 2} if target == "cuda:90" else {"num_warps": 2, "num_stages": 3})
@@ -111,8 +139,12 @@ def test_specialization_is_what_the_binder_decided(captured):
 def test_spec_files_are_written_and_listed(captured):
     _, _, doc, out = captured
     specs = doc["capture"]["specs"]
-    assert sorted(Path(p).name for p in specs) == ["axpy_kernel-1.json", "axpy_kernel-2.json",
-                                                    "scale_kernel-1.json", "scale_kernel-2.json"]
+    assert sorted(Path(p).name for p in specs) == [
+        "axpy_kernel-1.json",
+        "axpy_kernel-2.json",
+        "scale_kernel-1.json",
+        "scale_kernel-2.json",
+    ]
     assert all(Path(p).parent == out / "captures" for p in specs)
     for k in doc["kernels"]:
         assert k["capture"]["spec"] in specs
@@ -140,32 +172,64 @@ def test_replay_of_a_capture_equals_it_and_takes_set(captured, tmp_path):
 
 def test_kernel_glob_and_script_log(tmp_path):
     log = tmp_path / "script.log"
-    r = run_cli("capture", str(SCRIPT), "-t", "cuda:90", "--compile-only", "--kernel", "scale*", "--script-log",
-                str(log), "-o", str(tmp_path / "out"))
+    r = run_cli(
+        "capture",
+        str(SCRIPT),
+        "-t",
+        "cuda:90",
+        "--compile-only",
+        "--kernel",
+        "scale*",
+        "--script-log",
+        str(log),
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert r.code == 0, r.err
     assert "capture_tutorial: n=4096" not in r.out + r.err
     assert "capture_tutorial: n=4096 on cuda:0" in log.read_text()
     assert "2 kernels from" in r.out and "capture 2/2  scale_kernel" in r.out and "axpy_kernel" not in r.out
-    assert sorted(p.name for p in (tmp_path / "out" / "captures").iterdir()) == ["scale_kernel-1.json",
-                                                                               "scale_kernel-2.json"]
+    assert sorted(p.name for p in (tmp_path / "out" / "captures").iterdir()) == [
+        "scale_kernel-1.json",
+        "scale_kernel-2.json",
+    ]
 
 
 def test_script_output_stays_visible(tmp_path):
-    r = run_cli("capture", str(SCRIPT), "-t", "cuda:90", "--compile-only", "--kernel", "axpy_kernel",
-                "-o", str(tmp_path / "out"))
+    r = run_cli(
+        "capture",
+        str(SCRIPT),
+        "-t",
+        "cuda:90",
+        "--compile-only",
+        "--kernel",
+        "axpy_kernel",
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert r.code == 0, r.err
     assert r.out.index("capture_tutorial: n=4096 on cuda:0") < r.out.index("capture 1/2  axpy_kernel")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["capture", "no_such_script.py"], "no_such_script.py: no such file"),
-    (["capture", str(RAISES)], ("capture_raises.py: the script raised capture_raises.py:13: RuntimeError: no input data "
-                                "before it launched a Triton kernel")),
-    (["capture", str(VECTOR_ADD)], "ran to the end without launching a Triton kernel"),
-    (["capture", str(SCRIPT), "--compile-only", "--kernel", "nothing*"],
-     "no kernel the script launched matches --kernel nothing*"),
-    (["capture", str(SCRIPT), "--set", "num_wraps=8"], "did you mean 'num_warps'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["capture", "no_such_script.py"], "no_such_script.py: no such file"),
+        (
+            ["capture", str(RAISES)],
+            (
+                "capture_raises.py: the script raised capture_raises.py:13: RuntimeError: no input data "
+                "before it launched a Triton kernel"
+            ),
+        ),
+        (["capture", str(VECTOR_ADD)], "ran to the end without launching a Triton kernel"),
+        (
+            ["capture", str(SCRIPT), "--compile-only", "--kernel", "nothing*"],
+            "no kernel the script launched matches --kernel nothing*",
+        ),
+        (["capture", str(SCRIPT), "--set", "num_wraps=8"], "did you mean 'num_warps'"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args, message):
     out = tmp_path / "out"
     r = run_cli(*args, "-o", str(out), cwd=tmp_path)
@@ -196,6 +260,7 @@ def test_stand_in_gpu_maps_cuda_to_cpu_and_is_put_back():
 
     run_before = adapter.jit_function_type().run
     available = torch.cuda.is_available
+
     class Twice(torch.autograd.Function):  # libraries allocate (and launch) in backward too
         @staticmethod
         def forward(ctx, t):
@@ -222,8 +287,9 @@ def test_stand_in_gpu_maps_cuda_to_cpu_and_is_put_back():
         assert x.grad.tolist() == [2.0] * 4
     assert torch.cuda.is_available is available and not torch.ones(1).is_cuda
     assert triton.runtime.driver._active is None or triton.runtime.driver._active is not drv
-    run = runner.run_script(SCRIPT, ["--n", "512"], parse_target("cuda:90"), "requested", "compile-only", [],
-                            quiet=True)
+    run = runner.run_script(
+        SCRIPT, ["--n", "512"], parse_target("cuda:90"), "requested", "compile-only", [], quiet=True
+    )
     assert len(run.captures) == 4 and run.stopped is None and run.computed.computed == 2
     assert adapter.jit_function_type().run is run_before
     assert knobs.runtime.jit_cache_hook is None and knobs.runtime.jit_post_compile_hook is None
@@ -231,8 +297,9 @@ def test_stand_in_gpu_maps_cuda_to_cpu_and_is_put_back():
 
 def test_real_run_path_marks_the_winner_and_matches_the_launched_kernel(tmp_path):
     """The gpu-mode path (Triton compiles, hooks record, the autotuner picks), run on the stand-in GPU."""
-    run = runner.run_script(SCRIPT, ["--n", "2048"], parse_target("cuda:90"), "requested", "gpu", [], quiet=True,
-                            stand_in=True)
+    run = runner.run_script(
+        SCRIPT, ["--n", "2048"], parse_target("cuda:90"), "requested", "gpu", [], quiet=True, stand_in=True
+    )
     replay.prepare(run, [])
     replay.write_specs(run, tmp_path)
     replay.dump_all(run, tmp_path, False, True)
@@ -244,28 +311,57 @@ def test_real_run_path_marks_the_winner_and_matches_the_launched_kernel(tmp_path
 
 
 def test_a_script_that_changes_directory_does_not_move_the_output(tmp_path):
-    r = run_cli("capture", str(DATA / "capture_chdir.py"), "--target", "h100", "--compile-only", "-o", "out",
-                "--json", cwd=tmp_path)
+    r = run_cli(
+        "capture",
+        str(DATA / "capture_chdir.py"),
+        "--target",
+        "h100",
+        "--compile-only",
+        "-o",
+        "out",
+        "--json",
+        cwd=tmp_path,
+    )
     assert r.code == 0, r.err
     spec = tmp_path / "out" / "captures" / "double_kernel-1.json"
     assert spec.exists()
     assert Path(json.loads(spec.read_text())["file"]).exists()
     # a second capture into the same folder keeps the first one's spec file
-    r = run_cli("capture", str(DATA / "capture_chdir.py"), "--target", "mi300x", "--compile-only", "-o", "out",
-                "--json", cwd=tmp_path)
+    r = run_cli(
+        "capture",
+        str(DATA / "capture_chdir.py"),
+        "--target",
+        "mi300x",
+        "--compile-only",
+        "-o",
+        "out",
+        "--json",
+        cwd=tmp_path,
+    )
     assert r.code == 0, r.err
     assert json.loads(spec.read_text())["target"] == "cuda:90"
     assert json.loads((spec.parent / "double_kernel-2.json").read_text())["target"] == "hip:gfx942"
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--set", "num_warps=3"], "rejected by Triton's cuda backend"),
-    (["--stage", "amdgcn"], "cuda:90 has no amdgcn stage"),
-    (["--script-log", "/nonexistent-folder/x.log"], "/nonexistent-folder is not an existing folder"),
-])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--set", "num_warps=3"], "rejected by Triton's cuda backend"),
+        (["--stage", "amdgcn"], "cuda:90 has no amdgcn stage"),
+        (["--script-log", "/nonexistent-folder/x.log"], "/nonexistent-folder is not an existing folder"),
+    ],
+)
 def test_bad_flags_are_refused_before_the_script_runs(tmp_path, flags, message):
-    r = run_cli("capture", str(DATA / "capture_chdir.py"), "--target", "h100", "--compile-only", "-o",
-                str(tmp_path / "out"), *flags)
+    r = run_cli(
+        "capture",
+        str(DATA / "capture_chdir.py"),
+        "--target",
+        "h100",
+        "--compile-only",
+        "-o",
+        str(tmp_path / "out"),
+        *flags,
+    )
     assert r.code == 2, r.err
     lines = _irscope_lines(r.err)
     assert len(lines) == 1 and message in lines[0]
@@ -275,13 +371,23 @@ def test_bad_flags_are_refused_before_the_script_runs(tmp_path, flags, message):
 def test_tensors_made_under_set_default_device_cuda_are_the_stand_ins(tmp_path):
     """torch.set_default_device("cuda") / `with torch.device("cuda")`: tensors with no device= live on the CPU
     (before: they went to the real, absent CUDA and the script stopped before its first launch)."""
-    r = run_cli("capture", str(DATA / "capture_default_device.py"), "-t", "cuda:90", "--compile-only", "-o",
-                str(tmp_path / "out"), "--json")
+    r = run_cli(
+        "capture",
+        str(DATA / "capture_default_device.py"),
+        "-t",
+        "cuda:90",
+        "--compile-only",
+        "-o",
+        str(tmp_path / "out"),
+        "--json",
+    )
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     assert doc["capture"]["stopped"] is None and "capture_default_device: ok" in r.err
-    assert [(c["kernel"], c["launches"]) for c in doc["capture"]["captures"]] == [("double_kernel", 1),
-                                                                                  ("negate_kernel", 1)]
+    assert [(c["kernel"], c["launches"]) for c in doc["capture"]["captures"]] == [
+        ("double_kernel", 1),
+        ("negate_kernel", 1),
+    ]
     assert [k["signature"] for k in doc["kernels"]] == ["*fp32:16, i32, 256", "*fp16:16, i32:16, 256"]
 
 
@@ -295,20 +401,40 @@ def test_default_device_the_script_sets_is_put_back():
 def test_launches_from_other_threads_are_captured(tmp_path):
     """threading.Thread and ThreadPoolExecutor workers run on the stand-in GPU too (before: their
     device="cuda" reached the real CUDA); concurrent launches of one kernel are one capture."""
-    r = run_cli("capture", str(DATA / "capture_threads.py"), "-t", "cuda:90", "--compile-only", "-o",
-                str(tmp_path / "out"), "--json")
+    r = run_cli(
+        "capture",
+        str(DATA / "capture_threads.py"),
+        "-t",
+        "cuda:90",
+        "--compile-only",
+        "-o",
+        str(tmp_path / "out"),
+        "--json",
+    )
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     assert doc["capture"]["stopped"] is None and "capture_threads: ok" in r.err
-    assert [(c["kernel"], c["launches"]) for c in doc["capture"]["captures"]] == [("double_kernel", 1),
-                                                                                  ("triple_kernel", 4)]
+    assert [(c["kernel"], c["launches"]) for c in doc["capture"]["captures"]] == [
+        ("double_kernel", 1),
+        ("triple_kernel", 4),
+    ]
     assert doc["capture"]["launches"] == 5 and doc["capture"]["threads_left"] == []
     assert not [line for line in _irscope_lines(r.err) if line.startswith("irscope:")]
 
 
 def test_a_thread_still_running_when_the_script_ends_is_said(tmp_path):
-    r = run_cli("capture", str(DATA / "capture_threads.py"), "-t", "cuda:90", "--compile-only", "-o",
-                str(tmp_path / "out"), "--json", "--", "--leave-running")
+    r = run_cli(
+        "capture",
+        str(DATA / "capture_threads.py"),
+        "-t",
+        "cuda:90",
+        "--compile-only",
+        "-o",
+        str(tmp_path / "out"),
+        "--json",
+        "--",
+        "--leave-running",
+    )
     assert r.code == 0, r.err
     assert json.loads(r.out)["capture"]["threads_left"] == ["idle-worker"]
     said = [line for line in _irscope_lines(r.err) if line.startswith("irscope:")]

@@ -28,8 +28,15 @@ def _lines(err: str) -> list[str]:
 
 def test_a_library_cache_object_is_not_iterated(tmp_path):
     """FlagGems' LibTuner: its cache is a ConfigCache (no keys()); irscope leaves it alone."""
-    r = run_cli("capture", str(DATA / "capture_config_cache.py"), "--compile-only", "--target", "cuda:90",
-                "-o", str(tmp_path / "out"))
+    r = run_cli(
+        "capture",
+        str(DATA / "capture_config_cache.py"),
+        "--compile-only",
+        "--target",
+        "cuda:90",
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert r.code == 0, r.err
     assert "config cache ok" in r.out
     assert "the script stopped" not in r.err and "internal error" not in r.err, r.err
@@ -40,17 +47,23 @@ def test_an_exception_in_a_capture_hook_is_irscopes(tmp_path):
     """A failure inside irscope's own hook is reported as irscope's, not as the script's failure
     (here the script itself breaks the hook, then runs the FlagGems-like one)."""
     script = tmp_path / "breaks_hook.py"
-    script.write_text("import runpy\nfrom irscope.capture import recorder\n"
-                      "def broken(self, tuner):\n    raise TypeError(\"'int' object is not iterable\")\n"
-                      "recorder.Recorder._take_tuner = broken\n"
-                      f"runpy.run_path({str(DATA / 'capture_config_cache.py')!r}, run_name='__main__')\n")
+    script.write_text(
+        "import runpy\nfrom irscope.capture import recorder\n"
+        "def broken(self, tuner):\n    raise TypeError(\"'int' object is not iterable\")\n"
+        "recorder.Recorder._take_tuner = broken\n"
+        f"runpy.run_path({str(DATA / 'capture_config_cache.py')!r}, run_name='__main__')\n"
+    )
     r = run_cli("capture", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out"))
     assert r.code == 1, r.err
-    assert _lines(r.err) == [("irscope: internal error in its capture hook: TypeError: 'int' object is not iterable "
-                              "(run again with --debug for the traceback)")], r.err
+    assert _lines(r.err) == [
+        (
+            "irscope: internal error in its capture hook: TypeError: 'int' object is not iterable "
+            "(run again with --debug for the traceback)"
+        )
+    ], r.err
 
 
-SEVERAL = '''
+SEVERAL = """
 import torch
 import triton
 import triton.language as tl
@@ -69,18 +82,35 @@ x = torch.ones(4096, device=DEVICE)
 out = torch.empty_like(x)
 for block in (32, 64, 128, 256, 512, 1024, 2048, 4096):
     scale_kernel[(triton.cdiv(4096, block),)](x, out, x.numel(), BLOCK=block)
-'''
+"""
 
 
 def test_sigterm_during_the_dumps_writes_what_is_done(tmp_path):
     """SIGTERM once the first dump folder exists: the --json document lists the finished dumps,
     one line says how far the dumps got, and the exit status is 143."""
-    script = tmp_path / "several.py"   # a constant of its own: no cache anywhere has these kernels
+    script = tmp_path / "several.py"  # a constant of its own: no cache anywhere has these kernels
     script.write_text(SEVERAL.replace("SALT", repr(1.0 + time.time_ns() % 100000 / 1e6)))
     out_dir = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, "-m", "irscope", "capture", str(script), "--compile-only", "--target",
-                          "cuda:90", "-o", str(out_dir), "--json", "--no-cache"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "irscope",
+            "capture",
+            str(script),
+            "--compile-only",
+            "--target",
+            "cuda:90",
+            "-o",
+            str(out_dir),
+            "--json",
+            "--no-cache",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
     try:
         deadline = time.monotonic() + 240
         while not list(out_dir.glob("scale_kernel/*/manifest.json")):
@@ -108,8 +138,9 @@ def test_sigterm_during_the_dumps_writes_what_is_done(tmp_path):
 
 def test_printed_standin_tensors_read_like_gpu_tensors(tmp_path):
     """print(x) of a stand-in tensor says device='cuda:0', where a GPU run's print says it."""
-    r = run_cli("capture", str(DATA / "capture_prints.py"), "--compile-only", "--target", "cuda:90",
-                "-o", str(tmp_path / "out"))
+    r = run_cli(
+        "capture", str(DATA / "capture_prints.py"), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out")
+    )
     assert r.code == 0, r.err
     assert "repr tensor([0., 2., 4., 6.], device='cuda:0')" in r.out
     assert "str tensor([0., 2., 4., 6.], device='cuda:0')" in r.out
@@ -126,9 +157,9 @@ def test_debug_shows_the_scripts_own_traceback(tmp_path):
     err = r.err.splitlines()
     [at] = [i for i, line in enumerate(err) if line.startswith("irscope: the script stopped: capture_fails_late.py:16")]
     assert err[at + 1] == "Traceback (most recent call last):"
-    assert f'  File "{script}", line 21, in <module>' in err[at + 2:]
-    assert f'  File "{script}", line 16, in check' in err[at + 2:]
-    assert "ValueError: bad result 8" in err[at + 2:]
+    assert f'  File "{script}", line 21, in <module>' in err[at + 2 :]
+    assert f'  File "{script}", line 16, in check' in err[at + 2 :]
+    assert "ValueError: bad result 8" in err[at + 2 :]
     assert "runpy" not in r.err
     plain = run_cli("capture", str(script), "--compile-only", "--target", "cuda:90", "-o", str(tmp_path / "out2"))
     assert "Traceback" not in plain.err
@@ -141,9 +172,18 @@ def test_a_kernel_that_cannot_compile_raises_at_its_launch_in_the_script(tmp_pat
     import triton
 
     removed = not hasattr(triton.language, "make_block_ptr") or "removed" in (
-        triton.language.make_block_ptr.__doc__ or "")
-    r = run_cli("capture", str(DATA / "capture_cannot_compile.py"), "--compile-only", "--target", "cuda:90",
-                "-o", str(tmp_path / "out"), "--json")
+        triton.language.make_block_ptr.__doc__ or ""
+    )
+    r = run_cli(
+        "capture",
+        str(DATA / "capture_cannot_compile.py"),
+        "--compile-only",
+        "--target",
+        "cuda:90",
+        "-o",
+        str(tmp_path / "out"),
+        "--json",
+    )
     assert "the script stopped" not in r.err and "internal error" not in r.err, r.err
     assert r.err.count("small dot raised CompilationError; falling back to torch") == 2, r.err
     assert ("block pointers raised CompilationError" in r.err) == removed, r.err
@@ -151,10 +191,10 @@ def test_a_kernel_that_cannot_compile_raises_at_its_launch_in_the_script(tmp_pat
     assert "done" in r.err
     caps = {c["kernel"]: c for c in json.loads(r.out)["capture"]["captures"]}
     small = caps["small_dot_kernel"]
-    assert small["launches"] == 0   # it never launched: each launch raised
+    assert small["launches"] == 0  # it never launched: each launch raised
     [note] = [n for n in small["notes"] if n.startswith("raised in the script at the launch, as a GPU would: ")]
     assert "CompilationError: Input shapes should have" in note
-    assert small["failed"]          # the dump compiles it too, and says where it fails
+    assert small["failed"]  # the dump compiles it too, and says where it fails
     blocks = caps["block_ptr_copy_kernel"]
     assert (blocks["launches"] == 0) == removed
     assert any("Block pointers have been removed" in n for n in blocks["notes"]) == removed

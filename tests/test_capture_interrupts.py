@@ -20,7 +20,7 @@ from tests.helpers import VECTOR_ADD, run_cli
 pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
-HEAD = '''
+HEAD = """
 import time
 import torch
 import triton
@@ -38,12 +38,14 @@ def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 x = torch.ones(1024, device=DEVICE)
 out = torch.empty_like(x)
-'''
+"""
 LAUNCH = 'scale_kernel[(4,)](x, out, x.numel(), BLOCK=256)\nprint("launched", flush=True)\n'
-WAIT = 'while True:\n    time.sleep(0.05)\n'
+WAIT = "while True:\n    time.sleep(0.05)\n"
 # a script's own `except KeyboardInterrupt` does not keep it running after irscope's Ctrl-C
-STUBBORN = ('while True:\n    try:\n        time.sleep(0.05)\n    except KeyboardInterrupt:\n'
-            '        print("ignored", flush=True)\n')
+STUBBORN = (
+    "while True:\n    try:\n        time.sleep(0.05)\n    except KeyboardInterrupt:\n"
+    '        print("ignored", flush=True)\n'
+)
 
 
 def _script(tmp_path: Path, body: str) -> Path:
@@ -57,8 +59,19 @@ def _lines(err: str) -> list[str]:
 
 
 def _dump(script: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "irscope", "capture", str(script), "--compile-only", "--target", "cuda:90",
-            "-o", str(out), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "irscope",
+        "capture",
+        str(script),
+        "--compile-only",
+        "--target",
+        "cuda:90",
+        "-o",
+        str(out),
+        *extra,
+    ]
 
 
 def _signalled(cmd: list[str], signum: int, wait_for: str = "launched") -> tuple[int, str, str]:
@@ -88,8 +101,9 @@ def _kept(out_dir: Path) -> None:
     assert len(folders) == 1 and (folders[0] / "manifest.json").is_file()
 
 
-@pytest.mark.parametrize("signum, said", [(signal.SIGINT, "interrupted (SIGINT)"),
-                                          (signal.SIGTERM, "terminated (SIGTERM)")])
+@pytest.mark.parametrize(
+    "signum, said", [(signal.SIGINT, "interrupted (SIGINT)"), (signal.SIGTERM, "terminated (SIGTERM)")]
+)
 def test_signal_after_a_capture_keeps_it(tmp_path, signum, said):
     out_dir = tmp_path / "out"
     code, out, err = _signalled(_dump(_script(tmp_path, LAUNCH + STUBBORN), out_dir), signum)
@@ -102,20 +116,37 @@ def test_signal_after_a_capture_keeps_it(tmp_path, signum, said):
 def test_time_limit_ends_a_script_that_never_ends(tmp_path):
     out_dir = tmp_path / "out"
     start = time.monotonic()
-    r = run_cli("capture", str(_script(tmp_path, LAUNCH + WAIT)), "--compile-only", "--target", "cuda:90",
-                "-o", str(out_dir), "--time-limit", "3")
+    r = run_cli(
+        "capture",
+        str(_script(tmp_path, LAUNCH + WAIT)),
+        "--compile-only",
+        "--target",
+        "cuda:90",
+        "-o",
+        str(out_dir),
+        "--time-limit",
+        "3",
+    )
     took = time.monotonic() - start
     assert r.code == 0, r.err
     assert 3 <= took < 120
-    assert _lines(r.err) == [("irscope: the script stopped: time limit of 3 s reached after 1 kernel; "
-                              "the captures up to there are kept")]
+    assert _lines(r.err) == [
+        ("irscope: the script stopped: time limit of 3 s reached after 1 kernel; the captures up to there are kept")
+    ]
     _kept(out_dir)
 
 
 def test_a_script_that_raises_after_a_launch_keeps_its_capture(tmp_path):
     out_dir = tmp_path / "out"
-    r = run_cli("capture", str(_script(tmp_path, LAUNCH + 'raise RuntimeError("boom")\n')), "--compile-only",
-                "--target", "cuda:90", "-o", str(out_dir))
+    r = run_cli(
+        "capture",
+        str(_script(tmp_path, LAUNCH + 'raise RuntimeError("boom")\n')),
+        "--compile-only",
+        "--target",
+        "cuda:90",
+        "-o",
+        str(out_dir),
+    )
     assert r.code == 0, r.err
     [line] = _lines(r.err)
     assert line.startswith("irscope: the script stopped: waits.py:") and "RuntimeError: boom" in line
@@ -125,8 +156,9 @@ def test_a_script_that_raises_after_a_launch_keeps_its_capture(tmp_path):
 
 def test_sigint_before_any_launch_is_one_line_and_nothing_written(tmp_path):
     out_dir = tmp_path / "out"
-    code, _, err = _signalled(_dump(_script(tmp_path, 'print("ready", flush=True)\n' + WAIT), out_dir),
-                              signal.SIGINT, wait_for="ready")
+    code, _, err = _signalled(
+        _dump(_script(tmp_path, 'print("ready", flush=True)\n' + WAIT), out_dir), signal.SIGINT, wait_for="ready"
+    )
     assert code == 2
     [line] = _lines(err)
     assert "interrupted (SIGINT) before the script launched a Triton kernel" in line
@@ -135,15 +167,24 @@ def test_sigint_before_any_launch_is_one_line_and_nothing_written(tmp_path):
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "x"])
 def test_time_limit_must_be_a_positive_number(tmp_path, value):
-    r = run_cli("capture", str(_script(tmp_path, LAUNCH)), "--compile-only", "-o", str(tmp_path / "o"),
-                "--time-limit", value)
+    r = run_cli(
+        "capture", str(_script(tmp_path, LAUNCH)), "--compile-only", "-o", str(tmp_path / "o"), "--time-limit", value
+    )
     assert r.code == 2 and "--time-limit" in r.err
     assert not (tmp_path / "o").exists()
 
 
 def test_time_limit_is_refused_with_a_signature(tmp_path):
-    r = run_cli("dump", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32, 1024", "-o",
-                str(tmp_path / "o"), "--time-limit", "3")
+    r = run_cli(
+        "dump",
+        str(VECTOR_ADD),
+        "--signature",
+        "*fp32, *fp32, *fp32, i32, 1024",
+        "-o",
+        str(tmp_path / "o"),
+        "--time-limit",
+        "3",
+    )
     assert r.code == 2 and "--time-limit: applies when FILE is a script run for capture" in r.err
 
 

@@ -18,7 +18,7 @@ from tests.helpers import EXAMPLES, FBTRITON, ROOT, run_cli
 
 # a tutorial-style script: an autotuned kernel (two configs), a @jit callee defined in the script, a
 # constexpr global, a libdevice call, and a module-level run that is the script itself
-SCRIPT = '''\
+SCRIPT = """\
 import torch
 import triton
 import triton.language as tl
@@ -45,13 +45,22 @@ x = torch.randn(1000, device="cuda")
 y = torch.empty_like(x)
 kernel[lambda meta: (triton.cdiv(1000, meta["BLOCK"]),)](x, y, 1000)
 assert torch.allclose(y, torch.exp(x) * 2, atol=1e-3)
-'''
+"""
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx")
 
 
 def _capture(script: Path, out: Path, cache: Path, *flags: str):
-    return run_cli("capture", str(script), "--compile-only", "--target", "cuda:90", "-o", str(out), *flags,
-                   env={"IRSCOPE_CACHE_DIR": str(cache)})
+    return run_cli(
+        "capture",
+        str(script),
+        "--compile-only",
+        "--target",
+        "cuda:90",
+        "-o",
+        str(out),
+        *flags,
+        env={"IRSCOPE_CACHE_DIR": str(cache)},
+    )
 
 
 def _same_dumps(a: Path, b: Path) -> list[str]:
@@ -118,7 +127,7 @@ def test_the_json_and_the_summary_say_where_the_time_went(tutorial):
 
 
 # the example kernels (Triton's and Gluon's), each launched at two block sizes: two captures a kernel
-EXAMPLE_LAUNCHES = f'''\
+EXAMPLE_LAUNCHES = f"""\
 import sys
 import torch
 import triton
@@ -138,7 +147,7 @@ for block in (1024, 512):
     out = torch.empty_like(x)
     layout = gl.BlockedLayout([block // 128], [32], [4], [0])
     gluon_add_kernel[(triton.cdiv(n, block),)](x, y, out, n, BLOCK=block, layout=layout, num_warps=4)
-'''
+"""
 
 
 @pytest.mark.torch
@@ -170,18 +179,21 @@ def test_every_example_kernel_is_rebuilt_with_the_captured_cache_key_or_says_why
     rebuilt = {k: d for k, d in docs.items() if isinstance(d, dict)}
     assert len(rebuilt) >= 6, docs
     (tmp_path / "docs.json").write_text(json.dumps(rebuilt))
-    code = ("import json, sys\nfrom irscope.capture import closure\n"
-            "docs = json.load(open(sys.argv[1]))\n"
-            "print(json.dumps({k: closure.rebuilt_exactly(closure.rebuild(d), d) for k, d in docs.items()}))\n")
-    p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "docs.json")], capture_output=True, text=True,
-                       cwd=ROOT, timeout=300)
+    code = (
+        "import json, sys\nfrom irscope.capture import closure\n"
+        "docs = json.load(open(sys.argv[1]))\n"
+        "print(json.dumps({k: closure.rebuilt_exactly(closure.rebuild(d), d) for k, d in docs.items()}))\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "docs.json")], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     assert json.loads(p.stdout.splitlines()[-1]) == {k: True for k in rebuilt}
 
 
 # two kernels of one file whose callees sit one under the other, the second indented under an `if` (as
 # fla's exp/exp2): a worker rebuilding both must read each callee's block as it ends in the file
-SIBLINGS = '''\
+SIBLINGS = """\
 import triton
 import triton.language as tl
 
@@ -202,7 +214,7 @@ def uses_second(p):
 @triton.jit
 def uses_first(p):
     tl.store(p, first(tl.load(p)))
-'''
+"""
 
 
 def test_kernels_of_one_file_rebuilt_in_one_worker_each_read_their_own_lines(tmp_path):
@@ -214,10 +226,13 @@ def test_kernels_of_one_file_rebuilt_in_one_worker_each_read_their_own_lines(tmp
     docs = [closure.describe(refs[name])[0] for name in ("uses_second", "uses_first")]
     assert all(docs)
     (tmp_path / "docs.json").write_text(json.dumps(docs))
-    code = ("import json, sys\nfrom irscope.capture import closure\n"
-            "print([closure.rebuilt_exactly(closure.rebuild(d), d) for d in json.load(open(sys.argv[1]))])\n")
-    p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "docs.json")], capture_output=True, text=True,
-                       cwd=ROOT, timeout=300)
+    code = (
+        "import json, sys\nfrom irscope.capture import closure\n"
+        "print([closure.rebuilt_exactly(closure.rebuild(d), d) for d in json.load(open(sys.argv[1]))])\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "docs.json")], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     assert p.returncode == 0 and p.stdout.split()[-2:] == ["[True,", "True]"], (p.stdout, p.stderr[-1500:])
 
 
@@ -240,10 +255,13 @@ def _make_closure():
     return inner
 
 
-@pytest.mark.parametrize("jit, why", [
-    (_reads_a_list, "TABLE (list), which is not plain data"),
-    (_make_closure(), "enclosing function"),
-])
+@pytest.mark.parametrize(
+    "jit, why",
+    [
+        (_reads_a_list, "TABLE (list), which is not plain data"),
+        (_make_closure(), "enclosing function"),
+    ],
+)
 def test_a_closure_that_is_not_data_is_refused_with_its_reason(jit, why):
     doc, reason = closure.describe(jit)
     assert doc is None and why in reason
@@ -251,7 +269,7 @@ def test_a_closure_that_is_not_data_is_refused_with_its_reason(jit, why):
 
 def test_a_worker_hands_back_a_kernel_it_cannot_rebuild_exactly(tmp_path):
     doc, _ = closure.describe(_make_plain())
-    doc["cache_key"] = "0" * 64   # as if the kernel's file had changed since the capture
+    doc["cache_key"] = "0" * 64  # as if the kernel's file had changed since the capture
     spec = tmp_path / "k-1.json"
     spec.write_text(json.dumps({"closure": doc}))
     result, _ = parallel.dump_capture({"spec_file": str(spec)})
@@ -268,8 +286,7 @@ def _make_plain():
 
 
 def test_jobs_is_refused_where_nothing_is_captured():
-    r = run_cli("dump", str(EXAMPLES / "vector_add.py"), "--signature", "*fp32, *fp32, *fp32, i32, 1024",
-                "--jobs", "2")
+    r = run_cli("dump", str(EXAMPLES / "vector_add.py"), "--signature", "*fp32, *fp32, *fp32, i32, 1024", "--jobs", "2")
     assert r.code == 2 and "--jobs" in r.err and len(r.err.strip().splitlines()) == 1, r.err
 
 
@@ -278,9 +295,13 @@ def test_a_knob_the_script_set_in_python_keeps_every_dump_in_process(tmp_path):
     """`triton.knobs.compilation.disable_line_info = True` in the script changes what Triton builds, and a
     worker process would not see it: every capture is dumped here, saying why, and its PTX has no line info."""
     script = tmp_path / "knob_script.py"
-    script.write_text(SCRIPT.replace("import triton.language as tl\n",
-                                     "import triton.language as tl\ntriton.knobs.compilation.disable_line_info = True\n",
-                                     1))
+    script.write_text(
+        SCRIPT.replace(
+            "import triton.language as tl\n",
+            "import triton.language as tl\ntriton.knobs.compilation.disable_line_info = True\n",
+            1,
+        )
+    )
     r = _capture(script, tmp_path / "o", tmp_path / "c", "--jobs", "2", "--json")
     assert r.code == 0, r.err[-2000:]
     caps = json.loads(r.out)["capture"]["captures"]
@@ -313,7 +334,7 @@ def test_an_interrupt_keeps_the_results_already_sent(monkeypatch):
     def signal_on_a_result(inbox, timeout):
         msg = real(inbox, timeout)
         if msg is not None and msg.tag == "RESULT" and not raised:
-            with inbox.mutex:         # back where it was: the signal came while it waited in the inbox
+            with inbox.mutex:  # back where it was: the signal came while it waited in the inbox
                 inbox.queue.appendleft(msg)
                 inbox.unfinished_tasks += 1
                 inbox.not_empty.notify()

@@ -67,16 +67,24 @@ def test_each_check_passes_and_all_four_launches_are_captured(tmp_path):
 
 
 def test_past_the_run_budget_launches_are_recorded_not_computed(tmp_path):
-    r = run_cli("capture", str(DATA / "capture_checks.py"), "--compile-only", "-o", str(tmp_path / "out"), "--json",
-                env={"IRSCOPE_INTERPRET_TOTAL_S": "0.000001"})
+    r = run_cli(
+        "capture",
+        str(DATA / "capture_checks.py"),
+        "--compile-only",
+        "-o",
+        str(tmp_path / "out"),
+        "--json",
+        env={"IRSCOPE_INTERPRET_TOTAL_S": "0.000001"},
+    )
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     assert doc["capture"]["computed"]["computed"] == 0
     assert doc["capture"]["computed"]["not_computed_from_launch"] == 1
     assert doc["capture"]["computed"]["not_computed_by"] == {"run_budget": 1}
     assert len(doc["capture"]["captures"]) == 1  # the first check failed: the script stopped there
-    assert any("results are not computed from launch 1 on" in n and "IRSCOPE_INTERPRET_TOTAL_S" in n
-               for n in _notes(r.err))
+    assert any(
+        "results are not computed from launch 1 on" in n and "IRSCOPE_INTERPRET_TOTAL_S" in n for n in _notes(r.err)
+    )
 
 
 def test_autotuning_as_a_gpu_does_it(tmp_path):
@@ -94,7 +102,8 @@ def test_autotuning_as_a_gpu_does_it(tmp_path):
     # the tuner's list says num_stages 4 and 5; the pruner lowered them by 2
     assert [c["config"] for c in by["matmul_kernel"]] == [
         "BM=32, BN=32, BK=32, num_warps=4, num_ctas=1, num_stages=2",
-        "BM=256, BN=256, BK=256, num_warps=8, num_ctas=1, num_stages=3"]
+        "BM=256, BN=256, BK=256, num_warps=8, num_ctas=1, num_stages=3",
+    ]
     small, big = by["matmul_kernel"]
     assert small["folder"] and not small["skipped"] and not small["failed"]
     assert big["skipped"].startswith("would not launch: needs ") and "shared memory" in big["skipped"]
@@ -108,10 +117,18 @@ def test_a_script_sees_the_chip_through_torch_and_nvidia_smi(tmp_path):
     TensorDescriptor launched inside a CUDA graph that is replayed, and tl.make_tensor_descriptor
     with triton.set_allocator: both checked."""
     chip = for_target("cuda:90")
-    r = run_cli("capture", str(DATA / "capture_identity.py"), "--compile-only", "--target", "cuda:90", "-o",
-                str(tmp_path / "out"), "--json")
+    r = run_cli(
+        "capture",
+        str(DATA / "capture_identity.py"),
+        "--compile-only",
+        "--target",
+        "cuda:90",
+        "-o",
+        str(tmp_path / "out"),
+        "--json",
+    )
     assert r.code == 0, r.err
-    said = json.loads(next(line for line in r.err.splitlines() if line.startswith("identity: {"))[len("identity: "):])
+    said = json.loads(next(line for line in r.err.splitlines() if line.startswith("identity: {"))[len("identity: ") :])
     assert said["name"] == said["props_name"] == chip.name
     assert said["smi"] == f"{chip.name}, {chip.memory_gib * 1024} MiB"
     assert said["list"].startswith(f"GPU 0: {chip.name} (UUID: GPU-")
@@ -131,8 +148,9 @@ def test_the_stand_in_answers_as_an_amd_chip():
         assert props.gcnArchName.split(":")[0] == "gfx942" and props.warp_size == 64
         assert props.multi_processor_count == chip.sms
         assert torch.version.hip and torch.version.cuda is None
-        out = subprocess.run(["rocm-smi", "--showproductname", "--json"], capture_output=True, text=True,
-                             check=True).stdout
+        out = subprocess.run(
+            ["rocm-smi", "--showproductname", "--json"], capture_output=True, text=True, check=True
+        ).stdout
         assert json.loads(out)["card0"]["Card Series"] == chip.name
         nvidia = subprocess.run(["sh", "-c", "command -v nvidia-smi"], capture_output=True, text=True, check=False)
         assert nvidia.returncode != 0 or "irscope-smi" not in nvidia.stdout  # no NVIDIA tool on an AMD chip
@@ -142,17 +160,20 @@ def test_the_stand_in_answers_as_an_amd_chip():
 def test_nvidia_smi_answers_the_common_queries():
     chip = for_target("cuda:100")
     with standin.machine(parse_target("cuda:100")):
+
         def smi(*args: str) -> str:
             return subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, check=True).stdout.strip()
 
         assert smi("--query-gpu=name", "--format=csv,noheader") == chip.name
         assert smi("--query-gpu=name,memory.total", "--format=csv") == (
-            f"name, memory.total\n{chip.name}, {chip.memory_gib * 1024} MiB")
+            f"name, memory.total\n{chip.name}, {chip.memory_gib * 1024} MiB"
+        )
         assert smi("--query-gpu=memory.total", "--format=csv,noheader,nounits") == str(chip.memory_gib * 1024)
         assert smi("--query-gpu=compute_cap", "--format=csv,noheader") == "{}.{}".format(*chip.capability)
         assert chip.name in smi() and smi("-L").startswith(f"GPU 0: {chip.name}")
-        bad = subprocess.run(["nvidia-smi", "--query-gpu=nonsense", "--format=csv"], capture_output=True, text=True,
-                             check=False)
+        bad = subprocess.run(
+            ["nvidia-smi", "--query-gpu=nonsense", "--format=csv"], capture_output=True, text=True, check=False
+        )
         assert bad.returncode != 0 and "nonsense" in bad.stderr
 
 
@@ -192,10 +213,17 @@ def test_ops_registered_for_the_cuda_key_reach_stand_in_tensors():
     del lib
 
 
-@pytest.mark.parametrize("tutorial, kernels, table", [
-    ("02-fused-softmax.py", {"softmax_kernel"}, "softmax-performance:"),
-    ("05-layer-norm.py", {"_layer_norm_fwd_fused", "_layer_norm_bwd_dx_fused", "_layer_norm_bwd_dwdb"},
-     "layer-norm-backward:")])
+@pytest.mark.parametrize(
+    "tutorial, kernels, table",
+    [
+        ("02-fused-softmax.py", {"softmax_kernel"}, "softmax-performance:"),
+        (
+            "05-layer-norm.py",
+            {"_layer_norm_fwd_fused", "_layer_norm_bwd_dx_fused", "_layer_norm_bwd_dwdb"},
+            "layer-norm-backward:",
+        ),
+    ],
+)
 @pytest.mark.skipif(TUTORIALS is None, reason="set IRSCOPE_TRITON_TUTORIALS to a Triton checkout's python/tutorials")
 def test_tritons_tutorial_runs_to_its_end(tutorial, kernels, table, monkeypatch, tmp_path):
     """The unmodified tutorial: its checks pass (the interpreter computed the kernels they read) and
@@ -217,16 +245,20 @@ def test_tritons_tutorial_runs_to_its_end(tutorial, kernels, table, monkeypatch,
     assert table in log.read_text()  # the benchmark's table: the script's last line ran
 
 
-@pytest.mark.parametrize("script, kernels", [
-    ("fused_softmax.py", {"softmax_kernel"}),
-    ("layer_norm.py", {"_layer_norm_fwd_fused"}),
-])
+@pytest.mark.parametrize(
+    "script, kernels",
+    [
+        ("fused_softmax.py", {"softmax_kernel"}),
+        ("layer_norm.py", {"_layer_norm_fwd_fused"}),
+    ],
+)
 def test_a_tutorial_style_script_with_checks_runs_to_its_end(script, kernels, tmp_path):
     """examples/scripts: each checks its kernel against torch with assert_close after launching it; on the
     stand-in the interpreter computes the result, so the check passes and the script ends."""
     log = tmp_path / "log"
-    run = runner.run_script(EXAMPLES / "scripts" / script, [], parse_target("cuda:90"), "requested", "compile-only",
-                            [], log)
+    run = runner.run_script(
+        EXAMPLES / "scripts" / script, [], parse_target("cuda:90"), "requested", "compile-only", [], log
+    )
     assert run.stopped is None, (run.stopped, log.read_text()[-2000:])
     assert run.computed.computed >= 1 and not run.computed.cannot_run
     assert kernels <= {c.name for c in run.captures}
@@ -253,10 +285,10 @@ libdevice = importlib.import_module("triton.language.extra.libdevice")
 @triton.jit
 def _rows_by_loop_index(x_ptr, out_ptr, n_rows, stride, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
-    for i in range(0, n_rows):                       # compiled, `i` is an int32 tensor: .to works
+    for i in range(0, n_rows):  # compiled, `i` is an int32 tensor: .to works
         row = i.to(tl.int64) * stride
         tl.store(out_ptr + row + cols, tl.load(x_ptr + row + cols) + i.to(tl.float32))
-    for j in tl.range(0, n_rows, num_stages=2):      # and arithmetic on it keeps it one
+    for j in tl.range(0, n_rows, num_stages=2):  # and arithmetic on it keeps it one
         off = (j * stride).to(tl.int64)
         tl.store(out_ptr + off + cols, tl.load(out_ptr + off + cols) * (j + 1).to(tl.float32))
 
@@ -265,16 +297,28 @@ def _rows_by_loop_index(x_ptr, out_ptr, n_rows, stride, BLOCK: tl.constexpr):
 def _scalar_and_libdevice(x_ptr, out_ptr, scale, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + cols)
-    s = scale.to(tl.float32)                         # a float argument is an fp32 scalar, as compiled
+    s = scale.to(tl.float32)  # a float argument is an fp32 scalar, as compiled
     tl.store(out_ptr + cols, libdevice.tanh(x) * s + libdevice.rsqrt(x * x + 1.0) + libdevice.erf(x))
 
 
-@pytest.mark.parametrize("kernel, block, args, expected", [
-    (_rows_by_loop_index, 32, lambda x, out: (x, out, 4, 32),
-     lambda x: (x + torch.arange(4.0)[:, None]) * torch.arange(1.0, 5.0)[:, None]),
-    (_scalar_and_libdevice, 128, lambda x, out: (x, out, 0.5),
-     lambda x: torch.tanh(x) * 0.5 + torch.rsqrt(x * x + 1) + torch.erf(x)),
-], ids=["range-loop-index-to", "float-scalar-to-and-libdevice"])
+@pytest.mark.parametrize(
+    "kernel, block, args, expected",
+    [
+        (
+            _rows_by_loop_index,
+            32,
+            lambda x, out: (x, out, 4, 32),
+            lambda x: (x + torch.arange(4.0)[:, None]) * torch.arange(1.0, 5.0)[:, None],
+        ),
+        (
+            _scalar_and_libdevice,
+            128,
+            lambda x, out: (x, out, 0.5),
+            lambda x: torch.tanh(x) * 0.5 + torch.rsqrt(x * x + 1) + torch.erf(x),
+        ),
+    ],
+    ids=["range-loop-index-to", "float-scalar-to-and-libdevice"],
+)
 def test_the_interpreter_layer_computes_what_triton_s_interpreter_lacks(kernel, block, args, expected):
     """`.to` on a loop variable, a float argument's `.to`, libdevice calls: each computed, and equal
     to torch's result (Triton's interpreter alone refuses all three)."""
@@ -287,7 +331,7 @@ def test_the_interpreter_layer_computes_what_triton_s_interpreter_lacks(kernel, 
     ex.launch(kernel, 1, args(x, out), {"BLOCK": block}, (1,))
     assert ex.stats.cannot_run == {} and ex.stats.computed == 1
     torch.testing.assert_close(out, expected(x), rtol=1e-6, atol=1e-6)
-    assert "range" not in globals() and tl.range is not interpret._loop_range   # put back after the launch
+    assert "range" not in globals() and tl.range is not interpret._loop_range  # put back after the launch
 
 
 def test_16_bit_gemms_agree_bit_for_bit_as_on_the_chip(tmp_path):
@@ -295,8 +339,16 @@ def test_16_bit_gemms_agree_bit_for_bit_as_on_the_chip(tmp_path):
     whatever BLOCK_K and accumulator style (tl.dot(a, b, acc), acc += tl.dot(a, b)): torch's GEMM and the interpreter's tl.dot both sum
     exactly and round once, so they agree bit for bit (before: ~400 fp16 elements differed by a
     step, and every bf16 one: the interpreter multiplied bf16's bits as integers)."""
-    r = run_cli("capture", str(DATA / "capture_fp16_matmul.py"), "--compile-only", "--target", "cuda:90",
-                "-o", str(tmp_path / "out"), "--json")
+    r = run_cli(
+        "capture",
+        str(DATA / "capture_fp16_matmul.py"),
+        "--compile-only",
+        "--target",
+        "cuda:90",
+        "-o",
+        str(tmp_path / "out"),
+        "--json",
+    )
     assert r.code == 0, r.err
     assert "torch vs correctly rounded: 0 differ" in r.err
     checks = [line for line in r.err.splitlines() if "BK=" in line]
@@ -312,16 +364,38 @@ def test_one_rounding_from_fp64_is_the_correct_rounding():
 
     from irscope.standin.gemm import bf16_bits, round_to_odd_fp32
 
-    ulp = 2.0 ** -10
+    ulp = 2.0**-10
     rng = np.random.default_rng(0)
-    x = np.concatenate([rng.standard_normal(200_000) * 100, rng.standard_normal(1000) * 2.0 ** -20,
-                        [1 + ulp / 2, 1 + ulp / 2 + 1e-12, 1 + ulp / 2 - 1e-12, 1 + 3 * ulp / 2, -(1 + ulp / 2 + 1e-12),
-                         65520.0, 65519.99, 1e300, -0.0, np.inf, -np.inf, 2.0 ** -25, 2.0 ** -25 + 1e-20]])
+    x = np.concatenate(
+        [
+            rng.standard_normal(200_000) * 100,
+            rng.standard_normal(1000) * 2.0**-20,
+            [
+                1 + ulp / 2,
+                1 + ulp / 2 + 1e-12,
+                1 + ulp / 2 - 1e-12,
+                1 + 3 * ulp / 2,
+                -(1 + ulp / 2 + 1e-12),
+                65520.0,
+                65519.99,
+                1e300,
+                -0.0,
+                np.inf,
+                -np.inf,
+                2.0**-25,
+                2.0**-25 + 1e-20,
+            ],
+        ]
+    )
     with np.errstate(over="ignore"):
         assert np.array_equal(round_to_odd_fp32(x).astype(np.float16), x.astype(np.float16))
     assert np.isnan(round_to_odd_fp32(np.array([np.nan]))).all()
-    f = np.concatenate([rng.standard_normal(100_000).astype(np.float32) * 1000,
-                        (np.arange(1, 1000, dtype=np.uint32) << 16 | 0x8000).view(np.float32),   # exact ties
-                        np.array([np.inf, -np.inf, 3.4e38, -0.0, 1e-40], dtype=np.float32)])
+    f = np.concatenate(
+        [
+            rng.standard_normal(100_000).astype(np.float32) * 1000,
+            (np.arange(1, 1000, dtype=np.uint32) << 16 | 0x8000).view(np.float32),  # exact ties
+            np.array([np.inf, -np.inf, 3.4e38, -0.0, 1e-40], dtype=np.float32),
+        ]
+    )
     expected = torch.from_numpy(f).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
     assert np.array_equal(bf16_bits(f), expected)

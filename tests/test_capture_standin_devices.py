@@ -25,8 +25,10 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 MIX = ("RuntimeError", "Expected all tensors to be on the same device")
-NUMPY = ("TypeError", "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
-                      "host memory first.")
+NUMPY = (
+    "TypeError",
+    "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
+)
 
 # name -> (snippet setting `out`, what a GPU answers)
 CASES: dict[str, tuple[str, Any]] = {
@@ -40,66 +42,107 @@ CASES: dict[str, tuple[str, Any]] = {
     "to_cpu_of_cuda": ("out = torch.randn(4, device='cuda').to('cpu').is_cuda", False),
     "numpy_round_trip": ("out = torch.from_numpy(torch.randn(3, device='cuda').cpu().numpy()).device", "cpu"),
     "as_tensor_of_numpy": ("import numpy as np; out = torch.as_tensor(np.zeros(3)).device", "cpu"),
-    "dataloader_batch": ("ds = torch.utils.data.TensorDataset(torch.randn(8, 2), torch.arange(8))\n"
-                         "x, y = next(iter(torch.utils.data.DataLoader(ds, batch_size=4)))\n"
-                         "out = (x.device, y.device)", ("cpu", "cpu")),
+    "dataloader_batch": (
+        "ds = torch.utils.data.TensorDataset(torch.randn(8, 2), torch.arange(8))\n"
+        "x, y = next(iter(torch.utils.data.DataLoader(ds, batch_size=4)))\n"
+        "out = (x.device, y.device)",
+        ("cpu", "cpu"),
+    ),
     "module_made_on_cpu": ("out = torch.nn.Linear(2, 2).weight.device", "cpu"),
-    "cpu_model_grad": ("m = torch.nn.Linear(2, 2); m(torch.randn(3, 2)).sum().backward()\n"
-                       "out = m.weight.grad.device", "cpu"),
+    "cpu_model_grad": (
+        "m = torch.nn.Linear(2, 2); m(torch.randn(3, 2)).sum().backward()\nout = m.weight.grad.device",
+        "cpu",
+    ),
     "pin_memory": ("out = torch.randn(3).pin_memory().device", "cpu"),
-    "meta_keeps_meta": ("out = (torch.empty(2, device='meta').device, torch.randn(2, device='cuda').to('meta').device)",
-                        ("meta", "meta")),
+    "meta_keeps_meta": (
+        "out = (torch.empty(2, device='meta').device, torch.randn(2, device='cuda').to('meta').device)",
+        ("meta", "meta"),
+    ),
     # made for cuda: answers cuda:0
-    "device_cuda": ("t = torch.randn(4, device='cuda'); out = (t.device, t.is_cuda, t.is_cpu, t.get_device())",
-                    ("cuda:0", True, False, 0)),
+    "device_cuda": (
+        "t = torch.randn(4, device='cuda'); out = (t.device, t.is_cuda, t.is_cpu, t.get_device())",
+        ("cuda:0", True, False, 0),
+    ),
     "device_index": ("out = torch.zeros(2, device=0).device", "cuda:0"),
     "cuda_type": ("out = torch.randn(4, device='cuda').type()", "torch.cuda.FloatTensor"),
-    "cuda_repr": ("t = torch.randn(2, device='cuda'); out = \"device='cuda:0'\" in repr(t) and \"device='cuda:0'\" in f'{t}'",
-                  True),
+    "cuda_repr": (
+        "t = torch.randn(2, device='cuda'); out = \"device='cuda:0'\" in repr(t) and \"device='cuda:0'\" in f'{t}'",
+        True,
+    ),
     "dot_cuda": ("out = torch.randn(4).cuda().device", "cuda:0"),
-    "to_cuda": ("t = torch.randn(4); out = (t.to('cuda').device, t.to(torch.device('cuda')).device, t.to(0).device, "
-                "t.to('cuda', torch.float16).dtype, t.device)", ("cuda:0", "cuda:0", "cuda:0", "torch.float16", "cpu")),
-    "to_other": ("a, b = torch.randn(2), torch.randn(2, device='cuda'); out = (a.to(b).device, b.to(a).device)",
-                 ("cuda:0", "cpu")),
+    "to_cuda": (
+        "t = torch.randn(4); out = (t.to('cuda').device, t.to(torch.device('cuda')).device, t.to(0).device, "
+        "t.to('cuda', torch.float16).dtype, t.device)",
+        ("cuda:0", "cuda:0", "cuda:0", "torch.float16", "cpu"),
+    ),
+    "to_other": (
+        "a, b = torch.randn(2), torch.randn(2, device='cuda'); out = (a.to(b).device, b.to(a).device)",
+        ("cuda:0", "cpu"),
+    ),
     "cuda_is_a_copy": ("a = torch.zeros(3); b = a.cuda(); b += 1; out = (a.sum().item(), b.sum().item())", (0.0, 3.0)),
     "cpu_is_a_copy": ("a = torch.zeros(3, device='cuda'); b = a.cpu(); b += 1; out = a.sum().item()", 0.0),
-    "already_there_is_itself": ("a, b = torch.randn(2), torch.randn(2, device='cuda')\n"
-                                "out = (a.cpu() is a, a.to('cpu') is a, b.cuda() is b, b.to('cuda') is b)",
-                                (True, True, True, True)),
-    "as_tensor_to_cuda_copies": ("a = torch.zeros(2); b = torch.as_tensor(a, device='cuda'); b += 1\n"
-                                 "out = (b.device, a.sum().item())", ("cuda:0", 0.0)),
-    "module_to_cuda": ("m = torch.nn.BatchNorm1d(3).to('cuda')\n"
-                       "out = (m.weight.device, m.running_mean.device, m.weight.is_leaf)", ("cuda:0", "cuda:0", True)),
+    "already_there_is_itself": (
+        "a, b = torch.randn(2), torch.randn(2, device='cuda')\n"
+        "out = (a.cpu() is a, a.to('cpu') is a, b.cuda() is b, b.to('cuda') is b)",
+        (True, True, True, True),
+    ),
+    "as_tensor_to_cuda_copies": (
+        "a = torch.zeros(2); b = torch.as_tensor(a, device='cuda'); b += 1\nout = (b.device, a.sum().item())",
+        ("cuda:0", 0.0),
+    ),
+    "module_to_cuda": (
+        "m = torch.nn.BatchNorm1d(3).to('cuda')\nout = (m.weight.device, m.running_mean.device, m.weight.is_leaf)",
+        ("cuda:0", "cuda:0", True),
+    ),
     "module_cuda": ("m = torch.nn.Linear(2, 2).cuda(); out = (m.weight.device, m.bias.device)", ("cuda:0", "cuda:0")),
     "module_made_on_cuda": ("out = torch.nn.Linear(2, 2, device='cuda').weight.device", "cuda:0"),
-    "default_device": ("torch.set_default_device('cuda')\n"
-                       "try:\n    out = (torch.zeros(2).device, torch.nn.Linear(2, 2).weight.device)\n"
-                       "finally:\n    torch.set_default_device(None)", ("cuda:0", "cuda:0")),
-    "device_context": ("with torch.device('cuda'):\n    t = torch.ones(2)\nout = (t.device, torch.ones(2).device)",
-                       ("cuda:0", "cpu")),
+    "default_device": (
+        "torch.set_default_device('cuda')\n"
+        "try:\n    out = (torch.zeros(2).device, torch.nn.Linear(2, 2).weight.device)\n"
+        "finally:\n    torch.set_default_device(None)",
+        ("cuda:0", "cuda:0"),
+    ),
+    "device_context": (
+        "with torch.device('cuda'):\n    t = torch.ones(2)\nout = (t.device, torch.ones(2).device)",
+        ("cuda:0", "cpu"),
+    ),
     # op results
-    "op_over_cuda": ("a = torch.randn(4, device='cuda')\n"
-                     "out = [str(x.device) for x in (a + a, a * 2, a.sum(), a[1:], a.view(2, 2), a @ a, torch.cat([a, a]),"
-                     " torch.empty_like(a), a.new_zeros(3), a.max(0).values, torch.where(a > 0, a, 0.0))]",
-                     ["cuda:0"] * 11),
-    "op_over_cpu": ("a = torch.randn(4); out = sorted({str(x.device) for x in (a + a, a.sum(), torch.stack([a, a]))})",
-                    ["cpu"]),
+    "op_over_cuda": (
+        "a = torch.randn(4, device='cuda')\n"
+        "out = [str(x.device) for x in (a + a, a * 2, a.sum(), a[1:], a.view(2, 2), a @ a, torch.cat([a, a]),"
+        " torch.empty_like(a), a.new_zeros(3), a.max(0).values, torch.where(a > 0, a, 0.0))]",
+        ["cuda:0"] * 11,
+    ),
+    "op_over_cpu": (
+        "a = torch.randn(4); out = sorted({str(x.device) for x in (a + a, a.sum(), torch.stack([a, a]))})",
+        ["cpu"],
+    ),
     "cpu_scalar_mixes_in": ("out = (torch.randn(4, device='cuda') + torch.tensor(2.0)).device", "cuda:0"),
     "cuda_indexed_by_cpu_index": ("out = torch.randn(4, device='cuda')[torch.tensor([0, 2])].device", "cuda:0"),
     "slice_assigned_from_cpu": ("a = torch.zeros(4, device='cuda'); a[1:3] = torch.ones(2); out = a.sum().item()", 2.0),
-    "copy_from_cpu": ("a = torch.zeros(2, device='cuda'); a.copy_(torch.ones(2)); out = (a.device, a.sum().item())",
-                      ("cuda:0", 2.0)),
-    "cuda_model_grads": ("m = torch.nn.Linear(2, 2).cuda(); m(torch.randn(3, 2, device='cuda')).sum().backward()\n"
-                         "out = (m.weight.grad.device, m.bias.grad.device)", ("cuda:0", "cuda:0")),
-    "adam_step_on_cuda": ("m = torch.nn.Linear(2, 2).cuda(); opt = torch.optim.Adam(m.parameters())\n"
-                          "m(torch.randn(3, 2, device='cuda')).sum().backward(); opt.step()\n"
-                          "torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)\n"
-                          "out = (m.weight.device, opt.state[m.weight]['exp_avg'].device)", ("cuda:0", "cuda:0")),
+    "copy_from_cpu": (
+        "a = torch.zeros(2, device='cuda'); a.copy_(torch.ones(2)); out = (a.device, a.sum().item())",
+        ("cuda:0", 2.0),
+    ),
+    "cuda_model_grads": (
+        "m = torch.nn.Linear(2, 2).cuda(); m(torch.randn(3, 2, device='cuda')).sum().backward()\n"
+        "out = (m.weight.grad.device, m.bias.grad.device)",
+        ("cuda:0", "cuda:0"),
+    ),
+    "adam_step_on_cuda": (
+        "m = torch.nn.Linear(2, 2).cuda(); opt = torch.optim.Adam(m.parameters())\n"
+        "m(torch.randn(3, 2, device='cuda')).sum().backward(); opt.step()\n"
+        "torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)\n"
+        "out = (m.weight.device, opt.state[m.weight]['exp_avg'].device)",
+        ("cuda:0", "cuda:0"),
+    ),
     "tensor_of_cuda": ("out = torch.tensor(torch.randn(2, device='cuda')).device", "cuda:0"),
-    "assert_close_across_devices": ("t = torch.randn(2, device='cuda')\n"
-                                    "try:\n    torch.testing.assert_close(t, t.cpu()); out = 'passed'\n"
-                                    "except AssertionError as e:\n    out = str(e).splitlines()[0]",
-                                    "The values for attribute 'device' do not match: cuda:0 != cpu."),
+    "assert_close_across_devices": (
+        "t = torch.randn(2, device='cuda')\n"
+        "try:\n    torch.testing.assert_close(t, t.cpu()); out = 'passed'\n"
+        "except AssertionError as e:\n    out = str(e).splitlines()[0]",
+        "The values for attribute 'device' do not match: cuda:0 != cpu.",
+    ),
     # what a GPU refuses
     "mix_raises": ("out = torch.randn(4, device='cuda') + torch.randn(4)", MIX),
     "mix_cpu_first_raises": ("out = torch.randn(4) * torch.randn(4, device='cuda')", MIX),
@@ -154,8 +197,11 @@ def test_marks_hold_in_threads_the_script_starts(h100):
     got = {}
 
     def work():
-        got["answers"] = (torch.randn(2).device, torch.randn(2, device="cuda").device,
-                          answer("out = torch.randn(2, device='cuda') + torch.randn(2)"))
+        got["answers"] = (
+            torch.randn(2).device,
+            torch.randn(2, device="cuda").device,
+            answer("out = torch.randn(2, device='cuda') + torch.randn(2)"),
+        )
 
     th = threading.Thread(target=work)
     th.start()

@@ -15,13 +15,21 @@ import pytest
 from tests.helpers import VECTOR_ADD, run_cli
 
 pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
 
 SIG = "*fp32, *fp32, *fp32, i32, 1024"
-NOTE = "irscope: note: 'irscope dump SCRIPT' is now 'irscope capture SCRIPT'; the old form goes away in the next release"
-CAPTURE_ONLY = [["--compile-only"], ["--jobs", "2"], ["--script-log", "{tmp}/log.txt"], ["--time-limit", "3"],
-                ["--", "--n", "4"]]
+NOTE = (
+    "irscope: note: 'irscope dump SCRIPT' is now 'irscope capture SCRIPT'; the old form goes away in the next release"
+)
+CAPTURE_ONLY = [
+    ["--compile-only"],
+    ["--jobs", "2"],
+    ["--script-log", "{tmp}/log.txt"],
+    ["--time-limit", "3"],
+    ["--", "--n", "4"],
+]
 
-SCRIPT = '''
+SCRIPT = """
 import sys
 import torch
 import triton
@@ -42,7 +50,7 @@ x = torch.ones(n, device=DEVICE)
 out = torch.empty_like(x)
 scale_kernel[(1,)](x, out, n, BLOCK=256)
 print("script args", sys.argv[1:], flush=True)
-'''
+"""
 
 
 def _irscope_lines(err: str) -> list[str]:
@@ -59,8 +67,23 @@ def runs(tmp_path_factory):
     done = {}
     for command in ("capture", "dump"):
         log = root / f"{command}.log"
-        r = run_cli(command, str(script), "--target", "cuda:90", "--compile-only", "--jobs", "1", "--script-log",
-                    str(log), "-o", str(root / command), "--json", "--", "--n", "100")
+        r = run_cli(
+            command,
+            str(script),
+            "--target",
+            "cuda:90",
+            "--compile-only",
+            "--jobs",
+            "1",
+            "--script-log",
+            str(log),
+            "-o",
+            str(root / command),
+            "--json",
+            "--",
+            "--n",
+            "100",
+        )
         done[command] = (r, json.loads(r.out) if r.code == 0 else None, log)
     return root, done
 
@@ -68,19 +91,24 @@ def runs(tmp_path_factory):
 def _meaning(doc: dict) -> dict:
     """What a capture found and dumped, without the paths and timings that differ between two runs."""
     cap = doc["capture"]
-    return {"mode": cap["mode"], "target": cap["target"], "args": cap["args"], "launches": cap["launches"],
-            "captures": [(c["kernel"], c.get("config")) for c in cap["captures"]],
-            "kernels": [(k["name"], k["target"], list(k["stages"])) for k in doc["kernels"]]}
+    return {
+        "mode": cap["mode"],
+        "target": cap["target"],
+        "args": cap["args"],
+        "launches": cap["launches"],
+        "captures": [(c["kernel"], c.get("config")) for c in cap["captures"]],
+        "kernels": [(k["name"], k["target"], list(k["stages"])) for k in doc["kernels"]],
+    }
 
 
 def test_capture_runs_the_script_and_dumps_its_kernel(runs):
     _, done = runs
     r, doc, log = done["capture"]
     assert r.code == 0, r.err
-    assert not _irscope_lines(r.err)                      # no note, no warning
+    assert not _irscope_lines(r.err)  # no note, no warning
     assert _meaning(doc)["captures"] == [("scale_kernel", None)]
     assert doc["capture"]["args"] == ["--n", "100"] and doc["capture"]["mode"] == "compile-only"
-    assert "script args ['--n', '100']" in log.read_text()   # -- ARGS reached the script; --script-log took its output
+    assert "script args ['--n', '100']" in log.read_text()  # -- ARGS reached the script; --script-log took its output
     for k in doc["kernels"]:
         assert "ptx" in k["stages"] and all(Path(p).stat().st_size > 0 for p in k["stages"].values())
 
@@ -89,7 +117,7 @@ def test_old_dump_spelling_says_one_note_and_captures_the_same(runs):
     _, done = runs
     (_, new_doc, _), (old, old_doc, old_log) = done["capture"], done["dump"]
     assert old.code == 0, old.err
-    assert _irscope_lines(old.err) == [NOTE]              # the note once, and nothing else irscope says
+    assert _irscope_lines(old.err) == [NOTE]  # the note once, and nothing else irscope says
     assert _meaning(old_doc) == _meaning(new_doc)
     assert "script args ['--n', '100']" in old_log.read_text()
 
@@ -105,8 +133,10 @@ def test_dump_refuses_a_capture_only_flag_in_one_line(runs, tmp_path, kind, flag
     assert r.code == 2, r.err
     assert len(r.err.strip().splitlines()) == 1
     name = "ARGS" if flags[0] == "--" else flags[0]
-    assert r.err.startswith(f"irscope: error: {name}: applies when FILE is a script run for capture") \
+    assert (
+        r.err.startswith(f"irscope: error: {name}: applies when FILE is a script run for capture")
         and "irscope capture SCRIPT" in r.err
+    )
     assert not out.exists() and not (tmp_path / "log.txt").exists()
 
 
@@ -129,9 +159,12 @@ def test_capture_takes_no_specialization(tmp_path):
 def test_old_spelling_refuses_lines_before_its_note(runs, tmp_path):
     root, _ = runs
     r = run_cli("dump", str(root / "scales.py"), "--lines", "-o", str(tmp_path / "out"))
-    assert r.code == 2 and r.err.strip().splitlines() == [(
-        "irscope: error: --lines: shows one kernel's hot lines under its summary; for a captured script run "
-        "irscope lines on each dump folder it lists")]
+    assert r.code == 2 and r.err.strip().splitlines() == [
+        (
+            "irscope: error: --lines: shows one kernel's hot lines under its summary; for a captured script run "
+            "irscope lines on each dump folder it lists"
+        )
+    ]
 
 
 def test_help_shows_the_capture_flags_on_capture_only():

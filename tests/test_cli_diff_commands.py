@@ -34,8 +34,9 @@ def capture(tmp_path_factory) -> Path:
     """examples/scripts/vector_add.py captured on the stand-in H100 (one kernel: add_kernel)."""
     pytest.importorskip("torch")
     folder = tmp_path_factory.mktemp("cap") / "cap"
-    r = run_cli("dump", str(ROOT / "examples/scripts/vector_add.py"), "--target", "h100", "--compile-only",
-                "-o", str(folder))
+    r = run_cli(
+        "dump", str(ROOT / "examples/scripts/vector_add.py"), "--target", "h100", "--compile-only", "-o", str(folder)
+    )
     assert r.code == 0, r.err
     return folder
 
@@ -64,14 +65,17 @@ def test_each_command_is_thin():
                 assert node.end_lineno - node.lineno + 1 <= 60, f"{name}: {node.name}"
 
 
-@pytest.mark.parametrize("command,example", [
-    ("diff", "irscope diff k.py -s SIG --a num_warps=4 --b num_warps=8"),
-    ("diff", "irscope diff-releases k.py"),
-    ("diff", "irscope bench k.py"),
-    ("diff-releases", "irscope diff-releases CAPTURE_DIR --a-triton 3.6.0 --b-triton 3.9.0"),
-    ("frontier", "irscope frontier inductor liger"),
-    ("diff-profiles", "irscope diff-profiles ns1 ns3"),
-])
+@pytest.mark.parametrize(
+    "command,example",
+    [
+        ("diff", "irscope diff k.py -s SIG --a num_warps=4 --b num_warps=8"),
+        ("diff", "irscope diff-releases k.py"),
+        ("diff", "irscope bench k.py"),
+        ("diff-releases", "irscope diff-releases CAPTURE_DIR --a-triton 3.6.0 --b-triton 3.9.0"),
+        ("frontier", "irscope frontier inductor liger"),
+        ("diff-profiles", "irscope diff-profiles ns1 ns3"),
+    ],
+)
 def test_help_shows_the_new_forms(command, example):
     r = run_cli(command, "--help")
     assert r.code == 0 and example in r.out, r.out
@@ -84,13 +88,16 @@ def test_diff_help_hides_the_old_options():
     assert "--a-variant" in options and "--html" in options
 
 
-@pytest.mark.parametrize("argv,option", [
-    (["frontier", "A", "B", "--stage", "ptx"], "--stage"),
-    (["frontier", "A", "B", "--a", "num_warps=4"], "--a"),
-    (["diff-profiles", "A", "B", "--passes"], "--passes"),
-    (["diff-releases", *F, "--a-triton", PY, "--time"], "--time"),
-    (["diff-releases", *F, "--a-triton", PY, "DIR_B"], "DIR_B"),
-])
+@pytest.mark.parametrize(
+    "argv,option",
+    [
+        (["frontier", "A", "B", "--stage", "ptx"], "--stage"),
+        (["frontier", "A", "B", "--a", "num_warps=4"], "--a"),
+        (["diff-profiles", "A", "B", "--passes"], "--passes"),
+        (["diff-releases", *F, "--a-triton", PY, "--time"], "--time"),
+        (["diff-releases", *F, "--a-triton", PY, "DIR_B"], "DIR_B"),
+    ],
+)
 def test_an_option_that_does_not_apply_does_not_exist(argv, option, tmp_path):
     r = run_cli(*argv, cwd=tmp_path)
     lines = r.err.strip().splitlines()
@@ -109,8 +116,14 @@ def test_two_compiles_keep_each_sides_dump_result(tmp_path):
     from irscope.compare.sides import SideRequest
 
     request = jobs.Request(VECTOR_ADD, ("add_kernel",), SIG, target="cuda:90")
-    run = command.run(command.DiffOptions(request=request, a=SideRequest("a", sets=["num_warps=4"]),
-                                          b=SideRequest("b", sets=["num_warps=8"]), out_dir=tmp_path / "o"))
+    run = command.run(
+        command.DiffOptions(
+            request=request,
+            a=SideRequest("a", sets=["num_warps=4"]),
+            b=SideRequest("b", sets=["num_warps=8"]),
+            out_dir=tmp_path / "o",
+        )
+    )
     assert not run.result.equal and len(run.jobs) == 2
     for side in (run.a, run.b):
         assert side.dump is not None and side.dump.folder == side.folder and (side.folder / "manifest.json").is_file()
@@ -186,16 +199,28 @@ def test_diff_releases_needs_a_triton(tmp_path):
 
 
 def test_diff_releases_of_a_capture_refuses_one_page(capture, tmp_path):
-    r = run_cli("diff-releases", str(capture), "--a-triton", PY, "--html", str(tmp_path / "p.html"),
-                "-o", str(tmp_path / "o"))
+    r = run_cli(
+        "diff-releases", str(capture), "--a-triton", PY, "--html", str(tmp_path / "p.html"), "-o", str(tmp_path / "o")
+    )
     lines = r.err.strip().splitlines()
     assert r.code == 2 and len(lines) == 1 and "captures/KERNEL-N.json" in lines[0], r.err
     assert list(tmp_path.iterdir()) == []
 
 
 def test_diff_releases_of_a_kernel_file(tmp_path):
-    r = run_cli("diff-releases", *F, "--a-triton", PY, "--b", "num_warps=8", "--stage", "ttgir",
-                "-o", str(tmp_path / "o"), "--json")
+    r = run_cli(
+        "diff-releases",
+        *F,
+        "--a-triton",
+        PY,
+        "--b",
+        "num_warps=8",
+        "--stage",
+        "ttgir",
+        "-o",
+        str(tmp_path / "o"),
+        "--json",
+    )
     assert r.code == 1 and r.err == "", r.err
     doc = json.loads(r.out)
     assert doc["inputs"]["options.num_warps"] == {"a": 4, "b": 8}

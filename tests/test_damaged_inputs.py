@@ -39,12 +39,14 @@ def _edit_json(name, fn):
         doc = json.loads(p.read_text())
         fn(doc)
         p.write_text(json.dumps(doc))
+
     return apply
 
 
 def _raw(name, data: bytes):
     def apply(folder: Path):
         (folder / name).write_bytes(data)
+
     return apply
 
 
@@ -54,6 +56,7 @@ def _set(path, value):
         for k in head:
             doc = doc[k]
         doc[last] = value
+
     return fn
 
 
@@ -64,6 +67,7 @@ def _huge_int(name, key):
         doc = json.loads(text)
         doc[key] = 0
         p.write_text(json.dumps(doc).replace(f'"{key}": 0', f'"{key}": 1' + "0" * 5000))
+
     return apply
 
 
@@ -73,6 +77,7 @@ def _deep(name, key):
         doc = json.loads(p.read_text())
         doc[key] = "@@"
         p.write_text(json.dumps(doc).replace('"@@"', "[" * 100_000 + "]" * 100_000))
+
     return apply
 
 
@@ -86,12 +91,18 @@ MANIFEST_CASES = [
     ("stages-a-list", _edit_json(M, _set(["stages"], ["add_kernel.ptx"])), "stages"),
     ("stats-a-string", _edit_json(M, _set(["stats"], "big")), "stats"),
     ("options-a-number", _edit_json(M, _set(["options"], 5)), "options"),
-    ("occupancy-a-string", _edit_json(M, _set(["stats", "occupancy", "occupancy"], "high")),
-     "stats.occupancy.occupancy"),
+    (
+        "occupancy-a-string",
+        _edit_json(M, _set(["stats", "occupancy", "occupancy"], "high")),
+        "stats.occupancy.occupancy",
+    ),
     ("registers-a-string", _edit_json(M, _set(["stats", "registers"], "26")), "stats.registers"),
     ("sass-top-a-string", _edit_json(M, _set(["stats", "sass", "top", "NOP"], "14")), "stats.sass.top.NOP"),
-    ("limited-by-missing", _edit_json(M, lambda d: d["stats"]["occupancy"].pop("limited_by")),
-     "stats.occupancy lacks 'limited_by'"),
+    (
+        "limited-by-missing",
+        _edit_json(M, lambda d: d["stats"]["occupancy"].pop("limited_by")),
+        "stats.occupancy lacks 'limited_by'",
+    ),
     ("kernel-missing", _edit_json(M, lambda d: d.pop("kernel")), "kernel"),
     ("kernel-a-number", _edit_json(M, _set(["kernel"], 7)), "kernel"),
     ("target-a-list", _edit_json(M, _set(["target"], ["cuda:90"])), "target"),
@@ -108,10 +119,16 @@ MAP_CASES = [
     ("map-a-list", _raw(MAP, b"[]"), "schema"),
     ("map-not-utf8", _raw(MAP, b"\xff{}"), "UTF-8"),
     ("map-lines-a-dict", _edit_json(MAP, _set(["lines"], {})), "map.json lines"),
-    ("map-n-a-string", _edit_json(MAP, lambda d: d["lines"][0]["stages"].update(sass={"n": "17", "at": []})),
-     "lines[0].stages.sass.n"),
-    ("map-at-strings", _edit_json(MAP, lambda d: d["lines"][0]["stages"].update(ptx={"n": 1, "at": ["29"]})),
-     "lines[0].stages.ptx.at[0]"),
+    (
+        "map-n-a-string",
+        _edit_json(MAP, lambda d: d["lines"][0]["stages"].update(sass={"n": "17", "at": []})),
+        "lines[0].stages.sass.n",
+    ),
+    (
+        "map-at-strings",
+        _edit_json(MAP, lambda d: d["lines"][0]["stages"].update(ptx={"n": 1, "at": ["29"]})),
+        "lines[0].stages.ptx.at[0]",
+    ),
     ("map-line-a-string", _edit_json(MAP, _set(["lines", 0, "line"], "11")), "lines[0].line"),
     ("map-huge-int", _huge_int(MAP, "machine"), "too long"),
     ("map-deep-nesting", _deep(MAP, "files"), "nested too deeply"),
@@ -125,6 +142,7 @@ def damaged(good, tmp_path):
         shutil.copytree(good, folder)
         damage(folder)
         return folder
+
     return make
 
 
@@ -145,7 +163,7 @@ def test_damaged_manifest_is_one_line_exit_2(command, name, damage, word, damage
     bad = damaged(damage)
     page = tmp_path / "page.html"
     args = {"lines": ["lines", bad], "report": ["report", bad, "-o", page], "diff": ["diff", good, bad]}[command]
-    if name == "stage-binary" and command != "report":   # lines reads a stage file only for --line --stage
+    if name == "stage-binary" and command != "report":  # lines reads a stage file only for --line --stage
         args += ["--stage", "ttgir"] + (["--line", "11"] if command == "lines" else [])
     _one_line_exit_2(args, word)
     assert not page.exists()
@@ -173,8 +191,9 @@ def test_multi_folder_report_leaves_the_damaged_one_out(good, tmp_path):
     root = tmp_path / "capture-out"
     for i in range(3):
         shutil.copytree(good, root / f"k{i}")
-    (root / "k1" / "manifest.json").write_text(json.dumps({**json.loads((good / "manifest.json").read_text()),
-                                                            "stats": "broken"}))
+    (root / "k1" / "manifest.json").write_text(
+        json.dumps({**json.loads((good / "manifest.json").read_text()), "stats": "broken"})
+    )
     page = tmp_path / "page.html"
     code, out, err = irscope("report", root, "-o", page, "--no-layouts")
     assert code == 0, err
@@ -192,12 +211,20 @@ def test_multi_folder_report_leaves_the_damaged_one_out(good, tmp_path):
     assert "2 more" in line and not page.exists()
 
 
-@pytest.mark.parametrize("ttgir", [
-    pytest.param("#blocked = #ttg.blocked<{sizePerThread = [4]\nmodule { %0 = #ttg.slice<{dim = 0, parent = #ttg.slice<",
-                 id="unbalanced"),
-    pytest.param("#l = #ttg.blocked<{sizePerThread = " + "[" * 5000 + "]" * 5000 + "}>\n"
-                 "%x = foo : tensor<4xf32, #ttg.slice<" + "{dim = 0, parent = #ttg.slice<" * 3000, id="deep"),
-])
+@pytest.mark.parametrize(
+    "ttgir",
+    [
+        pytest.param(
+            "#blocked = #ttg.blocked<{sizePerThread = [4]\nmodule { %0 = #ttg.slice<{dim = 0, parent = #ttg.slice<",
+            id="unbalanced",
+        ),
+        pytest.param(
+            "#l = #ttg.blocked<{sizePerThread = " + "[" * 5000 + "]" * 5000 + "}>\n"
+            "%x = foo : tensor<4xf32, #ttg.slice<" + "{dim = 0, parent = #ttg.slice<" * 3000,
+            id="deep",
+        ),
+    ],
+)
 def test_damaged_ttgir_report_draws_the_rest(good, tmp_path, ttgir):
     bad = tmp_path / "bad"
     shutil.copytree(good, bad)
@@ -212,14 +239,16 @@ def test_huge_linear_layout_is_not_drawn_and_does_not_hang():
     from irscope.report import layouts
 
     bases = ", ".join(f"[{1 << i}]" for i in range(34))
-    ttgir = f"#lin = #ttg.linear<{{register = [{bases}], lane = [], warp = [], block = []}}>\n" \
-            "%0 = x : tensor<17179869184xf32, #lin>\n"
+    ttgir = (
+        f"#lin = #ttg.linear<{{register = [{bases}], lane = [], warp = [], block = []}}>\n"
+        "%0 = x : tensor<17179869184xf32, #lin>\n"
+    )
     t = time.monotonic()
     (lay,) = layouts.pictures(ttgir)
     assert time.monotonic() - t < 5
     assert not lay["ok"] and lay["reason"].startswith("too large"), lay["reason"]
 
-    zero = ", ".join("[0]" for _ in range(34))   # a 1-element tile broadcast 2**34 times
+    zero = ", ".join("[0]" for _ in range(34))  # a 1-element tile broadcast 2**34 times
     (lay,) = layouts.pictures(f"#lin = #ttg.linear<{{register = [{zero}], lane = [], warp = [], block = []}}>\n")
     assert not lay["ok"] and lay["reason"].startswith("too large"), lay["reason"]
 
@@ -246,12 +275,18 @@ def test_schema_names_nested_fields():
     from irscope.errors import BadInput
 
     with pytest.raises(BadInput, match=r"stats.ptx.global_load.128 is \"4\", expected a number"):
-        schema.check({"irscope": 1, "kernel": "k", "target": "t", "stages": {},
-                      "stats": {"ptx": {"global_load": {"128": "4"}}}}, schema.MANIFEST, "manifest.json")
+        schema.check(
+            {"irscope": 1, "kernel": "k", "target": "t", "stages": {}, "stats": {"ptx": {"global_load": {"128": "4"}}}},
+            schema.MANIFEST,
+            "manifest.json",
+        )
     with pytest.raises(BadInput, match="true or false|a number"):
         schema.check(True, schema.NUMBER, "x")
-    schema.check({"irscope": 1, "kernel": "k", "target": "t", "stages": {}, "new_field": object()},
-                 schema.MANIFEST, "manifest.json")   # fields irscope does not read are not checked
+    schema.check(
+        {"irscope": 1, "kernel": "k", "target": "t", "stages": {}, "new_field": object()},
+        schema.MANIFEST,
+        "manifest.json",
+    )  # fields irscope does not read are not checked
 
 
 # ---------------------------------------------------------------- spec files of the wrong shape
@@ -285,8 +320,11 @@ SPEC_CASES = [
     ("target-a-dict", _spec(target={"arch": 90}), "spec field target"),
     ("huge-int", _spec(args={**ARGS, "BLOCK_SIZE": 7}).replace(b": 7", b": 7" + b"0" * 5000), "too long"),
     ("deep", _spec(launch="@").replace(b'"@"', b"[" * 100_000 + b"]" * 100_000), "nested too deeply"),
-    ("not-utf8", _spec(kernel="\udcff".encode("utf-8", "surrogateescape").decode("latin-1")).replace(b"\\u00ff", b"\xff"),
-     "UTF-8"),
+    (
+        "not-utf8",
+        _spec(kernel="\udcff".encode("utf-8", "surrogateescape").decode("latin-1")).replace(b"\\u00ff", b"\xff"),
+        "UTF-8",
+    ),
     ("a-list", b"[1]", "expected a JSON object"),
     ("empty", b"", "empty"),
 ]
@@ -298,8 +336,11 @@ def test_spec_file_of_the_wrong_shape_is_one_line_exit_2(command, name, data, wo
     spec = tmp_path / "k.json"
     spec.write_bytes(data)
     out = tmp_path / "out"
-    args = {"dump": ["dump", spec], "diff": ["diff", spec, "--a", "num_warps=4", "--b", "num_warps=8"],
-            "sweep": ["sweep", spec, "--grid", "num_warps=4,8"]}[command]
+    args = {
+        "dump": ["dump", spec],
+        "diff": ["diff", spec, "--a", "num_warps=4", "--b", "num_warps=8"],
+        "sweep": ["sweep", spec, "--grid", "num_warps=4,8"],
+    }[command]
     _one_line_exit_2([*args, "-o", out], word)
     assert not out.exists()
 
@@ -321,8 +362,12 @@ def odd(tmp_path, good):
     """Files the CLI cases below name: recipes with odd partitions, a non-UTF-8 kernel, a foreign database."""
     import sqlite3
 
-    for name, part in [("str", 'worker0 = { registers = "48" }'), ("float", "worker0 = { registers = 48.0 }"),
-                       ("bool", "worker0 = { registers = true }"), ("newline", '"worker0\\nx" = { registers = 48 }')]:
+    for name, part in [
+        ("str", 'worker0 = { registers = "48" }'),
+        ("float", "worker0 = { registers = 48.0 }"),
+        ("bool", "worker0 = { registers = true }"),
+        ("newline", '"worker0\\nx" = { registers = 48 }'),
+    ]:
         (tmp_path / f"{name}.toml").write_text(RECIPE.format(part=part))
     (tmp_path / "latin1.py").write_bytes(b"import triton\n# caf\xe9\n@triton.jit\ndef k(x):\n    pass\n")
     with sqlite3.connect(tmp_path / "other.sqlite") as db:
@@ -336,8 +381,11 @@ D = ["dump", VA, "-s", SIG, "-t", "cuda:90"]
 SW = ["sweep", VA, "-s", SIG, "-t", "cuda:90", "--grid", "num_warps=4,8"]
 CLI_CASES = [
     ("sig-unclosed-paren", ["dump", VA, "-s", "*fp32, *fp32, *fp32, i32, (1, 2"], "is never closed"),
-    ("sig-unclosed-tensordesc", ["dump", VA, "-s", "tensordesc<fp16[64, 64], *fp32, *fp32, i32, 1024"],
-     "'<' at column 11 is never closed"),
+    (
+        "sig-unclosed-tensordesc",
+        ["dump", VA, "-s", "tensordesc<fp16[64, 64], *fp32, *fp32, i32, 1024"],
+        "'<' at column 11 is never closed",
+    ),
     ("sig-stray-close", ["dump", VA, "-s", "*fp32, *fp32, *fp32, i32, 1024)"], "closes no bracket"),
     ("sig-nested-600", ["dump", VA, "-s", "*fp32, *fp32, *fp32, i32, " + "(" * 600 + "1" + ")" * 600], "nested"),
     ("arg-nested-600", [*D, "--arg", "BLOCK_SIZE=" + "[" * 600 + "]" * 600], "nested"),
@@ -347,8 +395,11 @@ CLI_CASES = [
     ("db-without-time", [*SW, "--db", "{tmp}/x.sqlite"], "--db"),
     ("db-and-no-db", [*SW, "--time", "--db", "{tmp}/x.sqlite", "--no-db"], "--no-db"),
     ("db-foreign", ["sweep", VA, "--history", "--db", "{tmp}/other.sqlite"], "invoices"),
-    ("pin-partition-conflict", [*D, "--pin-partition", "worker0:registers=48", "--pin-partition",
-                                "worker0:registers=56"], "given twice"),
+    (
+        "pin-partition-conflict",
+        [*D, "--pin-partition", "worker0:registers=48", "--pin-partition", "worker0:registers=56"],
+        "given twice",
+    ),
     ("recipe-partition-str", [*D, "--recipe", "{tmp}/str.toml"], "expected an integer"),
     ("recipe-partition-float", [*D, "--recipe", "{tmp}/float.toml"], "expected an integer"),
     ("recipe-partition-bool", [*D, "--recipe", "{tmp}/bool.toml"], "expected an integer"),
@@ -376,15 +427,16 @@ def test_flags_and_files_refused_in_one_line(name, argv, word, odd, tmp_path, mo
     if name == "db-foreign":
         import sqlite3
 
-        with sqlite3.connect(Path(odd["tmp"]) / "other.sqlite") as db:   # left as it was: no irscope table
+        with sqlite3.connect(Path(odd["tmp"]) / "other.sqlite") as db:  # left as it was: no irscope table
             assert {r[0] for r in db.execute("SELECT name FROM sqlite_master")} == {"invoices"}
 
 
 def test_pin_partition_given_twice_alike_is_fine():
     from irscope import jobs
 
-    request = jobs.Request(VECTOR_ADD, (), SIG, target="cuda:90",
-                           pin_partitions=("worker0:registers=48", "0:registers=48"))
+    request = jobs.Request(
+        VECTOR_ADD, (), SIG, target="cuda:90", pin_partitions=("worker0:registers=48", "0:registers=48")
+    )
     (job,) = jobs.resolve(request)
     assert [p.registers for p in job.settings.pins.partitions] == [48, 48]
 
@@ -442,7 +494,7 @@ def test_ray_probe_accepts_an_http2_server():
     def serve():
         conn, _ = server.accept()
         conn.recv(64)
-        conn.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")   # an HTTP/2 server's SETTINGS frame
+        conn.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")  # an HTTP/2 server's SETTINGS frame
         time.sleep(0.5)
         conn.close()
 
@@ -457,6 +509,20 @@ def test_bench_checks_ref_before_asking_for_the_gpu(monkeypatch):
     from irscope.cli import bench as bench_cli
 
     monkeypatch.setattr(bench_cli, "timing_session", lambda: pytest.fail("asked for the GPU before --ref was read"))
-    _one_line_exit_2(["bench", VA, "--args", "x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), "
-                      "out_ptr=empty(4096, fp32), n_elements=4096", "--const", "BLOCK_SIZE=1024", "--grid", "4",
-                      "--target", "h100", "--ref", "torch.nosuch(x_ptr)"], "--ref")
+    _one_line_exit_2(
+        [
+            "bench",
+            VA,
+            "--args",
+            "x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), out_ptr=empty(4096, fp32), n_elements=4096",
+            "--const",
+            "BLOCK_SIZE=1024",
+            "--grid",
+            "4",
+            "--target",
+            "h100",
+            "--ref",
+            "torch.nosuch(x_ptr)",
+        ],
+        "--ref",
+    )

@@ -20,14 +20,22 @@ GLUON_WS = EXAMPLES / "gluon_ws_matmul.py"
 TLX_WS = EXAMPLES / "tlx_ws_matmul.py"
 ARGS = DATA / "argument_kinds.py"
 
-TMA_SIG = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[256, 64]>, tensordesc<fp16[128, 256]>, "
-           "i32:16, i32:16, i32:16, 128, 256, 64, 8, 132")
-GLUON_SIG = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, "
-             "i32:16, i32:16, i32:16, 128, 128, 64, 4, 24, 4")
-GLUON_SIG6 = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, "
-              "i32:16, i32:16, i32:16")   # the rest from the recipe
-TLX_SIG = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, "
-           "i32:16, i32:16, i32:16, 128, 128, 64, 3, 4, 232")
+TMA_SIG = (
+    "tensordesc<fp16[128, 64]>, tensordesc<fp16[256, 64]>, tensordesc<fp16[128, 256]>, "
+    "i32:16, i32:16, i32:16, 128, 256, 64, 8, 132"
+)
+GLUON_SIG = (
+    "tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, "
+    "i32:16, i32:16, i32:16, 128, 128, 64, 4, 24, 4"
+)
+GLUON_SIG6 = (
+    "tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, "
+    "i32:16, i32:16, i32:16"
+)  # the rest from the recipe
+TLX_SIG = (
+    "tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, "
+    "i32:16, i32:16, i32:16, 128, 128, 64, 3, 4, 232"
+)
 
 
 def _has_tlx() -> bool:
@@ -47,17 +55,20 @@ def _triton_minor() -> tuple[int, int]:
 # ---------------------------------------------------------------- the grammar
 
 
-@pytest.mark.parametrize("text, kind", [
-    ("tensordesc<fp16[128, 64]>", "tensordesc"),
-    ("tensordesc<bf16[64, 64], padding=nan>", "tensordesc"),
-    ("(*fp16:16, i32:16)", "tuple"),
-    ("((*fp32:16, i32), (i64:16,))", "tuple"),
-    ("(*fp16:16,)", "tuple"),
-    ("fn:leaky_relu", "fn"),
-    ("None", "constexpr"),
-    ("(1, 2)", "constexpr"),          # all literals: a constexpr tuple value, as before
-    ("tl.float16", "constexpr"),
-])
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("tensordesc<fp16[128, 64]>", "tensordesc"),
+        ("tensordesc<bf16[64, 64], padding=nan>", "tensordesc"),
+        ("(*fp16:16, i32:16)", "tuple"),
+        ("((*fp32:16, i32), (i64:16,))", "tuple"),
+        ("(*fp16:16,)", "tuple"),
+        ("fn:leaky_relu", "fn"),
+        ("None", "constexpr"),
+        ("(1, 2)", "constexpr"),  # all literals: a constexpr tuple value, as before
+        ("tl.float16", "constexpr"),
+    ],
+)
 def test_elements_parse_and_print_back(text, kind):
     from irscope.kernel.elements import parse_element
 
@@ -70,8 +81,10 @@ def test_elements_parse_and_print_back(text, kind):
 def test_a_gluon_descriptor_carries_its_layout():
     from irscope.kernel.elements import parse_element
 
-    a = parse_element("tensordesc<fp16[128, 64], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, "
-                      "rank=2)>", "element 1")
+    a = parse_element(
+        "tensordesc<fp16[128, 64], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)>",
+        "element 1",
+    )
     assert a.block == (128, 64) and type(a.value).__name__ == "NVMMASharedLayout"
     assert a.value.swizzle_byte_width == 128
     assert parse_element(a.text(), "element 1").value == a.value
@@ -84,7 +97,7 @@ def test_a_gluon_descriptor_carries_its_layout():
 def test_tma_matmul_compiles_to_bulk_tensor_copies(target, mma):
     art = compile_example(TMA, TMA_SIG + ", False, True", target=target, sets=("num_warps=8", "num_stages=3"))
     ptx = art.stages["ptx"]
-    assert "cp.async.bulk.tensor" in ptx            # the descriptors became TMA loads and stores
+    assert "cp.async.bulk.tensor" in ptx  # the descriptors became TMA loads and stores
     assert mma in ptx
     mach = art.stats["machinery"]
     boxes = [d["block"] for d in mach["tma_descriptors"]]
@@ -100,8 +113,9 @@ def test_descriptor_kernel_on_amd_compiles_without_tma():
 
 def test_descriptor_dump_replays_from_its_manifest(tmp_path, capsys):
     out = tmp_path / "out"
-    code, stdout, err = run_in(capsys, "dump", str(TMA), "--target", "h100", "--signature", TMA_SIG + ", False, True",
-                               "-o", str(out), "--json")
+    code, stdout, err = run_in(
+        capsys, "dump", str(TMA), "--target", "h100", "--signature", TMA_SIG + ", False, True", "-o", str(out), "--json"
+    )
     assert code == 0, err
     first = json.loads(stdout)["kernels"][0]
     manifest = Path(first["stages"]["ptx"]).parent / "manifest.json"
@@ -116,14 +130,26 @@ def test_descriptor_dump_replays_from_its_manifest(tmp_path, capsys):
 def test_tuples_none_and_constexpr_functions_bind_like_a_launch():
     art = compile_example(ARGS, "(*fp16:16, *fp16:16, None), i32:16, fn:relu, 128", kernel="tuple_kernel")
     ttir = art.stages["ttir"]
-    assert "arith.maxnumf" in ttir or "arith.maximumf" in ttir   # fn:relu was inlined as the ACT constexpr
+    assert "arith.maxnumf" in ttir or "arith.maximumf" in ttir  # fn:relu was inlined as the ACT constexpr
     # both tuple pointers kept their 16-byte alignment hint, as a launch on torch tensors gives them
     assert ttir.count("tt.divisibility = 16") >= 3
 
 
 def test_a_one_element_tuple_and_nesting(tmp_path, capsys):
-    code, out, err = run_in(capsys, "dump", str(ARGS), "-k", "nested_kernel", "--target", "h100",
-                            "--signature", "((*fp32:16, i32:16), (*fp32:16,)), 64", "-o", str(tmp_path), "--json")
+    code, out, err = run_in(
+        capsys,
+        "dump",
+        str(ARGS),
+        "-k",
+        "nested_kernel",
+        "--target",
+        "h100",
+        "--signature",
+        "((*fp32:16, i32:16), (*fp32:16,)), 64",
+        "-o",
+        str(tmp_path),
+        "--json",
+    )
     assert code == 0, err
     k = json.loads(out)["kernels"][0]
     assert k["signature"].startswith("((*fp32:16, i32:16), (*fp32:16,))")
@@ -139,7 +165,7 @@ def test_gluon_partitions_are_reported_with_warps_registers_and_ops():
     assert parts["default"]["warps"] == 4 and parts["default"]["ops"].get("mma", 0) >= 1
     assert parts["worker0"]["warps"] == 1 and parts["worker0"]["registers"] == 24
     assert parts["worker0"]["ops"]["tma_load"] == 2 and "mma" not in parts["worker0"]["ops"]
-    assert art.stats["machinery"]["setmaxnreg"]["dec"] == [24]   # the worker's budget, as PTX sets it
+    assert art.stats["machinery"]["setmaxnreg"]["dec"] == [24]  # the worker's budget, as PTX sets it
 
 
 def test_worker_register_budget_is_the_kernels_argument():
@@ -149,8 +175,9 @@ def test_worker_register_budget_is_the_kernels_argument():
 
 
 def test_summary_names_the_partitions(tmp_path, capsys):
-    code, out, err = run_in(capsys, "dump", str(GLUON_WS), "--target", "h100", "--signature", GLUON_SIG,
-                            "-o", str(tmp_path))
+    code, out, err = run_in(
+        capsys, "dump", str(GLUON_WS), "--target", "h100", "--signature", GLUON_SIG, "-o", str(tmp_path)
+    )
     assert code == 0, err
     assert "partition  default" in out and "partition  worker0  1 warp, 24 regs" in out
     assert "TMA load 2" in out and "3 TMA descriptors" in out
@@ -181,13 +208,14 @@ def test_tlx_kernel_partitions():
     parts = art.stats["machinery"]["partitions"]
     assert parts["worker0"]["warps"] == 4 and parts["worker0"]["registers"] == 232
     assert parts["default"]["ops"]["tma_load"] == 2 and parts["worker0"]["ops"]["mma"] >= 1
-    assert "launch_metadata" not in art.stages   # the fork's extra outputs are files, not compiler stages
+    assert "launch_metadata" not in art.stages  # the fork's extra outputs are files, not compiler stages
 
 
 @pytest.mark.skipif(_has_tlx(), reason="checks the message under upstream Triton")
 def test_tlx_kernel_under_upstream_triton_is_one_line(tmp_path, capsys):
-    code, out, err = run_in(capsys, "dump", str(TLX_WS), "--target", "h100", "--signature", TLX_SIG,
-                            "-o", str(tmp_path / "o"))
+    code, out, err = run_in(
+        capsys, "dump", str(TLX_WS), "--target", "h100", "--signature", TLX_SIG, "-o", str(tmp_path / "o")
+    )
     assert code == 2 and "fbtriton" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
 
@@ -195,36 +223,60 @@ def test_tlx_kernel_under_upstream_triton_is_one_line(tmp_path, capsys):
 # ---------------------------------------------------------------- bad input
 
 
-@pytest.mark.parametrize("element, words", [
-    ("tensordesc<fp16[512, 64]>", "TMA box limit of 256"),
-    ("tensordesc<fp16[64, 4]>", "multiple of 16 bytes"),
-    ("tensordesc<fp16[64, 48]>", "not a power of two"),
-    ("tensordesc<fq16[64, 64]>", "unknown descriptor element type 'fq16'"),
-    ("tensordesc<fp16>", "block shape"),
-    ("tensordesc<i32[64, 64], padding=nan>", "floating-point"),
-    ("tensordesc<fp16[64, 64], padding=inf>", "zero or nan"),
-    ("tensordesc<fp16[64, 64], gl.BlockedLayout([1], [32], [4], [0])>", "not a shared layout"),
-])
+@pytest.mark.parametrize(
+    "element, words",
+    [
+        ("tensordesc<fp16[512, 64]>", "TMA box limit of 256"),
+        ("tensordesc<fp16[64, 4]>", "multiple of 16 bytes"),
+        ("tensordesc<fp16[64, 48]>", "not a power of two"),
+        ("tensordesc<fq16[64, 64]>", "unknown descriptor element type 'fq16'"),
+        ("tensordesc<fp16>", "block shape"),
+        ("tensordesc<i32[64, 64], padding=nan>", "floating-point"),
+        ("tensordesc<fp16[64, 64], padding=inf>", "zero or nan"),
+        ("tensordesc<fp16[64, 64], gl.BlockedLayout([1], [32], [4], [0])>", "not a shared layout"),
+    ],
+)
 def test_bad_descriptors_are_one_line_and_write_nothing(element, words, tmp_path, capsys):
     sig = TMA_SIG.replace("tensordesc<fp16[128, 64]>", element, 1) + ", False, True"
-    code, out, err = run_in(capsys, "dump", str(TMA), "--target", "h100", "--signature", sig,
-                            "-o", str(tmp_path / "o"))
+    code, out, err = run_in(capsys, "dump", str(TMA), "--target", "h100", "--signature", sig, "-o", str(tmp_path / "o"))
     assert code == 2, err
     assert words in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
 
 
 def test_unknown_function_and_wrong_tuple_are_refused(tmp_path, capsys):
-    code, _, err = run_in(capsys, "dump", str(ARGS), "-k", "tuple_kernel", "--target", "h100",
-                          "--signature", "(*fp16:16, *fp16:16, None), i32:16, fn:rleu, 128", "-o", str(tmp_path / "o"))
+    code, _, err = run_in(
+        capsys,
+        "dump",
+        str(ARGS),
+        "-k",
+        "tuple_kernel",
+        "--target",
+        "h100",
+        "--signature",
+        "(*fp16:16, *fp16:16, None), i32:16, fn:rleu, 128",
+        "-o",
+        str(tmp_path / "o"),
+    )
     assert code == 2 and "fn:rleu" in err and "no function 'rleu'" in err
     assert not (tmp_path / "o").exists()
 
 
 def test_a_pointer_where_the_kernel_indexes_a_tuple_is_a_frontend_failure(tmp_path, capsys):
     """What a launch with the wrong argument would do: the compile stops in the frontend, at the line."""
-    code, _, err = run_in(capsys, "dump", str(ARGS), "-k", "tuple_kernel", "--target", "h100",
-                          "--signature", "*fp16:16, i32:16, fn:relu, 128", "-o", str(tmp_path / "o"))
+    code, _, err = run_in(
+        capsys,
+        "dump",
+        str(ARGS),
+        "-k",
+        "tuple_kernel",
+        "--target",
+        "h100",
+        "--signature",
+        "*fp16:16, i32:16, fn:relu, 128",
+        "-o",
+        str(tmp_path / "o"),
+    )
     assert code == 1 and "stage 'source'" in err and "argument_kinds.py:15" in err
 
 
@@ -235,8 +287,17 @@ def test_a_pointer_where_the_kernel_indexes_a_tuple_is_a_frontend_failure(tmp_pa
 def test_a_capture_of_descriptor_and_tuple_launches_replays(tmp_path, capsys):
     pytest.importorskip("torch")
     out = tmp_path / "cap"
-    code, stdout, err = run_in(capsys, "capture", str(DATA / "descriptor_script.py"), "--target", "h100",
-                               "--compile-only", "-o", str(out), "--json")
+    code, stdout, err = run_in(
+        capsys,
+        "capture",
+        str(DATA / "descriptor_script.py"),
+        "--target",
+        "h100",
+        "--compile-only",
+        "-o",
+        str(out),
+        "--json",
+    )
     assert code == 0, err
     doc = json.loads(stdout)
     specs = sorted((out / "captures").glob("*.json"))
@@ -246,8 +307,9 @@ def test_a_capture_of_descriptor_and_tuple_launches_replays(tmp_path, capsys):
     args = json.loads(tuple_spec.read_text())["args"]
     assert args["ptrs"] == "(*fp32:16, *fp32:16, None)" and args["ACT"] == "fn:relu"
     for spec in specs:
-        code, stdout, err = run_in(capsys, "dump", str(spec), "--set", "num_warps=4", "-o", str(tmp_path / "re"),
-                                   "--json")
+        code, stdout, err = run_in(
+            capsys, "dump", str(spec), "--set", "num_warps=4", "-o", str(tmp_path / "re"), "--json"
+        )
         assert code == 0, (spec.name, err)
         k = json.loads(stdout)["kernels"][0]
         if k["name"] == "matmul_tma_persistent":
@@ -272,32 +334,69 @@ def test_a_partition_register_pin_is_applied_and_checked():
 
 
 def test_a_recipe_variant_pins_the_producer_budget(tmp_path, capsys):
-    code, out, err = run_in(capsys, "dump", str(GLUON_WS), "--recipe", "h200", "--variant", "roomy-producer",
-                            "--signature", GLUON_SIG6, "--const", "num_warps=4",
-                            "-o", str(tmp_path), "--json")
+    code, out, err = run_in(
+        capsys,
+        "dump",
+        str(GLUON_WS),
+        "--recipe",
+        "h200",
+        "--variant",
+        "roomy-producer",
+        "--signature",
+        GLUON_SIG6,
+        "--const",
+        "num_warps=4",
+        "-o",
+        str(tmp_path),
+        "--json",
+    )
     assert code == 0, err
     k = json.loads(out)["kernels"][0]
     assert k["stats"]["machinery"]["partitions"]["worker0"]["registers"] == 56
     assert any(p["kind"] == "partition" and p["status"] == "ok" for p in k["pins"])
 
 
-@pytest.mark.parametrize("pin, words", [
-    ("worker0:registers=20", "multiple of 8 from 24 to 256"),
-    ("worker0:registers=44", "multiple of 8"),
-    ("worker0:regs=40", "expected workerN:registers=R"),
-    ("worker3:registers=40", "1 worker partition(s)"),
-])
+@pytest.mark.parametrize(
+    "pin, words",
+    [
+        ("worker0:registers=20", "multiple of 8 from 24 to 256"),
+        ("worker0:registers=44", "multiple of 8"),
+        ("worker0:regs=40", "expected workerN:registers=R"),
+        ("worker3:registers=40", "1 worker partition(s)"),
+    ],
+)
 def test_bad_partition_pins(pin, words, tmp_path, capsys):
-    code, _, err = run_in(capsys, "dump", str(GLUON_WS), "--target", "h100", "--signature", GLUON_SIG,
-                          "--pin-partition", pin, "-o", str(tmp_path / "o"))
+    code, _, err = run_in(
+        capsys,
+        "dump",
+        str(GLUON_WS),
+        "--target",
+        "h100",
+        "--signature",
+        GLUON_SIG,
+        "--pin-partition",
+        pin,
+        "-o",
+        str(tmp_path / "o"),
+    )
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
 
 
 def test_a_partition_pin_on_a_kernel_without_partitions_is_refused(tmp_path, capsys):
-    code, _, err = run_in(capsys, "dump", str(EXAMPLES / "vector_add.py"), "--target", "h100",
-                          "--signature", "*fp32, *fp32, *fp32, i32, 1024", "--pin-partition", "worker0:registers=40",
-                          "-o", str(tmp_path / "o"))
+    code, _, err = run_in(
+        capsys,
+        "dump",
+        str(EXAMPLES / "vector_add.py"),
+        "--target",
+        "h100",
+        "--signature",
+        "*fp32, *fp32, *fp32, i32, 1024",
+        "--pin-partition",
+        "worker0:registers=40",
+        "-o",
+        str(tmp_path / "o"),
+    )
     assert code == 2 and "no warp-specialized partitions" in err
     assert not (tmp_path / "o").exists()
 
@@ -311,9 +410,24 @@ def test_recipe_partitions_only_in_kernel_sections(tmp_path, capsys):
 
 def test_diff_shows_a_partition_budget_change(tmp_path, capsys):
     """Two recipe variants that differ in the producer's budget: the diff names the partition's registers."""
-    code, out, err = run_in(capsys, "diff", str(GLUON_WS), "--recipe", "h200", "--a-variant", "lean-producer",
-                            "--b-variant", "roomy-producer", "--signature", GLUON_SIG6,
-                            "--const", "num_warps=4", "-o", str(tmp_path / "d"), "--json")
+    code, out, err = run_in(
+        capsys,
+        "diff",
+        str(GLUON_WS),
+        "--recipe",
+        "h200",
+        "--a-variant",
+        "lean-producer",
+        "--b-variant",
+        "roomy-producer",
+        "--signature",
+        GLUON_SIG6,
+        "--const",
+        "num_warps=4",
+        "-o",
+        str(tmp_path / "d"),
+        "--json",
+    )
     assert code == 1, err
     deltas = json.loads(out)["stats"]
     assert deltas["machinery.partitions.worker0.registers"] == {"a": 24, "b": 56}, sorted(deltas)

@@ -25,7 +25,7 @@ ADD16 = "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024"
 ADD4 = "*fp32:4, *fp32:4, *fp32:4, i32:16, 1024"
 KERN_SIG = "*fp32:16, *fp32:16, *fp32:16, i32:16, fp32, 1024"
 
-KERN = '''\
+KERN = """\
 import triton
 import triton.language as tl
 
@@ -40,10 +40,10 @@ def scale_add(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
     acc = x * alpha + y
     acc = tl.where(acc > 0, acc, 0.0)
     tl.store(out_ptr + offsets, acc, mask=mask)
-'''
+"""
 
 # the same kernel: every local renamed, comments and blank lines above it, so every line number moves
-KERN_RENAMED = '''\
+KERN_RENAMED = """\
 # The kernel of the other file, with its locals renamed
 # and everything moved down a few lines.
 
@@ -64,7 +64,7 @@ def scale_add(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
     r = xv * alpha + yv
     r = tl.where(r > 0, r, 0.0)
     tl.store(out_ptr + idx, r, mask=in_bounds)
-'''
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -86,8 +86,7 @@ def irscope(*args: str) -> tuple[int, str, str]:
 
 
 def error_lines(err: str) -> list[str]:
-    return [line for line in err.splitlines() if line.strip() and "UserWarning" not in line
-            and "warn_once" not in line]
+    return [line for line in err.splitlines() if line.strip() and "UserWarning" not in line and "warn_once" not in line]
 
 
 def only_dump(root: Path) -> Path:
@@ -134,7 +133,7 @@ def test_num_warps_4_vs_8_differs_with_register_figures(tmp_path):
     assert isinstance(regs["a"], int) and isinstance(regs["b"], int) and regs["a"] != regs["b"]
     assert doc["stats"]["num_warps"] == {"a": 4, "b": 8}
     assert doc["stages"]["ttgir"]["status"] == "changed"
-    assert doc["stages"]["ttir"]["status"] == "equal"      # num_warps acts from TTGIR on
+    assert doc["stages"]["ttir"]["status"] == "equal"  # num_warps acts from TTGIR on
 
     # the human summary carries the same figures
     code, out, err = irscope("diff", *args, "--stage", "ttgir")
@@ -149,8 +148,21 @@ def test_num_warps_4_vs_8_differs_with_register_figures(tmp_path):
 
 
 def test_identical_settings_exit_0(tmp_path):
-    code, out, err = irscope("diff", VECTOR_ADD, "-s", ADD16, "-t", "cuda:90", "--a", "num_warps=4",
-                             "--b", "num_warps=4", "-o", tmp_path, "--json")
+    code, out, err = irscope(
+        "diff",
+        VECTOR_ADD,
+        "-s",
+        ADD16,
+        "-t",
+        "cuda:90",
+        "--a",
+        "num_warps=4",
+        "--b",
+        "num_warps=4",
+        "-o",
+        tmp_path,
+        "--json",
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["equal"] is True and doc["stats"] == {} and doc["inputs"] == {}
@@ -159,8 +171,21 @@ def test_identical_settings_exit_0(tmp_path):
 
 
 def test_targets_per_side(tmp_path):
-    code, out, err = irscope("diff", VECTOR_ADD, "-s", ADD16, "--a-target", "h100", "--b-target", "mi300x",
-                             "--stage", "ttgir", "-o", tmp_path, "--json")
+    code, out, err = irscope(
+        "diff",
+        VECTOR_ADD,
+        "-s",
+        ADD16,
+        "--a-target",
+        "h100",
+        "--b-target",
+        "mi300x",
+        "--stage",
+        "ttgir",
+        "-o",
+        tmp_path,
+        "--json",
+    )
     assert code == 1, err
     doc = json.loads(out)
     assert (doc["a"]["target"], doc["b"]["target"]) == ("cuda:90", "hip:gfx942")
@@ -168,25 +193,41 @@ def test_targets_per_side(tmp_path):
     assert doc["stages"]["ttgir"]["status"] == "changed"
     text = doc["stages"]["ttgir"]["diff"]
     assert any(line.startswith("+") and "threadsPerWarp = [64]" in line for line in text.splitlines())
-    assert doc["stages"]["ptx"]["diff"] is None       # not asked for
+    assert doc["stages"]["ptx"]["diff"] is None  # not asked for
 
 
 def test_passes_compared_by_name(tmp_path):
-    code, out, err = irscope("diff", VECTOR_ADD, "-s", ADD16, "-t", "cuda:90", "--a", "num_warps=4",
-                             "--b", "num_warps=8", "--passes", "-o", tmp_path, "--json")
+    code, out, err = irscope(
+        "diff",
+        VECTOR_ADD,
+        "-s",
+        ADD16,
+        "-t",
+        "cuda:90",
+        "--a",
+        "num_warps=4",
+        "--b",
+        "num_warps=8",
+        "--passes",
+        "-o",
+        tmp_path,
+        "--json",
+    )
     assert code == 1, err
     p = json.loads(out)["passes"]
     assert p["a_count"] > 10 and p["a_count"] == p["b_count"]
     # the frontend's IR is the same; num_warps first shows once TTIR becomes TTGIR
     assert p["first_divergence"]["where"] == "pass" and p["first_divergence"]["stage"] == "ttgir"
     for d in p["differ"]:
-        assert d["a"] is None or d["b"] is None or (d["a"]["added"], d["a"]["removed"]) != (
-            d["b"]["added"], d["b"]["removed"])
+        assert (
+            d["a"] is None
+            or d["b"] is None
+            or (d["a"]["added"], d["a"]["removed"]) != (d["b"]["added"], d["b"]["removed"])
+        )
 
 
 def test_compile_failure_names_the_side(tmp_path):
-    code, _out, err = irscope("diff", VECTOR_ADD, "-s", ADD16, "-t", "cuda:90", "--b", "ptx_version=99",
-                             "-o", tmp_path)
+    code, _out, err = irscope("diff", VECTOR_ADD, "-s", ADD16, "-t", "cuda:90", "--b", "ptx_version=99", "-o", tmp_path)
     assert code == 2  # trouble, as diff(1): not "different"
     assert "side b (ptx_version=99)" in err and "compile failed in stage" in err
     assert "Traceback" not in err
@@ -205,7 +246,7 @@ def test_renamed_and_moved_kernel_is_equal(dumps):
         assert code == 0, out
         doc = json.loads(out)
         assert doc["equal"] and doc["stats"] == {}
-        assert set(doc["inputs"]) == {"file"}         # .../a/kern.py vs .../b/kern.py: nothing else went in
+        assert set(doc["inputs"]) == {"file"}  # .../a/kern.py vs .../b/kern.py: nothing else went in
         assert all(s["status"] == "equal" for s in doc["stages"].values())
         # the compilers' own texts do differ (names, line numbers): normalisation made them equal
         code, out, err = irscope("diff", dumps[a], dumps[b], "--raw", "--stage", "ttgir", "--json")
@@ -233,14 +274,26 @@ def test_vector_loads_vs_scalar_loads(dumps):
 def test_json_schema_is_stable(dumps):
     code, out, _err = irscope("diff", dumps["add16"], dumps["add4"], "--stage", "sass", "--json")
     doc = json.loads(out)
-    assert list(doc) == ["irscope_diff", "equal", "normalized", "kernel", "file", "a", "b", "inputs", "stats",
-                         "stages", "passes", "files", "sources_differ"]
+    assert list(doc) == [
+        "irscope_diff",
+        "equal",
+        "normalized",
+        "kernel",
+        "file",
+        "a",
+        "b",
+        "inputs",
+        "stats",
+        "stages",
+        "passes",
+        "files",
+        "sources_differ",
+    ]
     assert doc["sources_differ"] is False and doc["files"]["a"] == doc["files"]["b"] == doc["file"]
     assert doc["irscope_diff"] == 1 and doc["normalized"] is True and doc["kernel"] == "add_kernel"
     for side in ("a", "b"):
-        assert list(doc[side]) == ["label", "folder", "target", "signature", "triton_version", "user_options",
-                                   "cached"]
-        assert doc[side]["cached"] is None   # an existing folder, not a compile of this run
+        assert list(doc[side]) == ["label", "folder", "target", "signature", "triton_version", "user_options", "cached"]
+        assert doc[side]["cached"] is None  # an existing folder, not a compile of this run
     assert list(doc["stages"]) == ["frontend", "ttir", "ttgir", "llir", "ptx", "sass"]
     for name, s in doc["stages"].items():
         assert list(s) == ["status", "added", "removed", "lines_a", "lines_b", "diff"]
@@ -264,7 +317,7 @@ def test_side_by_side_and_unified(dumps):
     assert "a/ptx" in out and "b/ptx" in out and "--- a/ptx" not in out
     assert any(" | " in line or " < " in line or " > " in line for line in out.splitlines())
     code, out, _err = irscope("diff", dumps["add16"], dumps["add4"], "--stage", "ptx", "-U", "0")
-    assert "--- a/ptx" in out and "\x1b[" not in out        # unified, no colour when not a terminal
+    assert "--- a/ptx" in out and "\x1b[" not in out  # unified, no colour when not a terminal
     hunk = [line for line in out.split("--- a/ptx")[1].splitlines()[2:] if not line.startswith("@@")]
     assert hunk and all(line[:1] in "+-" for line in hunk)  # no context lines with -U 0
 
@@ -315,8 +368,14 @@ def test_ptx_register_renaming_is_not_a_difference_but_dataflow_is():
         .b8 1
         \t}
         """)
-    renamed = a.replace("%r5", "%r9").replace("%r3", "%r1").replace("$L__BB0_2", "$L__BB0_7") \
-        .replace("1 12 0", "1 40 0").replace("/home/me/a", "/tmp/b").replace(".b8 1", ".b8 7")
+    renamed = (
+        a.replace("%r5", "%r9")
+        .replace("%r3", "%r1")
+        .replace("$L__BB0_2", "$L__BB0_7")
+        .replace("1 12 0", "1 40 0")
+        .replace("/home/me/a", "/tmp/b")
+        .replace(".b8 1", ".b8 7")
+    )
     dataflow = a.replace("mul.lo.s32 \t%r6, %r5, %r3", "mul.lo.s32 \t%r6, %r3, %r3")
     assert ptx(a).lines == ptx(renamed).lines
     assert ptx(a).lines != ptx(dataflow).lines
@@ -329,14 +388,16 @@ def test_sass_mlir_llir_amdgcn_normalisers():
     assert sass(s1).lines == sass(s2).lines and "/*" not in "".join(sass(s1).lines)
     assert sass(s1).lines != sass(s1.replace("R0.reuse, 0x4, R2", "R2.reuse, 0x4, R2")).lines
 
-    m1 = ('#loc = loc("/x/k.py":3:0)\n  tt.func public @k(%x_ptr: i32 loc("x_ptr"(#loc))) {\n'
-          '    %pid = tt.get_program_id x : i32 loc(#loc2)\n    %0 = arith.addi %pid, %x_ptr : i32 loc(callsite(#loc3 at #loc4))\n')
+    m1 = (
+        '#loc = loc("/x/k.py":3:0)\n  tt.func public @k(%x_ptr: i32 loc("x_ptr"(#loc))) {\n'
+        "    %pid = tt.get_program_id x : i32 loc(#loc2)\n    %0 = arith.addi %pid, %x_ptr : i32 loc(callsite(#loc3 at #loc4))\n"
+    )
     m2 = m1.replace("%x_ptr", "%p").replace("%pid", "%block").replace("#loc2", "#loc9").replace("3:0", "8:0")
     assert mlir(m1).lines == mlir(m2).lines
     assert not any("loc" in line for line in mlir(m1).lines)
-    assert mlir(m1).origin == [2, 3, 4]          # where each kept line came from
+    assert mlir(m1).origin == [2, 3, 4]  # where each kept line came from
 
-    l1 = "define void @k(ptr %0) !dbg !4 {\n  %2 = load i32, ptr %0, !dbg !7\n}\n!4 = distinct !DISubprogram(name: \"k\")"
+    l1 = 'define void @k(ptr %0) !dbg !4 {\n  %2 = load i32, ptr %0, !dbg !7\n}\n!4 = distinct !DISubprogram(name: "k")'
     l2 = l1.replace("!dbg !7", "!dbg !12").replace('name: "k"', 'name: "kk"')
     assert llir(l1).lines == llir(l2).lines and not any("dbg" in line for line in llir(l1).lines)
 
@@ -367,6 +428,8 @@ def test_line_diff_matches_difflib():
         assert rebuilt == b
         # ... and keep as many lines as difflib itself does
         sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
-        assert sum(i2 - i1 for t, i1, i2, j1, j2 in ops if t == "equal") >= sum(m.size for m in sm.get_matching_blocks())
+        assert sum(i2 - i1 for t, i1, i2, j1, j2 in ops if t == "equal") >= sum(
+            m.size for m in sm.get_matching_blocks()
+        )
         added, removed = count_changes(ops)
         assert len(a) - removed == len(b) - added

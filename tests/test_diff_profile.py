@@ -37,7 +37,7 @@ def test_the_diff_names_the_line_whose_stalls_moved_most_and_the_setting(cli, du
     assert r.code == 0, r.err
     out = r.out.splitlines()
     assert any("settings that differ:" in x and "num_stages 1 → 3" in x for x in out), r.out
-    lines = out[next(i for i, x in enumerate(out) if x.startswith("lines")) + 1:]
+    lines = out[next(i for i, x in enumerate(out) if x.startswith("lines")) + 1 :]
     assert lines[0].strip().startswith("line 34: 46 % of stalls, long scoreboard → 26 %, barrier with num_stages=3")
     assert "tl.load(a_ptrs" in lines[0]
     duration = next(x for x in out if x.strip().startswith("duration_ns")).split()
@@ -53,7 +53,9 @@ def test_the_json_orders_lines_by_the_change_of_their_share(cli, dumps):
     assert doc["irscope_profile_diff"] == 1 and doc["kernel"] == "matmul_kernel"
     assert doc["settings"]["options.num_stages"] == {"a": 1, "b": 3} and doc["with"] == "num_stages=3"
     first = doc["lines"][0]
-    assert first["line"] == 34 and first["change"] == pytest.approx(4663 / 18117 - 17444 / 37853)   # the samples ncu recorded
+    assert first["line"] == 34 and first["change"] == pytest.approx(
+        4663 / 18117 - 17444 / 37853
+    )  # the samples ncu recorded
     assert first["a"]["top_stalls"][0][0] == "long_sb" and first["b"]["top_stalls"][0][0] == "barrier"
     changes = [abs(x["change"]) for x in doc["lines"]]
     assert changes == sorted(changes, reverse=True)
@@ -82,15 +84,17 @@ def test_a_damaged_profile_names_the_file_and_field(cli, dumps, tmp_path):
     assert r.code == 2 and len(lines) == 1 and "profile.json totals.samples is null" in lines[0], r.err
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--stage", "ttgir"], "--stage: not with --profile"),
-    (["--b", "num_warps=8"], "--b: not with --profile"),
-    (["--passes", "--by-line"], "--passes, --by-line: not with --profile"),
-    (["--time"], "--time: not with --profile"),
-    (["--html", "x.html"], "--html: not with --profile"),
-])
-def test_the_old_form_names_the_new_command_and_still_refuses_flags_of_other_modes(cli, dumps, tmp_path, args,
-                                                                                     words):
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--stage", "ttgir"], "--stage: not with --profile"),
+        (["--b", "num_warps=8"], "--b: not with --profile"),
+        (["--passes", "--by-line"], "--passes, --by-line: not with --profile"),
+        (["--time"], "--time: not with --profile"),
+        (["--html", "x.html"], "--html: not with --profile"),
+    ],
+)
+def test_the_old_form_names_the_new_command_and_still_refuses_flags_of_other_modes(cli, dumps, tmp_path, args, words):
     r = cli("diff", "--profile", str(dumps[1]), str(dumps[3]), *args, cwd=tmp_path)
     lines = r.err.strip().splitlines()
     assert r.code == 2 and len(lines) == 2, r.err
@@ -106,11 +110,15 @@ def test_the_new_command_has_no_flags_of_other_modes(cli, dumps, tmp_path, args)
 
 
 def test_the_old_form_still_compares(cli, dumps):
-    old, new = cli("diff", "--profile", "--json", str(dumps[1]), str(dumps[3])), \
-        cli("diff-profiles", "--json", str(dumps[1]), str(dumps[3]))
+    old, new = (
+        cli("diff", "--profile", "--json", str(dumps[1]), str(dumps[3])),
+        cli("diff-profiles", "--json", str(dumps[1]), str(dumps[3])),
+    )
     assert old.code == new.code == 0 and json.loads(old.out) == json.loads(new.out)
-    note = ("irscope: note: 'irscope diff --profile' is now 'irscope diff-profiles'; "
-            "the old form goes away in the next release")
+    note = (
+        "irscope: note: 'irscope diff --profile' is now 'irscope diff-profiles'; "
+        "the old form goes away in the next release"
+    )
     assert old.err.strip().splitlines() == [note]
     assert new.err == ""
 
@@ -136,9 +144,9 @@ def test_hostile_strings_and_numbers_stay_text_and_finite(dumps, tmp_path):
     shutil.copytree(dumps[3], b)
     doc = json.loads((b / "profile.json").read_text())
     doc["tool"], doc["device"] = "[bold red]ncu\x1b[2J", "H200[/]\x07"
-    doc["lines"][0]["stalls"] = {"[link=http://x]evil[/link]\x1b]8;;": 10 ** 4000}
-    doc["lines"][0]["samples"] = 10 ** 4000
-    doc["totals"]["dram_gbps"] = 10 ** 4000
+    doc["lines"][0]["stalls"] = {"[link=http://x]evil[/link]\x1b]8;;": 10**4000}
+    doc["lines"][0]["samples"] = 10**4000
+    doc["totals"]["dram_gbps"] = 10**4000
     (b / "profile.json").write_text(json.dumps(doc))
     d = command.profile(a, b)
     assert max(c.b_share for c in d.lines) == 1.0 and d.b.totals["dram_gbps"] == profiles.BIG

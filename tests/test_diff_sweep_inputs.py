@@ -53,7 +53,7 @@ def dumps(tmp_path_factory):
     return {"add": add, "other": other, "broken": broken, "empty": root / "empty", "file": root / "a_file.txt"}
 
 
-F = ["-s", SIG, "-t", "cuda:90"]   # file mode: the shared request
+F = ["-s", SIG, "-t", "cuda:90"]  # file mode: the shared request
 AB = ["--a", "num_warps=4", "--b", "num_warps=8"]
 
 # (id, argv with {add}/{other}/... placeholders, a word the message must hold); the old diff --time
@@ -70,8 +70,11 @@ DIFF_CASES = [
     ("a-target-unknown", ["diff", VA, "-s", SIG, "--a-target", "nosuch", "--b-target", "cuda:90"], "nosuch"),
     ("b-target-unknown", ["diff", VA, "-s", SIG, "--a-target", "cuda:90", "--b-target", "foo:bar"], "foo"),
     ("variant-without-recipe", ["diff", VA, *F, "--a-variant", "x", "--b-variant", "y"], "--recipe"),
-    ("variant-unknown", ["diff", VA, "-s", SIG, "--recipe", "h100", "--a-variant", "nosuch",
-                         "--b-variant", "nosuch2"], "nosuch"),
+    (
+        "variant-unknown",
+        ["diff", VA, "-s", SIG, "--recipe", "h100", "--a-variant", "nosuch", "--b-variant", "nosuch2"],
+        "nosuch",
+    ),
     ("recipe-unknown", ["diff", VA, "-s", SIG, "--recipe", "nosuch-recipe", *AB], "nosuch-recipe"),
     ("stage-unknown", ["diff", VA, *F, *AB, "--stage", "nosuch"], "nosuch"),
     ("stage-binary", ["diff", VA, *F, *AB, "--stage", "cubin"], "cubin"),
@@ -116,17 +119,29 @@ SWEEP_CASES = [
     ("top-zero", [*S, "--grid", "num_warps=4,8", "--top", "0"], "0"),
     ("out-under-a-file", [*S, "--grid", "num_warps=4,8", "-o", "{file}/out"], "not a folder"),
     ("time-without-gpu", [*S, "--grid", "num_warps=4,8", "--time"], "GPU"),
-    ("time-args-without-grid", [*S, "--grid", "num_warps=4,8", "--time", "--args", "x_ptr=randn(1024, fp32)"],
-     "GPU"),
+    ("time-args-without-grid", [*S, "--grid", "num_warps=4,8", "--time", "--args", "x_ptr=randn(1024, fp32)"], "GPU"),
     ("no-such-file", ["sweep", "nosuch.py", "-s", SIG, "--grid", "num_warps=4,8"], "nosuch.py"),
     ("bad-signature", ["sweep", VA, "-s", "*fp32, *fp32, bogus, i32, 1024", "--grid", "num_warps=4,8"], "bogus"),
     ("kernel-unknown", [*S, "--kernel", "nosuch_kernel", "--grid", "num_warps=4,8"], "nosuch_kernel"),
     ("pin-layout-syntax", [*S, "--grid", "num_warps=4,8", "--pin-layout", "zzz=#blocked"], "--pin-layout"),
-    pytest.param("write-recipe-folder", [*S, "--grid", "num_warps=4,8", "--write-recipe", "{tmp}"], "folder", id="write-recipe-folder"),
-    pytest.param("write-recipe-no-parent", [*S, "--grid", "num_warps=4,8", "--write-recipe", "{tmp}/no/r.toml"],
-                 "not an existing folder", id="write-recipe-no-parent"),
-    pytest.param("write-recipe-under-file", [*S, "--grid", "num_warps=4,8", "--write-recipe", "{file}/r.toml"],
-                 "not an existing folder", id="write-recipe-under-file"),
+    pytest.param(
+        "write-recipe-folder",
+        [*S, "--grid", "num_warps=4,8", "--write-recipe", "{tmp}"],
+        "folder",
+        id="write-recipe-folder",
+    ),
+    pytest.param(
+        "write-recipe-no-parent",
+        [*S, "--grid", "num_warps=4,8", "--write-recipe", "{tmp}/no/r.toml"],
+        "not an existing folder",
+        id="write-recipe-no-parent",
+    ),
+    pytest.param(
+        "write-recipe-under-file",
+        [*S, "--grid", "num_warps=4,8", "--write-recipe", "{file}/r.toml"],
+        "not an existing folder",
+        id="write-recipe-under-file",
+    ),
 ]
 
 
@@ -184,7 +199,7 @@ def test_dump_sides_writes_both_or_neither(tmp_path):
     a, b = sides.dump_sides(sides.side_jobs(request, reqs), reqs, tmp_path / "o", False, True)
     assert a.folder.parent.parent == tmp_path / "o" and (a.folder / "manifest.json").is_file()
     assert (b.folder / "manifest.json").is_file() and a.folder != b.folder
-    assert not [p for p in (tmp_path / "o").iterdir() if p.name.startswith(".")]   # no staging left
+    assert not [p for p in (tmp_path / "o").iterdir() if p.name.startswith(".")]  # no staging left
 
 
 def test_cli_side_b_compile_failure_writes_nothing(tmp_path):
@@ -205,14 +220,14 @@ def test_same_kernel_from_two_files_compares(tmp_path):
         assert code == 0, err
     a, b = (next((tmp_path / n).glob("*/*/manifest.json")).parent for n in ("kernels", "kernels_v2"))
     code, out, err = irscope("diff", a, b, "--json")
-    assert code == 0, err   # a renamed local is no difference after normalisation
+    assert code == 0, err  # a renamed local is no difference after normalisation
     doc = json.loads(out)
     assert doc["sources_differ"] is True
     assert doc["files"]["a"].endswith("kernels.py") and doc["files"]["b"].endswith("kernels_v2.py")
     code, out, err = irscope("diff", a, b)
     assert "from two files, sources differ" in out and "kernels_v2.py" in out
 
-    (tmp_path / "kernels_v2.py").write_text("# an edited copy\n\n" + source)   # the kernel itself unchanged
+    (tmp_path / "kernels_v2.py").write_text("# an edited copy\n\n" + source)  # the kernel itself unchanged
     code, _, err = irscope("dump", tmp_path / "kernels_v2.py", *F, "-o", tmp_path / "same")
     same = next((tmp_path / "same").glob("*/*/manifest.json")).parent
     code, out, err = irscope("diff", a, same, "--json")
@@ -223,8 +238,9 @@ def test_same_kernel_from_two_files_compares(tmp_path):
 
 
 def test_sweep_bad_layout_pin_for_every_config_is_exit_2(tmp_path):
-    code, out, err = irscope(*S, "--grid", "num_warps=1,2", "-j", "1", "--pin-layout", "nosuch:order=[0]",
-                             "-o", tmp_path / "o")
+    code, out, err = irscope(
+        *S, "--grid", "num_warps=1,2", "-j", "1", "--pin-layout", "nosuch:order=[0]", "-o", tmp_path / "o"
+    )
     assert code == 2, (out, err)
     lines = error_lines(err)
     assert len(lines) == 1 and "every config" in lines[0] and "no layout #nosuch" in lines[0]
@@ -248,8 +264,9 @@ def test_sweep_table_shows_the_whole_reason():
     from irscope.views.sweep import sweep_table
 
     reason = "stage ttgir: " + "a long reason " * 20 + "THE END"
-    cfg = Config(0, "num_warps=4", {"num_warps": 4}, None, Settings.__new__(Settings), status="compile failed",
-                 reason=reason)
+    cfg = Config(
+        0, "num_warps=4", {"num_warps": 4}, None, Settings.__new__(Settings), status="compile failed", reason=reason
+    )
     con = Console(width=100, record=True, file=io.StringIO())
     sweep_table([cfg], out=con)
     text = con.export_text()

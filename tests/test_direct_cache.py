@@ -15,15 +15,15 @@ from tests.helpers import VECTOR_ADD, run_cli
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 
-HELPER = '''import triton
+HELPER = """import triton
 
 
 @triton.jit
 def combine(x, y):
     return x + y
-'''
+"""
 
-KERNEL = '''import triton
+KERNEL = """import triton
 import triton.language as tl
 from helpers import combine
 
@@ -33,7 +33,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, combine(tl.load(x_ptr + offs, mask=mask), tl.load(y_ptr + offs, mask=mask)), mask=mask)
-'''
+"""
 
 
 def _kernel(tmp_path: Path) -> Path:
@@ -45,20 +45,52 @@ def _kernel(tmp_path: Path) -> Path:
 
 
 def _dump(tmp_path: Path, file: Path, *extra: str, env: dict | None = None) -> dict:
-    r = run_cli("dump", str(file), "-s", SIG, "-t", "h100", "-o", str(tmp_path / "out"), "--json", *extra,
-                cwd=tmp_path, env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache"), **(env or {})})
+    r = run_cli(
+        "dump",
+        str(file),
+        "-s",
+        SIG,
+        "-t",
+        "h100",
+        "-o",
+        str(tmp_path / "out"),
+        "--json",
+        *extra,
+        cwd=tmp_path,
+        env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache"), **(env or {})},
+    )
     assert r.code == 0, r.err
     return json.loads(r.out)["kernels"][0]
 
 
 def test_a_repeat_dump_is_served_without_importing_triton(tmp_path):
     kern = _kernel(tmp_path)
-    assert _dump(tmp_path, kern)["cache"] is None          # compiled
+    assert _dump(tmp_path, kern)["cache"] is None  # compiled
     second = _dump(tmp_path, kern)
     assert second["cache"] == "direct" and second["cached"] is True
-    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "irscope", "dump", str(kern), "-s", SIG, "-t", "h100",
-                        "-o", str(tmp_path / "out"), "--json"], cwd=tmp_path, capture_output=True, text=True,
-                       env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")), timeout=300)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "irscope",
+            "dump",
+            str(kern),
+            "-s",
+            SIG,
+            "-t",
+            "h100",
+            "-o",
+            str(tmp_path / "out"),
+            "--json",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")),
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     imported = {line.split("|")[-1].strip() for line in p.stderr.splitlines() if line.startswith("import time:")}
     assert json.loads(p.stdout)["kernels"][0]["cache"] == "direct"
@@ -121,14 +153,21 @@ def test_a_new_module_that_would_shadow_an_import_takes_the_full_path(tmp_path):
     assert shadowed["cache"] is None and "arith.subf" in Path(shadowed["stages"]["ttir"]).read_text()
 
 
-_WRAPPED = ("import sys\nfrom irscope.direct import record\n{patch}\nfrom irscope.entry import main\n"
-            "sys.argv[1:] = {args!r}\nmain()\n")
+_WRAPPED = (
+    "import sys\nfrom irscope.direct import record\n{patch}\nfrom irscope.entry import main\n"
+    "sys.argv[1:] = {args!r}\nmain()\n"
+)
 
 
 def _wrapped(tmp_path: Path, args: list[str], patch: str = "") -> dict:
-    p = subprocess.run([sys.executable, "-c", _WRAPPED.format(patch=patch, args=args)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")))
+    p = subprocess.run(
+        [sys.executable, "-c", _WRAPPED.format(patch=patch, args=args)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")),
+    )
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)["kernels"][0]
 
@@ -152,9 +191,14 @@ def test_the_direct_summary_is_the_full_paths(tmp_path):
     env = {"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
     assert run_cli(*base, cwd=tmp_path, env=env).code == 0
     direct_run = run_cli(*base, cwd=tmp_path, env=env)
-    full = subprocess.run([sys.executable, "-c", f"import sys\nsys.argv[1:] = {base!r}\n"
-                           "from irscope.cli import main\nmain()\n"], cwd=tmp_path, capture_output=True, text=True,
-                          env=dict(os.environ, **env), timeout=300)
+    full = subprocess.run(
+        [sys.executable, "-c", f"import sys\nsys.argv[1:] = {base!r}\nfrom irscope.cli import main\nmain()\n"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **env),
+        timeout=300,
+    )
     assert full.returncode == 0, full.stderr
     assert "(from cache)" in direct_run.out and direct_run.out == full.stdout
 
@@ -181,19 +225,30 @@ def test_a_cached_dump_names_its_own_file_not_an_earlier_identical_ones(tmp_path
 def _traced(tmp_path: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, bool]:
     """irscope in a fresh process as a user runs it, and whether Triton was imported (a direct hit imports
     neither it nor the kernel file)."""
-    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "irscope", *args], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache"), **(env or {})))
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in p.stderr.splitlines()
-                if line.startswith("import time:")}
+    p = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "irscope", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache"), **(env or {})),
+    )
+    imported = {
+        line.split("|")[-1].strip().split(".")[0] for line in p.stderr.splitlines() if line.startswith("import time:")
+    }
     return p, "triton" in imported
 
 
 def _full(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     """The same command line through the click CLI (never the direct mode)."""
-    return subprocess.run([sys.executable, "-c", f"import sys\nsys.argv[1:] = {list(args)!r}\n"
-                           "from irscope.cli import main\nmain()\n"], cwd=tmp_path, capture_output=True, text=True,
-                          env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")), timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", f"import sys\nsys.argv[1:] = {list(args)!r}\nfrom irscope.cli import main\nmain()\n"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")),
+        timeout=300,
+    )
 
 
 def _kernel_args(tmp_path: Path, kern: Path, *extra: str) -> list[str]:
@@ -202,8 +257,12 @@ def _kernel_args(tmp_path: Path, kern: Path, *extra: str) -> list[str]:
 
 def test_passes_and_lines_repeats_are_served_as_the_full_path_prints_them(tmp_path):
     kern = _kernel(tmp_path)
-    for command, extra in (("passes", ("--first", "arith.addf")), ("passes", ("--first", "no_such_op")),
-                           ("lines", ("--sort", "line")), ("lines", ("--line", "10", "--json"))):
+    for command, extra in (
+        ("passes", ("--first", "arith.addf")),
+        ("passes", ("--first", "no_such_op")),
+        ("lines", ("--sort", "line")),
+        ("lines", ("--line", "10", "--json")),
+    ):
         args = [command, *_kernel_args(tmp_path, kern, *extra)]
         first, first_triton = _traced(tmp_path, *args)
         again, again_triton = _traced(tmp_path, *args)
@@ -211,17 +270,20 @@ def test_passes_and_lines_repeats_are_served_as_the_full_path_prints_them(tmp_pa
         assert first_triton and not again_triton, (command, extra)
         assert again.returncode == first.returncode == full.returncode, (command, extra, again.stderr)
         assert again.stdout == first.stdout == full.stdout, (command, extra)
-    assert "already in the frontend's IR" in _full(tmp_path, "passes", *_kernel_args(tmp_path, kern, "--first",
-                                                                                      "arith.addf")).stdout
+    assert (
+        "already in the frontend's IR"
+        in _full(tmp_path, "passes", *_kernel_args(tmp_path, kern, "--first", "arith.addf")).stdout
+    )
     assert _full(tmp_path, "passes", *_kernel_args(tmp_path, kern, "--first", "no_such_op")).returncode == 1
 
 
 def test_a_changed_callee_the_triton_version_an_env_knob_or_an_option_is_never_served_stale_to_passes_or_lines(
-        tmp_path):
+    tmp_path,
+):
     kern = _kernel(tmp_path)
     passes = ["passes", *_kernel_args(tmp_path, kern, "--first", "arith.mulf")]
     first, _ = _traced(tmp_path, *passes)
-    assert first.returncode == 1 and _traced(tmp_path, *passes)[1] is False   # found nowhere, and served
+    assert first.returncode == 1 and _traced(tmp_path, *passes)[1] is False  # found nowhere, and served
     (kern.parent / "helpers.py").write_text(HELPER.replace("x + y", "x * y"))
     changed, triton = _traced(tmp_path, *passes)
     assert triton and changed.returncode == 0 and "already in the frontend's IR" in changed.stdout
@@ -238,29 +300,36 @@ def test_a_changed_callee_the_triton_version_an_env_knob_or_an_option_is_never_s
     assert _wrapped_text(tmp_path, lines) is not None  # back on the real version: the full path once
 
 
-_WRAPPED_TEXT = ("import sys\nfrom irscope import direct\nfrom irscope.compile import cache\nfrom irscope.direct import record\n"
-                 "{patch}\nfrom irscope.entry import main\n"
-                 "sys.argv[1:] = {args!r}\nserved = []\nreal = direct.serve\n"
-                 "direct.serve = lambda *a, **k: served.append(real(*a, **k)) or served[-1]\n"
-                 "try:\n    main()\nfinally:\n    sys.stderr.write('served=%d' % sum(s is not None for s in served))\n")
+_WRAPPED_TEXT = (
+    "import sys\nfrom irscope import direct\nfrom irscope.compile import cache\nfrom irscope.direct import record\n"
+    "{patch}\nfrom irscope.entry import main\n"
+    "sys.argv[1:] = {args!r}\nserved = []\nreal = direct.serve\n"
+    "direct.serve = lambda *a, **k: served.append(real(*a, **k)) or served[-1]\n"
+    "try:\n    main()\nfinally:\n    sys.stderr.write('served=%d' % sum(s is not None for s in served))\n"
+)
 
 
 def _wrapped_text(tmp_path: Path, args: list[str], patch: str = "") -> str | None:
     """stdout of a run with `patch` applied to the direct mode; None when the direct mode served it."""
-    p = subprocess.run([sys.executable, "-c", _WRAPPED_TEXT.format(patch=patch, args=args)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")))
+    p = subprocess.run(
+        [sys.executable, "-c", _WRAPPED_TEXT.format(patch=patch, args=args)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")),
+    )
     assert p.returncode == 0, p.stderr
     return None if p.stderr.endswith("served=1") else p.stdout
 
 
-RECIPE = '''[recipe]
+RECIPE = """[recipe]
 target = "h100"
 purpose = "a test's recipe"
 
 [options]
 num_warps = {warps}
-'''
+"""
 
 
 def test_a_recipe_is_served_until_its_file_changes_or_another_one_would_be_found_first(tmp_path):
@@ -271,8 +340,19 @@ def test_a_recipe_is_served_until_its_file_changes_or_another_one_would_be_found
     env = {"IRSCOPE_CACHE_DIR": str(tmp_path / "cache"), "IRSCOPE_RECIPES": os.pathsep.join([str(early), str(mine)])}
 
     def dump() -> dict:  # no --target: the recipe's
-        r = run_cli("dump", str(kern), "-s", SIG, "--recipe", "tiny", "-o", str(tmp_path / "out"), "--json",
-                    cwd=tmp_path, env=env)
+        r = run_cli(
+            "dump",
+            str(kern),
+            "-s",
+            SIG,
+            "--recipe",
+            "tiny",
+            "-o",
+            str(tmp_path / "out"),
+            "--json",
+            cwd=tmp_path,
+            env=env,
+        )
         assert r.code == 0, r.err
         return json.loads(r.out)["kernels"][0]
 
@@ -330,7 +410,7 @@ def test_a_diff_of_two_unchanged_sides_is_served_as_the_full_path_prints_it_and_
     kern = _kernel(tmp_path)
     args = ["diff", *_kernel_args(tmp_path, kern, "--a", "num_warps=4", "--b", "num_warps=8", "--stage", "ttgir")]
     compiled, _ = _traced(tmp_path, *args)
-    cached, triton = _traced(tmp_path, *args)   # both sides from the cache: what a repeat will print
+    cached, triton = _traced(tmp_path, *args)  # both sides from the cache: what a repeat will print
     assert triton and "(compiled)" in compiled.stdout and "(compiled)" not in cached.stdout
     served, triton = _traced(tmp_path, *args)
     assert not triton and served.returncode == cached.returncode == 1
@@ -347,16 +427,19 @@ def test_a_served_folder_edited_since_is_restored_not_served_as_it_is(tmp_path):
     any write to it since is seen and the entry restored."""
     kern = _kernel(tmp_path)
     args = ["dump", *_kernel_args(tmp_path, kern, "--json")]
-    patch = "cache.RACY_NS = 0"   # files written a moment ago may be stamped (no 2 s wait)
+    patch = "cache.RACY_NS = 0"  # files written a moment ago may be stamped (no 2 s wait)
     _wrapped_text(tmp_path, args, patch)
-    assert _wrapped_text(tmp_path, args, patch) is None      # served, and the folder stamped
-    record = next(p for p in (tmp_path / "cache" / ".irscope-direct").glob("*.json")
-                  if json.loads(p.read_text())["entries"][0].get("placed"))
+    assert _wrapped_text(tmp_path, args, patch) is None  # served, and the folder stamped
+    record = next(
+        p
+        for p in (tmp_path / "cache" / ".irscope-direct").glob("*.json")
+        if json.loads(p.read_text())["entries"][0].get("placed")
+    )
     placed = json.loads(record.read_text())["entries"][0]["placed"]
     assert placed["stamp"] is not None
     ttir = Path(placed["folder"]) / "add_kernel.ttir"
     text = ttir.read_text()
-    assert _wrapped_text(tmp_path, args, patch) is None      # as it is
+    assert _wrapped_text(tmp_path, args, patch) is None  # as it is
     ttir.write_text(text.replace("tt.store", "tt.edited"))
     assert _wrapped_text(tmp_path, args, patch) is None
     assert ttir.read_text() == text

@@ -15,7 +15,7 @@ from tests.helpers import run_cli
 
 PACKAGE = Path(__file__).resolve().parent.parent / "irscope"
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
-KERNEL = '''import triton
+KERNEL = """import triton
 import triton.language as tl
 
 
@@ -24,7 +24,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-'''
+"""
 
 
 def _kernel(tmp_path: Path) -> Path:
@@ -44,7 +44,8 @@ def _dump(tmp_path: Path, *args: str) -> dict:
 
 def _mutable(value: ast.expr | None) -> bool:
     return isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)) or (
-        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "dict", "set"))
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "dict", "set")
+    )
 
 
 def test_the_direct_mode_holds_no_module_level_mutable_state():
@@ -74,13 +75,13 @@ def test_the_key_is_the_argv_as_typed_where_and_how_it_runs(tmp_path, monkeypatc
     args = ["dump", "k.py", "-s", SIG, "-o", "out"]
     key = Recorder(args).key()
     assert key is not None and Recorder(list(args)).key() == key
-    assert Recorder(["dump", "k.py", "-s", SIG, "--out", "out"]).key() != key   # not parsed: another line
+    assert Recorder(["dump", "k.py", "-s", SIG, "--out", "out"]).key() != key  # not parsed: another line
     assert Recorder(args + ["--debug"]).key() != key
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")
-    assert Recorder(args).key() != key                                           # a watched variable
+    assert Recorder(args).key() != key  # a watched variable
     monkeypatch.delenv("TRITON_DEFAULT_FP_FUSION")
     monkeypatch.chdir(tmp_path)
-    assert Recorder(args).key() != key                                           # another working folder
+    assert Recorder(args).key() != key  # another working folder
     assert Recorder(None).key() is None and not Recorder(None).active
 
 
@@ -90,7 +91,7 @@ def test_two_spellings_of_one_request_are_two_records_each_served_after_its_own_
     long = [str(kern), "--signature", SIG, "--target", "h100", "--out", str(tmp_path / "out")]
     assert _dump(tmp_path, *short)["cache"] is None
     assert _dump(tmp_path, *short)["cache"] == "direct"
-    assert _dump(tmp_path, *long)["cache"] == "key"      # a miss of the direct mode: the full path's cache hit
+    assert _dump(tmp_path, *long)["cache"] == "key"  # a miss of the direct mode: the full path's cache hit
     again = _dump(tmp_path, *long)
     assert again["cache"] == "direct" and again["folder"] == _dump(tmp_path, *short)["folder"]
     records = [json.loads(p.read_text()) for p in (tmp_path / "cache" / ".irscope-direct").glob("*.json")]
@@ -142,10 +143,12 @@ def test_printed_renders_into_the_stream_it_gives_and_never_swaps_stdout():
     assert len(seen) == 1 and isinstance(seen[0][0], io.StringIO) and seen[0][0] is not out and seen[0][1]
 
 
-_SERVE = ("import io, json, sys\nfrom irscope import direct\nargv = {args!r}\nrec = direct.Recorder(argv)\n"
-          "buf = io.StringIO()\nstatus = direct.serve(rec, buf)\n"
-          "if status is None:\n    from irscope.cli import main\n    main(argv, recorder=rec)\n"
-          "else:\n    sys.stdout.write('SERVED ' + json.dumps([status, buf.getvalue()]))\n")
+_SERVE = (
+    "import io, json, sys\nfrom irscope import direct\nargv = {args!r}\nrec = direct.Recorder(argv)\n"
+    "buf = io.StringIO()\nstatus = direct.serve(rec, buf)\n"
+    "if status is None:\n    from irscope.cli import main\n    main(argv, recorder=rec)\n"
+    "else:\n    sys.stdout.write('SERVED ' + json.dumps([status, buf.getvalue()]))\n"
+)
 
 
 def test_serve_writes_through_the_stream_it_is_given(tmp_path):
@@ -153,8 +156,15 @@ def test_serve_writes_through_the_stream_it_is_given(tmp_path):
     args = ["lines", str(kern), "-s", SIG, "-t", "h100", "-o", str(tmp_path / "out"), "--sort", "line"]
 
     def run() -> str:
-        p = subprocess.run([sys.executable, "-c", _SERVE.format(args=args)], cwd=tmp_path, capture_output=True, check=False,
-                           text=True, timeout=300, env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")))
+        p = subprocess.run(
+            [sys.executable, "-c", _SERVE.format(args=args)],
+            cwd=tmp_path,
+            capture_output=True,
+            check=False,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")),
+        )
         assert p.returncode == 0, p.stderr
         return p.stdout
 

@@ -86,8 +86,11 @@ def test_matmul_on_mi300x_uses_mfma():
 
 @pytest.mark.skipif(FBTRITON, reason=FB_GLUON_LOAD)
 def test_gluon_kernel_has_no_ttir_and_keeps_its_layout():
-    art = compile_example(EXAMPLES / "gluon_add.py", "*fp32, *fp32, *fp32, i32:16, 1024",
-                          consts=("layout=gl.BlockedLayout([2], [32], [4], [0])",))
+    art = compile_example(
+        EXAMPLES / "gluon_add.py",
+        "*fp32, *fp32, *fp32, i32:16, 1024",
+        consts=("layout=gl.BlockedLayout([2], [32], [4], [0])",),
+    )
     assert "ttir" not in art.stages
     assert "sizePerThread = [2]" in art.stages["ttgir"]
     assert art.stats["ptx"]["global_load"].get("64", 0) >= 2
@@ -107,8 +110,9 @@ def test_dump_cli_json_and_folder_layout(cli, tmp_path):
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["stages"]["ptx"] == "add_kernel.ptx"
     # a second setting lands beside the first, never over it
-    r = cli("dump", str(VECTOR_ADD), "--signature", ADD_ALIGNED, "--target", "h100", "-o", str(out),
-            "--set", "num_warps=8")
+    r = cli(
+        "dump", str(VECTOR_ADD), "--signature", ADD_ALIGNED, "--target", "h100", "-o", str(out), "--set", "num_warps=8"
+    )
     assert r.code == 0, r.err
     assert len(list((out / "add_kernel").iterdir())) == 2
 
@@ -150,8 +154,16 @@ def test_a_version_default_that_is_about_to_change_is_a_note_not_a_warning(cli, 
     has_default = hasattr(getattr(knobs, "language", None), "fp_fusion_enabled")  # 3.9 on
     expected = has_default and "TRITON_DEFAULT_FP_FUSION" not in os.environ
     for sets, expect_note in ((), expected), (("--set", "enable_fp_fusion=false"), False):
-        r = cli("dump", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", *sets,
-                "-o", str(tmp_path), "--json")
+        r = cli(
+            "dump",
+            str(VECTOR_ADD),
+            "--signature",
+            "*fp32, *fp32, *fp32, i32:16, 1024",
+            *sets,
+            "-o",
+            str(tmp_path),
+            "--json",
+        )
         assert r.code == 0, r.err
         notes = json.loads(r.out)["kernels"][0]["notes"]
         assert any("TRITON_DEFAULT_FP_FUSION unset" in n for n in notes) == expect_note, notes

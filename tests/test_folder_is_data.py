@@ -192,8 +192,13 @@ def _unchanged(path: Path, kind: str) -> None:
     import stat
 
     mode = path.stat().st_mode
-    want = {"device": stat.S_ISCHR, "fifo": stat.S_ISFIFO, "socket": stat.S_ISSOCK, "folder": stat.S_ISDIR,
-            "link to a device": stat.S_ISCHR}[kind]
+    want = {
+        "device": stat.S_ISCHR,
+        "fifo": stat.S_ISFIFO,
+        "socket": stat.S_ISSOCK,
+        "folder": stat.S_ISDIR,
+        "link to a device": stat.S_ISCHR,
+    }[kind]
     assert want(mode), f"{path} was replaced"
 
 
@@ -218,11 +223,24 @@ def test_diff_html_must_be_a_regular_file(cli, dump, tmp_path, kind):
 def test_sweep_outputs_must_be_regular_files(cli, tmp_path, flag, kind):
     target = NON_FILES[kind](tmp_path)
     extra = ["--history"] if flag == "--db" else []
-    r = cli("sweep", str(VECTOR_ADD), "-s", VECTOR_SIG, "--target", "cuda:90", "--grid", "num_warps=2,4",
-            flag, str(target), *extra, "-o", str(tmp_path / "out"))
+    r = cli(
+        "sweep",
+        str(VECTOR_ADD),
+        "-s",
+        VECTOR_SIG,
+        "--target",
+        "cuda:90",
+        "--grid",
+        "num_warps=2,4",
+        flag,
+        str(target),
+        *extra,
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert r.code == 2 and flag in r.err and len(r.err.strip().splitlines()) == 1, r.err
     _unchanged(target, kind)
-    assert not (tmp_path / "out").exists()   # refused before any work
+    assert not (tmp_path / "out").exists()  # refused before any work
 
 
 @pytest.mark.parametrize("kind", ["device", "fifo", "socket", "folder"])

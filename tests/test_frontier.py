@@ -37,8 +37,8 @@ def test_persistent_matmul_on_hopper_is_wgmma_over_tma_without_spills(dtype):
     ptx = art.stages["ptx"]
     ptx_type = {"fp16": "f16", "bf16": "bf16"}[dtype]
     assert f"wgmma.mma_async.sync.aligned.m64n256k16.f32.{ptx_type}.{ptx_type}" in ptx
-    assert "cp.async.bulk.tensor.2d" in ptx                  # TMA loads and the TMA store of C
-    assert "tensormap" in ptx                                # descriptors made on the device
+    assert "cp.async.bulk.tensor.2d" in ptx  # TMA loads and the TMA store of C
+    assert "tensormap" in ptx  # descriptors made on the device
     assert '"ttg.num-warps" = 8' in art.stages["ttgir"]
     assert art.stats["spills"] == 0 and art.stats["ptx"]["global_load"] == {}
     assert art.stats["shared_bytes"] <= 227 * 1024
@@ -61,7 +61,7 @@ def test_gluon_one_partition_kernel_meets_at_barriers_every_step():
     _, one = _recipe_compile(GLUON, "h200", kernel="matmul_pipelined_kernel")
     _, split = _recipe_compile(GLUON, "h200", kernel="matmul_persistent_ws_kernel")
     assert "partitions" not in one.stats["machinery"]
-    loop = one.stages["ptx"].split("mbarrier.try_wait")[1]   # from the loop's wait to the end
+    loop = one.stages["ptx"].split("mbarrier.try_wait")[1]  # from the loop's wait to the end
     assert loop.count("bar.sync") >= 3 and "div.s32" in loop
     assert one.stats["ptx"]["wgmma"] == split.stats["ptx"]["wgmma"] == 4
 
@@ -69,13 +69,20 @@ def test_gluon_one_partition_kernel_meets_at_barriers_every_step():
 def test_num_warps_parameter_sets_the_option_unless_set_otherwise():
     art = compile_example(GLUON, POINTERS + ", 128, 256, 64, 3, 8, 132, 24, 8", kernel="matmul_persistent_ws_kernel")
     assert '"ttg.num-warps" = 8' in art.stages["ttgir"]
-    with pytest.raises(Exception, match="invalid layout"):   # the option set to 4 by hand: Gluon refuses it
-        compile_example(GLUON, POINTERS + ", 128, 256, 64, 3, 8, 132, 24, 8", kernel="matmul_persistent_ws_kernel",
-                        sets=("num_warps=4",))
+    with pytest.raises(Exception, match="invalid layout"):  # the option set to 4 by hand: Gluon refuses it
+        compile_example(
+            GLUON,
+            POINTERS + ", 128, 256, 64, 3, 8, 132, 24, 8",
+            kernel="matmul_persistent_ws_kernel",
+            sets=("num_warps=4",),
+        )
 
 
-@pytest.mark.skipif(FBTRITON, reason="fbtriton 3.7.4 fails this compile in TTGIR ('arith.andi' op does not have "
-                    "expected attribute ttg.partition): the fork's automatic warp specialization, not irscope")
+@pytest.mark.skipif(
+    FBTRITON,
+    reason="fbtriton 3.7.4 fails this compile in TTGIR ('arith.andi' op does not have "
+    "expected attribute ttg.partition): the fork's automatic warp specialization, not irscope",
+)
 def test_persistent_matmul_on_blackwell_is_tcgen05_in_three_partitions():
     job, art = _recipe_compile(PERSISTENT, "b200")
     assert job.spec.args["WARP_SPECIALIZE"].value is True
@@ -90,14 +97,20 @@ def test_persistent_matmul_on_cdna3_is_mfma_without_spills():
     assert art.stats["spills"] == 0
 
 
-
 WIDE = "tensordesc<fp16[128, 64]>, tensordesc<fp16[256, 64]>, tensordesc<fp16[128, 256]>, i32:16, i32:16, i32:16"
 SQUARE = "tensordesc<fp16[128, 64]>, tensordesc<fp16[128, 64]>, tensordesc<fp16[128, 128]>, i32:16, i32:16, i32:16"
 
 
-@pytest.mark.parametrize("recipe, variant, sig", [
-    ("b200", "baseline", WIDE), ("b200", "tma-warp-specialized", WIDE),
-    ("h200", "baseline", WIDE), ("h200", "tma-warp-specialized", WIDE), ("h200", "tma-square-tile", SQUARE)])
+@pytest.mark.parametrize(
+    "recipe, variant, sig",
+    [
+        ("b200", "baseline", WIDE),
+        ("b200", "tma-warp-specialized", WIDE),
+        ("h200", "baseline", WIDE),
+        ("h200", "tma-warp-specialized", WIDE),
+        ("h200", "tma-square-tile", SQUARE),
+    ],
+)
 def test_every_tma_matmul_variant_of_the_recipes_compiles(recipe, variant, sig):
     """Shipped variants must compile with the installed Triton (b200's warp-specialized one did not on 3.6
     while it kept the loops nested). The descriptors' blocks are part of the signature: the square-tile
@@ -106,8 +119,10 @@ def test_every_tma_matmul_variant_of_the_recipes_compiles(recipe, variant, sig):
     from irscope.compile import compiler
 
     if FBTRITON and recipe == "b200" and variant != "baseline":
-        pytest.skip("fbtriton 3.7.4 fails Blackwell warp specialization of this loop in TTGIR ('arith.andi' op "
-                    "does not have expected attribute ttg.partition)")
+        pytest.skip(
+            "fbtriton 3.7.4 fails Blackwell warp specialization of this loop in TTGIR ('arith.andi' op "
+            "does not have expected attribute ttg.partition)"
+        )
     request = jobs.Request(EXAMPLES / "tma_matmul.py", (), sig, recipe=recipe, variant=variant)
     job = jobs.resolve_one(request, "a test compiles")
     art = compiler.compile_spec(job.spec, job.settings)
@@ -121,8 +136,9 @@ def test_a_descriptor_block_that_disagrees_with_the_tile_is_named():
     from irscope.compile import compiler
     from irscope.errors import CompileFailure
 
-    job = jobs.resolve_one(jobs.Request(EXAMPLES / "tma_matmul.py", (), WIDE, recipe="h200",
-                                        variant="tma-square-tile"), "a test")
+    job = jobs.resolve_one(
+        jobs.Request(EXAMPLES / "tma_matmul.py", (), WIDE, recipe="h200", variant="tma-square-tile"), "a test"
+    )
     with pytest.raises(CompileFailure) as e:
         compiler.compile_spec(job.spec, job.settings)
     assert e.value.stage == "source"

@@ -15,15 +15,20 @@ import pytest
 LAYERS = Path(__file__).parent / "data" / "layers"
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = [pytest.mark.torch,
-              pytest.mark.skipif(importlib.util.find_spec("liger_kernel") is None,
-                                 reason="liger-kernel is not installed (pip install --no-deps 'liger-kernel>=0.6')")]
+pytestmark = [
+    pytest.mark.torch,
+    pytest.mark.skipif(
+        importlib.util.find_spec("liger_kernel") is None,
+        reason="liger-kernel is not installed (pip install --no-deps 'liger-kernel>=0.6')",
+    ),
+]
 
 
 def _irscope(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "irscope", *args], capture_output=True, text=True, env=env,
-                          timeout=900, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "irscope", *args], capture_output=True, text=True, env=env, timeout=900, check=False
+    )
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +38,7 @@ def captures(tmp_path_factory):
         folder = tmp_path_factory.mktemp("frontier") / side
         p = _irscope("capture", str(LAYERS / script), "--target", "h100", "-o", str(folder), "--json")
         assert p.returncode == 0, p.stderr[-3000:]
-        assert f"{script[:-3]}: checks passed" in p.stderr    # computed results, eager agrees
+        assert f"{script[:-3]}: checks passed" in p.stderr  # computed results, eager agrees
         out[side] = (folder, json.loads(p.stdout))
     return out
 
@@ -41,7 +46,7 @@ def captures(tmp_path_factory):
 @pytest.fixture(scope="module")
 def frontier(captures):
     p = _irscope("frontier", str(captures["a"][0]), str(captures["b"][0]), "--json")
-    assert p.returncode == 0, p.stderr[-3000:]                # two implementations: neither equal nor different
+    assert p.returncode == 0, p.stderr[-3000:]  # two implementations: neither equal nor different
     return json.loads(p.stdout)
 
 
@@ -53,8 +58,13 @@ def test_sides_name_what_made_each_kernel(frontier):
     assert frontier["irscope_frontier"] == 1
     a, b = frontier["a"]["kernels"], frontier["b"]["kernels"]
     assert Path(frontier["a"]["scripts"][0]).name == "rmsnorm_inductor.py"
-    norm = [k for k in a if k["made_by"]["layer"] == "inductor" and k["direction"] == "forward"
-            and {"aten.mean", "aten.rsqrt", "aten.pow"} & set(k["made_by"]["aten_ops"])]
+    norm = [
+        k
+        for k in a
+        if k["made_by"]["layer"] == "inductor"
+        and k["direction"] == "forward"
+        and {"aten.mean", "aten.rsqrt", "aten.pow"} & set(k["made_by"]["aten_ops"])
+    ]
     assert norm and norm[0]["made_by"]["category"] in ("persistent_reduction", "reduction")
     assert any(k["direction"] == "backward" for k in a)
     by_name = {k["name"]: k for k in b}
@@ -88,7 +98,8 @@ def test_totals_add_up(frontier):
     for side in ("a", "b"):
         s = frontier[side]
         for scope, kernels in [("total", s["kernels"])] + [
-                (d, [k for k in s["kernels"] if k["direction"] == d]) for d in s["by_direction"]]:
+            (d, [k for k in s["kernels"] if k["direction"] == d]) for d in s["by_direction"]
+        ]:
             t = s["total"] if scope == "total" else s["by_direction"][scope]
             assert t["kernels"] == len(kernels)
             assert t["launches"] == sum(k["launches"] for k in kernels)
@@ -139,10 +150,18 @@ def test_an_autotuners_timed_launches_and_unchosen_candidates_stay_out_of_the_ru
     plain = load_side("a", captures["a"][0])
     spec = next(p for p in sorted((folder / "captures").glob("*.json")) if "rsqrt" in p.name)
     doc = json.loads(spec.read_text())
-    won = dict(doc, launch=dict(doc["launch"], launches=107, timed_launches=106,
-                                autotune={"config": "R0_BLOCK=512", "winner": True}))
-    lost = dict(doc, launch=dict(doc["launch"], launches=106, timed_launches=106,
-                                 autotune={"config": "R0_BLOCK=256", "winner": False}))
+    won = dict(
+        doc,
+        launch=dict(
+            doc["launch"], launches=107, timed_launches=106, autotune={"config": "R0_BLOCK=512", "winner": True}
+        ),
+    )
+    lost = dict(
+        doc,
+        launch=dict(
+            doc["launch"], launches=106, timed_launches=106, autotune={"config": "R0_BLOCK=256", "winner": False}
+        ),
+    )
     spec.write_text(json.dumps(won))
     spec.with_name(spec.stem + "-lost.json").write_text(json.dumps(lost))
     side = load_side("a", folder)

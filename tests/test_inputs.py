@@ -19,7 +19,7 @@ from test_pins import irscope
 from tests.helpers import DATA, EXAMPLES, MATMUL, ROOT, VECTOR_ADD, run_cli
 
 # capture runs scripts that make torch tensors: without torch (the README's plain install) they skip
-needs_torch = pytest.mark.torch   # capture scripts import torch
+needs_torch = pytest.mark.torch  # capture scripts import torch
 VA = str(VECTOR_ADD)
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 SCRIPT = str(EXAMPLES / "scripts" / "vector_add.py")
@@ -225,8 +225,7 @@ def test_messages_say_what_was_wrong(files, tmp_path, capsys):
         (["dump", f"{files}/big.py", "-s", SIG, "-o", o], "too large"),
         (["dump", f"{files}/exits.py", "-s", SIG, "-o", o], "exited with status 3 while being imported"),
         (["dump", VA, "-s", "*fp32, *fp32, *fp32, i32:0, 1024", "-o", o], ":16 (divisible by 16) or :1"),
-        ([*("dump", VA, "-s", SIG, "-o", o), "--arg", "n_elements=i32", "--arg", "n_elements=i32:16"],
-         "already given"),
+        ([*("dump", VA, "-s", SIG, "-o", o), "--arg", "n_elements=i32", "--arg", "n_elements=i32:16"], "already given"),
         (["dump", VA, "-s", SIG, "-o", f"{files}/afile"], "not a folder"),
         (["dump", VA, "-s", SIG, "-o", "/proc/irscope-x"], "cannot write"),
         (["dump", VA, "-s", SIG, "--target", "", "-o", o], "--target: empty"),
@@ -257,8 +256,9 @@ def test_kernel_file_named_after_a_stdlib_module(stem, tmp_path, capsys, monkeyp
     monkeypatch.setattr(sys, "path", list(sys.path))
     shutil.copy(VECTOR_ADD, tmp_path / f"{stem}.py")
     std = sys.modules.get(stem)
-    code, out, err = run_in(capsys, "dump", str(tmp_path / f"{stem}.py"), "-s", SIG, "-o", str(tmp_path / "o"),
-                            "--json")
+    code, out, err = run_in(
+        capsys, "dump", str(tmp_path / f"{stem}.py"), "-s", SIG, "-o", str(tmp_path / "o"), "--json"
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["kernels"][0]["name"] == "add_kernel"
@@ -281,15 +281,35 @@ def test_loaded_module_name_is_private(tmp_path):
 
 
 def test_short_signature_completed_by_const(tmp_path, capsys):
-    code, out, err = run_in(capsys, "dump", VA, "-s", "*fp32, *fp32, *fp32, i32:16", "--const", "BLOCK_SIZE=1024",
-                            "-o", str(tmp_path / "o"), "--json")
+    code, out, err = run_in(
+        capsys,
+        "dump",
+        VA,
+        "-s",
+        "*fp32, *fp32, *fp32, i32:16",
+        "--const",
+        "BLOCK_SIZE=1024",
+        "-o",
+        str(tmp_path / "o"),
+        "--json",
+    )
     assert code == 0, err
     assert json.loads(out)["kernels"][0]["signature"] == "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024"
 
 
 def test_positional_and_named_for_one_parameter_is_allowed(tmp_path, capsys):
-    code, out, err = run_in(capsys, "dump", VA, "-s", "*fp32, *fp32, *fp32, i32, 1024", "--arg", "n_elements=i32:16",
-                            "-o", str(tmp_path / "o"), "--json")
+    code, out, err = run_in(
+        capsys,
+        "dump",
+        VA,
+        "-s",
+        "*fp32, *fp32, *fp32, i32, 1024",
+        "--arg",
+        "n_elements=i32:16",
+        "-o",
+        str(tmp_path / "o"),
+        "--json",
+    )
     assert code == 0, err
     assert json.loads(out)["kernels"][0]["signature"].endswith("i32:16, 1024")
 
@@ -315,8 +335,10 @@ def test_signature_command(tmp_path, capsys):
     assert k["params"][0]["element"] == "*fp32:16" and k["params"][3]["element"] == "i32"
     assert k["params"][12]["constexpr"] is True
     kernel = tmp_path / "k.py"
-    kernel.write_text("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-                      "def k(x_ptr, n, BLOCK: tl.constexpr = 256):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n")
+    kernel.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, n, BLOCK: tl.constexpr = 256):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n"
+    )
     code, out, err = run_in(capsys, "signature", str(kernel))
     assert code == 0, err
     template = re.search(r'--signature "([^"]+)"', out).group(1)
@@ -374,22 +396,43 @@ def test_capture_warns_that_pins_do_not_apply(tmp_path):
 def test_a_stage_of_the_other_vendor_is_refused_before_compiling(tmp_path, monkeypatch):
     """--stage amdgcn for a cuda target: one line, exit 2, and nothing compiled (the cache stays empty)."""
     monkeypatch.setenv("IRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
-    r = irscope("dump", str(VECTOR_ADD), "-s", "*fp32, *fp32, *fp32, i32:16, 1024", "-t", "h100",
-                "--stage", "amdgcn", "-o", str(tmp_path / "out"))
+    r = irscope(
+        "dump",
+        str(VECTOR_ADD),
+        "-s",
+        "*fp32, *fp32, *fp32, i32:16, 1024",
+        "-t",
+        "h100",
+        "--stage",
+        "amdgcn",
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert r.code == 2 and "cuda:90 has no amdgcn stage" in r.err, r.err
     assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
 
 
 def test_a_set_without_a_key_says_what_a_set_looks_like(tmp_path):
-    r = irscope("dump", str(VECTOR_ADD), "-s", "*fp32, *fp32, *fp32, i32:16, 1024", "--set", "=4",
-                "-o", str(tmp_path / "out"))
+    r = irscope(
+        "dump", str(VECTOR_ADD), "-s", "*fp32, *fp32, *fp32, i32:16, 1024", "--set", "=4", "-o", str(tmp_path / "out")
+    )
     assert r.code == 2 and "expected KEY=VALUE" in r.err, r.err
 
 
 def test_a_passes_folder_that_lost_a_file_is_one_line(tmp_path):
     out = tmp_path / "out"
-    r = irscope("dump", str(VECTOR_ADD), "-s", "*fp32, *fp32, *fp32, i32:16, 1024", "-t", "h100", "--passes",
-                "-o", str(out), "--json")
+    r = irscope(
+        "dump",
+        str(VECTOR_ADD),
+        "-s",
+        "*fp32, *fp32, *fp32, i32:16, 1024",
+        "-t",
+        "h100",
+        "--passes",
+        "-o",
+        str(out),
+        "--json",
+    )
     assert r.code == 0, r.err
     folder = Path(json.loads(r.out)["kernels"][0]["folder"])
     victim = sorted((folder / "passes").glob("*.mlir"))[2]

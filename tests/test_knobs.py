@@ -35,7 +35,7 @@ def test_every_knob_is_in_the_readme_table_as_knobs_py_says_it():
 def test_the_knobs_section_comes_right_before_the_layout_of_the_code():
     text = (ROOT / "README.md").read_text()
     assert text.index("### Environment knobs") < text.index("## Layout of the code")
-    between = text[text.index("### Environment knobs"):text.index("## Layout of the code")]
+    between = text[text.index("### Environment knobs") : text.index("## Layout of the code")]
     assert "\n## " not in between and between.count("\n### ") == 0
 
 
@@ -46,10 +46,18 @@ def _environ_reads(tree: ast.Module) -> list[tuple[int, str]]:
         key = None
         if isinstance(node, ast.Subscript) and _is_environ(node.value):
             key = node.slice
-        elif isinstance(node, ast.Call) and node.args and (
-                (isinstance(node.func, ast.Attribute) and node.func.attr in ("get", "pop", "setdefault")
-                 and _is_environ(node.func.value))
-                or (isinstance(node.func, ast.Attribute) and node.func.attr == "getenv")):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and (
+                (
+                    isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("get", "pop", "setdefault")
+                    and _is_environ(node.func.value)
+                )
+                or (isinstance(node.func, ast.Attribute) and node.func.attr == "getenv")
+            )
+        ):
             key = node.args[0]
         elif isinstance(node, ast.Compare) and any(_is_environ(c) for c in node.comparators):
             key = node.left
@@ -72,9 +80,16 @@ def test_no_module_but_knobs_reads_an_irscope_variable():
         wrong += [f"{rel}:{line}: {name}" for line, name in _environ_reads(tree) if name.startswith("IRSCOPE_")]
         # a name built at run time, or read through a helper: the text itself, outside knobs.py
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and any(
-                    isinstance(a, ast.Constant) and isinstance(a.value, str) and re.fullmatch(r"IRSCOPE_[A-Z_]+", a.value)
-                    for a in node.args) and not _writes_launcher(node):
+            if (
+                isinstance(node, ast.Call)
+                and any(
+                    isinstance(a, ast.Constant)
+                    and isinstance(a.value, str)
+                    and re.fullmatch(r"IRSCOPE_[A-Z_]+", a.value)
+                    for a in node.args
+                )
+                and not _writes_launcher(node)
+            ):
                 wrong.append(f"{rel}:{node.lineno}: {ast.unparse(node)[:60]}")
     assert not wrong, wrong
 

@@ -21,13 +21,16 @@ FB_INTERPRETER_DOT = "fbtriton 3.7.4's interpreter cannot run tl.dot (create_dot
 LAYERS = Path(__file__).parent / "data" / "layers"
 ROOT = Path(__file__).resolve().parents[1]
 
+
 def _importable(module: str) -> str:
     """'' when `module` imports here (in a child: helion imports torch and checks the Triton it finds),
     else why not — a Helion release may not import under every Triton irscope supports."""
     if importlib.util.find_spec(module) is None or importlib.util.find_spec("torch") is None:
         return f"{module} and torch are not installed"
     p = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=300)
-    return "" if p.returncode == 0 else f"{module} does not import with this Triton: {p.stderr.strip().splitlines()[-1]}"
+    return (
+        "" if p.returncode == 0 else f"{module} does not import with this Triton: {p.stderr.strip().splitlines()[-1]}"
+    )
 
 
 HELION_UNUSABLE = _importable("helion")
@@ -40,9 +43,26 @@ def needs_helion(test):
 
 def _dump(script: str, tmp_path: Path, *args: str) -> tuple[dict, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-m", "irscope", "capture", str(LAYERS / script), "--target", "h100",
-                        "-o", str(tmp_path / "out"), "--json", *(["--", *args] if args else [])],
-                       capture_output=True, text=True, env=env, timeout=900, check=False)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "irscope",
+            "capture",
+            str(LAYERS / script),
+            "--target",
+            "h100",
+            "-o",
+            str(tmp_path / "out"),
+            "--json",
+            *(["--", *args] if args else []),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        check=False,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout), p.stderr
 
@@ -56,7 +76,7 @@ def _ttgir_num_warps(kernel: dict) -> int:
 @pytest.mark.skipif(FBTRITON, reason=FB_INTERPRETER_DOT)
 def test_helion_fixed_config(tmp_path):
     doc, err = _dump("helion_matmul.py", tmp_path)
-    assert "helion_matmul: checks passed" in err          # the script's own allclose ran on computed results
+    assert "helion_matmul: checks passed" in err  # the script's own allclose ran on computed results
     assert doc["capture"]["stopped"] is None
     kernels = doc["kernels"]
     assert len(kernels) == 1
@@ -67,7 +87,7 @@ def test_helion_fixed_config(tmp_path):
     assert gen["config"]["block_sizes"] == [16, 16, 16] and gen["config"]["num_warps"] == 4
     assert "block_sizes=[16, 16, 16]" in k["capture"]["config"]
     assert _ttgir_num_warps(k) == gen["config"]["num_warps"]
-    assert k["file"] == gen["generated"]                  # the dump's source is Helion's generated file
+    assert k["file"] == gen["generated"]  # the dump's source is Helion's generated file
     # the two-level map: the Helion line of the addmm reaches generated lines with a tl.dot
     generated = Path(gen["generated"]).read_text().splitlines()
     lines16 = gen["src_lines"]["helion_matmul.py:16"]
@@ -96,9 +116,9 @@ def test_helion_autotuner_configs_captured_and_timings_said_to_be_placeholders(t
     caps = doc["capture"]["captures"]
     assert len(caps) >= 5
     configs = {json.dumps(c["generated_by"]["config"], sort_keys=True) for c in caps}
-    assert len(configs) == len(caps)                       # one capture per config, each labelled with it
+    assert len(configs) == len(caps)  # one capture per config, each labelled with it
     assert all(c["generated_by"]["layer"] == "helion" and "block_sizes=" in c["config"] for c in caps)
-    assert "tqdm_monitor" not in err                      # no progress-bar thread left behind
+    assert "tqdm_monitor" not in err  # no progress-bar thread left behind
 
 
 @needs_helion
@@ -108,8 +128,13 @@ def test_lines_on_the_helion_file_reaches_the_stages(tmp_path):
     doc, _ = _dump("helion_matmul.py", tmp_path)
     folder = doc["kernels"][0]["folder"]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-m", "irscope", "lines", folder, "--line", "helion_matmul.py:16", "--json"],
-                       capture_output=True, text=True, env=env, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "irscope", "lines", folder, "--line", "helion_matmul.py:16", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     entry = json.loads(p.stdout)["line"]
     assert entry["line"] == 16 and entry["generated_lines"]
@@ -122,7 +147,7 @@ needs_torch = pytest.mark.torch
 @needs_torch
 def test_inductor_forward_and_backward_kernels(tmp_path):
     doc, err = _dump("inductor_mlp.py", tmp_path)
-    assert "inductor_mlp: checks passed default" in err   # forward and backward results computed, eager agrees
+    assert "inductor_mlp: checks passed default" in err  # forward and backward results computed, eager agrees
     assert doc["capture"]["stopped"] is None
     assert not doc["capture"]["computed"]["cannot_run"]
     kernels = doc["kernels"]
@@ -130,14 +155,18 @@ def test_inductor_forward_and_backward_kernels(tmp_path):
     assert all(g["layer"] == "inductor" and g["category"] and g["aten_ops"] for g in gens)
     kinds = {g["graph"]["kind"] for g in gens}
     assert {"forward", "backward"} <= kinds
-    norm = [k for k in kernels if k["capture"]["generated_by"]["graph"]["kind"] == "forward"
-            and "aten.native_layer_norm" in k["capture"]["generated_by"]["aten_ops"]]
+    norm = [
+        k
+        for k in kernels
+        if k["capture"]["generated_by"]["graph"]["kind"] == "forward"
+        and "aten.native_layer_norm" in k["capture"]["generated_by"]["aten_ops"]
+    ]
     assert norm and norm[0]["capture"]["generated_by"]["category"] in ("persistent_reduction", "reduction")
     backward = [g for g in gens if g["graph"]["kind"] == "backward"]
     assert any("aten.native_layer_norm_backward" in g["aten_ops"] for g in backward)
     for k in kernels:
         gen = k["capture"]["generated_by"]
-        assert k["file"] == gen["generated_file"]              # the dump's source is Inductor's generated .py
+        assert k["file"] == gen["generated_file"]  # the dump's source is Inductor's generated .py
         assert gen["kernel_name"] == k["name"]
         assert f"def {k['name']}(" in Path(gen["generated_file"]).read_text()
         assert _ttgir_num_warps(k) == k["options"]["num_warps"]
@@ -159,16 +188,17 @@ def test_inductor_inference_graph(tmp_path):
 
 
 @needs_torch
-@pytest.mark.skipif(os.environ.get("IRSCOPE_SLOW_TESTS") != "1",
-                    reason="max-autotune compiles every mm template candidate (minutes on 2 CPU cores); "
-                           "IRSCOPE_SLOW_TESTS=1 runs it")
+@pytest.mark.skipif(
+    os.environ.get("IRSCOPE_SLOW_TESTS") != "1",
+    reason="max-autotune compiles every mm template candidate (minutes on 2 CPU cores); IRSCOPE_SLOW_TESTS=1 runs it",
+)
 def test_inductor_max_autotune_templates(tmp_path):
     doc, err = _dump("inductor_mlp.py", tmp_path, "max-autotune-no-cudagraphs")
     assert "inductor_mlp: checks passed max-autotune-no-cudagraphs" in err
     templates = [k for k in doc["kernels"] if k["capture"]["generated_by"]["category"] == "template"]
-    assert sum(k["capture"]["generated_by"].get("template") == "mm" for k in templates) >= 2   # every candidate
+    assert sum(k["capture"]["generated_by"].get("template") == "mm" for k in templates) >= 2  # every candidate
     assert {k["capture"]["generated_by"]["graph"]["kind"] for k in templates} >= {"forward", "backward"}
-    assert "placeholders" in err and "compile_threads=1" in err   # the notes say what is not a GPU's
+    assert "placeholders" in err and "compile_threads=1" in err  # the notes say what is not a GPU's
     for k in templates:
         assert "BLOCK_M=" in k["capture"]["config"] and "num_warps=" in k["capture"]["config"]
         gen = k["capture"]["generated_by"]

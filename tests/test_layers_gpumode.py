@@ -21,7 +21,7 @@ needs_torch = pytest.mark.torch
 
 
 def test_helion_environment_set_and_undone_and_the_users_kept(monkeypatch):
-    monkeypatch.setenv("HELION_AUTOTUNE_PRECOMPILE", "1")          # the user's: kept
+    monkeypatch.setenv("HELION_AUTOTUNE_PRECOMPILE", "1")  # the user's: kept
     for var in ("HELION_AUTOTUNE_BENCHMARK_SUBPROCESS", "HELION_CACHE_DIR", "HELION_AUTOTUNE_PROGRESS_BAR"):
         monkeypatch.delenv(var, raising=False)
     with generators.in_process():
@@ -52,15 +52,15 @@ def test_inductor_settings_applied_on_first_torch_compile_and_undone():
 
     before = {n: getattr(inductor_config, n) for n in generators.INDUCTOR_CONFIG if hasattr(inductor_config, n)}
     with generators.observe_inductor(observer), generators.in_process():
-        assert torch.compile is not original and not entered         # nothing set up before torch.compile
-        compiled = torch.compile(lambda x: x + 1)                     # compiles nothing yet (lazy)
+        assert torch.compile is not original and not entered  # nothing set up before torch.compile
+        compiled = torch.compile(lambda x: x + 1)  # compiles nothing yet (lazy)
         assert callable(compiled) and entered == ["in"]
         assert inductor_config.compile_threads == 1
         assert inductor_config.fx_graph_cache is False and inductor_config.autotune_local_cache is False
         assert inductor_config.use_static_triton_launcher is False
         assert functorch_config.enable_autograd_cache is False
         assert not [n for n in generators.missing if n in generators.ESSENTIAL]
-        torch.compile(lambda x: x)                                    # set up once
+        torch.compile(lambda x: x)  # set up once
         assert entered == ["in"]
     assert entered == ["in", "out"] and torch.compile is original
     assert {n: getattr(inductor_config, n) for n in before} == before
@@ -73,7 +73,7 @@ def test_gpu_mode_hooks_wrap_inductors_run_and_put_it_back():
     run, precompile = th.CachingAutotuner.run, th.CachingAutotuner._precompile_config
     hooks = InductorHooks(Recorder(parse_target("cuda:90"), False, []))
     with hooks.installed():
-        assert not hooks.on_standin                                   # no stand-in driver here: a real run's hooks
+        assert not hooks.on_standin  # no stand-in driver here: a real run's hooks
         assert th.CachingAutotuner.run is not run and th.CachingAutotuner._precompile_config is not precompile
     assert th.CachingAutotuner.run is run and th.CachingAutotuner._precompile_config is precompile
 
@@ -83,7 +83,7 @@ def test_a_real_drivers_launch_is_found_by_its_function_handle_and_the_launched_
     caps = [SimpleNamespace(winner=None, name="k") for _ in range(2)]
     binaries = [SimpleNamespace(function=None), SimpleNamespace(function=None)]
     hooks._unbound = list(zip(binaries, caps))
-    binaries[1].function = 0xBEEF                                     # its handles loaded (make_launcher)
+    binaries[1].function = 0xBEEF  # its handles loaded (make_launcher)
     assert hooks._capture_of(SimpleNamespace(), 0xBEEF) is caps[1]
     assert hooks._capture_of(SimpleNamespace(), 0xBEEF) is caps[1]  # then from the map
     assert hooks._capture_of(SimpleNamespace(), 0xCAFE) is None

@@ -41,8 +41,9 @@ BLANK = next(i for i in range(line_of("def matmul_kernel"), len(SOURCE)) if not 
 
 
 def dump(out: Path, *extra: str, target: str = "cuda:90") -> Path:
-    code, _, err = irscope("dump", MATMUL, "--target", target, "--signature", MATMUL_SIG16, "-o", out,
-                           "--no-cache", *extra)
+    code, _, err = irscope(
+        "dump", MATMUL, "--target", target, "--signature", MATMUL_SIG16, "-o", out, "--no-cache", *extra
+    )
     assert code == 0, err
     (manifest,) = out.glob("*/*/manifest.json")
     return manifest.parent
@@ -184,17 +185,21 @@ def test_sass_line_info_is_split_off_and_the_plain_text_kept():
     )
     plain, info = lineinfo.split_sass(annotated)
     assert "//##" not in plain and "HGMMA" in plain
-    assert [(s.source, s.ptx_line, s.op) for s in info] == [((("/x/lib.py", 5),), 12, "HGMMA"),
-                                                            ((("/x/lib.py", 5),), 12, "EXIT")]
+    assert [(s.source, s.ptx_line, s.op) for s in info] == [
+        ((("/x/lib.py", 5),), 12, "HGMMA"),
+        ((("/x/lib.py", 5),), 12, "EXIT"),
+    ]
     ptx = [lineinfo.Unit(12, (("/x/k.py", 36), ("/x/lib.py", 5)), "wgmma.mma_async")]
     # nvdisasm names the helper's line; the PTX line's chain adds its caller, when the two agree
     assert lineinfo.sass_units(info, ptx)[0].frames == ptx[0].frames
     other = [lineinfo.Unit(12, (("/x/k.py", 40),), "add.s32")]
     assert lineinfo.sass_units(info, other)[0].frames == (("/x/lib.py", 5),)
     # nvdisasm -gi names the callers itself, innermost first
-    _, info = lineinfo.split_sass('\t//## File "/x/lib.py", line 5 inlined at "/x/k.py", line 36\n'
-                                  '\t//## File "/x/k.py", line 36\n'
-                                  "        /*0000*/                   EXIT ;\n")
+    _, info = lineinfo.split_sass(
+        '\t//## File "/x/lib.py", line 5 inlined at "/x/k.py", line 36\n'
+        '\t//## File "/x/k.py", line 36\n'
+        "        /*0000*/                   EXIT ;\n"
+    )
     assert info[0].source == (("/x/k.py", 36), ("/x/lib.py", 5))
 
 
@@ -211,8 +216,9 @@ def test_lines_hot_table_and_json(hopper):
     assert doc["irscope_lines"] == 1 and doc["machine"] == "sass"
     counts = [r["mma"] for r in doc["lines"]]
     assert counts == sorted(counts, reverse=True)
-    assert doc["lines"][0]["line"] == DOT or doc["lines"][0]["mma"] == next(r["mma"] for r in doc["lines"]
-                                                                            if r["line"] == DOT)
+    assert doc["lines"][0]["line"] == DOT or doc["lines"][0]["mma"] == next(
+        r["mma"] for r in doc["lines"] if r["line"] == DOT
+    )
 
 
 def test_lines_one_line_in_one_stage_json(hopper):
@@ -225,15 +231,18 @@ def test_lines_one_line_in_one_stage_json(hopper):
     assert any("HGMMA" in t for t in texts)
 
 
-@pytest.mark.parametrize("args, words", [
-    (("--line", str(BLANK)), "produced no code"),
-    (("--line", "9999"), "lines"),
-    (("--line", "abc"), "FILE:LINE"),
-    (("--line", "nosuchfile.py:3"), "nosuchfile.py"),
-    (("--sort", "speed"), "--sort"),
-    (("--stage", "sass"), "--line"),
-    (("--line", str(DOT), "--stage", "amdgcn"), "not mapped"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("--line", str(BLANK)), "produced no code"),
+        (("--line", "9999"), "lines"),
+        (("--line", "abc"), "FILE:LINE"),
+        (("--line", "nosuchfile.py:3"), "nosuchfile.py"),
+        (("--sort", "speed"), "--sort"),
+        (("--stage", "sass"), "--line"),
+        (("--line", str(DOT), "--stage", "amdgcn"), "not mapped"),
+    ],
+)
 def test_lines_bad_input_is_one_line_exit_2(hopper, args, words):
     code, out, err = irscope("lines", hopper, *args)
     assert code == 2, (out, err)
@@ -250,8 +259,9 @@ def test_a_dump_without_a_map_is_one_line(hopper, tmp_path):
 
 
 def test_dump_lines_prints_the_hot_lines_under_the_summary(tmp_path):
-    code, out, err = irscope("dump", MATMUL, "--target", "cuda:90", "--signature", MATMUL_SIG16, "-o", tmp_path / "o",
-                             "--lines")
+    code, out, err = irscope(
+        "dump", MATMUL, "--target", "cuda:90", "--signature", MATMUL_SIG16, "-o", tmp_path / "o", "--lines"
+    )
     assert code == 0, err
     summary, _, table = out.partition("source lines with code")
     assert "registers" in summary and table
@@ -290,14 +300,31 @@ def test_passes_line_and_first_name_source_lines(hopper):
 
 
 def test_diff_by_line_names_the_loop_lines(tmp_path):
-    code, out, err = irscope("diff", MATMUL, "--target", "cuda:90", "--signature", MATMUL_SIG16, "-o", tmp_path / "o",
-                             "--a", "num_stages=3", "--b", "num_stages=4", "--by-line", "--json")
+    code, out, err = irscope(
+        "diff",
+        MATMUL,
+        "--target",
+        "cuda:90",
+        "--signature",
+        MATMUL_SIG16,
+        "-o",
+        tmp_path / "o",
+        "--a",
+        "num_stages=3",
+        "--b",
+        "num_stages=4",
+        "--by-line",
+        "--json",
+    )
     assert code == 1, err
     rows = {(Path(r["file"]).name, r["line"]): r for r in json.loads(out)["by_line"]}
     for line in (LOAD_A, LOAD_B):
         change = rows[("matmul.py", line)]["changes"]["LDGSTS"]
         assert change["b"] > change["a"], change
-        assert rows[("matmul.py", line)]["classes"]["async_copy"]["b"] > rows[("matmul.py", line)]["classes"]["async_copy"]["a"]
+        assert (
+            rows[("matmul.py", line)]["classes"]["async_copy"]["b"]
+            > rows[("matmul.py", line)]["classes"]["async_copy"]["a"]
+        )
     # lines before the loop compute the same thing at either depth
     assert ("matmul.py", line_of("pid = tl.program_id")) not in rows
     code, out, err = irscope("diff", *sorted(p.parent for p in (tmp_path / "o").glob("*/*/map.json")), "--by-line")
@@ -305,7 +332,7 @@ def test_diff_by_line_names_the_loop_lines(tmp_path):
     assert "by line" in out and f"matmul.py:{LOAD_A}" in out and "LDGSTS" in out
 
 
-HELPER_KERNEL = '''\
+HELPER_KERNEL = """\
 import triton
 import triton.language as tl
 
@@ -323,7 +350,7 @@ def tile(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
     acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
     acc = multiply(a, b, acc)
     tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)
-'''
+"""
 
 
 def test_dot_inside_a_helper_counts_under_the_calling_line(tmp_path):
@@ -332,8 +359,18 @@ def test_dot_inside_a_helper_counts_under_the_calling_line(tmp_path):
     source = HELPER_KERNEL.splitlines()
     call = next(i for i, t in enumerate(source, 1) if "multiply(a, b, acc)" in t and "def" not in t)
     dot = next(i for i, t in enumerate(source, 1) if "tl.dot(" in t)
-    code, _, err = irscope("dump", kernel, "--kernel", "tile", "--target", "cuda:90", "--signature",
-                           "*fp16, *fp16, *fp32, 64", "-o", tmp_path / "o")
+    code, _, err = irscope(
+        "dump",
+        kernel,
+        "--kernel",
+        "tile",
+        "--target",
+        "cuda:90",
+        "--signature",
+        "*fp16, *fp16, *fp32, 64",
+        "-o",
+        tmp_path / "o",
+    )
     assert code == 0, err
     (folder,) = [p.parent for p in (tmp_path / "o").glob("*/*/map.json")]
     code, out, err = irscope("lines", folder, "--line", call, "--json")
@@ -383,7 +420,10 @@ def test_a_line_of_the_generator_reaches_every_stage_through_the_generated_lines
     folder = tmp_path / "gen"
     shutil.copytree(hopper, folder)
     manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["generated_by"] = {"layer": "helion", "src_lines": {"my_helion.py:7": [DOT, LOAD_A], "my_helion.py:9": [BLANK]}}
+    manifest["generated_by"] = {
+        "layer": "helion",
+        "src_lines": {"my_helion.py:7": [DOT, LOAD_A], "my_helion.py:9": [BLANK]},
+    }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     code, out, err = irscope("lines", str(folder), "--line", "my_helion.py:7", "--json")
     assert code == 0, err
@@ -395,7 +435,7 @@ def test_a_line_of_the_generator_reaches_every_stage_through_the_generated_lines
         assert entry["stages"][stage]["at"] == want
         assert entry["stages"][stage]["n"] == by_line[DOT]["stages"][stage]["n"] + by_line[LOAD_A]["stages"][stage]["n"]
     assert entry["generated_lines"] == sorted([DOT, LOAD_A]) and entry["line"] == 7
-    assert "wgmma" in json.dumps(entry["stages"]["ptx"])   # the dot's line is among them
+    assert "wgmma" in json.dumps(entry["stages"]["ptx"])  # the dot's line is among them
     # a generator line whose generated lines made no code: one line, naming the lines that did
     code, out, err = irscope("lines", str(folder), "--line", "my_helion.py:9")
     assert code == 2 and "my_helion.py generated no code" in err and "7" in err, err

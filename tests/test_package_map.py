@@ -46,8 +46,10 @@ def test_every_package_and_top_level_module_has_a_row_and_every_row_exists():
 
 def test_every_module_of_a_package_is_named_in_its_row():
     rows, tree = _rows(), _tree()
-    missing = {name: [m for m in modules if f"`{m}`" not in rows.get(name, "") and f"`{m}." not in rows.get(name, "")]
-               for name, modules in tree.items()}
+    missing = {
+        name: [m for m in modules if f"`{m}`" not in rows.get(name, "") and f"`{m}." not in rows.get(name, "")]
+        for name, modules in tree.items()
+    }
     assert {k: v for k, v in missing.items() if v} == {}
 
 
@@ -56,8 +58,12 @@ def test_no_stale_names_of_the_core_package():
     reader to a file that does not exist."""
     pattern = re.compile(r"(?<![\w.])(?<!tensor )core(?:[./][a-z_]+|'s\b|\b(?= never| calls))")
     hits = []
-    for path in [*PACKAGE.rglob("*.py"), *(ROOT / "docs").rglob("*.md"), ROOT / "README.md",
-                 *(ROOT / "benchmarks").glob("*.py")]:
+    for path in [
+        *PACKAGE.rglob("*.py"),
+        *(ROOT / "docs").rglob("*.md"),
+        ROOT / "README.md",
+        *(ROOT / "benchmarks").glob("*.py"),
+    ]:
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if pattern.search(line) and "tl.core" not in line:
                 hits.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")

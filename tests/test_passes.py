@@ -21,8 +21,9 @@ def test_pass_records_and_first_producer():
 
 def test_pipeliner_is_found_on_ampere():
     art = compile_example(MATMUL, MATMUL_SIG16, kernel="matmul_kernel", target="a100", passes=True)
-    hit = passes.first_producer(r"ttg\.async_copy_global_to_local", art.passes, art.pass_texts,
-                                art.stages["frontend"], art.stages)
+    hit = passes.first_producer(
+        r"ttg\.async_copy_global_to_local", art.passes, art.pass_texts, art.stages["frontend"], art.stages
+    )
     assert hit.where == "pass", hit
     hit_ptx = passes.first_producer(r"cp\.async", art.passes, art.pass_texts, art.stages["frontend"], art.stages)
     assert hit_ptx.where in ("pass", "stage")
@@ -38,8 +39,9 @@ def test_loc_only_changes_do_not_count():
 
 
 def test_passes_cli_on_a_dump_folder(cli, tmp_path):
-    r = cli("dump", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "-o", str(tmp_path),
-            "--passes")
+    r = cli(
+        "dump", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "-o", str(tmp_path), "--passes"
+    )
     assert r.code == 0, r.err
     folder = next((tmp_path / "add_kernel").iterdir())
     assert (folder / "passes" / "index.json").exists()

@@ -51,10 +51,17 @@ def irscope(*args: str) -> Run:
     return Run(code, out.getvalue(), err.getvalue())
 
 
-def compile_pinned(path: Path, signature: str, target: str = "cuda:90", loops=(), layouts=(), sets=(),
-                   kernel: str | None = None):
-    request = jobs.Request(Path(path), (kernel,) if kernel else (), signature, target=target,
-                           pin_loops=tuple(loops), pin_layouts=tuple(layouts)).with_sets(tuple(sets), "--set")
+def compile_pinned(
+    path: Path, signature: str, target: str = "cuda:90", loops=(), layouts=(), sets=(), kernel: str | None = None
+):
+    request = jobs.Request(
+        Path(path),
+        (kernel,) if kernel else (),
+        signature,
+        target=target,
+        pin_loops=tuple(loops),
+        pin_layouts=tuple(layouts),
+    ).with_sets(tuple(sets), "--set")
     job = jobs.resolve_one(request, "a test compiles")
     return compiler.compile_spec(job.spec, job.settings)
 
@@ -72,8 +79,9 @@ def test_layout_pin_turns_vector_loads_scalar_and_back(tmp_path):
     assert base.code == 0, base.err
     assert V4.search(base.out)
 
-    pinned = irscope("dump", str(VECTOR_ADD), "-s", ADD, "-t", "h100", "-o", str(tmp_path / "b"),
-                     "--pin-layout", EXACT, "--json")
+    pinned = irscope(
+        "dump", str(VECTOR_ADD), "-s", ADD, "-t", "h100", "-o", str(tmp_path / "b"), "--pin-layout", EXACT, "--json"
+    )
     assert pinned.code == 0, pinned.err
     k = json.loads(pinned.out)["kernels"][0]
     ptx = Path(k["stages"]["ptx"]).read_text()
@@ -106,22 +114,32 @@ def test_layout_pin_on_amd_compiles_to_amdgcn():
     assert art.pins[0]["status"] == "ok"
 
 
-@pytest.mark.parametrize("pin, words", [
-    ("blocked:threadsPerWarp=[16]", ["threadsPerWarp [16] multiplies to 16", "warp size, 32"]),
-    ("blocked:warpsPerCTA=[2]", ["warpsPerCTA [2] multiplies to 2", "num_warps, 4"]),
-    ("blocked:order=[1]", ["order [1] must be a permutation"]),
-    ("blocked:sizePerThread=[1, 1]", ["same rank"]),
-    ("blocked=#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]}>",
-     ["rank 2 does not match the rank-1 tensors"]),
-    ("blocked:sizePerThread=[3]", ["power of two"]),
-    ("blocked=#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>", ["register (distributed)"]),
-    ("blocked7:sizePerThread=[1]", ["the TTGIR has no layout #blocked7", "its layouts: #blocked"]),
-    ("blocked:sizePerThred=[1]", ["not a field of a TTGIR layout", "did you mean 'sizePerThread'"]),
-    ("blocked:instrShape=[16, 8]", ["#blocked (blocked) has no field 'instrShape'", "its fields: sizePerThread"]),
-    # passes irscope's rules, caught by the MLIR parser/verifier
-    ("blocked=#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0], bogus = 1}>",
-     ["MLIR parser/verifier", "bogus"]),
-])
+@pytest.mark.parametrize(
+    "pin, words",
+    [
+        ("blocked:threadsPerWarp=[16]", ["threadsPerWarp [16] multiplies to 16", "warp size, 32"]),
+        ("blocked:warpsPerCTA=[2]", ["warpsPerCTA [2] multiplies to 2", "num_warps, 4"]),
+        ("blocked:order=[1]", ["order [1] must be a permutation"]),
+        ("blocked:sizePerThread=[1, 1]", ["same rank"]),
+        (
+            "blocked=#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]}>",
+            ["rank 2 does not match the rank-1 tensors"],
+        ),
+        ("blocked:sizePerThread=[3]", ["power of two"]),
+        (
+            "blocked=#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>",
+            ["register (distributed)"],
+        ),
+        ("blocked7:sizePerThread=[1]", ["the TTGIR has no layout #blocked7", "its layouts: #blocked"]),
+        ("blocked:sizePerThred=[1]", ["not a field of a TTGIR layout", "did you mean 'sizePerThread'"]),
+        ("blocked:instrShape=[16, 8]", ["#blocked (blocked) has no field 'instrShape'", "its fields: sizePerThread"]),
+        # passes irscope's rules, caught by the MLIR parser/verifier
+        (
+            "blocked=#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0], bogus = 1}>",
+            ["MLIR parser/verifier", "bogus"],
+        ),
+    ],
+)
 def test_illegal_layout_pins_are_refused_in_plain_words(pin, words):
     with pytest.raises(BadInput) as e:
         compile_pinned(VECTOR_ADD, ADD, layouts=[pin])
@@ -130,8 +148,18 @@ def test_illegal_layout_pins_are_refused_in_plain_words(pin, words):
 
 
 def test_illegal_layout_pin_exits_2_and_writes_nothing(tmp_path):
-    r = irscope("dump", str(VECTOR_ADD), "-s", ADD, "-t", "h100", "-o", str(tmp_path / "out"),
-                "--pin-layout", "blocked:threadsPerWarp=[64]")
+    r = irscope(
+        "dump",
+        str(VECTOR_ADD),
+        "-s",
+        ADD,
+        "-t",
+        "h100",
+        "-o",
+        str(tmp_path / "out"),
+        "--pin-layout",
+        "blocked:threadsPerWarp=[64]",
+    )
     assert r.code == 2
     assert "illegal layout" in r.err and "warp size, 32" in r.err
     assert r.err.count("\n") == 1
@@ -144,8 +172,12 @@ def test_illegal_layout_pin_exits_2_and_writes_nothing(tmp_path):
 @pytest.mark.parametrize("target", ["a100", "h100"])
 def test_loop_num_stages_pin_changes_pipelining(target):
     def buffers(art):
-        depth = {int(m) for m in re.findall(r"ttg\.local_alloc\s*:\s*\(\)\s*->\s*!ttg\.memdesc<(\d+)x\d+x\d+xf16",
-                                            art.stages["ttgir"])}
+        depth = {
+            int(m)
+            for m in re.findall(
+                r"ttg\.local_alloc\s*:\s*\(\)\s*->\s*!ttg\.memdesc<(\d+)x\d+x\d+xf16", art.stages["ttgir"]
+            )
+        }
         return depth, len(re.findall(r"ttg\.async_copy_global_to_local", art.stages["ttgir"]))
 
     two = compile_pinned(MATMUL, MATMUL_SIG16, target, loops=["33:num_stages=2"], kernel="matmul_kernel")
@@ -164,8 +196,11 @@ def test_loop_num_stages_pin_changes_pipelining(target):
 
 
 def test_loop_pin_by_file_and_line_on_softmax():
-    art = compile_pinned(SOFTMAX, "*fp32, *fp32, i32, i32, i32, i32, 1024, 4",
-                         loops=["examples/softmax.py:15:num_stages=1,loop_unroll_factor=2"])
+    art = compile_pinned(
+        SOFTMAX,
+        "*fp32, *fp32, i32, i32, i32, i32, 1024, 4",
+        loops=["examples/softmax.py:15:num_stages=1,loop_unroll_factor=2"],
+    )
     closing = re.search(r"\} \{([^}]*)\} loc\(#loc\d+\)", art.stages["ttir"]).group(1)
     assert "tt.num_stages = 1 : i32" in closing and "tt.loop_unroll_factor = 2 : i32" in closing
     # Triton unrolls inside the TTIR stage, before the pinned TTIR: the attribute is there, the unrolling
@@ -216,44 +251,61 @@ def test_pin_parsing():
     p = pins.parse_pin_loop("examples/softmax.py:15:num_stages=1,warp_specialize")
     assert (p.file, p.line, p.attrs) == ("examples/softmax.py", 15, (("num_stages", 1), ("warp_specialize", True)))
     assert pins.parse_pin_loop("*:flatten=false").line is None
-    for bad, word in [("33", "expected LINE:KEY=VALUE"), ("33:num_stage=4", "did you mean 'num_stages'"),
-                      ("33:num_stages=0", "must be from 1 to 2147483647"), ("33:flatten=2", "true or false")]:
+    for bad, word in [
+        ("33", "expected LINE:KEY=VALUE"),
+        ("33:num_stage=4", "did you mean 'num_stages'"),
+        ("33:num_stages=0", "must be from 1 to 2147483647"),
+        ("33:flatten=2", "true or false"),
+    ]:
         with pytest.raises(BadInput, match=word):
             pins.parse_pin_loop(bad)
     lay = pins.parse_pin_layout(EXACT)
     assert lay.alias == "blocked" and lay.value.startswith("#ttg.blocked<{")
     lay = pins.parse_pin_layout("#blocked1:sizePerThread=[1, 8];order=[0,1]")
     assert lay.fields == (("sizePerThread", "[1, 8]"), ("order", "[0, 1]"))
-    for bad, word in [("blocked", "expected ALIAS="), ("blocked=ttg.blocked", "not a layout attribute"),
-                      ("blocked:size=[1]", "not a field of a TTGIR layout"), ("loc3:order=[0]", "not a layout alias")]:
+    for bad, word in [
+        ("blocked", "expected ALIAS="),
+        ("blocked=ttg.blocked", "not a layout attribute"),
+        ("blocked:size=[1]", "not a field of a TTGIR layout"),
+        ("loc3:order=[0]", "not a layout alias"),
+    ]:
         with pytest.raises(BadInput, match=word):
             pins.parse_pin_layout(bad)
 
 
 def test_loop_locations_resolve_through_names_and_callsites():
-    ttir = "\n".join([
-        '#loc = loc("/k.py":10:0)',
-        "module {",
-        "  tt.func @k() {",
-        "    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> (i32) : i32 {",
-        "      scf.for %j = %c0 to %n step %c1 : i32 {",
-        "      } loc(#loc9)",
-        "      scf.yield %a : i32 loc(#loc2)",
-        "    } {tt.flatten} loc(#loc7)",
-        "  } loc(#loc)",
-        "} loc(#loc)",
-        '#loc2 = loc("/k.py":14:8)',
-        '#loc3 = loc("/k.py":12:4)',
-        '#loc4 = loc("/helper.py":5:4)',
-        '#loc6 = loc("acc"(#loc3))',
-        '#loc7 = loc("b"(#loc6))',
-        "#loc9 = loc(callsite(#loc4 at #loc2))",
-    ])
+    ttir = "\n".join(
+        [
+            '#loc = loc("/k.py":10:0)',
+            "module {",
+            "  tt.func @k() {",
+            "    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> (i32) : i32 {",
+            "      scf.for %j = %c0 to %n step %c1 : i32 {",
+            "      } loc(#loc9)",
+            "      scf.yield %a : i32 loc(#loc2)",
+            "    } {tt.flatten} loc(#loc7)",
+            "  } loc(#loc)",
+            "} loc(#loc)",
+            '#loc2 = loc("/k.py":14:8)',
+            '#loc3 = loc("/k.py":12:4)',
+            '#loc4 = loc("/helper.py":5:4)',
+            '#loc6 = loc("acc"(#loc3))',
+            '#loc7 = loc("b"(#loc6))',
+            "#loc9 = loc(callsite(#loc4 at #loc2))",
+        ]
+    )
     loops = find_loops(ttir)
     assert [lp.lines for lp in loops] == [[("/k.py", 12)], [("/helper.py", 5), ("/k.py", 14)]]
     assert loops[0].attrs == {"tt.flatten": None}
-    out, done = rewrite_loops(ttir, [pins.parse_pin_loop("12:num_stages=3,flatten=false"),
-                                     pins.parse_pin_loop("/helper.py:5:loop_unroll_factor=2")], "k", "/k.py")
+    out, done = rewrite_loops(
+        ttir,
+        [
+            pins.parse_pin_loop("12:num_stages=3,flatten=false"),
+            pins.parse_pin_loop("/helper.py:5:loop_unroll_factor=2"),
+        ],
+        "k",
+        "/k.py",
+    )
     assert "    } {tt.num_stages = 3 : i32} loc(#loc7)" in out
     assert "      } {tt.loop_unroll_factor = 2 : i32} loc(#loc9)" in out
     assert [d["loops"] for d in done] == [[("/k.py", 12)], [("/helper.py", 5)]]
@@ -262,8 +314,10 @@ def test_loop_locations_resolve_through_names_and_callsites():
 def test_pins_without_effect_warn_on_stderr_outside_the_summary(tmp_path):
     r = irscope("dump", str(VECTOR_ADD), "-s", ADD, "--set", "num_stages=2", "--stage", "ttir", "-o", str(tmp_path))
     assert r.code == 0 and "tt.func" in r.out
-    assert r.err == ("irscope: warning: add_kernel: option num_stages=2 (--set): no effect: "
-                     "the kernel has no scf.for loop to pipeline\n")
+    assert r.err == (
+        "irscope: warning: add_kernel: option num_stages=2 (--set): no effect: "
+        "the kernel has no scf.for loop to pipeline\n"
+    )
     summary = irscope("dump", str(VECTOR_ADD), "-s", ADD, "--set", "num_stages=2", "-o", str(tmp_path))
     assert "no effect  option num_stages=2  (--set)" in summary.out and summary.err == ""
 
@@ -273,8 +327,11 @@ def test_pins_without_effect_warn_on_stderr_outside_the_summary(tmp_path):
 
 def test_wgmma_instr_shapes_triton_cannot_build_are_refused_before_the_verifier():
     """instrShape [16, 7, 16] used to abort the process in nvidiaMmaTile (SIGABRT, nothing printed)."""
-    for shape, words in [("[16, 7, 16]", "power of two"), ("[16, 136, 16]", "power of two"),
-                         ("[16, 128, 32]", "K is fixed")]:
+    for shape, words in [
+        ("[16, 7, 16]", "power of two"),
+        ("[16, 136, 16]", "power of two"),
+        ("[16, 128, 32]", "K is fixed"),
+    ]:
         with pytest.raises(BadInput, match=words):
             compile_pinned(MATMUL, MATMUL_SIG16, layouts=[f"mma:instrShape={shape}"])
 

@@ -20,10 +20,17 @@ from tests.helpers import DATA, VECTOR_ADD, run_cli
 
 NCU = DATA / "ncu"
 CASES = ("add", "matmul1", "matmul3", "gluon", "rmsnorm")
-KERNELS = {"add": "add_kernel", "matmul1": "matmul_kernel", "matmul3": "matmul_kernel",
-           "gluon": "matmul_persistent_ws_kernel", "rmsnorm": "_rms_norm_forward_kernel"}
-ADD_ARGS = ("x_ptr=randn(16777216, fp32), y_ptr=randn(16777216, fp32), out_ptr=empty(16777216, fp32), "
-            "n_elements=16777216, BLOCK_SIZE=1024")
+KERNELS = {
+    "add": "add_kernel",
+    "matmul1": "matmul_kernel",
+    "matmul3": "matmul_kernel",
+    "gluon": "matmul_persistent_ws_kernel",
+    "rmsnorm": "_rms_norm_forward_kernel",
+}
+ADD_ARGS = (
+    "x_ptr=randn(16777216, fp32), y_ptr=randn(16777216, fp32), out_ptr=empty(16777216, fp32), "
+    "n_elements=16777216, BLOCK_SIZE=1024"
+)
 
 
 def _text(case: str, name: str) -> str:
@@ -57,55 +64,55 @@ def test_every_recorded_source_page_parses_to_one_row_per_dumped_instruction(cas
     assert all("Not Issued" not in k for i in page.instructions for k in i.stalls)
     raw = ncu.parse_raw(_text(case, "raw.csv.gz"))
     assert raw["device__attribute_display_name"] == "NVIDIA H200"
-    assert 1e4 < raw["gpu__time_duration.sum"] < 1e7           # ns: 45 us (add) to 1.4 ms (gluon 8192^3)
+    assert 1e4 < raw["gpu__time_duration.sum"] < 1e7  # ns: 45 us (add) to 1.4 ms (gluon 8192^3)
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_the_join_puts_every_sample_on_a_python_line_and_the_document_is_valid(case, tmp_path):
     doc = _doc(case)
-    assert doc["unmapped"]["samples"] == 0                      # every instruction's offset is claimed by a line
+    assert doc["unmapped"]["samples"] == 0  # every instruction's offset is claimed by a line
     assert sum(x["samples"] for x in doc["lines"]) == doc["totals"]["samples"] > 0
     assert sum(x["share"] for x in doc["lines"]) == pytest.approx(1.0)
     assert [x["samples"] for x in doc["lines"]] == sorted((x["samples"] for x in doc["lines"]), reverse=True)
-    profiled.write(tmp_path, doc)                               # the schema takes it as written
+    profiled.write(tmp_path, doc)  # the schema takes it as written
     assert profiled.read(tmp_path)["lines"][0]["line"] == doc["lines"][0]["line"]
 
 
 def test_gluon_ws_kernels_hot_lines_are_the_barrier_wait_and_the_mma_wait():
     doc = _doc("gluon")
     hot = {x["line"]: x for x in doc["lines"][:6]}
-    wait, arrive, mma_wait = hot[179], hot[182], hot[181]   # mbarrier.wait / mbarrier.arrive / warpgroup_mma_wait
+    wait, arrive, mma_wait = hot[179], hot[182], hot[181]  # mbarrier.wait / mbarrier.arrive / warpgroup_mma_wait
     assert "ttng.wait_barrier" in wait["ttgir"] and "mbarrier.wait" in wait["text"]
     assert "ttng.warp_group_dot_wait" in mma_wait["ttgir"]
     assert "ttng.arrive_barrier" in arrive["ttgir"]
-    assert max(wait["stalls"], key=wait["stalls"].get) == "long_sb"      # waiting on the TMA's barrier
+    assert max(wait["stalls"], key=wait["stalls"].get) == "long_sb"  # waiting on the TMA's barrier
     assert max(mma_wait["stalls"], key=mma_wait["stalls"].get) == "barrier"
     assert wait["share"] + arrive["share"] + mma_wait["share"] > 0.4
     t = doc["totals"]
-    assert t["tensor_flops"] == 2 * 8192 ** 3                   # HGMMA's ops counter is exactly the GEMM
-    assert 0.6 < t["tensor_peak_share"] < 0.9 and t["dram_peak_share"] < 0.4   # compute-bound
+    assert t["tensor_flops"] == 2 * 8192**3  # HGMMA's ops counter is exactly the GEMM
+    assert 0.6 < t["tensor_peak_share"] < 0.9 and t["dram_peak_share"] < 0.4  # compute-bound
 
 
 def test_rmsnorm_is_memory_bound_at_most_of_the_h200s_bandwidth():
     doc = _doc("rmsnorm")
     t = doc["totals"]
     assert doc["chip"] == "h200" and t["peak_dram_gbps"] == CHIPS["h200"].hbm_tbps * 1000
-    x_bytes = 16384 * 8192 * 2                                 # X read once, Y written once (bf16)
-    assert 1.85 * x_bytes < t["dram_bytes"] < 2.02 * x_bytes   # (some of Y still in L2 when the kernel ends)
+    x_bytes = 16384 * 8192 * 2  # X read once, Y written once (bf16)
+    assert 1.85 * x_bytes < t["dram_bytes"] < 2.02 * x_bytes  # (some of Y still in L2 when the kernel ends)
     assert 0.7 < t["dram_peak_share"] < 1.0
     assert t["tensor_flops"] == 0 and t["tensor_peak_share"] == 0
     loads = [x for x in doc["lines"] if "tt.load" in x["ttgir"]]
-    assert loads and all(x["bytes"] > 0 for x in loads)        # L2 sectors x 32 on the lines that load
+    assert loads and all(x["bytes"] > 0 for x in loads)  # L2 sectors x 32 on the lines that load
 
 
 def test_num_stages_3_removes_the_long_scoreboard_stalls_of_the_matmuls_a_load():
     one, three = _doc("matmul1"), _doc("matmul3")
-    a1, a3 = _line(one, 34), _line(three, 34)                  # a = tl.load(a_ptrs, ...)
-    assert "tt.load" in a1["ttgir"] and "ttg.async_copy_global_to_local" in a3["ttgir"]   # pipelined: cp.async
-    assert a1["stalls"]["long_sb"] > 0.7 * a1["samples"]       # num_stages=1: the warps wait on the load
+    a1, a3 = _line(one, 34), _line(three, 34)  # a = tl.load(a_ptrs, ...)
+    assert "tt.load" in a1["ttgir"] and "ttg.async_copy_global_to_local" in a3["ttgir"]  # pipelined: cp.async
+    assert a1["stalls"]["long_sb"] > 0.7 * a1["samples"]  # num_stages=1: the warps wait on the load
     assert a3["stalls"].get("long_sb", 0) < 0.05 * a3["samples"]
     assert one["totals"]["stalls"]["long_sb"] > 4 * three["totals"]["stalls"]["long_sb"]
-    assert three["totals"]["duration_ns"] < 0.7 * one["totals"]["duration_ns"]   # and it shows in the time
+    assert three["totals"]["duration_ns"] < 0.7 * one["totals"]["duration_ns"]  # and it shows in the time
     assert three["totals"]["tensor_peak_share"] > one["totals"]["tensor_peak_share"] + 0.2
 
 
@@ -156,8 +163,8 @@ def test_proton_hatchet_gives_lines_and_stalls_in_ncus_names():
     data = json.loads(gzip.decompress((NCU / "proton_add.hatchet.gz").read_bytes()))
     per = proton.per_line(data, "add_kernel")
     assert {n for _, n in per} == set(range(11, 18))
-    store = per[next(k for k in per if k[1] == 17)]              # tl.store(out_ptr + offsets, x + y, ...)
-    assert store["stalls"]["long_sb"] > 0.3 * store["samples"]      # the store waits on the loads, as ncu saw
+    store = per[next(k for k in per if k[1] == 17)]  # tl.store(out_ptr + offsets, x + y, ...)
+    assert store["stalls"]["long_sb"] > 0.3 * store["samples"]  # the store waits on the loads, as ncu saw
     doc = command.proton_document("add_kernel", data, json.loads(_text("add", "map.json.gz")), "proton")
     assert doc["lines"][0]["line"] == 17 and doc["lines"][0]["share"] > 0.8
     assert "tt.store" in doc["lines"][0]["ttgir"]
@@ -259,8 +266,21 @@ def _profile_in_process(tmp_path, monkeypatch, capsys, *extra: str) -> tuple[int
     monkeypatch.setattr(command, "require_gpu", lambda target: None)
     code = 0
     try:
-        main(["profile", str(VECTOR_ADD), "--args", ADD_ARGS, "--grid", "cdiv(n_elements, BLOCK_SIZE)",
-              "-t", "cuda:90", "-o", str(tmp_path / "out"), *extra])
+        main(
+            [
+                "profile",
+                str(VECTOR_ADD),
+                "--args",
+                ADD_ARGS,
+                "--grid",
+                "cdiv(n_elements, BLOCK_SIZE)",
+                "-t",
+                "cuda:90",
+                "-o",
+                str(tmp_path / "out"),
+                *extra,
+            ]
+        )
     except SystemExit as e:
         code = e.code or 0
     out = capsys.readouterr()
@@ -296,19 +316,29 @@ def test_a_damaged_report_export_is_one_line_exit_2_and_no_profile(tmp_path, mon
     assert not list((tmp_path / "out").rglob("profile.json"))
 
 
-NO_GPU = pytest.mark.skipif(__import__("irscope.kernel.targets", fromlist=["x"]).local_gpu_present(),
-                            reason="checks what is said without a GPU")
+NO_GPU = pytest.mark.skipif(
+    __import__("irscope.kernel.targets", fromlist=["x"]).local_gpu_present(), reason="checks what is said without a GPU"
+)
 
 
 @NO_GPU
 def test_no_gpu_is_one_line_exit_2_after_the_inputs_were_checked(tmp_path, fake_ncu):
-    r = run_cli("profile", str(VECTOR_ADD), "--args", ADD_ARGS, "--grid", "cdiv(n_elements, BLOCK_SIZE)",
-                "-o", str(tmp_path / "out"))
+    r = run_cli(
+        "profile",
+        str(VECTOR_ADD),
+        "--args",
+        ADD_ARGS,
+        "--grid",
+        "cdiv(n_elements, BLOCK_SIZE)",
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert r.code == 2 and "profile needs a GPU" in r.err and len(r.err.strip().splitlines()) == 1
-    assert not (tmp_path / "out").exists()                      # nothing compiled, nothing written
-    bad = run_cli("profile", str(VECTOR_ADD), "--args", "x_ptr=randn(16, fp99)", "--grid", "1",
-                  "-o", str(tmp_path / "out"))
-    assert bad.code == 2 and "GPU" not in bad.err                # the bad input is named first
+    assert not (tmp_path / "out").exists()  # nothing compiled, nothing written
+    bad = run_cli(
+        "profile", str(VECTOR_ADD), "--args", "x_ptr=randn(16, fp99)", "--grid", "1", "-o", str(tmp_path / "out")
+    )
+    assert bad.code == 2 and "GPU" not in bad.err  # the bad input is named first
     none = run_cli("profile", str(VECTOR_ADD), "-o", str(tmp_path / "out"))
     assert none.code == 2 and "--args" in none.err
 
@@ -317,12 +347,12 @@ def test_passes_names_the_passes_that_made_the_hot_lines_ops(tmp_path, monkeypat
     code, out, err = _profile_in_process(tmp_path, monkeypatch, capsys, "--passes", "--json")
     assert code == 0, err
     doc = json.loads(out)
-    store = doc["lines"][0]                                     # line 17: tl.store, the hot line
+    store = doc["lines"][0]  # line 17: tl.store, the hot line
     assert store["line"] == 17
     assert any(p.startswith("TritonGPUCoalesce: +") and "ttg.convert_layout" in p for p in store["passes"])
     assert any(p.startswith("ConvertTritonGPUToLLVM: ") for p in store["passes"])
     plain = _profile_in_process(tmp_path / "plain", monkeypatch, capsys, "--json")[1]
-    assert not any(x["passes"] for x in json.loads(plain)["lines"])   # without --passes: none
+    assert not any(x["passes"] for x in json.loads(plain)["lines"])  # without --passes: none
 
 
 def test_the_python_api_profiles_as_the_command_does(tmp_path, monkeypatch, fake_ncu):
@@ -332,13 +362,15 @@ def test_the_python_api_profiles_as_the_command_does(tmp_path, monkeypatch, fake
     from irscope import api as irscope
 
     monkeypatch.setattr(command, "require_gpu", lambda target: None)
-    d = irscope.profile(str(VECTOR_ADD), launch=ADD_ARGS, grid="cdiv(n_elements, BLOCK_SIZE)", target="cuda:90",
-                        out=tmp_path / "out")
+    d = irscope.profile(
+        str(VECTOR_ADD), launch=ADD_ARGS, grid="cdiv(n_elements, BLOCK_SIZE)", target="cuda:90", out=tmp_path / "out"
+    )
     assert isinstance(d, irscope.Dump) and d.kernel == "add_kernel"
     assert d.profile == profiled.read(d.folder) and d.profile["tool"] == "ncu 2025.3.1.0"
     assert d.profile["lines"][0]["line"] == 17 and "tt.store" in d.profile["lines"][0]["ttgir"]
-    plain = irscope.dump(str(VECTOR_ADD), signature="*fp32, *fp32, *fp32, i32, 1024", target="cuda:90",
-                         out=tmp_path / "plain")
+    plain = irscope.dump(
+        str(VECTOR_ADD), signature="*fp32, *fp32, *fp32, i32, 1024", target="cuda:90", out=tmp_path / "plain"
+    )
     assert plain.profile is None
     with pytest.raises(BadInput, match="tool='nsys'"):
         irscope.profile(str(VECTOR_ADD), launch=ADD_ARGS, grid="1", tool="nsys", out=tmp_path / "out")

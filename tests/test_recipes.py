@@ -20,8 +20,14 @@ from irscope.steer.toml_lines import KeyLines
 from tests.helpers import EXAMPLES, FB_GLUON_LOAD, FBTRITON, ROOT, VECTOR_ADD
 
 SHIPPED = ["a100", "h100", "h200", "b200", "mi300x", "mi355x"]
-TARGETS = {"a100": "cuda:80", "h100": "cuda:90", "h200": "cuda:90", "b200": "cuda:100", "mi300x": "hip:gfx942",
-           "mi355x": "hip:gfx950"}
+TARGETS = {
+    "a100": "cuda:80",
+    "h100": "cuda:90",
+    "h200": "cuda:90",
+    "b200": "cuda:100",
+    "mi300x": "hip:gfx942",
+    "mi355x": "hip:gfx950",
+}
 # runtime arguments only: the recipes give the constexprs
 EXAMPLE_SIGS = {
     "matmul.py": "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1",
@@ -56,11 +62,11 @@ def test_shipped_recipes_pass_check_and_are_listed():
         assert TARGETS[name] in line and "invalid" not in line
 
 
-
 def resolve(file, signature, target=None, recipe=None, variant=None):
     """[(spec, settings)] per kernel, built as the CLI builds them (jobs.resolve)."""
     request = jobs.Request(Path(file), signature=signature, target=target, recipe=recipe, variant=variant)
     return [(j.spec, j.settings) for j in jobs.resolve(request)]
+
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_recipe_compiles_the_examples_for_its_target(name):
@@ -70,7 +76,7 @@ def test_shipped_recipe_compiles_the_examples_for_its_target(name):
     for example, sig in EXAMPLE_SIGS.items():
         if FBTRITON and example == "gluon_add.py":
             continue  # FB_GLUON_LOAD
-        (spec, settings), = resolve(EXAMPLES / example, sig, recipe=name)
+        ((spec, settings),) = resolve(EXAMPLES / example, sig, recipe=name)
         assert settings.target.name == TARGETS[name] and settings.target_reason == f"recipe {name}"
         art = compiler.compile_spec(spec, settings)
         statuses = {(p["kind"], p["name"]): p["status"] for p in art.pins}
@@ -93,8 +99,9 @@ def test_variants_resolve_for_every_shipped_recipe():
 
 
 def test_deep_pipeline_variant_pins_the_matmul_loop():
-    (spec, settings), = resolve(EXAMPLES / "matmul.py", EXAMPLE_SIGS["matmul.py"], recipe="h100",
-                                variant="deep-pipeline")
+    ((spec, settings),) = resolve(
+        EXAMPLES / "matmul.py", EXAMPLE_SIGS["matmul.py"], recipe="h100", variant="deep-pipeline"
+    )
     art = compiler.compile_spec(spec, settings)
     assert "{tt.num_stages = 4 : i32}" in art.stages["ttir"]
     loop = next(p for p in art.pins if p["kind"] == "loop")
@@ -106,7 +113,9 @@ def test_deep_pipeline_variant_pins_the_matmul_loop():
 
 
 def test_typo_and_wrong_type_are_refused_with_file_line_key_and_choices(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         [recipe]
         target = "h100"
         purpose = "test"
@@ -122,7 +131,8 @@ def test_typo_and_wrong_type_are_refused_with_file_line_key_and_choices(tmp_path
 
         [variant.y]
         purpos = "typo"
-        """)
+        """,
+    )
     errors = recipes.check(path)
     assert errors[0].startswith(f"{path}:{line_of(path, 'num_warp =')}: [options] num_warp: ")
     assert "did you mean 'num_warps'" in errors[0] and "valid: " in errors[0] and "maxnreg" in errors[0]
@@ -144,19 +154,26 @@ def test_typo_and_wrong_type_are_refused_with_file_line_key_and_choices(tmp_path
     assert not out.exists()
 
 
-@pytest.mark.parametrize("body, needle, words", [
-    ("[optons]\nnum_warps = 4\n", "[optons]", ["unknown key", "did you mean 'options'", "valid here: recipe, options"]),
-    ("[options]\nwaves_per_eu = 2\n", "waves_per_eu", ["not an option of Triton", "cuda backend"]),
-    ("[options]\nnum_warps = true\n", "num_warps", ["expected an integer, got a boolean"]),
-    ("[constexprs]\nlayout = \"gl.Blocked([4])\"\n", "layout", ["not a Gluon layout class"]),
-    ("[constexprs]\nlayout = { Bogus = {} }\n", "layout", ["not a Gluon layout class"]),
-    ("[loops.33]\nnum_stage = 2\n", "num_stage", ["did you mean 'num_stages'"]),
-    ("[loops.x33]\nnum_stages = 2\n", "[loops.x33]", ["expected a line number"]),
-    ("[layouts.blocked]\nsizePerThred = [1]\n", "sizePerThred", ["not a field of a TTGIR layout"]),
-    ("[layouts]\nblocked = \"blocked<{}>\"\n", "blocked =", ["not a layout attribute"]),
-])
+@pytest.mark.parametrize(
+    "body, needle, words",
+    [
+        (
+            "[optons]\nnum_warps = 4\n",
+            "[optons]",
+            ["unknown key", "did you mean 'options'", "valid here: recipe, options"],
+        ),
+        ("[options]\nwaves_per_eu = 2\n", "waves_per_eu", ["not an option of Triton", "cuda backend"]),
+        ("[options]\nnum_warps = true\n", "num_warps", ["expected an integer, got a boolean"]),
+        ('[constexprs]\nlayout = "gl.Blocked([4])"\n', "layout", ["not a Gluon layout class"]),
+        ("[constexprs]\nlayout = { Bogus = {} }\n", "layout", ["not a Gluon layout class"]),
+        ("[loops.33]\nnum_stage = 2\n", "num_stage", ["did you mean 'num_stages'"]),
+        ("[loops.x33]\nnum_stages = 2\n", "[loops.x33]", ["expected a line number"]),
+        ("[layouts.blocked]\nsizePerThred = [1]\n", "sizePerThred", ["not a field of a TTGIR layout"]),
+        ('[layouts]\nblocked = "blocked<{}>"\n', "blocked =", ["not a layout attribute"]),
+    ],
+)
 def test_bad_recipe_entries(tmp_path, body, needle, words):
-    path = write(tmp_path, "[recipe]\ntarget = \"h100\"\npurpose = \"t\"\n\n" + body)
+    path = write(tmp_path, '[recipe]\ntarget = "h100"\npurpose = "t"\n\n' + body)
     errors = recipes.check(path)
     assert errors, body
     assert errors[0].startswith(f"{path}:{line_of(path, needle)}:"), errors
@@ -165,9 +182,9 @@ def test_bad_recipe_entries(tmp_path, body, needle, words):
 
 
 def test_recipe_errors_for_target_and_toml(tmp_path):
-    assert "did you mean 'h100'" in recipes.check(write(tmp_path, "[recipe]\ntarget = \"h10\"\npurpose = \"t\"\n"))[0]
+    assert "did you mean 'h100'" in recipes.check(write(tmp_path, '[recipe]\ntarget = "h10"\npurpose = "t"\n'))[0]
     assert "missing" in recipes.check(write(tmp_path, "[options]\nnum_warps = 4\n"))[0]
-    bad = recipes.check(write(tmp_path, "[recipe]\ntarget = \"h100\"\npurpose = \"t\"\nx = = 1\n"))
+    bad = recipes.check(write(tmp_path, '[recipe]\ntarget = "h100"\npurpose = "t"\nx = = 1\n'))
     assert bad[0].startswith(f"{tmp_path / 't.toml'}:4: not valid TOML")
     with pytest.raises(BadInput, match="--recipe h10: no such recipe \\(did you mean 'h100'"):
         recipes.find("h10")
@@ -225,8 +242,23 @@ def test_precedence_defaults_kernel_variant_set(tmp_path):
     assert s.pins.constexprs["BLOCK_SIZE"].text == "1024"
 
     # the whole path: a dump shows where each value came from, and checks it in the output
-    r = irscope("dump", str(VECTOR_ADD), "--recipe", str(path), "--variant", "v", "--set", "num_warps=4",
-                "-s", ADD4, "-o", str(tmp_path / "out"), "--pin-layout", "blocked:sizePerThread=[1]", "--json")
+    r = irscope(
+        "dump",
+        str(VECTOR_ADD),
+        "--recipe",
+        str(path),
+        "--variant",
+        "v",
+        "--set",
+        "num_warps=4",
+        "-s",
+        ADD4,
+        "-o",
+        str(tmp_path / "out"),
+        "--pin-layout",
+        "blocked:sizePerThread=[1]",
+        "--json",
+    )
     assert r.code == 0, r.err
     k = json.loads(r.out)["kernels"][0]
     assert k["target"] == "cuda:90" and k["options"]["num_warps"] == 4
@@ -240,8 +272,20 @@ def test_precedence_defaults_kernel_variant_set(tmp_path):
     assert [p["source"] for p in lay] == ["recipe t [variant v, kernel add_kernel]", "--pin-layout"]
     assert "sizePerThread = [1]" in Path(k["stages"]["ttgir"]).read_text()
 
-    summary = irscope("dump", str(VECTOR_ADD), "--recipe", str(path), "--variant", "v", "--set", "num_warps=4",
-                      "-s", ADD4, "-o", str(tmp_path / "out"))
+    summary = irscope(
+        "dump",
+        str(VECTOR_ADD),
+        "--recipe",
+        str(path),
+        "--variant",
+        "v",
+        "--set",
+        "num_warps=4",
+        "-s",
+        ADD4,
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert "num_warps=4 (--set)" in summary.out and "maxnreg=128 (recipe t [kernel add_*])" in summary.out
     assert "recipe     t, variant v" in summary.out and "pins" in summary.out
 
@@ -261,7 +305,7 @@ def test_recipe_selects_the_target_and_refuses_another(tmp_path):
 
 
 def test_command_line_constexprs_win_and_are_reported(tmp_path):
-    (spec, settings), = resolve(VECTOR_ADD, ADD4 + ", 4096", recipe="h100")
+    ((spec, settings),) = resolve(VECTOR_ADD, ADD4 + ", 4096", recipe="h100")
     assert spec.args["BLOCK_SIZE"].value == 4096
     assert settings.pins.overridden == {"BLOCK_SIZE": "4096"}
     art = compiler.compile_spec(spec, settings)
@@ -270,14 +314,19 @@ def test_command_line_constexprs_win_and_are_reported(tmp_path):
 
 
 def test_kernel_section_constexpr_must_be_a_parameter(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         [recipe]
         target = "h100"
         purpose = "t"
         [kernel.add_kernel.constexprs]
         BLOK_SIZE = 8
-        """)
-    with pytest.raises(BadInput, match="constexpr 'BLOK_SIZE' is not a parameter of add_kernel .did you mean 'BLOCK_SIZE'"):
+        """,
+    )
+    with pytest.raises(
+        BadInput, match="constexpr 'BLOK_SIZE' is not a parameter of add_kernel .did you mean 'BLOCK_SIZE'"
+    ):
         resolve(str(VECTOR_ADD), ADD4, target=None, recipe=str(path))
 
 
@@ -337,7 +386,7 @@ def test_show_variant_without_kernel_applies_the_variant(tmp_path):
     assert "variant   v  deeper" in r.out and "defaults, with variant v" in r.out
     assert "num_warps = 8  (recipe t [variant v])" in r.out
     assert "loop 33:num_stages=3  (recipe t)  overridden by recipe t [variant v]" in r.out
-    assert "num_warps = 4  (overridden by recipe t [variant v])" in r.out      # the kernel section's
+    assert "num_warps = 4  (overridden by recipe t [variant v])" in r.out  # the kernel section's
     assert "variant v, kernel add_kernel" in r.out and "constexpr BLOCK_SIZE = 1024" in r.out
     bad = irscope("recipes", "show", str(path), "--variant", "w")
     assert bad.code == 2 and "has no variant 'w'" in bad.err
@@ -345,7 +394,7 @@ def test_show_variant_without_kernel_applies_the_variant(tmp_path):
 
 def test_default_pins_that_do_not_fit_a_kernel_are_not_applicable(tmp_path):
     path = write(tmp_path, FIT)
-    (spec, settings), = resolve(str(VECTOR_ADD), ADD4, target=None, recipe=str(path))
+    ((spec, settings),) = resolve(str(VECTOR_ADD), ADD4, target=None, recipe=str(path))
     art = compiler.compile_spec(spec, settings)
     recs = {p["kind"]: p for p in art.pins if p["kind"] in ("loop", "layout")}
     assert recs["loop"]["status"] == "not applicable" and "no loop of add_kernel" in recs["loop"]["detail"]
@@ -354,9 +403,10 @@ def test_default_pins_that_do_not_fit_a_kernel_are_not_applicable(tmp_path):
     assert r.code == 0, r.err
     assert "not applicable loop 33:num_stages=3  (recipe t)" in r.out
     # the same pins in a kernel section are still refused
-    section = write(tmp_path, FIT.replace('[kernel."add_*"]', '[kernel."add_*"]\n    loops.33 = { num_stages = 3 }'),
-                    "k.toml")
-    (spec, settings), = resolve(str(VECTOR_ADD), ADD4, target=None, recipe=str(section))
+    section = write(
+        tmp_path, FIT.replace('[kernel."add_*"]', '[kernel."add_*"]\n    loops.33 = { num_stages = 3 }'), "k.toml"
+    )
+    ((spec, settings),) = resolve(str(VECTOR_ADD), ADD4, target=None, recipe=str(section))
     with pytest.raises(BadInput, match=r"recipe k \[kernel add_\*\] 33:num_stages=3: no loop of add_kernel"):
         compiler.compile_spec(spec, settings)
 
@@ -364,23 +414,48 @@ def test_default_pins_that_do_not_fit_a_kernel_are_not_applicable(tmp_path):
 def test_a_pin_set_again_later_is_overridden_not_changed(tmp_path):
     path = write(tmp_path, FIT)
     sig = EXAMPLE_SIGS["matmul.py"] + ", 128, 128, 64, 8"
-    r = irscope("dump", str(EXAMPLES / "matmul.py"), "-k", "matmul_kernel", "--recipe", str(path), "--variant", "v",
-                "-s", sig, "--pin-loop", "33:num_stages=2", "--pin-layout", "blocked1:sizePerThread=[1, 4]",
-                "-o", str(tmp_path / "out"), "--json")
+    r = irscope(
+        "dump",
+        str(EXAMPLES / "matmul.py"),
+        "-k",
+        "matmul_kernel",
+        "--recipe",
+        str(path),
+        "--variant",
+        "v",
+        "-s",
+        sig,
+        "--pin-loop",
+        "33:num_stages=2",
+        "--pin-layout",
+        "blocked1:sizePerThread=[1, 4]",
+        "-o",
+        str(tmp_path / "out"),
+        "--json",
+    )
     assert r.code == 0, r.err
-    pins = [(p["kind"], p["source"], p["status"], p["detail"]) for p in json.loads(r.out)["kernels"][0]["pins"]
-            if p["kind"] in ("loop", "layout")]
-    assert [p[:3] for p in pins] == [("loop", "recipe t", "overridden"), ("loop", "recipe t [variant v]", "overridden"),
-                                     ("loop", "--pin-loop", "ok"), ("layout", "recipe t", "overridden"),
-                                     ("layout", "--pin-layout", "ok")]
+    pins = [
+        (p["kind"], p["source"], p["status"], p["detail"])
+        for p in json.loads(r.out)["kernels"][0]["pins"]
+        if p["kind"] in ("loop", "layout")
+    ]
+    assert [p[:3] for p in pins] == [
+        ("loop", "recipe t", "overridden"),
+        ("loop", "recipe t [variant v]", "overridden"),
+        ("loop", "--pin-loop", "ok"),
+        ("layout", "recipe t", "overridden"),
+        ("layout", "--pin-layout", "ok"),
+    ]
     assert pins[0][3] == pins[1][3] == "--pin-loop gives 33:num_stages=2, which wins"
     assert pins[3][3] == "--pin-layout gives blocked1:sizePerThread=[1, 4], which wins"
 
 
 def test_option_values_are_checked_by_the_backend_at_check_time(tmp_path):
     path = tmp_path / "vals.toml"
-    path.write_text('[recipe]\ntarget = "h100"\npurpose = "x"\n\n[options]\nnum_warps = 3\n'
-                    'num_stages = 1000000000000000000000000000000\n\n[variant.v.options]\nnum_warps = 8\n')
+    path.write_text(
+        '[recipe]\ntarget = "h100"\npurpose = "x"\n\n[options]\nnum_warps = 3\n'
+        "num_stages = 1000000000000000000000000000000\n\n[variant.v.options]\nnum_warps = 8\n"
+    )
     problems = recipes.check(path)
     assert len(problems) == 2
     assert problems[0].startswith(f"{path}:6:") and "num_warps" in problems[0] and "power of 2" in problems[0]
@@ -390,8 +465,12 @@ def test_option_values_are_checked_by_the_backend_at_check_time(tmp_path):
 def test_a_recipe_that_is_not_utf8_is_one_problem_and_listed_as_invalid(tmp_path, monkeypatch):
     (tmp_path / "latin.toml").write_bytes(b'[recipe]\ntarget = "h100"\npurpose = "caf\xe9"\n')
     problems = recipes.check(tmp_path / "latin.toml")
-    assert problems == [(f"{tmp_path / 'latin.toml'}:3: not UTF-8 text (byte 39: invalid continuation byte); "
-                        f"a recipe is a TOML file, which is UTF-8")]
+    assert problems == [
+        (
+            f"{tmp_path / 'latin.toml'}:3: not UTF-8 text (byte 39: invalid continuation byte); "
+            f"a recipe is a TOML file, which is UTF-8"
+        )
+    ]
     monkeypatch.setenv("IRSCOPE_RECIPES", str(tmp_path))
     rows = {r[0]: r for r in recipes.summary_rows()}
     assert "not UTF-8" in rows["latin"][3] and rows["h100"][3] == ""
@@ -400,8 +479,12 @@ def test_a_recipe_that_is_not_utf8_is_one_problem_and_listed_as_invalid(tmp_path
 def test_a_block_of_more_than_1024_threads_fails_in_the_resources_stage():
     from irscope.errors import CompileFailure
 
-    job = jobs.resolve_one(jobs.Request(VECTOR_ADD, (), "*fp32, *fp32, *fp32, i32:16, 1024", target="h100")
-                           .with_sets(("num_warps=64",), "--set"), "a test compiles")
+    job = jobs.resolve_one(
+        jobs.Request(VECTOR_ADD, (), "*fp32, *fp32, *fp32, i32:16, 1024", target="h100").with_sets(
+            ("num_warps=64",), "--set"
+        ),
+        "a test compiles",
+    )
     with pytest.raises(CompileFailure) as e:
         compiler.compile_spec(job.spec, job.settings)
     assert e.value.stage == "resources"
@@ -418,8 +501,10 @@ _EXAMPLE_SIGNATURES = {
     "matmul_persistent": ("persistent_matmul.py", _P16),
     "matmul_persistent_ws_kernel": ("gluon_persistent_matmul.py", _P16),
     "matmul_pipelined_kernel": ("gluon_persistent_matmul.py", _P16),
-    "matmul_ws_kernel": ("gluon_ws_matmul.py", ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, "
-                                               "tensordesc<fp16[128, 128]>, i32:16, i32:16, i32:16")),
+    "matmul_ws_kernel": (
+        "gluon_ws_matmul.py",
+        ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, i32:16, i32:16"),
+    ),
 }
 
 
@@ -440,8 +525,10 @@ def test_every_shipped_variant_compiles_its_examples_without_spills(recipe, vari
     if FBTRITON and kernel == "gluon_add_kernel":
         pytest.skip(FB_GLUON_LOAD)
     if FBTRITON and recipe == "b200" and kernel == "matmul_persistent":
-        pytest.skip("fbtriton 3.7.4 fails Blackwell warp specialization of this loop in TTGIR ('arith.andi' op "
-                    "does not have expected attribute ttg.partition)")
+        pytest.skip(
+            "fbtriton 3.7.4 fails Blackwell warp specialization of this loop in TTGIR ('arith.andi' op "
+            "does not have expected attribute ttg.partition)"
+        )
     file, sig = _EXAMPLE_SIGNATURES[kernel]
     job = jobs.resolve_one(jobs.Request(EXAMPLES / file, (kernel,), sig, recipe=recipe, variant=variant), "a test")
     art = compiler.compile_spec(job.spec, job.settings)

@@ -27,7 +27,7 @@ from tests.helpers import (
 )
 
 ADD_SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
-MATMUL_LOOP = 33    # examples/matmul.py: `for k in range(0, tl.cdiv(K, BLOCK_K)):`
+MATMUL_LOOP = 33  # examples/matmul.py: `for k in range(0, tl.cdiv(K, BLOCK_K)):`
 
 
 def _only(folder: Path, pattern: str) -> Path:
@@ -48,8 +48,20 @@ def add_dump(tmp_path_factory) -> Path:
 def pinned_dump(tmp_path_factory) -> Path:
     """examples/matmul.py with a loop pin and an option: manifest.json's pins hold a check of each."""
     out = tmp_path_factory.mktemp("pinned")
-    r = run_cli("dump", str(MATMUL), "-s", MATMUL_SIG, "-t", "cuda:90", "--pin-loop", f"{MATMUL_LOOP}:num_stages=2",
-                "--set", "num_warps=8", "-o", str(out))
+    r = run_cli(
+        "dump",
+        str(MATMUL),
+        "-s",
+        MATMUL_SIG,
+        "-t",
+        "cuda:90",
+        "--pin-loop",
+        f"{MATMUL_LOOP}:num_stages=2",
+        "--set",
+        "num_warps=8",
+        "-o",
+        str(out),
+    )
     assert r.code == 0, r.err
     return _only(out, "*/*/manifest.json").parent
 
@@ -185,7 +197,7 @@ def test_a_captures_spec_files_and_launch_records_validate(capture_out):
         assert not _undeclared(doc, records.SpecFile), path
         launch = doc["launch"]
         assert launch["mode"] == "compile-only" and launch["script"].endswith("capture_identity.py")
-        assert any("dtype" in a for a in launch["args"].values())   # a tensor's record
+        assert any("dtype" in a for a in launch["args"].values())  # a tensor's record
         back = read_spec_document(path)
         _validate(back, records.SpecFile)
         assert back["kernel"] == doc["kernel"]
@@ -211,14 +223,24 @@ def test_profile_documents_validate(pinned_dump, tmp_path):
 
 def _docs(add_dump, pinned_dump) -> dict[str, tuple[Any, Any]]:
     manifest = _load(add_dump / "manifest.json")
-    return {"manifest": (manifest, records.Manifest), "map": (_load(add_dump / "map.json"), records.SourceMap),
-            "pin": (_load(pinned_dump / "manifest.json")["pins"][0], records.PinCheck),
-            "pass": (manifest["passes"][0], records.PassEntry),
-            "spec": ({"irscope_spec": 1, "file": str(VECTOR_ADD), "kernel": "add_kernel",
-                      "args": {"n": "i32:16", "BLOCK": 1024}, "target": "cuda:90",
-                      "launch": {"grid": [4, 1, 1], "args": {"x": {"dtype": "float32", "shape": [8]}}}},
-                     records.SpecFile),
-            "profile": (_load(PROFILES / "matmul_ns1.json"), records.Profile)}
+    return {
+        "manifest": (manifest, records.Manifest),
+        "map": (_load(add_dump / "map.json"), records.SourceMap),
+        "pin": (_load(pinned_dump / "manifest.json")["pins"][0], records.PinCheck),
+        "pass": (manifest["passes"][0], records.PassEntry),
+        "spec": (
+            {
+                "irscope_spec": 1,
+                "file": str(VECTOR_ADD),
+                "kernel": "add_kernel",
+                "args": {"n": "i32:16", "BLOCK": 1024},
+                "target": "cuda:90",
+                "launch": {"grid": [4, 1, 1], "args": {"x": {"dtype": "float32", "shape": [8]}}},
+            },
+            records.SpecFile,
+        ),
+        "profile": (_load(PROFILES / "matmul_ns1.json"), records.Profile),
+    }
 
 
 @pytest.mark.parametrize("name", ["manifest", "map", "pin", "pass", "spec", "profile"])
@@ -233,8 +255,14 @@ def test_a_missing_required_key_fails(name, add_dump, pinned_dump):
 
 
 WRONG = {  # (record, path to a value, a value of the wrong type)
-    "manifest": [(["kernel"], 7), (["stages"], ["add_kernel.ptx"]), (["stats", "registers"], "26"),
-                 (["stats", "occupancy", "occupancy"], "high"), (["passes", 0, "index"], "1"), (["notes"], {"a": 1})],
+    "manifest": [
+        (["kernel"], 7),
+        (["stages"], ["add_kernel.ptx"]),
+        (["stats", "registers"], "26"),
+        (["stats", "occupancy", "occupancy"], "high"),
+        (["passes", 0, "index"], "1"),
+        (["notes"], {"a": 1}),
+    ],
     "map": [(["lines", 0, "line"], "11"), (["lines", 0, "stages", "ptx", "at", 0], "29"), (["machine"], 5)],
     "pin": [(["status"], 1), (["detail"], None)],
     "pass": [(["added"], True), (["file"], None)],
@@ -258,13 +286,18 @@ def test_a_value_of_the_wrong_type_fails(name, add_dump, pinned_dump):
 def test_the_json_schema_is_derived_from_the_annotations():
     js = records.json_schema(records.Manifest)
     assert js["type"] == "object" and js["title"] == "Manifest"
-    assert sorted(js["required"]) == sorted(records.Manifest.__required_keys__) == ["irscope", "kernel", "stages",
-                                                                                      "target"]
+    assert (
+        sorted(js["required"])
+        == sorted(records.Manifest.__required_keys__)
+        == ["irscope", "kernel", "stages", "target"]
+    )
     assert set(js["properties"]) == set(records.fields(records.Manifest))
     assert js["properties"]["stats"]["anyOf"][1] == {"type": "null"}
     occupancy = js["properties"]["stats"]["anyOf"][0]["properties"]["occupancy"]["anyOf"][0]
-    assert occupancy["properties"]["occupancy"] == {"type": "number"} and occupancy["required"] == ["occupancy",
-                                                                                                  "limited_by"]
+    assert occupancy["properties"]["occupancy"] == {"type": "number"} and occupancy["required"] == [
+        "occupancy",
+        "limited_by",
+    ]
     assert js["properties"]["stages"] == {"type": "object", "additionalProperties": {"type": "string"}}
     pin = records.json_schema(records.PinCheck)
     assert pin["properties"]["status"]["enum"][:3] == ["ok", "no effect", "changed"]
@@ -282,8 +315,10 @@ def test_the_readers_checker_is_derived_from_the_same_record():
     assert schema.MAP == jsonfile.of(records.SourceMap) and schema.PROFILE == jsonfile.of(records.Profile)
     assert specfile.manifest_as_spec_schema()["kernel"] == jsonfile.of(records.Manifest)["kernel"]
     # a new status in a newer irscope's manifest still reads (the checker takes a Literal's type)...
-    jsonfile.check({"kind": "loop", "name": "n", "value": 1, "source": "s", "status": "newer", "detail": ""},
-                   jsonfile.of(records.PinCheck))
+    jsonfile.check(
+        {"kind": "loop", "name": "n", "value": 1, "source": "s", "status": "newer", "detail": ""},
+        jsonfile.of(records.PinCheck),
+    )
     # ...and an extra field too, though the JSON Schema states the values this irscope writes
     jsonfile.check({"irscope": 1, "kernel": "k", "target": "t", "stages": {}, "new_field": object()}, schema.MANIFEST)
 

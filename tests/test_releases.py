@@ -23,11 +23,14 @@ from irscope.releases import bisect, envs, worker
 from tests.helpers import EXAMPLES, FBTRITON, run_cli
 
 VECTOR_ADD = ("examples/vector_add.py", "add_kernel", "*fp32, *fp32, *fp32, i32, 1024")
-MATMUL = ("examples/matmul.py", "matmul_kernel", "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, "
-          "i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8")
+MATMUL = (
+    "examples/matmul.py",
+    "matmul_kernel",
+    "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, "
+    "i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8",
+)
 ROOT = Path(__file__).resolve().parent.parent
-OFFLINE = {"PIP_INDEX_URL": "file:///nonexistent", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "",
-           "PIP_EXTRA_INDEX_URL": ""}
+OFFLINE = {"PIP_INDEX_URL": "file:///nonexistent", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", "PIP_EXTRA_INDEX_URL": ""}
 
 
 def _running() -> str:
@@ -114,16 +117,39 @@ def test_one_maker_per_env(monkeypatch, tmp_path):
 
 def test_unknown_release_is_one_line_before_anything_compiles(tmp_path):
     out = tmp_path / "out"
-    r = run_cli("diff-releases", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel", "-s", VECTOR_ADD[2],
-                "--a-triton", "9.9.9", "--b-triton", _running(), "-o", str(out))
+    r = run_cli(
+        "diff-releases",
+        str(EXAMPLES / "vector_add.py"),
+        "--kernel",
+        "add_kernel",
+        "-s",
+        VECTOR_ADD[2],
+        "--a-triton",
+        "9.9.9",
+        "--b-triton",
+        _running(),
+        "-o",
+        str(out),
+    )
     assert r.code == 2, r.err
     assert len(r.err.strip().splitlines()) == 1 and "9.9.9" in r.err and "not a release" in r.err
     assert not out.exists()
 
 
 def test_offline_is_one_line(tmp_path):
-    r = run_cli("diff-releases", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel", "-s", VECTOR_ADD[2],
-                "--a-triton", "3.4.0", "-o", str(tmp_path / "out"), env=OFFLINE)
+    r = run_cli(
+        "diff-releases",
+        str(EXAMPLES / "vector_add.py"),
+        "--kernel",
+        "add_kernel",
+        "-s",
+        VECTOR_ADD[2],
+        "--a-triton",
+        "3.4.0",
+        "-o",
+        str(tmp_path / "out"),
+        env=OFFLINE,
+    )
     assert r.code == 2, r.err
     assert len(r.err.strip().splitlines()) == 1 and "package index" in r.err
     assert not (tmp_path / "out").exists()
@@ -131,10 +157,28 @@ def test_offline_is_one_line(tmp_path):
 
 def test_bisect_has_no_time_flag(tmp_path):
     """Bisecting by timing is not built: there is no --time flag (it only ever refused)."""
-    r = run_cli("bisect", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel", "-s", VECTOR_ADD[2],
-                "--good", "3.6.0", "--bad", "3.9.0", "--time", "-o", str(tmp_path / "out"))
+    r = run_cli(
+        "bisect",
+        str(EXAMPLES / "vector_add.py"),
+        "--kernel",
+        "add_kernel",
+        "-s",
+        VECTOR_ADD[2],
+        "--good",
+        "3.6.0",
+        "--bad",
+        "3.9.0",
+        "--time",
+        "-o",
+        str(tmp_path / "out"),
+    )
     lines = r.err.strip().splitlines()
-    assert r.code == 2 and len(lines) == 1 and lines[0].startswith("irscope: error: No such option") and "--time" in lines[0]
+    assert (
+        r.code == 2
+        and len(lines) == 1
+        and lines[0].startswith("irscope: error: No such option")
+        and "--time" in lines[0]
+    )
     assert "--time" not in run_cli("bisect", "--help").out and not (tmp_path / "out").exists()
 
 
@@ -144,9 +188,23 @@ def test_bisect_has_no_time_flag(tmp_path):
 @pytest.mark.envs
 def test_diff_across_two_releases(other_release, tmp_path):
     old, new = _pair(other_release)
-    r = run_cli("diff-releases", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel", "-s", VECTOR_ADD[2],
-                "--target", "cuda:90", "--a-triton", old, "--b-triton", new, "-o", str(tmp_path / "out"),
-                "--json")
+    r = run_cli(
+        "diff-releases",
+        str(EXAMPLES / "vector_add.py"),
+        "--kernel",
+        "add_kernel",
+        "-s",
+        VECTOR_ADD[2],
+        "--target",
+        "cuda:90",
+        "--a-triton",
+        old,
+        "--b-triton",
+        new,
+        "-o",
+        str(tmp_path / "out"),
+        "--json",
+    )
     assert r.code in (0, 1), r.err
     doc = json.loads(r.out)
     assert doc["inputs"]["triton_version"] == {"a": old, "b": new}
@@ -157,8 +215,9 @@ def test_diff_across_two_releases(other_release, tmp_path):
 def test_capture_across_two_releases(other_release, tmp_path):
     pytest.importorskip("torch")
     cap = tmp_path / "cap"
-    r = run_cli("capture", str(ROOT / "examples/scripts/vector_add.py"), "--target", "h100", "--compile-only",
-                "-o", str(cap))
+    r = run_cli(
+        "capture", str(ROOT / "examples/scripts/vector_add.py"), "--target", "h100", "--compile-only", "-o", str(cap)
+    )
     assert r.code == 0, r.err
     old, new = _pair(other_release)
     r = run_cli("diff-releases", str(cap), "--a-triton", old, "--b-triton", new, "-o", str(tmp_path / "out"))
@@ -179,9 +238,28 @@ def test_bisect_names_a_release(other_release, tmp_path, monkeypatch, capsys):
 
     old, new = _pair(other_release)
     monkeypatch.setattr(envs, "index_versions", lambda dist="triton": [old, new])
-    r = CliRunner().invoke(cli, ["bisect", str(EXAMPLES / "vector_add.py"), "--kernel", "add_kernel",
-                                 "-s", VECTOR_ADD[2], "--target", "cuda:90", "--good", old, "--bad", new,
-                                 "--when", "ptx changed", "-o", str(tmp_path / "out"), "--json"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "bisect",
+            str(EXAMPLES / "vector_add.py"),
+            "--kernel",
+            "add_kernel",
+            "-s",
+            VECTOR_ADD[2],
+            "--target",
+            "cuda:90",
+            "--good",
+            old,
+            "--bad",
+            new,
+            "--when",
+            "ptx changed",
+            "-o",
+            str(tmp_path / "out"),
+            "--json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc["first_bad"] == new and doc["last_good"] == old
@@ -191,12 +269,17 @@ def test_bisect_names_a_release(other_release, tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.envs
-@pytest.mark.parametrize("release", knobs.RELEASES.get() or [pytest.param("", marks=pytest.mark.skip(
-    reason="IRSCOPE_RELEASES names no release"))])
+@pytest.mark.parametrize(
+    "release",
+    knobs.RELEASES.get() or [pytest.param("", marks=pytest.mark.skip(reason="IRSCOPE_RELEASES names no release"))],
+)
 def test_release_dumps_the_examples(release, tmp_path, _session_cache):
     env = envs.ensure(envs.parse(release))
-    msgs = [worker.message(jobs.Request(ROOT / f, (k,), s, target=t), tmp_path, False, True)
-            for f, k, s in (VECTOR_ADD, MATMUL) for t in ("cuda:90", "hip:gfx942")]
+    msgs = [
+        worker.message(jobs.Request(ROOT / f, (k,), s, target=t), tmp_path, False, True)
+        for f, k, s in (VECTOR_ADD, MATMUL)
+        for t in ("cuda:90", "hip:gfx942")
+    ]
     results = worker.run_all([env.python], [msgs])[0]
     for msg, res in zip(msgs, results):
         assert res["status"] == "ok", (msg["request"]["file"], msg["request"]["target"], res)

@@ -51,8 +51,10 @@ def _ttgir(folder: Path) -> str:
 def _blocked(ttgir: str, name: str) -> dict[str, list[int]]:
     """sizePerThread etc. of `#name`, read straight from the TTGIR text (not through the report)."""
     line = next(x for x in ttgir.splitlines() if x.startswith(f"#{name} = #ttg.blocked"))
-    return {k: [int(v) for v in re.search(k + r" = \[([\d, ]+)\]", line).group(1).split(",")]
-            for k in ("sizePerThread", "threadsPerWarp", "warpsPerCTA")}
+    return {
+        k: [int(v) for v in re.search(k + r" = \[([\d, ]+)\]", line).group(1).split(",")]
+        for k in ("sizePerThread", "threadsPerWarp", "warpsPerCTA")
+    }
 
 
 def _prod(xs):
@@ -100,12 +102,14 @@ def test_blocked_layout_cells_from_triton(dumps, pages):
     fig = _blocked(_ttgir(dumps["a"]), "blocked")
     assert lay["ok"], lay["reason"]
     cells = lay["cells"]
-    assert lay["tile"] == [a * b * c for a, b, c in zip(fig["sizePerThread"], fig["threadsPerWarp"], fig["warpsPerCTA"])]
+    assert lay["tile"] == [
+        a * b * c for a, b, c in zip(fig["sizePerThread"], fig["threadsPerWarp"], fig["warpsPerCTA"])
+    ]
     assert set(cells["copies"]) == {1}
     assert cells["warps"] == _prod(fig["warpsPerCTA"]) and cells["lanes"] == 32
     assert cells["per_warp"] == [_prod(fig["sizePerThread"]) * _prod(fig["threadsPerWarp"])] * cells["warps"]
     cols, run = lay["tile"][1], fig["sizePerThread"][1]
-    for i in range(0, len(cells["warp"]), run):   # order [1, 0]: registers run along the columns
+    for i in range(0, len(cells["warp"]), run):  # order [1, 0]: registers run along the columns
         assert len({(cells["warp"][j], cells["lane"][j]) for j in range(i, i + run)}) == 1
         assert [cells["reg"][j] for j in range(i, i + run)] == list(range(cells["reg"][i], cells["reg"][i] + run))
     assert cols % run == 0
@@ -114,11 +118,13 @@ def test_blocked_layout_cells_from_triton(dumps, pages):
 def test_layouts_not_converted_say_why():
     from irscope.report import layouts
 
-    ttgir = ("#weird = #ttg.weird<{a = 1}>\n"
-             "#multi = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], "
-             "order = [1, 0], CTAsPerCGA = [2, 1], CTASplitNum = [2, 1], CTAOrder = [1, 0]}>\n"
-             "#ok = #ttg.blocked<{sizePerThread = [2, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 2], order = [0, 1]}>\n"
-             "#lin = #ttg.linear<{register = [[0, 1]], lane = [[1, 0], [0, 2]], warp = [], block = []}>\n")
+    ttgir = (
+        "#weird = #ttg.weird<{a = 1}>\n"
+        "#multi = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], "
+        "order = [1, 0], CTAsPerCGA = [2, 1], CTASplitNum = [2, 1], CTAOrder = [1, 0]}>\n"
+        "#ok = #ttg.blocked<{sizePerThread = [2, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 2], order = [0, 1]}>\n"
+        "#lin = #ttg.linear<{register = [[0, 1]], lane = [[1, 0], [0, 2]], warp = [], block = []}>\n"
+    )
     got = {lay["name"]: lay for lay in layouts.pictures(ttgir)}
     assert not got["#weird"]["ok"] and "weird" in got["#weird"]["reason"]
     assert not got["#multi"]["ok"] and "CTAsPerCGA" in got["#multi"]["reason"]
@@ -126,10 +132,18 @@ def test_layouts_not_converted_say_why():
     assert ok["ok"] and ok["tile"] == [16, 8] and ok["cells"]["per_warp"] == [64, 64]
     # order [0, 1]: a thread's two registers are two rows apart by one, in one column
     assert ok["cells"]["lane"][0] == ok["cells"]["lane"][8] and ok["cells"]["reg"][:9:8] == [0, 1]
-    lin = got["#lin"]   # element (r, c) is register c % 2 of lane r + 2 * (c // 2)
+    lin = got["#lin"]  # element (r, c) is register c % 2 of lane r + 2 * (c // 2)
     assert lin["ok"] and lin["tile"] == [2, 4] and set(lin["cells"]["copies"]) == {1}
-    assert [(lin["cells"]["lane"][i], lin["cells"]["reg"][i]) for i in range(8)] == \
-        [(0, 0), (0, 1), (2, 0), (2, 1), (1, 0), (1, 1), (3, 0), (3, 1)]
+    assert [(lin["cells"]["lane"][i], lin["cells"]["reg"][i]) for i in range(8)] == [
+        (0, 0),
+        (0, 1),
+        (2, 0),
+        (2, 1),
+        (1, 0),
+        (1, 1),
+        (3, 0),
+        (3, 1),
+    ]
 
 
 def test_a_layout_that_aborts_triton_is_reported_and_the_rest_drawn(monkeypatch):
@@ -143,14 +157,19 @@ def test_a_layout_that_aborts_triton_is_reported_and_the_rest_drawn(monkeypatch)
     def run(cmd, input, **kw):
         items = json.loads(input)
         sizes.append(len(items))
-        if len(sizes) == 1:   # the first child converts one layout, then dies as an assert would kill it
+        if len(sizes) == 1:  # the first child converts one layout, then dies as an assert would kill it
             done = real(cmd, input=json.dumps(items[:1]), **kw)
-            return subprocess.CompletedProcess(cmd, -6, done.stdout, "python: LinearLayout.cpp:1: Assertion `ok' failed.")
+            return subprocess.CompletedProcess(
+                cmd, -6, done.stdout, "python: LinearLayout.cpp:1: Assertion `ok' failed."
+            )
         return real(cmd, input=input, **kw)
 
     monkeypatch.setattr(layouts.subprocess, "run", run)
-    ttgir = "".join(f"#b{i} = #ttg.blocked<{{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [{w}, 1], "
-                    f"order = [1, 0]}}>\n" for i, w in enumerate((1, 2, 4)))
+    ttgir = "".join(
+        f"#b{i} = #ttg.blocked<{{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [{w}, 1], "
+        f"order = [1, 0]}}>\n"
+        for i, w in enumerate((1, 2, 4))
+    )
     got = layouts.pictures(ttgir)
     assert sizes == [3, 1]
     assert [g["ok"] for g in got] == [True, False, True]
@@ -191,9 +210,12 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
 
     out = tmp_path / "r.html"
     (tmp_path / "empty").mkdir()
-    for args in (["/nonexistent/dump", "-o", str(out)], [str(tmp_path / "empty"), "-o", str(out)],
-                 [str(tmp_path / "empty"), "-o", str(tmp_path / "no" / "such" / "r.html")],
-                 [str(tmp_path / "empty"), "-o", str(tmp_path)]):
+    for args in (
+        ["/nonexistent/dump", "-o", str(out)],
+        [str(tmp_path / "empty"), "-o", str(out)],
+        [str(tmp_path / "empty"), "-o", str(tmp_path / "no" / "such" / "r.html")],
+        [str(tmp_path / "empty"), "-o", str(tmp_path)],
+    ):
         r = CliRunner().invoke(report, args)
         assert r.exit_code == 2, (args, r.output)
         assert r.output.count("\n") == 1 and r.output.startswith("irscope: error: ")
@@ -209,8 +231,8 @@ def test_report_command_writes_one_page(dumps, tmp_path):
     r = CliRunner().invoke(report, [str(dumps["root"]), "-o", str(out), "--no-layouts"])
     assert r.exit_code == 0, r.output
     html = out.read_text()
-    assert html.count('<section class="dump"') == 3     # a, b and the copy, found below the folder
-    assert [p.name for p in tmp_path.iterdir()] == ["all.html"]   # no temporary left behind
+    assert html.count('<section class="dump"') == 3  # a, b and the copy, found below the folder
+    assert [p.name for p in tmp_path.iterdir()] == ["all.html"]  # no temporary left behind
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", html)
 
 
@@ -250,7 +272,7 @@ def test_page_offline_and_line_links(browser, dumps, pages):
         want = sorted(dot["stages"][stage]["at"])
         assert pane.get_attribute("data-hl-lines") == ",".join(map(str, want))
         shown = [int(x) for x in pane.locator(".ln.hl").evaluate_all("els => els.map(e => e.dataset.n)")]
-        assert shown and set(shown) <= set(want) and want[0] in shown   # scrolled to the first one
+        assert shown and set(shown) <= set(want) and want[0] in shown  # scrolled to the first one
     # the reverse: a SASS line of the dot highlights the dot's Python line
     sass_line = dot["stages"]["sass"]["at"][-1]
     pg.evaluate(f"""() => {{ const s = document.querySelector(".pane[data-pane='2'] .scroller");
@@ -268,14 +290,14 @@ def test_stage_switch_and_lazy_rendering(browser, dumps, pages):
     pg = p.page
     sass = (dumps["a"] / "matmul_kernel.sass").read_text().splitlines()
     pane = pg.locator(".pane[data-pane='2']")
-    assert len(sass) > 900 and pane.locator(".ln").count() < 200   # only what is on screen is in the DOM
+    assert len(sass) > 900 and pane.locator(".ln").count() < 200  # only what is on screen is in the DOM
     pg.select_option(".pane[data-pane='1'] .stage-pick", "ttgir")
     p1 = pg.locator(".pane[data-pane='1']")
     assert p1.get_attribute("data-stage") == "ttgir"
     ttgir = next(dumps["a"].glob("*.ttgir")).read_text().splitlines()
     assert p1.locator(".ln[data-n='1'] .code").inner_text() == ttgir[0]
     pg.click("nav.tabs button[data-tab='passes']")
-    assert pg.locator(".diffview .dl.add").count() > 0       # the first changed pass's diff is shown
+    assert pg.locator(".diffview .dl.add").count() > 0  # the first changed pass's diff is shown
     assert p.errors == [] and p.requests == [p.url]
     p.close()
 
@@ -295,7 +317,7 @@ def test_layout_svgs_cells_per_warp(browser, dumps, pages):
         assert len(warps) == _prod(fig["sizePerThread"]) * _prod(fig["threadsPerWarp"]) * _prod(fig["warpsPerCTA"])
         for w in range(_prod(fig["warpsPerCTA"])):
             assert warps.count(w) == _prod(fig["sizePerThread"]) * _prod(fig["threadsPerWarp"])
-        svg.locator("rect.cell").nth(37).click()    # a thread: its sizePerThread elements are outlined
+        svg.locator("rect.cell").nth(37).click()  # a thread: its sizePerThread elements are outlined
         assert svg.locator("rect.cell.mine").count() == _prod(fig["sizePerThread"])
     assert p.errors == [] and p.requests == [p.url]
     p.close()
@@ -354,11 +376,15 @@ def test_sweep_page_sorts(browser, tmp_path):
     from irscope.sweep.configs import Config
     from irscope.views import report as view
 
-    stats = [{"registers": 200, "spills": 0, "shared_bytes": 1024, "occupancy": {"occupancy": 0.25}},
-             {"registers": 96, "spills": 0, "shared_bytes": 2048, "occupancy": {"occupancy": 0.5}},
-             {"registers": 255, "spills": 64, "shared_bytes": 512, "occupancy": {"occupancy": 0.125}}]
-    configs = [Config(i, f"num_warps={w}", {"num_warps": w}, None, None, status="ok", stats=s)
-               for i, (w, s) in enumerate(zip((4, 8, 2), stats))]
+    stats = [
+        {"registers": 200, "spills": 0, "shared_bytes": 1024, "occupancy": {"occupancy": 0.25}},
+        {"registers": 96, "spills": 0, "shared_bytes": 2048, "occupancy": {"occupancy": 0.5}},
+        {"registers": 255, "spills": 64, "shared_bytes": 512, "occupancy": {"occupancy": 0.125}},
+    ]
+    configs = [
+        Config(i, f"num_warps={w}", {"num_warps": w}, None, None, status="ok", stats=s)
+        for i, (w, s) in enumerate(zip((4, 8, 2), stats))
+    ]
     m = pages.sweep_model(configs)
     assert [r["cells"][m["columns"].index("static rank")] for r in m["rows"]] == [2, 1, 3]
     path = output.write_page(tmp_path / "sweep.html", view.render(m))

@@ -43,7 +43,7 @@ HOSTILE = [
     "{{ 7*7 }}${window.__pwn=10}`+(window.__pwn=11)+`",
     '<base href="http://127.0.0.1:9/"><form action="http://127.0.0.1:9/leak"><button>go</button></form>',
     "&lt;b&gt;&amp;&#34;",
-    "\"]);window.__pwn=12;//",
+    '"]);window.__pwn=12;//',
 ]
 LEAK = "127.0.0.1:9"
 
@@ -63,7 +63,7 @@ class Hostile:
 
 # stage keys renamed to hostile names in manifest.json and map.json (their files stay the real ones);
 # source (the Python pane), frontend (the passes' first IR) and ttgir (the layouts) keep their names
-RENAMED = ("ptx", "sass", "ttir", "llir")   # sass (the machine stage) gets the autofocus/onfocus one
+RENAMED = ("ptx", "sass", "ttir", "llir")  # sass (the machine stage) gets the autofocus/onfocus one
 
 
 def _stage_names() -> dict[str, str]:
@@ -79,7 +79,7 @@ def make_hostile(src: Path, dst: Path, tag: str) -> dict:
     names = _stage_names()
     m = json.loads((dst / "manifest.json").read_text())
     m["kernel"], m["triton_version"], m["signature"] = h(), h(), h()
-    m["target"] = "cuda:90" + h()              # still a CUDA target: the same cards and stats are drawn
+    m["target"] = "cuda:90" + h()  # still a CUDA target: the same cards and stats are drawn
     m["notes"] = [h() for _ in range(len(HOSTILE))]
     for k in ("num_stages", "num_ctas", "maxnreg", "waves_per_eu", "kpack", "matrix_instr_nonkdim"):
         m["options"][k] = h()
@@ -105,7 +105,7 @@ def make_hostile(src: Path, dst: Path, tag: str) -> dict:
     for i, e in enumerate(smap["lines"]):
         e["stages"] = {names.get(k, k): v for k, v in e["stages"].items()}
         e["file"] = smap["kernel_file"] if e["file"] == kernel_file else h()
-        if i % 3 == 2:    # a third of the texts: the rest still place the source (first_line's votes)
+        if i % 3 == 2:  # a third of the texts: the rest still place the source (first_line's votes)
             e["text"] = h()
         for st in e["stages"].values():
             if "ops" in st:
@@ -118,16 +118,41 @@ def make_hostile_profile(dst: Path, smap: dict, h: Hostile) -> dict:
     """A profile.json in hostile copy `dst` (#32): hostile stall reasons, texts, tool, device and command, a line
     in a hostile file, and numbers no float holds (a 4,001-digit integer is valid JSON); its lines on the map's
     (hostile) kernel file, so the gutter shows their heat."""
-    lines = [{"file": e["file"], "line": e["line"], "text": h(), "samples": 100 + 7 * i, "share": 0.1,
-              "stalls": {h(): 60 + i, h(): 40}, "executed": 1e308, "bytes": 10 ** 4000}
-             for i, e in enumerate(smap["lines"]) if e["file"] == smap["kernel_file"]]
-    lines[0]["samples"] = 10 ** 4000
+    lines = [
+        {
+            "file": e["file"],
+            "line": e["line"],
+            "text": h(),
+            "samples": 100 + 7 * i,
+            "share": 0.1,
+            "stalls": {h(): 60 + i, h(): 40},
+            "executed": 1e308,
+            "bytes": 10**4000,
+        }
+        for i, e in enumerate(smap["lines"])
+        if e["file"] == smap["kernel_file"]
+    ]
+    lines[0]["samples"] = 10**4000
     lines.append({"file": h(), "line": 3, "text": h(), "samples": 50, "share": 0.01, "stalls": {h(): 50}})
-    doc = {"irscope_profile": 1, "kernel": h(), "tool": h(), "device": h(), "command": h(),
-           "totals": {"samples": 10 ** 4, "stalls": {h(): 7000, h(): 3000}, "executed": 1, "bytes": 1,
-                      "duration_ns": 10 ** 4000, "dram_gbps": 1e308, "dram_peak_share": 10 ** 4000,
-                      "tensor_tflops": -1e308, "tensor_peak_share": -5},
-           "lines": lines}
+    doc = {
+        "irscope_profile": 1,
+        "kernel": h(),
+        "tool": h(),
+        "device": h(),
+        "command": h(),
+        "totals": {
+            "samples": 10**4,
+            "stalls": {h(): 7000, h(): 3000},
+            "executed": 1,
+            "bytes": 1,
+            "duration_ns": 10**4000,
+            "dram_gbps": 1e308,
+            "dram_peak_share": 10**4000,
+            "tensor_tflops": -1e308,
+            "tensor_peak_share": -5,
+        },
+        "lines": lines,
+    }
     (dst / "profile.json").write_text(json.dumps(doc))
     return doc
 
@@ -138,8 +163,10 @@ def real(tmp_path_factory):
     from irscope import artifacts
 
     out = tmp_path_factory.mktemp("real")
-    return {"a": artifacts.write(compile_example(MATMUL, MATMUL_SIG16, passes=True), out / "a"),
-            "b": artifacts.write(compile_example(MATMUL, MATMUL_SIG16, sets=("num_warps=8",), passes=True), out / "b")}
+    return {
+        "a": artifacts.write(compile_example(MATMUL, MATMUL_SIG16, passes=True), out / "a"),
+        "b": artifacts.write(compile_example(MATMUL, MATMUL_SIG16, sets=("num_warps=8",), passes=True), out / "b"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -153,15 +180,24 @@ def hostile(real, tmp_path_factory):
     out = tmp_path_factory.mktemp("hostile")
     a = make_hostile(real["a"], out / "dumps" / "a", "A")
     b = make_hostile(real["b"], out / "dumps" / "b", "B")
-    b["profile"] = make_hostile_profile(b["folder"], b["map"], Hostile("P"))   # a's gutter stays static
+    b["profile"] = make_hostile_profile(b["folder"], b["map"], Hostile("P"))  # a's gutter stays static
     rm = model.report_model([a["folder"], b["folder"]])
     report = output.write_page(out / "report.html", view.render(rm))
     dm = pages.diff_model(diff.compare(load_side("a", a["folder"]), load_side("b", b["folder"])))
     diff_page = output.write_page(out / "diff.html", view.render(dm))
     sm, configs, timing = _sweep()
     sweep = output.write_page(out / "sweep.html", view.render(sm))
-    return {"a": a, "b": b, "report_model": rm, "report": report, "diff_model": dm, "diff": diff_page,
-            "sweep_model": sm, "sweep": sweep, "configs": configs}
+    return {
+        "a": a,
+        "b": b,
+        "report_model": rm,
+        "report": report,
+        "diff_model": dm,
+        "diff": diff_page,
+        "sweep_model": sm,
+        "sweep": sweep,
+        "configs": configs,
+    }
 
 
 def _sweep():
@@ -171,15 +207,22 @@ def _sweep():
 
     h = Hostile("W")
     axis = h()
-    stats = [{"registers": 200, "spills": 0, "shared_bytes": 1024, "occupancy": {"occupancy": 0.25}},
-             {"registers": 96, "spills": 0, "shared_bytes": 2048, "occupancy": {"occupancy": 0.5}},
-             {"registers": 255, "spills": 64, "shared_bytes": 512, "occupancy": {"occupancy": 0.125}},
-             {}]
-    configs = [Config(i, h(), {axis: h(), "num_warps": h()}, None, None, status="ok" if s else h(),
-                      reason=h(), stats=s) for i, s in enumerate(stats)]
+    stats = [
+        {"registers": 200, "spills": 0, "shared_bytes": 1024, "occupancy": {"occupancy": 0.25}},
+        {"registers": 96, "spills": 0, "shared_bytes": 2048, "occupancy": {"occupancy": 0.5}},
+        {"registers": 255, "spills": 64, "shared_bytes": 512, "occupancy": {"occupancy": 0.125}},
+        {},
+    ]
+    configs = [
+        Config(i, h(), {axis: h(), "num_warps": h()}, None, None, status="ok" if s else h(), reason=h(), stats=s)
+        for i, s in enumerate(stats)
+    ]
     t = SimpleNamespace
-    timing = t(rows={c.label: t(median_ms=0.01 * (i + 1), vs_winner=1 + 0.1 * i) for i, c in enumerate(configs[:3])},
-               winner=t(name=configs[1].label), notes=[h(), h()])
+    timing = t(
+        rows={c.label: t(median_ms=0.01 * (i + 1), vs_winner=1 + 0.1 * i) for i, c in enumerate(configs[:3])},
+        winner=t(name=configs[1].label),
+        notes=[h(), h()],
+    )
     return pages.sweep_model(configs, timing, h()), configs, timing
 
 
@@ -246,7 +289,7 @@ def test_csp_hashes_the_one_script_and_style(hostile, kind):
     assert csp["script-src"] == [_sha256(script)]
     assert csp["style-src"] == [_sha256(style)]
     assert csp["form-action"] == ["'none'"] and csp["base-uri"] == ["'none'"]
-    assert "navigate-to" not in csp    # Chromium logs "Unrecognized ... directive" as a console error
+    assert "navigate-to" not in csp  # Chromium logs "Unrecognized ... directive" as a console error
 
 
 @pytest.mark.parametrize("kind", ["report", "diff", "sweep"])
@@ -263,7 +306,10 @@ def test_written_html_has_no_markup_from_the_folder(hostile, kind):
     for tag, attrs in p.tags:
         for k in attrs:
             assert not k.startswith("on"), (tag, k)
-            assert k not in ("href", "src", "srcdoc", "action", "formaction", "autofocus", "style", "xlink:href"), (tag, k)
+            assert k not in ("href", "src", "srcdoc", "action", "formaction", "autofocus", "style", "xlink:href"), (
+                tag,
+                k,
+            )
         if tag == "meta":
             assert attrs.get("http-equiv") in (None, "Content-Security-Policy"), attrs
     data = json.loads(p.scripts[0])
@@ -285,10 +331,12 @@ def test_hostile_strings_reach_the_models(hostile):
     reasons = {k for e in prof["lines"] for k in e["stalls"]}
     tips = [r["tip"] for r in d1["profile"]["rows"].values()]
     assert tips and all(any(k in t for k in reasons) for t in tips)
-    assert json.loads(json.dumps(d1["profile"], allow_nan=False))    # the huge numbers came out finite
+    assert json.loads(json.dumps(d1["profile"], allow_nan=False))  # the huge numbers came out finite
     stages = [s["stage"] for s in hostile["diff_model"]["stages"]]
     assert set(a["stage_names"].values()) <= set(stages)
-    assert any(s["status"] != "equal" and s["stage"] in a["stage_names"].values() for s in hostile["diff_model"]["stages"])
+    assert any(
+        s["status"] != "equal" and s["stage"] in a["stage_names"].values() for s in hostile["diff_model"]["stages"]
+    )
 
 
 # ---------------------------------------------------------------- in the browser
@@ -359,12 +407,12 @@ class Probe:
 
     def poke(self):
         assert self.page.evaluate(POKE) > 50
-        for _ in range(25):              # and real keyboard focus, as autofocus/onfocus attacks want
+        for _ in range(25):  # and real keyboard focus, as autofocus/onfocus attacks want
             self.page.keyboard.press("Tab")
 
     def check(self):
         pg = self.page
-        pg.wait_for_timeout(400)         # a meta refresh of 0 seconds would have gone by now
+        pg.wait_for_timeout(400)  # a meta refresh of 0 seconds would have gone by now
         assert pg.url == self.url
         assert pg.evaluate("typeof window.__pwn") == "undefined"
         assert pg.evaluate("window.__dialogs") == [] and self.dialogs == []
@@ -409,8 +457,9 @@ def test_report_page_runs_nothing_from_the_folder(browser, hostile):
     picks = p.text("#d0 .pane[data-pane='1'] .stage-pick option")
     assert set(a["stage_names"].values()) <= set(picks)
     assert p.text("#d0 .pass-table tbody td:nth-child(3)") == [x["name"] for x in d["passes"]]
-    assert pg.locator("#d0 .pass-table tbody td:nth-child(3)").evaluate_all("els => els.map(e => e.title)") == \
-        [x["arg"] for x in d["passes"]]
+    assert pg.locator("#d0 .pass-table tbody td:nth-child(3)").evaluate_all("els => els.map(e => e.title)") == [
+        x["arg"] for x in d["passes"]
+    ]
     # the gutter's bars name the machine stage (a hostile name) in their title
     titles = pg.locator("#d0 .pane[data-pane='0'] .gut i").evaluate_all("els => els.map(e => e.getAttribute('title'))")
     assert titles and all(a["stage_names"]["sass"] in t for t in titles)
@@ -418,9 +467,10 @@ def test_report_page_runs_nothing_from_the_folder(browser, hostile):
     for dump in ("d0", "d1"):
         pg.select_option("#dump-pick", dump)
         sec = f"section#{dump}"
-        for pane in (1, 2):       # every stage in both pickers, clicking lines in all three panes
+        for pane in (1, 2):  # every stage in both pickers, clicking lines in all three panes
             for value in pg.locator(f"{sec} .pane[data-pane='{pane}'] .stage-pick option").evaluate_all(
-                    "els => els.map(e => e.value)"):
+                "els => els.map(e => e.value)"
+            ):
                 pg.select_option(f"{sec} .pane[data-pane='{pane}'] .stage-pick", value)
                 assert pg.locator(f"{sec} .pane[data-pane='{pane}']").get_attribute("data-stage") == value
                 _click_lines(pg, pane, 2)
@@ -428,18 +478,19 @@ def test_report_page_runs_nothing_from_the_folder(browser, hostile):
             _click_lines(pg, pane)
         for bar in pg.locator(f"{sec} .gut i").all()[:10]:
             bar.hover()
-        if dump == "d1":     # measured heat: the hostile stall reasons and tool shown as text
+        if dump == "d1":  # measured heat: the hostile stall reasons and tool shown as text
             prof = hostile["b"]["profile"]
             reasons = {k for e in prof["lines"] for k in e["stalls"]}
             heat = pg.locator(f"{sec} .pane[data-pane='0'] .gut i.heat").evaluate_all(
-                "els => els.map(e => e.getAttribute('title'))")
+                "els => els.map(e => e.getAttribute('title'))"
+            )
             assert heat and all(any(k in t for k in reasons) for t in heat)
             note = p.text(f"{sec} .gutter-note.measured")[0]
             assert prof["tool"] in note and prof["device"] in note
         pg.click(f"{sec} nav.tabs button[data-tab='passes']")
         pg.uncheck(f"{sec} .changed-only")
         rows = pg.locator(f"{sec} .pass-table tr[data-i]")
-        for i in list(range(12)) + list(range(12, rows.count(), 7)):   # the rest are clicked by poke()
+        for i in list(range(12)) + list(range(12, rows.count(), 7)):  # the rest are clicked by poke()
             rows.nth(i).click()
             hunk = pg.locator(f"{sec} .diffview .dl.hunk").first.text_content()
             want = m["dumps"][int(dump[1:])]["passes"][i]

@@ -115,12 +115,12 @@ def test_the_gutter_shows_measured_heat(browser, pages):
     assert widest["title"].startswith("46.1 % of warp-stall samples") and "long scoreboard" in widest["title"]
     dot = next(b for b in bars if b["line"] == 36)
     assert "barrier" in dot["title"].split("top stalls: ")[1].split(",")[0]
-    assert all("instructions" not in b["title"].split(";")[0] for b in bars)    # no static counts left
+    assert all("instructions" not in b["title"].split(";")[0] for b in bars)  # no static counts left
     assert [n[0] for n in note] == ["measured"] and "measured by ncu 2025.3.1.0 on NVIDIA H200" in note[0][1]
     pg.click("#d0 nav.tabs button[data-tab='figures']")
     first = pg.locator("#d0 table.hot.measured tbody tr").first
     assert first.locator("td").first.text_content() == "34"
-    first.click()     # a hot line leads to the code, highlighted
+    first.click()  # a hot line leads to the code, highlighted
     assert pg.locator("#d0 .pane[data-pane='0']").get_attribute("data-hl-count") == "1"
     pg.close()
 
@@ -145,6 +145,7 @@ def test_the_gutter_shows_heat_without_a_source_map(browser, pages):
 
 # ---------------------------------------------------------------- bad input
 
+
 def _damage(folder, how: str) -> None:
     path = folder / "profile.json"
     if how == "not json":
@@ -158,8 +159,9 @@ def _damage(folder, how: str) -> None:
     path.write_text(json.dumps(doc))
 
 
-@pytest.mark.parametrize("how,field", [("not json", "not valid JSON"), ("samples", "lines[0].samples"),
-                                       ("stall", "totals.stalls.long_sb")])
+@pytest.mark.parametrize(
+    "how,field", [("not json", "not valid JSON"), ("samples", "lines[0].samples"), ("stall", "totals.stalls.long_sb")]
+)
 def test_a_damaged_profile_is_one_line_naming_the_file_and_field(cli, dumps, tmp_path, how, field):
     folder = tmp_path / "d"
     shutil.copytree(dumps["measured"], folder)

@@ -20,16 +20,27 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 # every run through irscope.entry as the command does; RACY_NS 0: folders written a moment ago may be
 # stamped (no two-second wait)
-_RUN = ("import sys\nfrom irscope.compile import cache\nfrom irscope.direct import record\nfrom irscope.direct import report as repeat\n"
-        "cache.RACY_NS = 0\n{patch}\nfrom irscope.entry import main\nsys.argv[1:] = {args!r}\nmain()\n")
+_RUN = (
+    "import sys\nfrom irscope.compile import cache\nfrom irscope.direct import record\nfrom irscope.direct import report as repeat\n"
+    "cache.RACY_NS = 0\n{patch}\nfrom irscope.entry import main\nsys.argv[1:] = {args!r}\nmain()\n"
+)
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory) -> Path:
     """One vector_add dump folder (copied per test: a copy is other inodes, as a fresh dump would be)."""
     where = tmp_path_factory.mktemp("made")
-    r = run_cli("dump", str(EXAMPLES / "vector_add.py"), "-s", SIG, "-t", "h100", "-o", str(where / "out"),
-                env={"IRSCOPE_CACHE_DIR": str(where / "cache")})
+    r = run_cli(
+        "dump",
+        str(EXAMPLES / "vector_add.py"),
+        "-s",
+        SIG,
+        "-t",
+        "h100",
+        "-o",
+        str(where / "out"),
+        env={"IRSCOPE_CACHE_DIR": str(where / "cache")},
+    )
     assert r.code == 0, r.err
     return where / "out"
 
@@ -42,9 +53,14 @@ def dumps(made, tmp_path) -> Path:
 
 def _report(tmp_path: Path, *args: str, patch: str = "", env: dict | None = None) -> tuple[str, str]:
     """(stdout, stderr) of `irscope report ARGS` run in tmp_path."""
-    p = subprocess.run([sys.executable, "-c", _RUN.format(patch=patch, args=["report", *args])], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache"), **(env or {})))
+    p = subprocess.run(
+        [sys.executable, "-c", _RUN.format(patch=patch, args=["report", *args])],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache"), **(env or {})),
+    )
     assert p.returncode == 0, p.stderr
     return p.stdout, p.stderr
 
@@ -59,23 +75,28 @@ def test_a_repeat_is_served_without_building_the_page_or_importing_triton(dumps,
     assert not _served(first)
     page = tmp_path / "page.html"
     before = page.stat()
-    p = subprocess.run([sys.executable, "-X", "importtime", "-c", _RUN.format(patch="", args=["report", "out",
-                        "-o", "page.html"])], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")))
+    p = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", _RUN.format(patch="", args=["report", "out", "-o", "page.html"])],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache")),
+    )
     assert p.returncode == 0, p.stderr
     assert _served(p.stdout) and p.stdout.removesuffix(" (from cache)\n") == first.rstrip("\n")
     imported = {line.split("|")[-1].strip() for line in p.stderr.splitlines() if line.startswith("import time:")}
     assert not {m for m in imported if m.split(".")[0] in ("triton", "torch", "click", "rich", "jinja2")}, imported
     assert "irscope.report.model" not in imported
     after = page.stat()
-    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)   # left as it was
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # left as it was
 
 
 def test_a_changed_file_in_a_dump_folder_builds_the_page_again(dumps, tmp_path):
     _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
     assert _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0])
     ttir = next(dumps.rglob("*.ttir"))
-    ttir.write_text(ttir.read_text().replace("tt.store", "tt.store "))   # same meaning, one byte more
+    ttir.write_text(ttir.read_text().replace("tt.store", "tt.store "))  # same meaning, one byte more
     out, _ = _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
     assert not _served(out)
     assert "tt.store " in (tmp_path / "page.html").read_text()
@@ -88,7 +109,7 @@ def test_an_edit_of_the_same_size_is_seen_too(dumps, tmp_path):
     text = ttir.read_text()
     st = ttir.stat()
     ttir.write_text(text.replace("tt.load", "tt.LOAD"))
-    os.utime(ttir, ns=(st.st_atime_ns, st.st_mtime_ns))   # mtime put back; the ctime moved
+    os.utime(ttir, ns=(st.st_atime_ns, st.st_mtime_ns))  # mtime put back; the ctime moved
     out, _ = _report(tmp_path, "out", "-o", "page.html", "--no-layouts")
     assert not _served(out) and "tt.LOAD" in (tmp_path / "page.html").read_text()
 
@@ -130,7 +151,7 @@ def test_another_triton_irscope_or_template_builds_the_page_again(dumps, tmp_pat
     _report(tmp_path, *args)
     assert _served(_report(tmp_path, *args)[0])
     assert not _served(_report(tmp_path, *args, patch="record._metadata_version = lambda path: '9.9.9'")[0])
-    assert not _served(_report(tmp_path, *args)[0])    # that run recorded 9.9.9: built once, then served
+    assert not _served(_report(tmp_path, *args)[0])  # that run recorded 9.9.9: built once, then served
     assert _served(_report(tmp_path, *args)[0])
     assert not _served(_report(tmp_path, *args, patch="record.package_fingerprint = lambda: 'other code'")[0])
     # the page's own template, style and script are part of what it is made from
@@ -184,8 +205,7 @@ def test_a_folder_with_a_symlink_or_a_damaged_dump_is_never_recorded(dumps, tmp_
     assert not _served(_report(tmp_path, "out", "-o", "page.html", "--no-layouts")[0])
     link.unlink()
     damaged = dumps / "broken"
-    shutil.copytree(next(kernel_dir.iterdir()) if not (kernel_dir / "manifest.json").exists() else kernel_dir,
-                    damaged)
+    shutil.copytree(next(kernel_dir.iterdir()) if not (kernel_dir / "manifest.json").exists() else kernel_dir, damaged)
     (damaged / "manifest.json").write_text("{not json")
     for _ in range(2):
         out, err = _report(tmp_path, "out", "-o", "page.html", "--no-layouts")

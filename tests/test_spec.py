@@ -53,26 +53,34 @@ def test_do_not_specialize_drops_the_hint_like_a_launch():
 
 def test_named_form_equals_positional():
     a = bound(VECTOR_ADD, "*fp16, *fp16, *fp16, i32:16, 512")
-    b = bound(VECTOR_ADD, None, named=["x_ptr=*fp16", "y_ptr=*fp16:16", "out_ptr=*fp16", "n_elements=i32:16"],
-              consts=["BLOCK_SIZE=512"])
+    b = bound(
+        VECTOR_ADD,
+        None,
+        named=["x_ptr=*fp16", "y_ptr=*fp16:16", "out_ptr=*fp16", "n_elements=i32:16"],
+        consts=["BLOCK_SIZE=512"],
+    )
     assert a[2:] == b[2:]
 
 
 def test_matmul_signature_from_the_issue():
-    _, options, sig, constexprs, attrs = bound(MATMUL, "*fp16:16, *fp16:16, *fp16:16, i32, i32, i32, i32, i32:1, "
-                                                      "i32, i32:1, i32, i32:1, 128, 128, 64, 8")
+    _, options, sig, constexprs, attrs = bound(
+        MATMUL, "*fp16:16, *fp16:16, *fp16:16, i32, i32, i32, i32, i32:1, i32, i32:1, i32, i32:1, 128, 128, 64, 8"
+    )
     assert constexprs[(7,)] == 1 and constexprs[(12,)] == 128 and constexprs[(15,)] == 8
     assert options.num_warps == 4
 
 
-@pytest.mark.parametrize("text, message", [
-    ("*fp17", "unknown pointer element type 'fp17'"),
-    ("*fp32:3", "power of two"),
-    ("i32:8", "must be :16"),
-    ("fp32:16", "takes no ':' hint"),
-    ("banana", "cannot read 'banana'"),
-    ("", "empty element"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("*fp17", "unknown pointer element type 'fp17'"),
+        ("*fp32:3", "power of two"),
+        ("i32:8", "must be :16"),
+        ("fp32:16", "takes no ':' hint"),
+        ("banana", "cannot read 'banana'"),
+        ("", "empty element"),
+    ],
+)
 def test_bad_elements_say_which_and_why(text, message):
     with pytest.raises(BadInput, match=message) as e:
         parse_element(text, "element 2 (y_ptr)")
@@ -91,7 +99,10 @@ def test_type_given_for_constexpr_is_refused():
 
 def test_split_keeps_brackets_and_quotes_together():
     assert split_signature("*fp32, gl.BlockedLayout([4], [32], [4], [0]), 'a,b'") == [
-        "*fp32", " gl.BlockedLayout([4], [32], [4], [0])", " 'a,b'"]
+        "*fp32",
+        " gl.BlockedLayout([4], [32], [4], [0])",
+        " 'a,b'",
+    ]
 
 
 def test_options_are_typed_and_checked():

@@ -61,8 +61,10 @@ def test_stage_names_are_listed_only_in_the_registry_and_one_adapter_module():
 
 
 def test_the_scan_sees_a_stage_list_and_lets_a_language_table_pass():
-    code = ('A = ("ttgir", "ptx")\nB = {"sass": 1, "amdgcn": 2}\nC = {"mlir": 1, "ptx": 2}\n'
-            'D = ("source", "kind")\nif s in ("cubin", "hsaco"): pass\n')
+    code = (
+        'A = ("ttgir", "ptx")\nB = {"sass": 1, "amdgcn": 2}\nC = {"mlir": 1, "ptx": 2}\n'
+        'D = ("source", "kind")\nif s in ("cubin", "hsaco"): pass\n'
+    )
     assert [line for line, _ in _stage_lists(ast.parse(code))] == [1, 2, 5]
 
 
@@ -75,7 +77,7 @@ def test_rows_are_unique_and_well_formed():
         assert s.language in ("python", "mlir", "llvm", "ptx", "sass", "amdgcn", "binary"), s
         assert s.text == (s.language != "binary"), s
         assert s.description, s
-        assert not s.pinnable or (s.language == "mlir" and s.passes), s   # pins compile onward from MLIR
+        assert not s.pinnable or (s.language == "mlir" and s.passes), s  # pins compile onward from MLIR
         assert s.text or not (s.mapped or s.lexer or s.page or s.launch_check), s
 
 
@@ -96,7 +98,7 @@ def test_a_real_cuda_dump_writes_only_registry_stages_of_its_vendor():
 def test_vendor_stages():
     hip = stages.names(vendor="hip")
     assert "amdgcn" in hip and "hsaco" in hip and "ptx" not in hip
-    assert stages.names(vendor="cuda") == ("ptx", "cubin", "sass")   # pipeline order: the --stage message's
+    assert stages.names(vendor="cuda") == ("ptx", "cubin", "sass")  # pipeline order: the --stage message's
     assert not set(stages.names(vendor=None)) & (set(hip) | set(stages.names(vendor="cuda")))
 
 
@@ -111,7 +113,7 @@ def test_every_text_stage_has_a_normaliser_and_every_mapped_stage_a_location_par
 
 
 def test_a_stage_is_normalised_by_its_language_and_an_unknown_one_as_plain_text():
-    mlir = '%0 = tt.load %x loc(#loc3)\n'
+    mlir = "%0 = tt.load %x loc(#loc3)\n"
     assert normalize.normalize("glir", mlir).lines == normalize.mlir(mlir).lines
     assert normalize.normalize("frontend", mlir).lines == normalize.mlir(mlir).lines
     assert normalize.normalize("not-a-stage", "a  \n\nb\n").lines == ["a", "b"]
@@ -119,7 +121,7 @@ def test_a_stage_is_normalised_by_its_language_and_an_unknown_one_as_plain_text(
 
 def test_lookups():
     assert stages.get("nope") is None and stages.language("nope") is None and stages.description("nope") == ""
-    assert stages.from_triton("source") == "frontend"   # Triton's "source" is the frontend's TTIR
+    assert stages.from_triton("source") == "frontend"  # Triton's "source" is the frontend's TTIR
     assert stages.from_triton("ttgir") == "ttgir" and stages.from_triton("launcher_src") == "launcher_src"
     assert stages.BINARY == ("cubin", "hsaco")
     assert set(stages.MLIR) == {"frontend", "ttir", "glir", "ttgir"}
@@ -141,7 +143,18 @@ def test_the_command_lines_stage_choices_are_unchanged():
         assert isinstance(option.type, click.Choice)
         return list(option.type.choices)
 
-    assert choices("dump") == ["source", "frontend", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn",
-                               "hsaco", "glir"]
+    assert choices("dump") == [
+        "source",
+        "frontend",
+        "ttir",
+        "ttgir",
+        "llir",
+        "ptx",
+        "cubin",
+        "sass",
+        "amdgcn",
+        "hsaco",
+        "glir",
+    ]
     assert choices("diff") == ["source", "frontend", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn", "glir"]
     assert choices("lines") == ["ttir", "ttgir", "llir", "ptx", "sass", "amdgcn", "glir"]

@@ -26,8 +26,13 @@ AMDGCN_TAIL = """; NumVgprs: 222
 
 def test_ptxas_report():
     r = stats.ptxas_resources(PTXAS_LOG)
-    assert r == {"registers": 255, "stack_bytes": 656, "spill_store_bytes": 700, "spill_load_bytes": 680,
-                 "named_barriers": 1}
+    assert r == {
+        "registers": 255,
+        "stack_bytes": 656,
+        "spill_store_bytes": 700,
+        "spill_load_bytes": 680,
+        "named_barriers": 1,
+    }
 
 
 def test_amd_metadata():
@@ -76,8 +81,10 @@ def test_nvidia_occupancy_limits():
 
 
 def test_ttgir_layouts():
-    ttgir = ('#blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>\n'
-             'module attributes {"ttg.num-warps" = 8 : i32} {\n  %1 = ttg.convert_layout %0 : x\n}\n')
+    ttgir = (
+        "#blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>\n"
+        'module attributes {"ttg.num-warps" = 8 : i32} {\n  %1 = ttg.convert_layout %0 : x\n}\n'
+    )
     facts = stats.ttgir_facts(ttgir)
     assert facts["num_warps"] == 8 and facts["convert_layout"] == 1
     assert facts["layouts"][0]["alias"] == "blocked" and facts["layouts"][0]["kind"] == "blocked"

@@ -18,8 +18,9 @@ from irscope.timing import launch
 from tests.helpers import MATMUL, VECTOR_ADD
 
 ADD = "*fp32, *fp32, *fp32, i32:16, 1024"
-MATMUL_SIG = ("*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, "
-              "128, 128, 64, 8")
+MATMUL_SIG = (
+    "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
+)
 HEAD = '[recipe]\ntarget = "h100"\npurpose = "a test"\n'
 
 
@@ -73,8 +74,9 @@ PIN_CASES = [
 ]
 
 
-@pytest.mark.parametrize("file, sig, target, option, value, words", PIN_CASES,
-                         ids=[f"{c[3]} {c[4]}" for c in PIN_CASES])
+@pytest.mark.parametrize(
+    "file, sig, target, option, value, words", PIN_CASES, ids=[f"{c[3]} {c[4]}" for c in PIN_CASES]
+)
 def test_bad_pin_is_one_line_exit_2_nothing_written(capsys, tmp_path, file, sig, target, option, value, words):
     out = tmp_path / "out"
     code, _, err = run_main(capsys, "dump", str(file), "-s", sig, "-t", target, "-o", str(out), option, value)
@@ -89,22 +91,22 @@ RECIPE_CASES = [
     (HEAD + "bogus = 1\n", ["bogus"]),
     ('[recipe]\ntarget = "h999"\npurpose = "x"\n', ["h999"]),
     ('[recipe]\ntarget = 90\npurpose = "x"\n', ["target"]),
-    ("[recipe]\npurpose = \"no target\"\n", ["target"]),
+    ('[recipe]\npurpose = "no target"\n', ["target"]),
     (HEAD + "[options]\nnum_warps = 3\n", [":5:", "num_warps", "power of 2"]),
-    (HEAD + "[options]\nnum_warps = \"four\"\n", [":5:", "num_warps"]),
+    (HEAD + '[options]\nnum_warps = "four"\n', [":5:", "num_warps"]),
     (HEAD + "[options]\nnum_stages = 1000000000000000000\n", [":5:", "out of range"]),
     (HEAD + "[options]\nnum_warp = 4\n", [":5:", "num_warp", "num_warps"]),
     (HEAD + "[env]\nTRITON_NOT_A_KNOB = 1\n", [":5:", "TRITON_NOT_A_KNOB"]),
-    (HEAD + "[constexprs]\n\"1x\" = 4\n", [":5:", "parameter name"]),
+    (HEAD + '[constexprs]\n"1x" = 4\n', [":5:", "parameter name"]),
     (HEAD + "[constexprs]\nBLOCK = { NotALayout = { a = 1 } }\n", [":5:", "not a Gluon layout class"]),
     (HEAD + "[loops.abc]\nnum_stages = 2\n", ["abc"]),
-    (HEAD + "[loops.33]\nnum_stages = \"two\"\n", ["num_stages"]),
+    (HEAD + '[loops.33]\nnum_stages = "two"\n', ["num_stages"]),
     (HEAD + "[layouts]\nblocked = 4\n", ["blocked"]),
     (HEAD + "[variant.v]\npurpose = 1\n", ["purpose"]),
     (HEAD + "[variant.v.options]\nnum_warps = 6\n", ["num_warps", "power of 2"]),
     (HEAD + "[kernel.matmul_kernel.options]\nmaxnreg = true\n", ["maxnreg"]),
     (HEAD + "[options\n", ["not valid TOML"]),
-    (HEAD.encode() + b'[options]\n# caf\xe9\n', ["not UTF-8", ":5:"]),
+    (HEAD.encode() + b"[options]\n# caf\xe9\n", ["not UTF-8", ":5:"]),
     (b"\xff\xfe[recipe]\n", ["not UTF-8"]),
 ]
 
@@ -125,11 +127,15 @@ def test_bad_recipe_check_is_one_line_exit_2(capsys, tmp_path, text, words):
     assert_one_error_line(code, err, "r.toml", *words)
 
 
-@pytest.mark.parametrize("argv, words", [
-    (("recipes", "show", "no-such-recipe"), ["no-such-recipe"]),
-    (("recipes", "show", "h100", "--variant", "no-such-variant"), ["no-such-variant"]),
-    (("recipes", "check", "/nonexistent/r.toml"), ["r.toml"]),
-], ids=["show-unknown", "show-unknown-variant", "check-missing-file"])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (("recipes", "show", "no-such-recipe"), ["no-such-recipe"]),
+        (("recipes", "show", "h100", "--variant", "no-such-variant"), ["no-such-variant"]),
+        (("recipes", "check", "/nonexistent/r.toml"), ["r.toml"]),
+    ],
+    ids=["show-unknown", "show-unknown-variant", "check-missing-file"],
+)
 def test_bad_recipes_command_is_one_line_exit_2(capsys, argv, words):
     code, _, err = run_main(capsys, *argv)
     assert_one_error_line(code, err, *words)
@@ -144,7 +150,7 @@ def test_bad_recipe_through_dump_writes_nothing(capsys, tmp_path):
 
 
 def test_one_non_utf8_recipe_does_not_break_the_list(capsys, tmp_path, monkeypatch):
-    (tmp_path / "latin.toml").write_bytes(HEAD.encode() + b'# caf\xe9\n')
+    (tmp_path / "latin.toml").write_bytes(HEAD.encode() + b"# caf\xe9\n")
     monkeypatch.setenv("IRSCOPE_RECIPES", str(tmp_path))
     code, out, err = run_main(capsys, "recipes", "list")
     assert code == 0, err
@@ -201,16 +207,19 @@ def test_bad_launch_args_are_bad_input_quickly(text, words):
     assert str(e.value).startswith("--args")
 
 
-@pytest.mark.parametrize("text, words", [
-    ("0", "positive integers"),
-    ("2**40", "at most 2147483647"),
-    ("(1, 70000)", "at most 65535"),
-    ("(1, 2, 3, 4)", "1 to 3"),
-    ("1/0", "division by zero"),
-    ("9**9**9", "too large"),
-    ("M", "unknown name 'M'"),
-    ("randn(4, fp32)", "positive integers"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("0", "positive integers"),
+        ("2**40", "at most 2147483647"),
+        ("(1, 70000)", "at most 65535"),
+        ("(1, 2, 3, 4)", "1 to 3"),
+        ("1/0", "division by zero"),
+        ("9**9**9", "too large"),
+        ("M", "unknown name 'M'"),
+        ("randn(4, fp32)", "positive integers"),
+    ],
+)
 def test_bad_launch_grid_is_bad_input(text, words):
     with pytest.raises(BadInput) as e:
         launch.parse_grid(text, {})
@@ -218,8 +227,10 @@ def test_bad_launch_grid_is_bad_input(text, words):
 
 
 def test_the_launch_grammar_still_evaluates_what_is_valid():
-    args = launch.parse_args("M=4096, K=2**12, a=randn(M, K, fp16), off=a[8:], t=a.T, n=numel(a), s=stride(t, 0), "
-                             "c=cdiv(M, 128) * max(1, 2), f=-2**0.5, big=2**62")
-    assert args["K"] == 4096 and args["n"] == 4096 * 4096 and args["c"] == 64 and args["big"] == 2 ** 62
+    args = launch.parse_args(
+        "M=4096, K=2**12, a=randn(M, K, fp16), off=a[8:], t=a.T, n=numel(a), s=stride(t, 0), "
+        "c=cdiv(M, 128) * max(1, 2), f=-2**0.5, big=2**62"
+    )
+    assert args["K"] == 4096 and args["n"] == 4096 * 4096 and args["c"] == 64 and args["big"] == 2**62
     assert args["off"].offset == 8 and args["s"] == 1
     assert launch.parse_grid("(cdiv(M, 128), 2)", args) == (32, 2, 1)

@@ -21,8 +21,7 @@ def _marks(decorators: list[ast.expr]) -> set[str]:
     names = set()
     for d in decorators:
         for node in ast.walk(d):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) \
-                    and node.value.attr == "mark":
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "mark":
                 names.add(node.attr)
             elif isinstance(node, ast.Name) and node.id.startswith("needs_"):
                 names.add(node.id)
@@ -36,8 +35,13 @@ def _needs_torch(body: list[ast.stmt]) -> bool:
             return True
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch":
             return True
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "importorskip" and node.args \
-                and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).split(".")[0] == "torch":
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", "") == "importorskip"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and str(node.args[0].value).split(".")[0] == "torch"
+        ):
             return True
     return False
 
@@ -49,8 +53,9 @@ def _torch_marked_names(tree: ast.Module) -> set[str]:
     for node in tree.body:
         if isinstance(node, ast.Assign) and "torch" in _marks([node.value]):
             names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        if isinstance(node, ast.FunctionDef) and "torch" in _marks([n for n in ast.walk(node)
-                                                                     if isinstance(n, ast.Attribute)]):
+        if isinstance(node, ast.FunctionDef) and "torch" in _marks(
+            [n for n in ast.walk(node) if isinstance(n, ast.Attribute)]
+        ):
             names.add(node.name)
     return names
 
@@ -83,12 +88,15 @@ def test_every_test_that_imports_torch_is_marked_torch():
 
 def test_the_check_sees_an_unmarked_torch_test(tmp_path):
     """The rule above can fail: an unmarked test that imports torch, and a module importing it at its top."""
-    (tmp_path / "test_x.py").write_text("import pytest\n\n\ndef test_a():\n    import torch\n\n\n"
-                                        "@pytest.mark.torch\ndef test_b():\n    pytest.importorskip('torch')\n")
+    (tmp_path / "test_x.py").write_text(
+        "import pytest\n\n\ndef test_a():\n    import torch\n\n\n"
+        "@pytest.mark.torch\ndef test_b():\n    pytest.importorskip('torch')\n"
+    )
     assert _unmarked_torch_tests(tmp_path / "test_x.py") == ["test_x.py::test_a"]
     (tmp_path / "test_y.py").write_text("import pytest\ntorch = pytest.importorskip('torch')\n")
     assert _unmarked_torch_tests(tmp_path / "test_y.py") == [
-        "test_y.py: imports torch at its top without pytestmark = pytest.mark.torch"]
+        "test_y.py: imports torch at its top without pytestmark = pytest.mark.torch"
+    ]
 
 
 class _Item:
@@ -106,12 +114,15 @@ class _Item:
 @pytest.mark.parametrize("torch_found", [True, False])
 def test_conftest_skips_torch_tests_only_where_torch_is_missing(monkeypatch, torch_found):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: (real("json") if torch_found else None) if name == "torch" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: (real("json") if torch_found else None) if name == "torch" else real(name, *a),
+    )
     monkeypatch.setattr(conftest, "_no_cuda_gpu", lambda: "")
     torch_test, plain, gpu_test = _Item("torch"), _Item(), _Item("torch", "gpu")
     conftest.pytest_collection_modifyitems(None, [torch_test, plain, gpu_test])
-    assert plain.added == [] and gpu_test.added == []   # a gpu test has the gpu rule's own reason
+    assert plain.added == [] and gpu_test.added == []  # a gpu test has the gpu rule's own reason
     if torch_found:
         assert torch_test.added == []
     else:
@@ -119,12 +130,15 @@ def test_conftest_skips_torch_tests_only_where_torch_is_missing(monkeypatch, tor
         assert mark.name == "skipif" and mark.args == (True,) and mark.kwargs["reason"].startswith("needs torch:")
 
 
-@pytest.mark.parametrize("dist, args, expected", [
-    ("load", ("-n", "auto"), "loadfile"),            # -n alone: one worker per test file
-    ("load", ("-n", "2", "--dist", "load"), "load"),  # asked for: kept
-    ("load", ("-n", "2", "--dist=worksteal"), "load"),
-    ("no", (), "no"),                                # no xdist run: nothing set
-])
+@pytest.mark.parametrize(
+    "dist, args, expected",
+    [
+        ("load", ("-n", "auto"), "loadfile"),  # -n alone: one worker per test file
+        ("load", ("-n", "2", "--dist", "load"), "load"),  # asked for: kept
+        ("load", ("-n", "2", "--dist=worksteal"), "load"),
+        ("no", (), "no"),  # no xdist run: nothing set
+    ],
+)
 def test_xdist_gives_a_test_file_to_one_worker_unless_told_otherwise(dist, args, expected):
     class Config:
         option = type("Option", (), {"dist": dist})()

@@ -62,8 +62,7 @@ class StandInTimers:
         for i, name in enumerate(names):
             samples[name] = [true_ms(name) * (1 + 0.002 * ((r + i) % 3)) for r in range(12)]
             rows.append(VariantReport(name, {}, "ok", "", statistics.summarize(samples[name]), None))
-        return [Batch(BenchReport(self.name, "x", 12, 0.1, 0.005, rows, "stand-in", samples), "the stand-in",
-                      names[0])]
+        return [Batch(BenchReport(self.name, "x", 12, 0.1, 0.005, rows, "stand-in", samples), "the stand-in", names[0])]
 
     def retime(self, configs):
         self.start()
@@ -119,8 +118,12 @@ def test_a_repeated_sweep_reuses_and_a_widened_one_times_only_the_new_configs(tm
 def test_a_changed_method_is_not_reused(tmp_path):
     db = History(tmp_path / "s.sqlite")
     timed_sweep(tmp_path, db, StandInTimers(), "num_warps=2,4")
-    engine = sweep.Engine(jobs=2, timers=(t := StandInTimers()), history=db,
-                          method={"launch": "stand-in", "max_seconds": 1, "graph": "on"})
+    engine = sweep.Engine(
+        jobs=2,
+        timers=(t := StandInTimers()),
+        history=db,
+        method={"launch": "stand-in", "max_seconds": 1, "graph": "on"},
+    )
     sweep.compile_and_time(configs_of("num_warps=2,4"), tmp_path / "o", engine, lambda c: None)
     assert len(t.batches[0]) == 2
 
@@ -128,9 +131,21 @@ def test_a_changed_method_is_not_reused(tmp_path):
 def _writer(path: str, n: int) -> None:
     db = History(path)
     for i in range(n):
-        db.record({"started": float(i), "kernel": "k", "configs": 1}, [
-            {"cache_key": f"key{i}", "label": "x", "device": "d", "triton": "t", "method": "m",
-             "median_ms": 1.0, "samples": [1.0], "status": "ok"}])
+        db.record(
+            {"started": float(i), "kernel": "k", "configs": 1},
+            [
+                {
+                    "cache_key": f"key{i}",
+                    "label": "x",
+                    "device": "d",
+                    "triton": "t",
+                    "method": "m",
+                    "median_ms": 1.0,
+                    "samples": [1.0],
+                    "status": "ok",
+                }
+            ],
+        )
 
 
 def test_concurrent_sweeps_on_one_database(tmp_path):
@@ -180,11 +195,19 @@ def test_a_timed_search_carries_the_incumbent_into_each_generation(tmp_path):
     base = jobs.resolve_one(jobs.Request(VECTOR_ADD, ("add_kernel",), SIG, target="h100"), "a sweep explores")
     axes = parse_axes(["num_warps=1..16:pow2", "BLOCK_SIZE=128..4096:pow2"], base)
     timers = StandInTimers()
-    run = sweep.search_and_time(search.make_strategy("random", axes, 1), lambda i, v: make_config(base, i, v),
-                                tmp_path, sweep.Engine(jobs=1, timers=timers), lambda c: None, trials=24,
-                                time_budget=None, max_registers=None, name="random")
+    run = sweep.search_and_time(
+        search.make_strategy("random", axes, 1),
+        lambda i, v: make_config(base, i, v),
+        tmp_path,
+        sweep.Engine(jobs=1, timers=timers),
+        lambda c: None,
+        trials=24,
+        time_budget=None,
+        max_registers=None,
+        name="random",
+    )
     tried = [c for c in run.configs if not search.pruned(c)]
-    gens = timers.batches[:run.search.generations]
+    gens = timers.batches[: run.search.generations]
     assert len(gens) == 3 and len(gens[0]) == 8, "8 a generation (at least 8 when timed), 24 trials"
     for g in range(1, len(gens)):
         so_far = [n for batch in gens[:g] for n in batch]

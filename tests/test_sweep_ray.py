@@ -64,8 +64,11 @@ def test_ray_sweep_equals_the_local_pool(cluster, tmp_path):
 
 def test_bad_cluster_input_is_one_line_exit_2(cluster, tmp_path, monkeypatch):
     base = ["sweep", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--grid", "num_warps=4,8", "-o", str(tmp_path / "o")]
-    for argv, word in ((["--cluster", "ray:127.0.0.1:1"], "does not answer"), (["--cluster", "slurm"], "slurm"),
-                       (["--cluster", "ray:"], "ray:ADDRESS")):
+    for argv, word in (
+        (["--cluster", "ray:127.0.0.1:1"], "does not answer"),
+        (["--cluster", "slurm"], "slurm"),
+        (["--cluster", "ray:"], "ray:ADDRESS"),
+    ):
         r = run_cli(*base, *argv)
         assert r.code == 2 and word in r.err and len(r.err.strip().splitlines()) == 1, r.err
         assert not (tmp_path / "o").exists()
@@ -76,8 +79,22 @@ def test_bad_cluster_input_is_one_line_exit_2(cluster, tmp_path, monkeypatch):
 
 def test_cli_on_the_cluster(cluster, tmp_path):
     c, _ = cluster
-    r = run_cli("sweep", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--grid", "num_warps=2,4", "--no-cache",
-                "--cluster", f"ray:{c.address}", "-o", str(tmp_path / "o"), "--json")
+    r = run_cli(
+        "sweep",
+        str(VECTOR_ADD),
+        "-s",
+        SIG,
+        "-t",
+        "h100",
+        "--grid",
+        "num_warps=2,4",
+        "--no-cache",
+        "--cluster",
+        f"ray:{c.address}",
+        "-o",
+        str(tmp_path / "o"),
+        "--json",
+    )
     assert r.code == 0, r.err
     assert {x["status"] for x in json.loads(r.out)["configs"]} == {"ok"}
 
@@ -85,7 +102,7 @@ def test_cli_on_the_cluster(cluster, tmp_path):
 # ---------------------------------------------------------------- timing actors, with a stand-in
 
 
-TRUE_MS = {1: 0.030, 2: 0.020, 4: 0.012, 8: 0.013}   # by num_warps; BLOCK_SIZE adds a little
+TRUE_MS = {1: 0.030, 2: 0.020, 4: 0.012, 8: 0.013}  # by num_warps; BLOCK_SIZE adds a little
 
 
 class StandInActor:
@@ -113,7 +130,7 @@ class StandInActor:
     def finish(self):
         if self._slow() > 1 and self.measure.get("die") and os.path.exists(self.measure["die"]):
             os.remove(self.measure["die"])
-            os._exit(1)   # the actor's process dies mid-batch
+            os._exit(1)  # the actor's process dies mid-batch
         rows, samples = [], {}
         for i, name in enumerate(self.names):
             warps = int(name.split("num_warps=")[1].split(",")[0])
@@ -127,8 +144,13 @@ class StandInActor:
 @pytest.fixture
 def stand_in(cluster):
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    return {"head": ray.get_runtime_context().get_node_id(), "max_seconds": 1, "prune": 0.01, "graph": "off",
-            "duty": 0.5}
+    return {
+        "head": ray.get_runtime_context().get_node_id(),
+        "max_seconds": 1,
+        "prune": 0.01,
+        "graph": "off",
+        "duty": 0.5,
+    }
 
 
 def test_timing_on_two_gpus_meets_through_the_reference_and_retimes_the_finalists(stand_in, tmp_path):
@@ -136,8 +158,9 @@ def test_timing_on_two_gpus_meets_through_the_reference_and_retimes_the_finalist
     timers = ray_engine.Timers(None, stand_in, StandInActor)
     try:
         assert len(timers.actors) == 2
-        run = sweep.compile_and_time(configs, tmp_path, sweep.Engine(use_cache=False, cluster="ray", timers=timers),
-                                     lambda c: None)
+        run = sweep.compile_and_time(
+            configs, tmp_path, sweep.Engine(use_cache=False, cluster="ray", timers=timers), lambda c: None
+        )
     finally:
         timers.close()
     t = run.timed
@@ -147,8 +170,12 @@ def test_timing_on_two_gpus_meets_through_the_reference_and_retimes_the_finalist
     assert t.batches in (2, 3) and any("re-timed together" in n for n in t.notes) == (t.batches == 3), t.notes
     assert set(best) <= set(t.final.samples), "the winner's batch timed every finalist"
     order = sorted((r for r in t.rows.values()), key=lambda r: r.estimate_ms)
-    truth = sorted(t.rows, key=lambda n: TRUE_MS[int(n.split("num_warps=")[1].split(",")[0])]
-                   + int(n.split("BLOCK_SIZE=")[1]) / 1024 * 1e-4)
+    truth = sorted(
+        t.rows,
+        key=lambda n: (
+            TRUE_MS[int(n.split("num_warps=")[1].split(",")[0])] + int(n.split("BLOCK_SIZE=")[1]) / 1024 * 1e-4
+        ),
+    )
     assert [r.name for r in order] == truth, "estimates rank as the true times do"
     assert all(r.paired for r in t.rows.values() if r.name in t.final.samples and r.name != t.winner.name)
 
@@ -160,8 +187,9 @@ def test_a_timing_actor_that_dies_loses_only_its_batch(stand_in, tmp_path):
     configs = _configs(axes=("num_warps=2,4,8", "BLOCK_SIZE=256"))
     timers = ray_engine.Timers(None, measure, StandInActor)
     try:
-        run = sweep.compile_and_time(configs, tmp_path / "o", sweep.Engine(cluster="ray", timers=timers),
-                                     lambda c: None)
+        run = sweep.compile_and_time(
+            configs, tmp_path / "o", sweep.Engine(cluster="ray", timers=timers), lambda c: None
+        )
     finally:
         timers.close()
     assert any("died" in n and "timed again" in n for n in run.timed.notes), run.timed.notes
@@ -170,8 +198,9 @@ def test_a_timing_actor_that_dies_loses_only_its_batch(stand_in, tmp_path):
 
 
 def test_a_compiler_crash_on_ray_is_that_configs_result_not_a_retry(cluster, tmp_path):
-    base = jobs.resolve_one(jobs.Request(DATA / "crashes_compiler.py", (), "*fp32, *fp32, i32:16, 256",
-                                         target="h100"), "a sweep explores")
+    base = jobs.resolve_one(
+        jobs.Request(DATA / "crashes_compiler.py", (), "*fp32, *fp32, i32:16, 256", target="h100"), "a sweep explores"
+    )
     configs = expand(base, parse_axes(["BLOCK=256,512,1024"], base))
     sweep.compile_and_time(configs, tmp_path, sweep.Engine(use_cache=False, cluster="ray"), lambda c: None)
     status = {c.values["BLOCK"]: c for c in configs}
@@ -184,12 +213,15 @@ def test_a_compiler_crash_on_ray_is_that_configs_result_not_a_retry(cluster, tmp
 
 def test_a_removed_node_loses_only_its_configs_which_are_compiled_again(cluster, tmp_path):
     c, second = cluster
-    slow = tmp_path / "slow_add.py"   # each worker takes 4 s to load it: the node goes while its task runs
+    slow = tmp_path / "slow_add.py"  # each worker takes 4 s to load it: the node goes while its task runs
     slow.write_text("import time\ntime.sleep(4)\n" + VECTOR_ADD.read_text())
     configs = _configs(slow, ("num_warps=1,2,4,8",))
     seen = []
-    worker = threading.Thread(target=ray_engine.compile_all, args=(configs, tmp_path / "o", 120, seen.append),
-                              kwargs={"use_cache": False, "with_sass": False})
+    worker = threading.Thread(
+        target=ray_engine.compile_all,
+        args=(configs, tmp_path / "o", 120, seen.append),
+        kwargs={"use_cache": False, "with_sass": False},
+    )
     worker.start()
     time.sleep(2)
     c.remove_node(second)

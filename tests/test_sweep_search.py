@@ -26,7 +26,7 @@ from tests.helpers import MATMUL, VECTOR_ADD, run_cli
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
-LIMIT = 228 * 1024     # an H100's shared memory per block
+LIMIT = 228 * 1024  # an H100's shared memory per block
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +35,10 @@ def base():
 
 
 def _axes(base):
-    return parse_axes(["BLOCK_M=16..256:pow2", "BLOCK_N=16..256:pow2", "BLOCK_K=32..128:step32", "num_stages=1..5",
-                       "num_warps=4,8"], base)
+    return parse_axes(
+        ["BLOCK_M=16..256:pow2", "BLOCK_N=16..256:pow2", "BLOCK_K=32..128:step32", "num_stages=1..5", "num_warps=4,8"],
+        base,
+    )
 
 
 def _fake_compile(batch: list[Config]) -> None:
@@ -50,17 +52,29 @@ def _fake_compile(batch: list[Config]) -> None:
             continue
         c.status = "ok"
         spills = 64 if v["num_warps"] == 4 and v["BLOCK_M"] * v["BLOCK_N"] >= 256 * 256 else 0
-        c.stats = {"registers": 40 + v["BLOCK_M"] * v["BLOCK_N"] // (32 * v["num_warps"] * 4), "spills": spills,
-                   "shared_bytes": shared, "occupancy": {"occupancy": max(0.125, 1 - shared / LIMIT)}}
+        c.stats = {
+            "registers": 40 + v["BLOCK_M"] * v["BLOCK_N"] // (32 * v["num_warps"] * 4),
+            "spills": spills,
+            "shared_bytes": shared,
+            "occupancy": {"occupancy": max(0.125, 1 - shared / LIMIT)},
+        }
 
 
 def _run(base, name: str, seed: int, trials: int = 60):
     strategy = search.make_strategy(name, _axes(base), seed)
     log = search.SearchLog(name, "static")
     proposed: list[Config] = []
-    tried = search.search(strategy, lambda i, v: make_config(base, i, v), trials=trials, time_budget=None, width=4,
-                          compile_batch=lambda b: (proposed.extend(b), _fake_compile(b)), objective=None,
-                          max_registers=None, log=log)
+    tried = search.search(
+        strategy,
+        lambda i, v: make_config(base, i, v),
+        trials=trials,
+        time_budget=None,
+        width=4,
+        compile_batch=lambda b: (proposed.extend(b), _fake_compile(b)),
+        objective=None,
+        max_registers=None,
+        log=log,
+    )
     return tried, log
 
 
@@ -77,10 +91,13 @@ def test_a_seeded_search_is_reproducible_and_never_proposes_what_cannot_fit(base
     assert [x.label for x in c] != [x.label for x in a], "another seed, other proposals"
     assert len({x.label for x in a}) == len(a), "never the same config twice"
     too_big = []
-    for cfg in a:   # no proposal needs the shared memory of one seen not to fit before it
+    for cfg in a:  # no proposal needs the shared memory of one seen not to fit before it
         v = cfg.values
-        assert not any(all(v[k] >= x[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages"))
-                       and v["num_warps"] == x["num_warps"] for x in too_big), cfg.label
+        assert not any(
+            all(v[k] >= x[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages"))
+            and v["num_warps"] == x["num_warps"]
+            for x in too_big
+        ), cfg.label
         if cfg.status == "does not fit":
             too_big.append(v)
     assert log.proposed == len(a) and log.pruned == sum(1 for x in a if search.pruned(x))
@@ -101,8 +118,17 @@ def test_grid_search_stops_at_trials_and_the_space(base):
     small = parse_axes(["num_warps=4,8", "num_stages=2,3"], base)
     s = search.make_strategy("random", small, 0)
     log = search.SearchLog("random", "static")
-    tried = search.search(s, lambda i, v: make_config(base, i, v), trials=None, time_budget=None, width=3,
-                          compile_batch=_fake_compile_small, objective=None, max_registers=None, log=log)
+    tried = search.search(
+        s,
+        lambda i, v: make_config(base, i, v),
+        trials=None,
+        time_budget=None,
+        width=3,
+        compile_batch=_fake_compile_small,
+        objective=None,
+        max_registers=None,
+        log=log,
+    )
     assert len(tried) == 4 and log.stopped == "every config of the space was tried"
 
 
@@ -112,8 +138,9 @@ def _fake_compile_small(batch):
 
 
 def test_static_pruning_and_the_static_objective():
-    ok = Config(0, "a", {}, None, None, status="ok", stats={"registers": 100, "spills": 0,
-                                                            "occupancy": {"occupancy": 0.5}})
+    ok = Config(
+        0, "a", {}, None, None, status="ok", stats={"registers": 100, "spills": 0, "occupancy": {"occupancy": 0.5}}
+    )
     assert search.pruned(ok) == "" and search.pruned(ok, max_registers=64).startswith("100 registers")
     assert search.pruned(Config(1, "b", {}, None, None, status="does not fit")) == "does not fit"
     assert search.pruned(Config(2, "c", {}, None, None, status="ok", stats={"spills": 8})) == "spills"
@@ -126,9 +153,17 @@ def test_static_pruning_and_the_static_objective():
 def test_a_real_search_compiles_only_what_it_proposes(tmp_path):
     base = jobs.resolve_one(jobs.Request(VECTOR_ADD, ("add_kernel",), SIG, target="h100"), "a sweep explores")
     axes = parse_axes(["num_warps=1..8:pow2", "BLOCK_SIZE=128..4096:pow2"], base)
-    run = sweep.search_and_time(search.make_strategy("random", axes, 5), lambda i, v: make_config(base, i, v),
-                                tmp_path, sweep.Engine(jobs=2, use_cache=False), lambda c: None, trials=5,
-                                time_budget=None, max_registers=None, name="random")
+    run = sweep.search_and_time(
+        search.make_strategy("random", axes, 5),
+        lambda i, v: make_config(base, i, v),
+        tmp_path,
+        sweep.Engine(jobs=2, use_cache=False),
+        lambda c: None,
+        trials=5,
+        time_budget=None,
+        max_registers=None,
+        name="random",
+    )
     assert len(run.configs) == 5 and {c.status for c in run.configs} == {"ok"}
     assert run.search.generations == 3 and run.search.objective.startswith("static rank (not timed)")
     assert len(list(tmp_path.glob("add_kernel/*/manifest.json"))) == 5
@@ -142,8 +177,14 @@ def test_ranges():
     assert expand_values("n", "1..4", "") == ["1", "2", "3", "4"]
     assert expand_values("K", "32..128:step32", "") == ["32", "64", "96", "128"]
     assert expand_values("K", "8,32..64:step32", "") == ["8", "32", "64"]
-    for bad, word in (("256..16", "empty"), ("5..7:pow2", "empty"), ("1..8:pow3", "not a range"),
-                      ("1..8:step0", "not a range"), ("a..b", "not a range"), ("1..99999999", "over")):
+    for bad, word in (
+        ("256..16", "empty"),
+        ("5..7:pow2", "empty"),
+        ("1..8:pow3", "not a range"),
+        ("1..8:step0", "not a range"),
+        ("a..b", "not a range"),
+        ("1..99999999", "over"),
+    ):
         with pytest.raises(BadInput, match=word):
             expand_values("B", bad, f"B={bad}")
 
@@ -158,18 +199,36 @@ def test_recipe_axes_share_the_grammar(base):
 
 
 def test_range_on_the_command_line_and_its_bad_input(tmp_path):
-    r = run_cli("sweep", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--grid", "num_warps=2..4:pow2",
-                "--grid", "BLOCK_SIZE=512..1024:step512", "-o", str(tmp_path / "o"), "--json")
+    r = run_cli(
+        "sweep",
+        str(VECTOR_ADD),
+        "-s",
+        SIG,
+        "-t",
+        "h100",
+        "--grid",
+        "num_warps=2..4:pow2",
+        "--grid",
+        "BLOCK_SIZE=512..1024:step512",
+        "-o",
+        str(tmp_path / "o"),
+        "--json",
+    )
     assert r.code == 0, r.err
     assert sorted(c["label"] for c in json.loads(r.out)["configs"]) == [
-        "num_warps=2, BLOCK_SIZE=1024", "num_warps=2, BLOCK_SIZE=512", "num_warps=4, BLOCK_SIZE=1024",
-        "num_warps=4, BLOCK_SIZE=512"]
+        "num_warps=2, BLOCK_SIZE=1024",
+        "num_warps=2, BLOCK_SIZE=512",
+        "num_warps=4, BLOCK_SIZE=1024",
+        "num_warps=4, BLOCK_SIZE=512",
+    ]
     base = ["sweep", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "-o", str(tmp_path / "bad")]
-    for argv, word in ((["--grid", "BLOCK_SIZE=1024..16"], "empty"),
-                       (["--grid", "num_warps=4,8", "--search", "annealing"], "annealing"),
-                       (["--grid", "num_warps=4,8", "--trials", "5"], "--search"),
-                       (["--grid", "num_warps=4,8", "--search", "random", "--trials", "0"], "--trials"),
-                       (["--grid", "num_warps=4,8", "--search", "random", "--time-budget", "-1"], "--time-budget")):
+    for argv, word in (
+        (["--grid", "BLOCK_SIZE=1024..16"], "empty"),
+        (["--grid", "num_warps=4,8", "--search", "annealing"], "annealing"),
+        (["--grid", "num_warps=4,8", "--trials", "5"], "--search"),
+        (["--grid", "num_warps=4,8", "--search", "random", "--trials", "0"], "--trials"),
+        (["--grid", "num_warps=4,8", "--search", "random", "--time-budget", "-1"], "--time-budget"),
+    ):
         r = run_cli(*base, *argv)
         assert r.code == 2 and word in r.err and len(r.err.strip().splitlines()) == 1, (argv, r.err)
     assert not (tmp_path / "bad").exists()
@@ -188,9 +247,28 @@ def test_without_optuna_a_search_degrades_to_random_in_one_line(monkeypatch, tmp
 
 
 def test_search_on_the_command_line(tmp_path):
-    args = ("sweep", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--grid", "num_warps=1..8:pow2",
-            "--grid", "BLOCK_SIZE=128..4096:pow2", "--search", "random", "--trials", "3", "--seed", "1", "-j", "2",
-            "-o", str(tmp_path / "o"))
+    args = (
+        "sweep",
+        str(VECTOR_ADD),
+        "-s",
+        SIG,
+        "-t",
+        "h100",
+        "--grid",
+        "num_warps=1..8:pow2",
+        "--grid",
+        "BLOCK_SIZE=128..4096:pow2",
+        "--search",
+        "random",
+        "--trials",
+        "3",
+        "--seed",
+        "1",
+        "-j",
+        "2",
+        "-o",
+        str(tmp_path / "o"),
+    )
     r = run_cli(*args)
     assert r.code == 0, r.err
     assert "search random: 3 configs tried in 2 generations" in r.out and "objective: static rank" in r.out
@@ -212,8 +290,11 @@ def test_optuna_that_only_repeats_itself_explores_instead_of_stopping(monkeypatc
 
     def stuck():  # every later ask: the config already told (until an enqueued trial is waiting)
         trial, values = ask()
-        return (trial, values) if trial.number > 0 and strategy.study._storage.get_trial(trial._trial_id).system_attrs \
+        return (
+            (trial, values)
+            if trial.number > 0 and strategy.study._storage.get_trial(trial._trial_id).system_attrs
             else (trial, dict(first[0]))
+        )
 
     monkeypatch.setattr(strategy, "_ask", stuck)
     batch = strategy.propose(8)
@@ -240,17 +321,32 @@ def test_the_base_config_is_proposed_first(base, name):
 
 
 def test_a_base_config_outside_the_space_is_not_proposed(base):
-    axes = parse_axes(["BLOCK_M=16,32", "num_warps=4,8"], base)   # BLOCK_M=128 is not an axis value
+    axes = parse_axes(["BLOCK_M=16,32", "num_warps=4,8"], base)  # BLOCK_M=128 is not an axis value
     s = search.make_strategy("random", axes, 0)
     log = search.SearchLog("random", "static")
-    tried = search.search(s, lambda i, v: make_config(base, i, v), trials=4, time_budget=None, width=4,
-                          compile_batch=_fake_compile_small, objective=None, max_registers=None, log=log)
+    tried = search.search(
+        s,
+        lambda i, v: make_config(base, i, v),
+        trials=4,
+        time_budget=None,
+        width=4,
+        compile_batch=_fake_compile_small,
+        objective=None,
+        max_registers=None,
+        log=log,
+    )
     assert len(tried) == 4 and log.started_from == "" and s.base is None
     assert search.base_values(make_config(base, -1, {}), axes) == {"BLOCK_M": 128, "num_warps": 4}
 
 
-GEMM_AXES = [("BLOCK_M", [64, 128, 256]), ("BLOCK_N", [64, 128, 256]), ("BLOCK_K", [32, 64, 128]),
-             ("num_warps", [4, 8]), ("num_stages", [2, 3, 4, 5]), ("GROUP_M", [1, 2, 4, 8])]
+GEMM_AXES = [
+    ("BLOCK_M", [64, 128, 256]),
+    ("BLOCK_N", [64, 128, 256]),
+    ("BLOCK_K", [32, 64, 128]),
+    ("num_warps", [4, 8]),
+    ("num_stages", [2, 3, 4, 5]),
+    ("GROUP_M", [1, 2, 4, 8]),
+]
 
 
 def _told(strategy, results):
@@ -264,9 +360,16 @@ def test_refinement_proposes_the_unseen_undominated_neighbours_of_the_incumbent(
     best = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3, "GROUP_M": 4}
     second = {**best, "BLOCK_N": 128}
     s._open(16)
-    _told(s, [(best, 1.0), (second, 1.5), ({**best, "GROUP_M": 8}, 2.0),        # seen: timed
-              ({**best, "num_stages": 2}, None)])                                # seen: pruned
-    s.did_not_fit({**best, "num_stages": 4})     # so is BLOCK_K=128 at stages 3 (at least as large)
+    _told(
+        s,
+        [
+            (best, 1.0),
+            (second, 1.5),
+            ({**best, "GROUP_M": 8}, 2.0),  # seen: timed
+            ({**best, "num_stages": 2}, None),
+        ],
+    )  # seen: pruned
+    s.did_not_fit({**best, "num_stages": 4})  # so is BLOCK_K=128 at stages 3 (at least as large)
     s.dominated({**best, "num_stages": 4})
     s.spent = 0.2
     early = s.propose(4)
@@ -282,9 +385,19 @@ def test_refinement_proposes_the_unseen_undominated_neighbours_of_the_incumbent(
     # best's: GROUP_M 8 seen, 2 new; num_stages 4 dominated (did not fit), 2 pruned (seen); BLOCK_K 128 (stages 3
     # is below the 4 that did not fit), 32; num_warps 4; BLOCK_M 256, 64; BLOCK_N 256 is the edge, 128 is
     # `second` (seen). Then `second`'s, in the same order.
-    want = [{**best, "GROUP_M": 2}, {**best, "BLOCK_K": 128}, {**best, "BLOCK_K": 32}, {**best, "num_warps": 4},
-            {**best, "BLOCK_M": 256}, {**best, "BLOCK_M": 64}, {**second, "GROUP_M": 8}, {**second, "GROUP_M": 2},
-            {**second, "num_stages": 4}, {**second, "num_stages": 2}, {**second, "BLOCK_K": 128}]
+    want = [
+        {**best, "GROUP_M": 2},
+        {**best, "BLOCK_K": 128},
+        {**best, "BLOCK_K": 32},
+        {**best, "num_warps": 4},
+        {**best, "BLOCK_M": 256},
+        {**best, "BLOCK_M": 64},
+        {**second, "GROUP_M": 8},
+        {**second, "GROUP_M": 2},
+        {**second, "num_stages": 4},
+        {**second, "num_stages": 2},
+        {**second, "BLOCK_K": 128},
+    ]
     want = [w for w in want if s.key(w) not in {s.key(e) for e in early}][:8]
     assert got == want and s.refined == 8
     assert all(not s.dominated(v) for v in got)
@@ -308,10 +421,17 @@ def _timed_search(base, seed: int, trials: int):
     axes = parse_axes([f"{k}={','.join(map(str, v))}" for k, v in GEMM_AXES], base)
     s = search.make_strategy("optuna", axes, seed)
     log = search.SearchLog("optuna", "timed")
-    tried = search.search(s, lambda i, v: make_config(base, i, v), trials=trials, time_budget=None, width=8,
-                          compile_batch=_fake_compile_small,
-                          objective=lambda live: {c.index: _gemm_time(c.values) for c in live},
-                          max_registers=None, log=log)
+    tried = search.search(
+        s,
+        lambda i, v: make_config(base, i, v),
+        trials=trials,
+        time_budget=None,
+        width=8,
+        compile_batch=_fake_compile_small,
+        objective=lambda live: {c.index: _gemm_time(c.values) for c in live},
+        max_registers=None,
+        log=log,
+    )
     return tried, log, s
 
 
@@ -321,8 +441,8 @@ def test_a_refined_search_is_reproducible_and_settles_the_small_axes(base):
     b, _, _ = _timed_search(base, seed=5, trials=120)
     assert [c.label for c in a] == [c.label for c in b], "the same seed, the same proposals"
     assert a[0].values == {**BASE, "GROUP_M": 8} and log.refined > 0
-    late = a[int(120 * search.REFINE_AT) + 8:]   # the generations after REFINE_AT was reached
-    assert any(c.values in s.neighbours(x.values) for c in late for x in a[:a.index(c)]), "refines near the best"
+    late = a[int(120 * search.REFINE_AT) + 8 :]  # the generations after REFINE_AT was reached
+    assert any(c.values in s.neighbours(x.values) for c in late for x in a[: a.index(c)]), "refines near the best"
     best = min(a, key=lambda c: _gemm_time(c.values))
     assert _gemm_time(best.values) <= 1.03, best.label
     # each generation is logged: the neighbours come only once REFINE_AT of the trials is spent

@@ -19,12 +19,22 @@ from irscope.timing import clocks
 from irscope.timing import statistics as st
 from irscope.timing.measure import runs_per_round, schedule
 
-TICK_MS = 32e-6   # 32 ns
+TICK_MS = 32e-6  # 32 ns
 
 
-def simulate(true_ms: tuple[float, float], rounds: int, runs: int, seed: int, *, noise: float, tick: float = TICK_MS,  # noqa: PLR0913
-             first_penalty: float = 0.02, spike: float = 0.01, order=schedule,
-             round_noise: float = 0.0) -> tuple[list[float], list[float]]:
+def simulate(  # noqa: PLR0913
+    true_ms: tuple[float, float],
+    rounds: int,
+    runs: int,
+    seed: int,
+    *,
+    noise: float,
+    tick: float = TICK_MS,
+    first_penalty: float = 0.02,
+    spike: float = 0.01,
+    order=schedule,
+    round_noise: float = 0.0,
+) -> tuple[list[float], list[float]]:
     rng = random.Random(seed)
     samples: tuple[list[float], list[float]] = ([], [])
     drift = 1.0
@@ -96,8 +106,17 @@ def test_graph_rounds_with_a_first_slot_penalty_stay_unbiased():
     t, noise, rounds = KERNELS["4us"]
     runs = runs_per_round(t, graph=True)
     assert runs % 2 == 0
-    excluded = sum(excludes_one(st.compare(*simulate((t, t), rounds, runs, s, noise=noise, first_penalty=0.05),
-                                           margin=0.0, tick_ms=TICK_MS, runs=runs)) for s in range(200))
+    excluded = sum(
+        excludes_one(
+            st.compare(
+                *simulate((t, t), rounds, runs, s, noise=noise, first_penalty=0.05),
+                margin=0.0,
+                tick_ms=TICK_MS,
+                runs=runs,
+            )
+        )
+        for s in range(200)
+    )
     assert excluded / 200 <= 0.05
 
 
@@ -105,11 +124,14 @@ def test_without_the_mirrored_schedule_the_same_statistics_fail():
     """The simulation can fail: a schedule that always runs A first gives A the clock-ramp penalty, and
     identical kernels come out different (the reason measure.py mirrors the rounds)."""
     t, noise, rounds = KERNELS["200us"]
+
     def always_a_first(n: int, r: int, runs: int) -> list[int]:
         return [0, 1] * runs
 
-    excluded = sum(excludes_one(st.compare(*simulate((t, t), rounds, 1, s, noise=noise, order=always_a_first),
-                                           margin=0.0)) for s in range(100))
+    excluded = sum(
+        excludes_one(st.compare(*simulate((t, t), rounds, 1, s, noise=noise, order=always_a_first), margin=0.0))
+        for s in range(100)
+    )
     assert excluded > 50
 
 
@@ -212,7 +234,7 @@ def test_a_clock_dip_drops_its_rounds_in_pairs():
 def test_a_clock_watch_reads_in_a_thread_and_says_once_when_it_cannot():
     import time
 
-    count = iter(range(10 ** 6))
+    count = iter(range(10**6))
     watch = clocks.ClockWatch(lambda: clocks.Reading(time.perf_counter(), 1900.0 + next(count)), "fake", 0.001)
     watch.start()
     time.sleep(0.05)
@@ -234,8 +256,7 @@ def test_the_former_median_of_ratios_was_stuck_to_ticks_where_the_mean_is_not():
     t, _, rounds = KERNELS["4us"]
     zero_width = new_zero_width = 0
     for seed in range(50):
-        a, b = simulate((t, t), rounds, 1, seed, noise=0.002, round_noise=0.04, spike=0.0,
-                         first_penalty=0.0)
+        a, b = simulate((t, t), rounds, 1, seed, noise=0.002, round_noise=0.04, spike=0.0, first_penalty=0.0)
         lo, hi = st.median_ci([y / x for x, y in zip(a, b)])
         zero_width += lo == hi
         c = st.compare(a, b, margin=0.0, tick_ms=TICK_MS)
@@ -248,9 +269,17 @@ def test_aa_rate_where_rounds_differ_more_than_variants(runs):
     """The H200's 4 us add under events: 4 % between rounds, A and B alike within one, a few ns apart in a
     round, so most paired runs are the same tick count. The interval still misses at most 5 %."""
     t = KERNELS["4us"][0]
-    excluded = sum(excludes_one(st.compare(*simulate((t, t), 200, runs, s, noise=0.002, round_noise=0.04,
-                                                     first_penalty=0.0), margin=0.0, tick_ms=TICK_MS, runs=runs))
-                   for s in range(300))
+    excluded = sum(
+        excludes_one(
+            st.compare(
+                *simulate((t, t), 200, runs, s, noise=0.002, round_noise=0.04, first_penalty=0.0),
+                margin=0.0,
+                tick_ms=TICK_MS,
+                runs=runs,
+            )
+        )
+        for s in range(300)
+    )
     assert excluded / 300 <= 0.05
 
 
@@ -274,8 +303,9 @@ def test_a_difference_below_one_tick_that_the_interval_excludes_zero_for_says_so
     b = [x * 1.003 for x in a]
     c = st.compare(a, b, tick_ms=TICK_MS, runs=1)
     assert c.ci_low > 1 and c.verdict == "same"
-    assert c.note.startswith("below resolution: 32 ns ticks on a 4.0 us kernel: the difference, +0.3%, is less "
-                             "than one tick"), c.note
+    assert c.note.startswith(
+        "below resolution: 32 ns ticks on a 4.0 us kernel: the difference, +0.3%, is less than one tick"
+    ), c.note
 
 
 def test_ties_never_give_a_zero_width_interval():

@@ -14,8 +14,13 @@ def _folder(tmp_path, name, no_line):
     folder = tmp_path / name
     folder.mkdir()
     manifest = {"irscope": 1, "kernel": "k", "target": "cuda:90", "stages": {}, "map": "map.json"}
-    source_map = {"irscope_map": 1, "kernel_file": "k.py", "machine": "sass", "no_line": no_line,
-                  "lines": [{"file": "k.py", "line": 3, "text": "x = 1", "stages": {"sass": {"n": 2}}}]}
+    source_map = {
+        "irscope_map": 1,
+        "kernel_file": "k.py",
+        "machine": "sass",
+        "no_line": no_line,
+        "lines": [{"file": "k.py", "line": 3, "text": "x = 1", "stages": {"sass": {"n": 2}}}],
+    }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     (folder / "map.json").write_text(json.dumps(source_map))
     return Side(name, name, folder, manifest)
@@ -27,7 +32,7 @@ def test_by_line_reads_a_map_whose_no_line_is_null(tmp_path):
     a = _folder(tmp_path, "a", None)
     b = _folder(tmp_path, "b", {"sass": {"n": 5}})
     deltas = by_line(a, b)
-    assert [(d.file, d.line) for d in deltas] == [("", 0)]            # line 3 is the same on both sides
+    assert [(d.file, d.line) for d in deltas] == [("", 0)]  # line 3 is the same on both sides
     assert ("instructions", 0, 5) in deltas[0].changes
     assert by_line(a, a) == []
 
@@ -35,11 +40,11 @@ def test_by_line_reads_a_map_whose_no_line_is_null(tmp_path):
 def test_resource_lines_of_a_manifest_whose_stats_are_null():
     """manifest.json "stats": null (records.Manifest allows it): the resources line with unknowns, not an
     AttributeError on None.get."""
-    lines = dump_view.resource_lines({"irscope": 1, "kernel": "k", "target": "cuda:90", "stages": {},
-                                      "stats": None})
+    lines = dump_view.resource_lines({"irscope": 1, "kernel": "k", "target": "cuda:90", "stages": {}, "stats": None})
     assert lines and lines[0].startswith("resources  ? registers")
-    with_stats = dump_view.resource_lines({"irscope": 1, "kernel": "k", "target": "cuda:90", "stages": {},
-                                           "stats": {"registers": 40}})
+    with_stats = dump_view.resource_lines(
+        {"irscope": 1, "kernel": "k", "target": "cuda:90", "stages": {}, "stats": {"registers": 40}}
+    )
     assert with_stats[0].startswith("resources  40 registers")
 
 
@@ -64,7 +69,7 @@ def test_by_line_and_its_summary_read_a_line_with_null_or_no_text(tmp_path, caps
     assert [(d.file, d.line, d.text) for d in deltas] == [("k.py", 3, None)]
     assert ("instructions", 2, 7) in deltas[0].changes
     deltas_ba = by_line(b, a)
-    assert [(d.line, d.text) for d in deltas_ba] == [(3, None)]     # b's line has no "text" key at all
+    assert [(d.line, d.text) for d in deltas_ba] == [(3, None)]  # b's line has no "text" key at all
     diff_view.by_line_summary(SimpleNamespace(by_line=deltas, sources_differ=False))
     out = capsys.readouterr().out
     assert "1 source lines changed" in out and "k.py:3" in out

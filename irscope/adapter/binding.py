@@ -29,6 +29,7 @@ def version_tuple() -> tuple[int, int]:
     major, minor = triton_version().split(".")[:2]
     return int(major), int(minor)
 
+
 # ---------------------------------------------------------------- kernels
 
 
@@ -68,6 +69,7 @@ def kernel_source(fn) -> str:
 def kernel_cache_key(fn) -> str:
     """Hash of the kernel's source and everything it calls (Triton's own)."""
     return fn.cache_key
+
 
 # ---------------------------------------------------------------- backends and options
 
@@ -179,8 +181,9 @@ def make_source(fn, signature, constexprs, attrs):
     return ASTSource(fn, signature, constexprs, attrs)
 
 
-def tensor_descriptor(base, shape: list[int], strides: list[int], block: list[int], layout, padding: str,
-                      tf32: bool, gluon: bool):
+def tensor_descriptor(
+    base, shape: list[int], strides: list[int], block: list[int], layout, padding: str, tf32: bool, gluon: bool
+):
     """A host-side TensorDescriptor as a script would build it: triton.tools' for Triton kernels,
     Gluon's (with its NVMMASharedLayout, the default for the block when none is given) for Gluon.
 
@@ -228,8 +231,11 @@ def _dtype_short_name(dtype) -> str:
 def pointer_dtype_names() -> list[str]:
     import triton.language as tl
 
-    names = {_dtype_short_name(v) for v in vars(tl).values() if isinstance(v, tl.dtype)
-             and not isinstance(v, tl.pointer_type)}
+    names = {
+        _dtype_short_name(v)
+        for v in vars(tl).values()
+        if isinstance(v, tl.dtype) and not isinstance(v, tl.pointer_type)
+    }
     return sorted(n for n in names if n and "*" not in n)
 
 
@@ -245,11 +251,16 @@ def default_option_notes(user_options: dict[str, Any]) -> list[str]:
     language = getattr(knobs, "language", None)
     if language is None or not hasattr(language, "fp_fusion_enabled"):  # 3.5 - 3.8: no such default
         return []
-    if ("enable_fp_fusion" in user_options or os.environ.get("TRITON_DEFAULT_FP_FUSION") is not None
-            or language.force_disable_fp_fusion):
+    if (
+        "enable_fp_fusion" in user_options
+        or os.environ.get("TRITON_DEFAULT_FP_FUSION") is not None
+        or language.force_disable_fp_fusion
+    ):
         return []
-    return ["enable_fp_fusion: on by this Triton's default (TRITON_DEFAULT_FP_FUSION unset); Triton 3.10 turns "
-            "it off by default: pin it (--set enable_fp_fusion=...) to keep this code"]
+    return [
+        "enable_fp_fusion: on by this Triton's default (TRITON_DEFAULT_FP_FUSION unset); Triton 3.10 turns "
+        "it off by default: pin it (--set enable_fp_fusion=...) to keep this code"
+    ]
 
 
 def quiet_replaced_warnings() -> None:

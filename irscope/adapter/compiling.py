@@ -199,6 +199,7 @@ def prebuild_launcher(kernel) -> None:
     except Exception:  # noqa: BLE001 - the first launch builds it, or says why not
         pass
 
+
 # ---------------------------------------------------------------- recipes and pins (steer/)
 #
 # Compiling onward from edited IR (steer/pinset.py): triton.compile(path, target, options) on a

@@ -127,7 +127,6 @@ def jit_hooks(cache_hook: Callable, post_compile_hook: Callable, listener: Calla
             try:
                 return original(name, signature, safe, *rest)
             except TypeError:
-
                 options = rest[1] if len(rest) > 1 else None
                 return json.dumps({"name": name, "options": getattr(options, "__dict__", {})}, default=repr)
 

@@ -33,7 +33,7 @@ from irscope.kernel import inputs, loader
 from irscope.profile import command as profile_command
 from irscope.sweep import command as sweep_command
 
-Kernel = Any        # a @triton.jit / @gluon.jit function (or one under @triton.autotune), or a file path
+Kernel = Any  # a @triton.jit / @gluon.jit function (or one under @triton.autotune), or a file path
 Elements = str | Iterable[str]
 
 
@@ -44,11 +44,24 @@ def default_out() -> Path:
     return cache.cache_dir() / "api-out"
 
 
-def dump(kernel: Kernel, *, name: str | None = None, signature: Elements | None = None,
-         args: Mapping[str, str] | None = None, const: Mapping[str, Any] | None = None, target: str | None = None,
-         set: Mapping[str, Any] | None = None, recipe: str | None = None, variant: str | None = None,  # noqa: A002
-         pin_layout: Elements = (), pin_loop: Elements = (), pin_partition: Elements = (),
-         passes: bool = False, cache: bool = True, out: str | os.PathLike | None = None) -> Dump:
+def dump(
+    kernel: Kernel,
+    *,
+    name: str | None = None,
+    signature: Elements | None = None,
+    args: Mapping[str, str] | None = None,
+    const: Mapping[str, Any] | None = None,
+    target: str | None = None,
+    set: Mapping[str, Any] | None = None,
+    recipe: str | None = None,
+    variant: str | None = None,  # noqa: A002
+    pin_layout: Elements = (),
+    pin_loop: Elements = (),
+    pin_partition: Elements = (),
+    passes: bool = False,
+    cache: bool = True,
+    out: str | os.PathLike | None = None,
+) -> Dump:
     """Compile one kernel for one launch specialization and settings: `irscope dump`.
 
     kernel     the @triton.jit / @gluon.jit function object, or the path of its file (then `name`
@@ -63,18 +76,28 @@ def dump(kernel: Kernel, *, name: str | None = None, signature: Elements | None 
 
     Returns the Dump. BadInput (the CLI's message) for bad input, CompileFailure for a compile that fails.
     """
-    req = _request(kernel, name, signature, args, const, target, set, recipe, variant,
-                   pin_layout, pin_loop, pin_partition)
+    req = _request(
+        kernel, name, signature, args, const, target, set, recipe, variant, pin_layout, pin_loop, pin_partition
+    )
     if not req.has_specialization and not req.is_spec_file and not req.loaded:
-        raise BadInput(f"{req.file}: give a specialization (signature=, or args=/const=); to run a function "
-                       f"and dump what it compiles, use irscope.capture(fn, ...)")
+        raise BadInput(
+            f"{req.file}: give a specialization (signature=, or args=/const=); to run a function "
+            f"and dump what it compiles, use irscope.capture(fn, ...)"
+        )
     folder = _out(out)
     [result] = dump_job.dump_jobs([jobs.resolve_one(req, "irscope.dump compiles")], folder, passes, cache)
     return Dump(result.folder, result.manifest, result.cached)
 
 
-def diff(a: Dump | str | os.PathLike, b: Dump | str | os.PathLike, *, stages: Elements = (), raw: bool = False,
-         by_line: bool = False, context: int = 3) -> Diff:
+def diff(
+    a: Dump | str | os.PathLike,
+    b: Dump | str | os.PathLike,
+    *,
+    stages: Elements = (),
+    raw: bool = False,
+    by_line: bool = False,
+    context: int = 3,
+) -> Diff:
     """Compare two dumps of one kernel (Dumps, or dump folders): `irscope diff A B`.
 
     stages   the stages whose unified diff the JSON carries (as --stage; Diff.stage(name) gives any)
@@ -84,8 +107,11 @@ def diff(a: Dump | str | os.PathLike, b: Dump | str | os.PathLike, *, stages: El
     Returns the Diff (its .json is what `irscope diff A B --json` prints). BadInput for folders that are
     not dumps, or dumps of different kernels.
     """
-    run = diff_command.run(diff_command.DiffOptions(jobs.Request(_folder(a)), dir_b=_folder(b),
-                                                    stages=tuple(_items(stages)), raw=raw, by_line=by_line))
+    run = diff_command.run(
+        diff_command.DiffOptions(
+            jobs.Request(_folder(a)), dir_b=_folder(b), stages=tuple(_items(stages)), raw=raw, by_line=by_line
+        )
+    )
     return Diff(run.result, context)
 
 
@@ -111,18 +137,29 @@ def capture(fn: Callable[..., Any], *args: Any, target: str | None = None, **kwa
     return Capture(run, value)
 
 
-def sweep(kernel: Kernel, *, grid: Mapping[str, Iterable[Any] | str], name: str | None = None,
-          signature: Elements | None = None, args: Mapping[str, str] | None = None,
-          const: Mapping[str, Any] | None = None, target: str | None = None,
-          set: Mapping[str, Any] | None = None, recipe: str | None = None, variant: str | None = None,  # noqa: A002
-          workers: int | None = None, sort: str = "config", out: str | os.PathLike | None = None) -> Sweep:
+def sweep(
+    kernel: Kernel,
+    *,
+    grid: Mapping[str, Iterable[Any] | str],
+    name: str | None = None,
+    signature: Elements | None = None,
+    args: Mapping[str, str] | None = None,
+    const: Mapping[str, Any] | None = None,
+    target: str | None = None,
+    set: Mapping[str, Any] | None = None,
+    recipe: str | None = None,
+    variant: str | None = None,  # noqa: A002
+    workers: int | None = None,
+    sort: str = "config",
+    out: str | os.PathLike | None = None,
+) -> Sweep:
     """Compile every config of a grid of options or constexprs: `irscope sweep FILE --grid ...` (no
     timing). grid: {"num_warps": [4, 8], "num_stages": "2..4"} (a list, or the --grid range text);
     workers: compile processes (default: the cores); the kernel must be in a file the workers can load.
     Returns the Sweep, its configs in the table's order (sort as --sort)."""
     if not isinstance(kernel, (str, os.PathLike)):
         kernel = loader.kernel_ref(kernel)
-        name, kernel = name or kernel.name, kernel.file   # the workers load the file
+        name, kernel = name or kernel.name, kernel.file  # the workers load the file
     req = _request(kernel, name, signature, args, const, target, set, recipe, variant, (), (), ())
     axes = tuple(f"{k}={v if isinstance(v, str) else ','.join(_text(x) for x in v)}" for k, v in grid.items())
     opts = sweep_command.SweepOptions(_out(out), axes=axes, jobs=workers, sort_key=sort, no_db=True)
@@ -131,12 +168,25 @@ def sweep(kernel: Kernel, *, grid: Mapping[str, Iterable[Any] | str], name: str 
     return Sweep(done, title=prepared.base.spec.kernel)
 
 
-def profile(kernel: Kernel, *, launch: str | None = None, grid: str | None = None, name: str | None = None,
-            signature: Elements | None = None, args: Mapping[str, str] | None = None,
-            const: Mapping[str, Any] | None = None, target: str | None = None,
-            set: Mapping[str, Any] | None = None, recipe: str | None = None, variant: str | None = None,  # noqa: A002
-            tool: str = "auto", passes: bool = False, seed: int = 0, cache: bool = True,
-            out: str | os.PathLike | None = None) -> Dump:
+def profile(
+    kernel: Kernel,
+    *,
+    launch: str | None = None,
+    grid: str | None = None,
+    name: str | None = None,
+    signature: Elements | None = None,
+    args: Mapping[str, str] | None = None,
+    const: Mapping[str, Any] | None = None,
+    target: str | None = None,
+    set: Mapping[str, Any] | None = None,
+    recipe: str | None = None,
+    variant: str | None = None,  # noqa: A002
+    tool: str = "auto",
+    passes: bool = False,
+    seed: int = 0,
+    cache: bool = True,
+    out: str | os.PathLike | None = None,
+) -> Dump:
     """Run the kernel once on this machine's GPU under Nsight Compute (or Proton's PC sampling where ncu
     is missing) and join what it measured to the dump's Python lines: `irscope profile FILE --args ...`.
 
@@ -154,25 +204,46 @@ def profile(kernel: Kernel, *, launch: str | None = None, grid: str | None = Non
     return Dump(folder)
 
 
-def _request(kernel: Kernel, name: str | None, signature: Elements | None, args: Mapping[str, str] | None,
-             const: Mapping[str, Any] | None, target: str | None, sets: Mapping[str, Any] | None,
-             recipe: str | None, variant: str | None, pin_layout: Elements, pin_loop: Elements,
-             pin_partition: Elements) -> jobs.Request:
+def _request(
+    kernel: Kernel,
+    name: str | None,
+    signature: Elements | None,
+    args: Mapping[str, str] | None,
+    const: Mapping[str, Any] | None,
+    target: str | None,
+    sets: Mapping[str, Any] | None,
+    recipe: str | None,
+    variant: str | None,
+    pin_layout: Elements,
+    pin_loop: Elements,
+    pin_partition: Elements,
+) -> jobs.Request:
     """The jobs.Request the command line would build from the same choices (checked as it checks them)."""
     named = tuple(f"{k}={v}" for k, v in (args or {}).items())
     consts = tuple(f"{k}={_text(v)}" for k, v in (const or {}).items())
     inputs.check_request_text(target, named, consts, "target=")
     loaded: tuple[loader.KernelRef, ...]
     if isinstance(kernel, (str, os.PathLike)):
-        path = Path(kernel).expanduser()   # absolute when it exists: a notebook's cwd may move later
+        path = Path(kernel).expanduser()  # absolute when it exists: a notebook's cwd may move later
         file, loaded, names = (path.resolve() if path.exists() else path), (), ((name,) if name else ())
     else:
         ref = loader.kernel_ref(kernel)
         file, loaded, names = ref.file, (ref,), (ref.name,)
     sig = signature if signature is None or isinstance(signature, str) else ", ".join(_text(x) for x in signature)
-    req = jobs.Request(file, names, sig, named, consts, target, recipe=recipe, variant=variant,
-                       pin_layouts=_items(pin_layout), pin_loops=_items(pin_loop),
-                       pin_partitions=_items(pin_partition), loaded=loaded)
+    req = jobs.Request(
+        file,
+        names,
+        sig,
+        named,
+        consts,
+        target,
+        recipe=recipe,
+        variant=variant,
+        pin_layouts=_items(pin_layout),
+        pin_loops=_items(pin_loop),
+        pin_partitions=_items(pin_partition),
+        loaded=loaded,
+    )
     return req.with_sets(tuple(f"{k}={_text(v)}" for k, v in (sets or {}).items()), "--set")
 
 
@@ -187,8 +258,14 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-_TL_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8e4nv",
-             "fp8e5": "float8e5"}
+_TL_NAMES = {
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "fp8e4nv": "float8e4nv",
+    "fp8e5": "float8e5",
+}
 
 
 def _items(value: Elements) -> tuple[str, ...]:
@@ -217,5 +294,18 @@ _package = sys.modules["irscope"]
 for _name, _function in (("capture", capture), ("sweep", sweep), ("profile", profile)):
     setattr(_package, _name, _function)
 
-__all__ = ["BadInput", "Capture", "CompileFailure", "Diff", "Dump", "Stages", "Sweep", "capture", "default_out",
-           "diff", "dump", "profile", "sweep"]
+__all__ = [
+    "BadInput",
+    "Capture",
+    "CompileFailure",
+    "Diff",
+    "Dump",
+    "Stages",
+    "Sweep",
+    "capture",
+    "default_out",
+    "diff",
+    "dump",
+    "profile",
+    "sweep",
+]

@@ -18,9 +18,11 @@ HEIGHT_PX = 760
 
 def iframe(page: str, height: int = HEIGHT_PX, title: str = "irscope report") -> str:
     """The page as one <iframe srcdoc="..."> element (the page escaped for a double-quoted attribute)."""
-    return (f'<iframe sandbox="allow-scripts" title="{html.escape(title, quote=True)}" '
-            f'style="width:100%;height:{int(height)}px;border:1px solid #ccc" '
-            f'srcdoc="{html.escape(page, quote=True)}"></iframe>')
+    return (
+        f'<iframe sandbox="allow-scripts" title="{html.escape(title, quote=True)}" '
+        f'style="width:100%;height:{int(height)}px;border:1px solid #ccc" '
+        f'srcdoc="{html.escape(page, quote=True)}"></iframe>'
+    )
 
 
 def page(model: dict[str, Any]) -> str:

@@ -166,9 +166,11 @@ class Diff:
 
     def __repr__(self) -> str:
         changed = [s.stage for s in self.result.stages if not s.equal]
-        return (f"<irscope.Diff {self.a.kernel}: {'equal' if self.equal else 'different'}; "
-                f"{len(self.result.stats.deltas)} stats changed, {len(changed)} of {len(self.result.stages)} "
-                f"stages differ ({', '.join(changed) or 'none'})>")
+        return (
+            f"<irscope.Diff {self.a.kernel}: {'equal' if self.equal else 'different'}; "
+            f"{len(self.result.stats.deltas)} stats changed, {len(changed)} of {len(self.result.stages)} "
+            f"stages differ ({', '.join(changed) or 'none'})>"
+        )
 
 
 class Capture(list):
@@ -182,12 +184,16 @@ class Capture(list):
     """
 
     def __init__(self, run: Any, value: Any):
-        super().__init__(Dump(c.result.folder, c.result.manifest, c.result.cached)
-                         for c in run.captures if c.result is not None)
+        super().__init__(
+            Dump(c.result.folder, c.result.manifest, c.result.cached) for c in run.captures if c.result is not None
+        )
         self.run, self.value, self.stopped = run, value, run.stopped
         self.notes = list(run.standin_notes)
-        self.skipped = {c.label: c.skipped or c.failure or c.problem for c in run.captures
-                        if c.result is None and (c.skipped or c.failure or c.problem)}
+        self.skipped = {
+            c.label: c.skipped or c.failure or c.problem
+            for c in run.captures
+            if c.result is None and (c.skipped or c.failure or c.problem)
+        }
 
     def html(self, layouts: bool = True) -> str:
         return display.page(report_model.report_model([d.folder for d in self], with_layouts=layouts))
@@ -197,8 +203,11 @@ class Capture(list):
 
     def __repr__(self) -> str:
         names = ", ".join(d.kernel for d in self)
-        return (f"<irscope.Capture {len(self)} dump{'s' if len(self) != 1 else ''} ({names}) on {self.run.target.name}"
-                + (f"; stopped: {self.stopped}" if self.stopped else "") + ">")
+        return (
+            f"<irscope.Capture {len(self)} dump{'s' if len(self) != 1 else ''} ({names}) on {self.run.target.name}"
+            + (f"; stopped: {self.stopped}" if self.stopped else "")
+            + ">"
+        )
 
 
 class Sweep:

@@ -48,7 +48,7 @@ from irscope.kernel import jsonfile
 from irscope.records import Manifest, PassEntry, PinCheck, RecipeRef, SourceMap, Stats
 
 MANIFEST = "manifest.json"
-MAP_FILE = "map.json"      # the source map (artifacts/sourcemap.py)
+MAP_FILE = "map.json"  # the source map (artifacts/sourcemap.py)
 
 # every temporary folder or file irscope makes next to what it publishes starts with this
 TMP_PREFIX = ".irscope-tmp-"
@@ -59,11 +59,11 @@ STALE_AFTER_S = 3600.0
 class PassRecord:
     index: int
     stage: str
-    name: str          # e.g. TritonGPUCoalesce
-    arg: str           # e.g. tritongpu-coalesce
-    added: int = 0     # lines added by this pass (after vs before)
+    name: str  # e.g. TritonGPUCoalesce
+    arg: str  # e.g. tritongpu-coalesce
+    added: int = 0  # lines added by this pass (after vs before)
     removed: int = 0
-    file: str = ""     # passes/NNN-Name.mlir (IR after the pass), relative to the dump folder
+    file: str = ""  # passes/NNN-Name.mlir (IR after the pass), relative to the dump folder
 
     @property
     def changed(self) -> bool:
@@ -72,13 +72,27 @@ class PassRecord:
     @classmethod
     def of(cls, entry: PassEntry) -> PassRecord:
         """Read back from its record (keys a newer irscope added are left out)."""
-        return cls(entry["index"], entry["stage"], entry["name"], entry["arg"], entry.get("added", 0),
-                   entry.get("removed", 0), entry["file"])
+        return cls(
+            entry["index"],
+            entry["stage"],
+            entry["name"],
+            entry["arg"],
+            entry.get("added", 0),
+            entry.get("removed", 0),
+            entry["file"],
+        )
 
     def entry(self) -> PassEntry:
         """Its record in manifest.json and passes/index.json."""
-        return {"index": self.index, "stage": self.stage, "name": self.name, "arg": self.arg,
-                "added": self.added, "removed": self.removed, "file": self.file}
+        return {
+            "index": self.index,
+            "stage": self.stage,
+            "name": self.name,
+            "arg": self.arg,
+            "added": self.added,
+            "removed": self.removed,
+            "file": self.file,
+        }
 
 
 @dataclass
@@ -88,12 +102,12 @@ class Artifacts:
     target: str
     target_reason: str
     signature: str
-    args: dict[str, str]                 # parameter -> spec element (replayable)
-    options: dict[str, Any]              # effective options, as Triton compiled them
-    user_options: dict[str, Any]         # what --set (and later recipes) changed
+    args: dict[str, str]  # parameter -> spec element (replayable)
+    options: dict[str, Any]  # effective options, as Triton compiled them
+    user_options: dict[str, Any]  # what --set (and later recipes) changed
     option_sources: dict[str, str]
     env: dict[str, str]
-    stages: dict[str, str | bytes]       # ordered: source, frontend, ttir, ttgir, llir, ptx, cubin, sass
+    stages: dict[str, str | bytes]  # ordered: source, frontend, ttir, ttgir, llir, ptx, cubin, sass
     times_ms: dict[str, float]
     metadata: dict[str, Any]
     triton_version: str
@@ -104,10 +118,10 @@ class Artifacts:
     passes: list[PassRecord] | None = None
     pass_texts: list[str | None] | None = None  # IR after each pass (None where not dumped)
     key: str = ""
-    folder: Path | None = None           # set once written
-    compiled: Any = None                 # Triton's CompiledKernel (in memory only; for launching on a GPU)
+    folder: Path | None = None  # set once written
+    compiled: Any = None  # Triton's CompiledKernel (in memory only; for launching on a GPU)
     pins: list[PinCheck] = field(default_factory=list)  # each pin/option set and its check (steer/checks.py)
-    recipe: RecipeRef | None = None      # {"name", "path", "variant", "target"} of the recipe applied
+    recipe: RecipeRef | None = None  # {"name", "path", "variant", "target"} of the recipe applied
     source_map: SourceMap | None = None  # map.json (artifacts/sourcemap.build)
     extras: dict[str, str | bytes] = field(default_factory=dict)  # outputs that are no compiler stage (fbtriton's
     #                                    launch_metadata, launcher_src): files in the folder, listed under "files"
@@ -196,8 +210,13 @@ def remove_stale_tmps(folder: Path, max_age_s: float = STALE_AFTER_S) -> None:
     cutoff = time.time() - max_age_s
     try:
         with os.scandir(folder) as it:
-            stale = [e.path for e in it if e.name.startswith(TMP_PREFIX) and not e.name.endswith(".lock")
-                     and e.stat(follow_symlinks=False).st_mtime < cutoff]
+            stale = [
+                e.path
+                for e in it
+                if e.name.startswith(TMP_PREFIX)
+                and not e.name.endswith(".lock")
+                and e.stat(follow_symlinks=False).st_mtime < cutoff
+            ]
     except OSError:
         return
     for path in stale:
@@ -225,11 +244,18 @@ def write_into(art: Artifacts, folder: Path) -> None:
         pdir = folder / "passes"
         pdir.mkdir()
         for rec, text in zip(art.passes, art.pass_texts):
-            header = (f"// irscope: IR after pass {rec.index} {rec.name} ({rec.arg}) in stage {rec.stage}; "
-                      f"+{rec.added} -{rec.removed} lines\n")
-            (folder / rec.file).write_text(header + (text if text is not None else
-                                                     "// (not dumped: the module is translated to LLVM IR next;"
-                                                     " see the llir stage)\n"))
+            header = (
+                f"// irscope: IR after pass {rec.index} {rec.name} ({rec.arg}) in stage {rec.stage}; "
+                f"+{rec.added} -{rec.removed} lines\n"
+            )
+            (folder / rec.file).write_text(
+                header
+                + (
+                    text
+                    if text is not None
+                    else "// (not dumped: the module is translated to LLVM IR next; see the llir stage)\n"
+                )
+            )
         index: list[PassEntry] = [p.entry() for p in art.passes]
         (pdir / "index.json").write_text(json.dumps(index, indent=1))
     if art.source_map is not None:
@@ -309,7 +335,7 @@ def read_manifest(folder: Path) -> Manifest:
         why = 'no "irscope" field' if isinstance(doc, dict) else "not a JSON object"
         raise BadInput(f"{folder}: not an irscope dump folder ({MANIFEST} is not irscope's: {why})")
     jsonfile.validate(doc, schema.MANIFEST, folder, MANIFEST)
-    return cast(Manifest, doc)    # checked against its schema above
+    return cast(Manifest, doc)  # checked against its schema above
 
 
 def inside(folder: Path | str, name: Any, field: str, remedy: str = "dump it again") -> Path:
@@ -323,18 +349,23 @@ def inside(folder: Path | str, name: Any, field: str, remedy: str = "dump it aga
     """
     folder = Path(folder)
     if not isinstance(name, str) or not name.strip():
-        raise BadInput(f"{folder / MANIFEST if field.startswith(MANIFEST) else folder}: {field} is "
-                       f"{json.dumps(name, default=str)[:80]}, not a file name inside the folder")
+        raise BadInput(
+            f"{folder / MANIFEST if field.startswith(MANIFEST) else folder}: {field} is "
+            f"{json.dumps(name, default=str)[:80]}, not a file name inside the folder"
+        )
     root = os.path.realpath(folder)
     real = os.path.realpath(os.path.join(root, name))
     if os.path.isabs(name) or os.path.commonpath([root, real]) != root or real == root:
-        raise BadInput(f"{folder}: {field} names {name!r}, which is outside the folder; a dump folder's "
-                       f"files are read only from inside it")
+        raise BadInput(
+            f"{folder}: {field} names {name!r}, which is outside the folder; a dump folder's "
+            f"files are read only from inside it"
+        )
     try:
         mode = os.stat(real).st_mode
     except OSError as e:
-        raise BadInput(f"{folder}: {field} names {name!r}, which is missing or unreadable "
-                       f"({e.strerror or e}); {remedy}") from None
+        raise BadInput(
+            f"{folder}: {field} names {name!r}, which is missing or unreadable ({e.strerror or e}); {remedy}"
+        ) from None
     if not stat.S_ISREG(mode):
         raise BadInput(f"{folder}: {field} names {name!r}, which is not a regular file; {remedy}")
     return Path(real)
@@ -346,8 +377,9 @@ def decode(raw: bytes, folder: Path | str, name: str, field: str, remedy: str = 
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise BadInput(f"{folder}: {field} names {name!r}, which is not UTF-8 text (byte {e.start}: a binary "
-                       f"file?); {remedy}") from None
+        raise BadInput(
+            f"{folder}: {field} names {name!r}, which is not UTF-8 text (byte {e.start}: a binary file?); {remedy}"
+        ) from None
 
 
 def read_text(folder: Path | str, name: Any, field: str, remedy: str = "dump it again") -> str:

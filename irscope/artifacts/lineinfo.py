@@ -26,16 +26,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-Frame = tuple[str, int]            # (file path as the compiler wrote it, 1-based line)
-Frames = tuple[Frame, ...]         # outermost caller first; () = no line
+Frame = tuple[str, int]  # (file path as the compiler wrote it, 1-based line)
+Frames = tuple[Frame, ...]  # outermost caller first; () = no line
 
 
 @dataclass(frozen=True)
 class Unit:
-    line: int                      # 1-based line in the stage file
+    line: int  # 1-based line in the stage file
     frames: Frames
-    op: str                        # op name / opcode (for figures)
-    text: str = ""                 # the unit's line (for per-stage figures)
+    op: str  # op name / opcode (for figures)
+    text: str = ""  # the unit's line (for per-stage figures)
 
 
 # ------------------------------------------------------------------ MLIR
@@ -104,7 +104,7 @@ class _LocParser:
             j = i + 1
             while s[j] != '"':
                 j += 2 if s[j] == "\\" else 1
-            name, i = s[i + 1:j], j + 1
+            name, i = s[i + 1 : j], j + 1
             if s.startswith(":", i):  # "file":line:col [to ...]
                 m = _match(r":(\d+):(\d+)(?: to (?:\d+:)?:?\d+)?", s, i)
                 line = int(m.group(1))
@@ -113,14 +113,14 @@ class _LocParser:
                 frames, i = self._expr(s, i + 1, depth)
                 return frames, _expect(s, i, ")")
             return (), i
-        raise ValueError(f"unknown location syntax at {s[i:i + 20]!r}")
+        raise ValueError(f"unknown location syntax at {s[i : i + 20]!r}")
 
 
 def _match(pattern: str, s: str, i: int) -> re.Match[str]:
     """The pattern's match at i; ValueError (unparseable, as a bad index is: parse gives no line) if none."""
     m = re.compile(pattern).match(s, i)
     if m is None:
-        raise ValueError(f"expected {pattern!r} at {s[i:i + 20]!r}")
+        raise ValueError(f"expected {pattern!r} at {s[i : i + 20]!r}")
     return m
 
 
@@ -253,8 +253,10 @@ _LOC_DIRECTIVE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+([^/;]*)(?:(?://|;)
 _INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+\d+")
 _CALLER = re.compile(r"@\[\s*([^\s:@\[\]]+):(\d+)(?::\d+)?")
 _PTX_OP = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w]*(?:\.[\w:]+)?)")
-_AMD_OP = re.compile(r"^\s+([sv]_[a-z0-9_]+|global_[a-z0-9_]+|buffer_[a-z0-9_]+|ds_[a-z0-9_]+|flat_[a-z0-9_]+"
-                     r"|scratch_[a-z0-9_]+)\b")
+_AMD_OP = re.compile(
+    r"^\s+([sv]_[a-z0-9_]+|global_[a-z0-9_]+|buffer_[a-z0-9_]+|ds_[a-z0-9_]+|flat_[a-z0-9_]+"
+    r"|scratch_[a-z0-9_]+)\b"
+)
 
 
 def _file_table(lines: list[str]) -> dict[str, str]:
@@ -342,9 +344,9 @@ PTX_TEXT = ".nv_debug_ptx_txt"
 
 @dataclass(frozen=True)
 class SassLine:
-    line: int                      # 1-based line in the plain .sass text
-    source: Frames                 # nvdisasm -g: the source line (with -gi, its callers), outermost first
-    ptx_line: int | None           # nvdisasm -gp: the PTX line it came from
+    line: int  # 1-based line in the plain .sass text
+    source: Frames  # nvdisasm -g: the source line (with -gi, its callers), outermost first
+    ptx_line: int | None  # nvdisasm -gp: the PTX line it came from
     op: str
     text: str
 
@@ -398,12 +400,19 @@ def _same_frame(a: Frame, b: Frame) -> bool:
 
 def sass_units_from_text(sass: str) -> list[Unit]:
     """SASS without line info (a dump made before nvdisasm ran with -g): every instruction unmapped."""
-    return [Unit(n, (), m.group(1), line.strip()) for n, line in enumerate(sass.splitlines(), 1)
-            if (m := _SASS_INSTR.match(line))]
+    return [
+        Unit(n, (), m.group(1), line.strip())
+        for n, line in enumerate(sass.splitlines(), 1)
+        if (m := _SASS_INSTR.match(line))
+    ]
 
 
 # the parser of each stage language (stages.py's `language` column): a new stage in one of these
 # languages is read by its row alone. SASS with nvdisasm's -g -gp table goes through sass_units.
 UNITS: dict[str, Callable[[str], list[Unit]]] = {
-    "mlir": mlir_units, "llvm": llir_units, "ptx": ptx_units, "amdgcn": amdgcn_units, "sass": sass_units_from_text,
+    "mlir": mlir_units,
+    "llvm": llir_units,
+    "ptx": ptx_units,
+    "amdgcn": amdgcn_units,
+    "sass": sass_units_from_text,
 }

@@ -27,13 +27,15 @@ from typing import Any
 WS_OP = re.compile(r"ttg\.warp_specialize\(")
 PARTITION_HEADER = re.compile(r"^(\s*)partition(\d+)\(.*\)\s*num_warps\((\d+)\)\s*\{\s*$")
 DEFAULT_HEADER = re.compile(r"^(\s*)default\s*\{\s*$")
-REGS_ATTR = {"requested": re.compile(r"requestedRegisters\s*=\s*array<i32:\s*([\d,\s]+)>"),
-             "actual": re.compile(r"actualRegisters\s*=\s*array<i32:\s*([\d,\s]+)>")}
+REGS_ATTR = {
+    "requested": re.compile(r"requestedRegisters\s*=\s*array<i32:\s*([\d,\s]+)>"),
+    "actual": re.compile(r"actualRegisters\s*=\s*array<i32:\s*([\d,\s]+)>"),
+}
 NUM_WARPS = re.compile(r'"ttg\.num-warps"\s*=\s*(\d+)')
 REGION_OPS = {
     "tma_load": r"ttng\.async_tma_copy_global_to_local|ttng\.async_tma_gather|tt\.descriptor_load|tt\.descriptor_gather",
     "tma_store": r"ttng\.async_tma_copy_local_to_global|ttng\.async_tma_scatter|ttng\.async_tma_reduce"
-                 r"|tt\.descriptor_store|tt\.descriptor_scatter|tt\.descriptor_reduce",
+    r"|tt\.descriptor_store|tt\.descriptor_scatter|tt\.descriptor_reduce",
     "mma": r"ttng\.warp_group_dot\b|ttng\.tc_gen5_mma\b|ttng\.tc_gen5_mma_scaled|tt\.dot\b|tt\.dot_scaled",
     "barrier_wait": r"ttng\.wait_barrier",
     "barrier_arrive": r"ttng\.arrive_barrier|ttng\.barrier_expect|ttng\.tc_gen5_commit",
@@ -58,10 +60,15 @@ def facts(ttgir: str | None, ptx: str | None, metadata: dict[str, Any], options:
     ttgir = ttgir or ""
     ptx = ptx or ""
     out: dict[str, Any] = {}
-    regs = {kind: [int(n) for n in m.group(1).replace(" ", "").split(",") if n]
-            for kind, rx in REGS_ATTR.items() if (m := rx.search(ttgir))}
-    setmaxnreg = {"inc": sorted({int(n) for k, n in SETMAXNREG.findall(ptx) if k == "inc"}),
-                  "dec": sorted({int(n) for k, n in SETMAXNREG.findall(ptx) if k == "dec"})}
+    regs = {
+        kind: [int(n) for n in m.group(1).replace(" ", "").split(",") if n]
+        for kind, rx in REGS_ATTR.items()
+        if (m := rx.search(ttgir))
+    }
+    setmaxnreg = {
+        "inc": sorted({int(n) for k, n in SETMAXNREG.findall(ptx) if k == "inc"}),
+        "dec": sorted({int(n) for k, n in SETMAXNREG.findall(ptx) if k == "dec"}),
+    }
     partitions = _partitions(ttgir, regs, setmaxnreg, options)
     if partitions:
         # keyed by name, so a diff reads machinery.partitions.worker0.registers: 24 -> 48
@@ -72,9 +79,16 @@ def facts(ttgir: str | None, ptx: str | None, metadata: dict[str, Any], options:
         out["warp_specialize_not_applied"] = requested
     if setmaxnreg["inc"] or setmaxnreg["dec"]:
         out["setmaxnreg"] = setmaxnreg
-    descs = [{"block": list(d.get("block_size") or []), "elem_bytes": d.get("elem_size"), "swizzle": d.get("swizzle"),
-              "im2col": bool(d.get("is_im2col"))}
-             for d in (metadata.get("tensordesc_meta") or []) if isinstance(d, dict)]
+    descs = [
+        {
+            "block": list(d.get("block_size") or []),
+            "elem_bytes": d.get("elem_size"),
+            "swizzle": d.get("swizzle"),
+            "im2col": bool(d.get("is_im2col")),
+        }
+        for d in (metadata.get("tensordesc_meta") or [])
+        if isinstance(d, dict)
+    ]
     if descs:
         out["tma_descriptors"] = descs
     device_descs = len(re.findall(r"tt\.make_tensor_descriptor", ttgir))
@@ -97,8 +111,9 @@ def facts(ttgir: str | None, ptx: str | None, metadata: dict[str, Any], options:
     return out
 
 
-def _partitions(ttgir: str, regs: dict[str, list[int]], setmaxnreg: dict[str, list[int]],
-                options: dict[str, Any]) -> list[dict[str, Any]]:
+def _partitions(
+    ttgir: str, regs: dict[str, list[int]], setmaxnreg: dict[str, list[int]], options: dict[str, Any]
+) -> list[dict[str, Any]]:
     """default + partitionN regions of the (first) ttg.warp_specialize op, each with what runs there."""
     lines = ttgir.splitlines()
     start = next((i for i, line in enumerate(lines) if WS_OP.search(line)), None)
@@ -113,8 +128,12 @@ def _partitions(ttgir: str, regs: dict[str, list[int]], setmaxnreg: dict[str, li
             headers.append((i, "default", None))
         elif (m := PARTITION_HEADER.match(line)) and len(m.group(1)) == indent:
             headers.append((i, f"worker{m.group(2)}", int(m.group(3))))
-        elif line.strip().startswith("}") and len(line) - len(line.lstrip()) == indent and headers \
-                and not line.strip().startswith("} {"):
+        elif (
+            line.strip().startswith("}")
+            and len(line) - len(line.lstrip()) == indent
+            and headers
+            and not line.strip().startswith("} {")
+        ):
             end = i
             if not _region_continues(lines, i + 1, indent):
                 break
@@ -123,18 +142,26 @@ def _partitions(ttgir: str, regs: dict[str, list[int]], setmaxnreg: dict[str, li
     parts = []
     for n, (i, name, warps) in enumerate(headers):
         stop = headers[n + 1][0] if n + 1 < len(headers) else end
-        body = "\n".join(lines[i + 1:stop])
+        body = "\n".join(lines[i + 1 : stop])
         ops = {k: len(re.findall(rx, body)) for k, rx in REGION_OPS.items()}
         if name == "default":
-            part = {"name": name, "warps": module_warps, "registers": default_regs,
-                    "registers_from": "setmaxnreg" if setmaxnreg["inc"] else ("maxnreg" if default_regs else None)}
+            part = {
+                "name": name,
+                "warps": module_warps,
+                "registers": default_regs,
+                "registers_from": "setmaxnreg" if setmaxnreg["inc"] else ("maxnreg" if default_regs else None),
+            }
         else:
             k = n - 1
             actual = regs.get("actual") or []
             requested = regs.get("requested") or []
             chosen = actual[k] if k < len(actual) else (requested[k] if k < len(requested) else None)
-            part = {"name": name, "warps": warps, "registers": chosen,
-                    "registers_from": ("actual" if k < len(actual) else "requested") if chosen else None}
+            part = {
+                "name": name,
+                "warps": warps,
+                "registers": chosen,
+                "registers_from": ("actual" if k < len(actual) else "requested") if chosen else None,
+            }
         part["ops"] = {k: v for k, v in ops.items() if v}
         parts.append(part)
     return parts

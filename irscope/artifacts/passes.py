@@ -49,7 +49,7 @@ def _parse(text: str, stage: str) -> list[_Dump]:
     for i, m in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
         arg = (m.group("arg1") or m.group("arg2") or "").split("{")[0].strip()
-        body = text[m.end():end]
+        body = text[m.end() : end]
         # what the pass prints while it runs (the pipeliner's "// -----// SoftwarePipeliner internal IR
         # Dump After: ..." modules) follows the dump before it: not the IR after the previous pass
         inner = body.find("\n// -----//")
@@ -111,14 +111,15 @@ def split(dump: str, offsets: dict[str, int], stages: dict) -> tuple[list[PassRe
 
 @dataclass
 class FirstMatch:
-    where: str          # "frontend" | "pass" | "stage" | "none"
+    where: str  # "frontend" | "pass" | "stage" | "none"
     stage: str = ""
     record: PassRecord | None = None
     sources: list[tuple[str, int]] = field(default_factory=list)  # the Python lines of the matching ops
 
 
-def first_producer(pattern: str, records: list[PassRecord], afters: list[str | None],
-                   first_ir: str, stages: dict) -> FirstMatch:
+def first_producer(
+    pattern: str, records: list[PassRecord], afters: list[str | None], first_ir: str, stages: dict
+) -> FirstMatch:
     """Which pass first produced IR matching `pattern` (a regex)."""
     rx = re.compile(pattern)
     if rx.search(first_ir):
@@ -151,14 +152,16 @@ class LineChange:
     removed: Counter
 
 
-def line_history(spec: str, kernel_file: str, records: list[PassRecord], afters: list[str | None],
-                 first_ir: str) -> list[LineChange]:
+def line_history(
+    spec: str, kernel_file: str, records: list[PassRecord], afters: list[str | None], first_ir: str
+) -> list[LineChange]:
     """For --line SPEC: the frontend's ops of that line, then each pass that added or removed some."""
     file, line = sourcemap.parse_line_spec(spec)
 
     def ops(text: str) -> Counter:
-        return Counter(u.op for u in lineinfo.mlir_units(text)
-                       if sourcemap.frames_match(u.frames, file, line, kernel_file))
+        return Counter(
+            u.op for u in lineinfo.mlir_units(text) if sourcemap.frames_match(u.frames, file, line, kernel_file)
+        )
 
     prev = ops(first_ir)
     out = [LineChange(None, prev, Counter())] if prev else []
@@ -170,8 +173,10 @@ def line_history(spec: str, kernel_file: str, records: list[PassRecord], afters:
             out.append(LineChange(rec, cur - prev, prev - cur))
         prev = cur
     if not out:
-        raise BadInput(f"--line {spec}: no op of that line in the frontend's IR or after any pass; "
-                       f"irscope lines DIR lists the lines with code")
+        raise BadInput(
+            f"--line {spec}: no op of that line in the frontend's IR or after any pass; "
+            f"irscope lines DIR lists the lines with code"
+        )
     return out
 
 
@@ -213,5 +218,6 @@ def check_pattern(pattern: str) -> None:
 
 def stage_texts(folder: Path, manifest: Manifest) -> dict[str, str]:
     """The text stages of a dump folder, by name (binaries left out), for first_producer."""
-    return {s: _read(Path(folder), f, f"manifest.json stages.{s}") for s, f in manifest["stages"].items()
-            if s not in BINARY}
+    return {
+        s: _read(Path(folder), f, f"manifest.json stages.{s}") for s, f in manifest["stages"].items() if s not in BINARY
+    }

@@ -25,12 +25,27 @@ VERSION = 1
 
 # the document's stall reasons (ncu's short names: the stall_* columns of its source page; Proton's are
 # mapped onto them) as a reader knows them, for every view of a profile
-STALL_WORDS = {"long_sb": "long scoreboard", "short_sb": "short scoreboard", "barrier": "barrier", "wait": "wait",
-               "mio": "MIO throttle", "lg": "LG throttle", "math": "math pipe", "not_selected": "not selected",
-               "selected": "selected", "no_inst": "no instruction", "dispatch": "dispatch", "drain": "drain",
-               "imc": "IMC miss", "membar": "membar", "branch_resolving": "branch resolving", "sleep": "sleeping",
-               "tex": "TEX throttle", "misc": "misc",
-               "unlisted": "no reason exported"}
+STALL_WORDS = {
+    "long_sb": "long scoreboard",
+    "short_sb": "short scoreboard",
+    "barrier": "barrier",
+    "wait": "wait",
+    "mio": "MIO throttle",
+    "lg": "LG throttle",
+    "math": "math pipe",
+    "not_selected": "not selected",
+    "selected": "selected",
+    "no_inst": "no instruction",
+    "dispatch": "dispatch",
+    "drain": "drain",
+    "imc": "IMC miss",
+    "membar": "membar",
+    "branch_resolving": "branch resolving",
+    "sleep": "sleeping",
+    "tex": "TEX throttle",
+    "misc": "misc",
+    "unlisted": "no reason exported",
+}
 
 
 def stall_word(reason: str) -> str:
@@ -49,10 +64,10 @@ def read(folder: Path) -> Profile | None:
 def write(folder: Path, doc: Profile) -> Path:
     """Write `doc` (checked against the schema first; irscope_profile set to VERSION, first) atomically
     into the dump folder."""
-    doc = {"irscope_profile": VERSION, **doc}   # first, and this version whatever a caller set
+    doc = {"irscope_profile": VERSION, **doc}  # first, and this version whatever a caller set
     jsonfile.validate(doc, schema.PROFILE, Path(folder) / FILENAME, FILENAME, remedy="a bug in irscope: report it")
     final = Path(folder) / FILENAME
-    fd, tmp = tempfile.mkstemp(prefix=f".{FILENAME}.", dir=folder)   # a reader never sees half a file
+    fd, tmp = tempfile.mkstemp(prefix=f".{FILENAME}.", dir=folder)  # a reader never sees half a file
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(json.dumps(doc, indent=1) + "\n")
     os.replace(tmp, final)

@@ -31,8 +31,12 @@ from irscope.kernel.jsonfile import (  # noqa: F401  (the checker, for the reade
     validate,
 )
 
-RECORDS = {"MANIFEST": records.Manifest, "PASS": records.PassEntry, "MAP": records.SourceMap,
-           "PROFILE": records.Profile}
+RECORDS = {
+    "MANIFEST": records.Manifest,
+    "PASS": records.PassEntry,
+    "MAP": records.SourceMap,
+    "PROFILE": records.Profile,
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -39,8 +39,18 @@ from irscope.records import Figures, Manifest, MapEntry, MapLine, MapStage, Sour
 from irscope.stages import MACHINE, MAPPED, language
 
 SCHEMA: Literal[1] = 1
-CLASSES = ("mma", "global_load", "global_store", "shared_load", "shared_store", "async_copy", "tma",
-           "local_load", "local_store", "barrier")
+CLASSES = (
+    "mma",
+    "global_load",
+    "global_store",
+    "shared_load",
+    "shared_store",
+    "async_copy",
+    "tma",
+    "local_load",
+    "local_store",
+    "barrier",
+)
 
 # ------------------------------------------------------------------ instruction classes per stage
 
@@ -55,10 +65,20 @@ def _ptx_class(op: str, text: str) -> str | None:
         if text.startswith(("cp.async.bulk.tensor", "@")) and "bulk.tensor" in text:
             return "tma"
         return "async_copy" if re.match(r"(?:@!?%\w+\s+)?cp\.async\.c[ag]\.", text) else None
-    return {"ld.global": "global_load", "st.global": "global_store", "ld.shared": "shared_load",
-            "ldmatrix.sync": "shared_load", "st.shared": "shared_store", "stmatrix.sync": "shared_store",
-            "ld.local": "local_load", "st.local": "local_store", "bar.sync": "barrier",
-            "barrier.sync": "barrier", "bar.warp": "barrier", "barrier.cta": "barrier"}.get(op)
+    return {
+        "ld.global": "global_load",
+        "st.global": "global_store",
+        "ld.shared": "shared_load",
+        "ldmatrix.sync": "shared_load",
+        "st.shared": "shared_store",
+        "stmatrix.sync": "shared_store",
+        "ld.local": "local_load",
+        "st.local": "local_store",
+        "bar.sync": "barrier",
+        "barrier.sync": "barrier",
+        "bar.warp": "barrier",
+        "barrier.cta": "barrier",
+    }.get(op)
 
 
 def _amd_class(op: str, text: str) -> str | None:
@@ -83,8 +103,19 @@ def _spill_bytes(text: str) -> int:
     """Bytes per thread one local load/store moves (.64 -> 8; dwordx4 -> 16; default 4)."""
     m = _LOCAL_WIDTH.search(text)
     mods = m.group(1) if m else ""
-    for key, n in (("128", 16), ("x4", 16), ("x3", 12), ("64", 8), ("x2", 8), ("U16", 2), ("S16", 2),
-                   ("short", 2), ("U8", 1), ("S8", 1), ("byte", 1)):
+    for key, n in (
+        ("128", 16),
+        ("x4", 16),
+        ("x3", 12),
+        ("64", 8),
+        ("x2", 8),
+        ("U16", 2),
+        ("S16", 2),
+        ("short", 2),
+        ("U8", 1),
+        ("S8", 1),
+        ("byte", 1),
+    ):
         if key in mods:
             return n
     return 4
@@ -171,16 +202,23 @@ def stage_units(stages: dict[str, Any], sass_info: list[lineinfo.SassLine] | Non
         if stage == "sass" and sass_info is not None:
             out[stage] = lineinfo.sass_units(sass_info, out.get("ptx", []))
         else:
-            out[stage] = lineinfo.UNITS[language(stage) or ""](text)   # every MAPPED stage has a language
+            out[stage] = lineinfo.UNITS[language(stage) or ""](text)  # every MAPPED stage has a language
     return out
 
 
-def build(stages: dict[str, Any], kernel_file: str, stage_files: dict[str, str],
-          sass_info: list[lineinfo.SassLine] | None = None) -> SourceMap:
+def build(
+    stages: dict[str, Any],
+    kernel_file: str,
+    stage_files: dict[str, str],
+    sass_info: list[lineinfo.SassLine] | None = None,
+) -> SourceMap:
     """The map of one compile (see the module docstring for its shape)."""
     units = stage_units(stages, sass_info)
-    layouts = {m.group(1) for m in LAYOUT_DEF.finditer(stages.get("ttgir") or "")} \
-        if isinstance(stages.get("ttgir"), str) else set()
+    layouts = (
+        {m.group(1) for m in LAYOUT_DEF.finditer(stages.get("ttgir") or "")}
+        if isinstance(stages.get("ttgir"), str)
+        else set()
+    )
     top: dict[tuple[str, int], dict[str, _Figures]] = {}
     callees: dict[tuple[str, int], dict[tuple[str, int], dict[str, _Figures]]] = {}
     no_line: dict[str, _Figures] = {}
@@ -196,25 +234,45 @@ def build(stages: dict[str, Any], kernel_file: str, stage_files: dict[str, str],
             key = u.frames[0]
             top.setdefault(key, {}).setdefault(stage, _Figures()).add(stage, u, lay)
             if len(u.frames) > 1:
-                callees.setdefault(key, {}).setdefault(u.frames[-1], {}).setdefault(stage, _Figures()).add(stage, u, lay)
+                callees.setdefault(key, {}).setdefault(u.frames[-1], {}).setdefault(stage, _Figures()).add(
+                    stage, u, lay
+                )
         summary[stage] = {"file": stage_files.get(stage, ""), "units": len(us), "mapped": mapped}
     kernel = _kernel_path(kernel_file, top)
     texts = _SourceText()
     order = sorted(top, key=lambda k: (k[0] != kernel, k[0], k[1]))
     lines: list[MapLine] = []
     for key in order:
-        entry: MapLine = {"file": key[0], "line": key[1], "text": texts.line(*key),
-                 "stages": {s: f.as_dict(s) for s, f in top[key].items()}}
+        entry: MapLine = {
+            "file": key[0],
+            "line": key[1],
+            "text": texts.line(*key),
+            "stages": {s: f.as_dict(s) for s, f in top[key].items()},
+        }
         if key in callees:
-            entry["callees"] = [{"file": c[0], "line": c[1], "text": texts.line(*c),
-                                 "stages": {s: f.as_dict(s) for s, f in figs.items()}}
-                                for c, figs in sorted(callees[key].items())]
+            entry["callees"] = [
+                {
+                    "file": c[0],
+                    "line": c[1],
+                    "text": texts.line(*c),
+                    "stages": {s: f.as_dict(s) for s, f in figs.items()},
+                }
+                for c, figs in sorted(callees[key].items())
+            ]
         lines.append(entry)
     machine = next((s for s in MACHINE if s in units), None)
-    return {"irscope_map": SCHEMA, "kernel_file": kernel, "machine": machine, "stages": summary,
-            "lines": lines, "no_line": {s: f.as_dict(s) for s, f in no_line.items()},
-            "files": {name: texts.count(name) for name in
-                      sorted({k[0] for k in top} | {c[0] for cs in callees.values() for c in cs})}}
+    return {
+        "irscope_map": SCHEMA,
+        "kernel_file": kernel,
+        "machine": machine,
+        "stages": summary,
+        "lines": lines,
+        "no_line": {s: f.as_dict(s) for s, f in no_line.items()},
+        "files": {
+            name: texts.count(name)
+            for name in sorted({k[0] for k in top} | {c[0] for cs in callees.values() for c in cs})
+        },
+    }
 
 
 def _kernel_path(kernel_file: str, keys: Iterable[tuple[str, int]]) -> str:
@@ -256,16 +314,17 @@ def load(folder: Path, manifest: Manifest) -> SourceMap:
     manifest names a map outside the folder."""
     name = manifest.get("map") or MAP_FILE
     if name == MAP_FILE and not os.path.lexists(Path(folder) / MAP_FILE):
-        raise BadInput(f"{folder}: no {MAP_FILE} (dumped by an older irscope, or a compile whose IR could not be "
-                       f"mapped: see the dump's notes); run irscope dump again")
+        raise BadInput(
+            f"{folder}: no {MAP_FILE} (dumped by an older irscope, or a compile whose IR could not be "
+            f"mapped: see the dump's notes); run irscope dump again"
+        )
     path = artifacts.inside(folder, name, "manifest.json map")
     data = schema.parse(path, MAP_FILE, "run irscope dump again")
     if not isinstance(data, dict) or data.get("irscope_map") != SCHEMA:
         got = data.get("irscope_map") if isinstance(data, dict) else type(data).__name__
-        raise BadInput(f"{path}: source map schema {got!r}, this irscope reads {SCHEMA}; "
-                       f"run irscope dump again")
+        raise BadInput(f"{path}: source map schema {got!r}, this irscope reads {SCHEMA}; run irscope dump again")
     schema.validate(data, schema.MAP, path, MAP_FILE, "run irscope dump again")
-    return cast(SourceMap, data)    # checked against its schema above
+    return cast(SourceMap, data)  # checked against its schema above
 
 
 def kernel_file(folder: Path, manifest: Manifest) -> str:
@@ -301,8 +360,11 @@ def origin_lines(generated_by: Any) -> dict[str, list[int]]:
     generated_by.src_lines; {} for a hand-written kernel or a malformed entry)."""
     if not isinstance(generated_by, dict) or not isinstance(generated_by.get("src_lines"), dict):
         return {}
-    return {k: [n for n in v if isinstance(n, int)] for k, v in generated_by["src_lines"].items()
-            if isinstance(k, str) and isinstance(v, list)}
+    return {
+        k: [n for n in v if isinstance(n, int)]
+        for k, v in generated_by["src_lines"].items()
+        if isinstance(k, str) and isinstance(v, list)
+    }
 
 
 def find_origin_line(source_map: SourceMap, spec: str, origins: dict[str, list[int]]) -> dict[str, Any] | None:
@@ -321,11 +383,17 @@ def find_origin_line(source_map: SourceMap, spec: str, origins: dict[str, list[i
     hits = [e for e in source_map["lines"] if e["file"] == kernel and e["line"] in generated]
     if not hits:
         have = sorted(int(k.rpartition(":")[2]) for k in origins if k.rpartition(":")[0] == origin)
-        raise BadInput(f"--line {spec}: line {line} of {os.path.basename(origin)} generated no code that reached "
-                       f"any stage; lines with code: {_ranges(have)}")
+        raise BadInput(
+            f"--line {spec}: line {line} of {os.path.basename(origin)} generated no code that reached "
+            f"any stage; lines with code: {_ranges(have)}"
+        )
     entry = dict(_merge(hits))
-    entry.update(file=origin, line=line, text=f"(generated lines {_ranges(generated)} of "
-                                                f"{os.path.basename(kernel)})", generated_lines=generated)
+    entry.update(
+        file=origin,
+        line=line,
+        text=f"(generated lines {_ranges(generated)} of {os.path.basename(kernel)})",
+        generated_lines=generated,
+    )
     return entry
 
 
@@ -340,7 +408,7 @@ def find_line(source_map: SourceMap, spec: str, origins: dict[str, list[int]] | 
         return through
     file, line = parse_line_spec(spec)
     kernel = source_map["kernel_file"]
-    counts = source_map.get("files") or {}     # null in a map is read as none
+    counts = source_map.get("files") or {}  # null in a map is read as none
     files = [kernel] if file is None else [f for f in counts if _file_matches(file, f)]
     if file is not None and not files and _file_matches(file, kernel):
         files = [kernel]
@@ -356,10 +424,13 @@ def find_line(source_map: SourceMap, spec: str, origins: dict[str, list[int]] | 
     name = os.path.basename(path)
     if total and line > total:
         raise BadInput(f"--line {spec}: {name} has {total} lines")
-    have = sorted({e["line"] for e in source_map["lines"] if e["file"] == path} |
-                  {c["line"] for e in source_map["lines"] for c in e.get("callees", []) if c["file"] == path})
-    raise BadInput(f"--line {spec}: line {line} of {name} produced no code in any stage; "
-                   f"lines with code: {_ranges(have)}")
+    have = sorted(
+        {e["line"] for e in source_map["lines"] if e["file"] == path}
+        | {c["line"] for e in source_map["lines"] for c in e.get("callees", []) if c["file"] == path}
+    )
+    raise BadInput(
+        f"--line {spec}: line {line} of {name} produced no code in any stage; lines with code: {_ranges(have)}"
+    )
 
 
 def _ranges(nums: list[int]) -> str:
@@ -379,7 +450,7 @@ def _merge(entries: Sequence[MapEntry]) -> dict[str, Any]:
         return dict(entries[0])
     stages: dict[str, dict[str, Any]] = {}
     for e in entries:
-        figs: Mapping[str, Mapping[str, Any]] = e["stages"]   # read by key names in loops below
+        figs: Mapping[str, Mapping[str, Any]] = e["stages"]  # read by key names in loops below
         for s, fig in figs.items():
             into = stages.setdefault(s, {"n": 0, "at": [], "ops": {}})
             into["n"] += fig["n"]
@@ -395,8 +466,13 @@ def _merge(entries: Sequence[MapEntry]) -> dict[str, Any]:
             if "layouts" in fig:
                 into["layouts"] = sorted(set(into.get("layouts", [])) | set(fig["layouts"]))
     first = entries[0]
-    return {"file": first["file"], "line": first["line"], "text": first.get("text"), "stages": stages,
-            "callers": len(entries)}
+    return {
+        "file": first["file"],
+        "line": first["line"],
+        "text": first.get("text"),
+        "stages": stages,
+        "callers": len(entries),
+    }
 
 
 SORT_KEYS = ("instructions", "spills", *CLASSES, "regs", "convert_layouts", "line")
@@ -428,16 +504,22 @@ def check_sort(key: str) -> None:
 def hot_lines(source_map: SourceMap, sort: str = "instructions") -> list[dict[str, Any]]:
     """One row per source line (the map's entries), sorted by `sort`, largest first (by line: in order)."""
     check_sort(sort)
-    rows = [{"file": e["file"], "line": e["line"], "text": e.get("text"), **figures(e, source_map.get("machine"))}
-            for e in source_map["lines"]]
+    rows = [
+        {"file": e["file"], "line": e["line"], "text": e.get("text"), **figures(e, source_map.get("machine"))}
+        for e in source_map["lines"]
+    ]
     if sort == "line":
         return rows
     return sorted(rows, key=lambda r: (-r[sort], r["file"] != source_map["kernel_file"], r["line"]))
 
 
 def no_line_row(source_map: SourceMap) -> dict[str, Any]:
-    return {"file": "", "line": 0, "text": "(no line)",
-            **figures({"stages": source_map.get("no_line") or {}}, source_map.get("machine"))}
+    return {
+        "file": "",
+        "line": 0,
+        "text": "(no line)",
+        **figures({"stages": source_map.get("no_line") or {}}, source_map.get("machine")),
+    }
 
 
 def check_stage(source_map: SourceMap, stage: str | None) -> None:

@@ -49,9 +49,25 @@ def ptxas_resources(log: str) -> dict[str, int]:
 # ------------------------------------------------------------------ NVIDIA: PTX mix
 
 PTX_MEM = re.compile(r"^\s*(?:@!?%p\d+\s+)?(ld|st)\.(global|shared(?::\w+)?)((?:\.[\w:]+)*)\s", re.M)
-PTX_TYPE_BITS = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "bf16": 16,
-                 "b32": 32, "u32": 32, "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64, "f64": 64,
-                 "b128": 128}
+PTX_TYPE_BITS = {
+    "b8": 8,
+    "u8": 8,
+    "s8": 8,
+    "b16": 16,
+    "u16": 16,
+    "s16": 16,
+    "f16": 16,
+    "bf16": 16,
+    "b32": 32,
+    "u32": 32,
+    "s32": 32,
+    "f32": 32,
+    "b64": 64,
+    "u64": 64,
+    "s64": 64,
+    "f64": 64,
+    "b128": 128,
+}
 PTX_OPS = {
     "mma.sync": re.compile(r"^\s*(?:@!?%p\d+\s+)?mma\.sync", re.M),
     "wgmma": re.compile(r"^\s*(?:@!?%p\d+\s+)?wgmma\.mma_async", re.M),
@@ -68,8 +84,12 @@ PTX_OPS = {
 
 def ptx_mix(ptx: str) -> dict[str, Any]:
     """Memory ops by space and width (bits per thread per instruction), plus key op counts."""
-    widths: dict[str, Counter] = {"global_load": Counter(), "global_store": Counter(),
-                                  "shared_load": Counter(), "shared_store": Counter()}
+    widths: dict[str, Counter] = {
+        "global_load": Counter(),
+        "global_store": Counter(),
+        "shared_load": Counter(),
+        "shared_store": Counter(),
+    }
     for m in PTX_MEM.finditer(ptx):
         op, space, mods = m.group(1), m.group(2), m.group(3).split(".")
         vec = next((int(x[1:]) for x in mods if re.fullmatch(r"v\d", x)), 1)
@@ -131,10 +151,33 @@ AMD_META = {
     "acc_vgprs": r";\s*NumAgprs:\s+(\d+)",
     "compiler_occupancy": r";\s*Occupancy:\s+(\d+)",
 }
-AMD_INSTR = re.compile(r"^\s+([sv]_[a-z0-9_]+|global_[a-z0-9_]+|buffer_[a-z0-9_]+|ds_[a-z0-9_]+|flat_[a-z0-9_]+|scratch_[a-z0-9_]+)\b(.*)$", re.M)
-AMD_WIDTH = {"ubyte": 8, "sbyte": 8, "byte": 8, "ushort": 16, "sshort": 16, "short": 16, "short_d16": 16,
-             "dword": 32, "dwordx2": 64, "dwordx3": 96, "dwordx4": 128,
-             "b8": 8, "u8": 8, "i8": 8, "b16": 16, "u16": 16, "i16": 16, "b32": 32, "b64": 64, "b96": 96, "b128": 128}
+AMD_INSTR = re.compile(
+    r"^\s+([sv]_[a-z0-9_]+|global_[a-z0-9_]+|buffer_[a-z0-9_]+|ds_[a-z0-9_]+|flat_[a-z0-9_]+|scratch_[a-z0-9_]+)\b(.*)$",
+    re.M,
+)
+AMD_WIDTH = {
+    "ubyte": 8,
+    "sbyte": 8,
+    "byte": 8,
+    "ushort": 16,
+    "sshort": 16,
+    "short": 16,
+    "short_d16": 16,
+    "dword": 32,
+    "dwordx2": 64,
+    "dwordx3": 96,
+    "dwordx4": 128,
+    "b8": 8,
+    "u8": 8,
+    "i8": 8,
+    "b16": 16,
+    "u16": 16,
+    "i16": 16,
+    "b32": 32,
+    "b64": 64,
+    "b96": 96,
+    "b128": 128,
+}
 
 
 def amd_resources(asm: str) -> dict[str, int]:
@@ -152,10 +195,14 @@ def amd_mix(asm: str) -> dict[str, Any]:
     for m in AMD_INSTR.finditer(asm):
         op, rest = m.group(1), m.group(2)
         ops[op] += 1
-        for prefix, kind in (("global_load_", "global_load"), ("buffer_load_", "global_load"),
-                             ("global_store_", "global_store"), ("buffer_store_", "global_store")):
+        for prefix, kind in (
+            ("global_load_", "global_load"),
+            ("buffer_load_", "global_load"),
+            ("global_store_", "global_store"),
+            ("buffer_store_", "global_store"),
+        ):
             if op.startswith(prefix):
-                suffix = op[len(prefix):]
+                suffix = op[len(prefix) :]
                 if suffix.startswith("lds_") or " lds" in rest:
                     async_lds += 1
                     break
@@ -219,14 +266,20 @@ def nvidia_occupancy(target: Target, registers: int, shared: int, num_warps: int
     blocks = min(limits.values())
     limiter = min(limits, key=lambda k: limits[k])
     warps = blocks * num_warps
-    return {"blocks_per_sm": blocks, "warps_per_sm": warps,
-            "occupancy": round(warps / hw.max_warps_per_sm, 3), "limited_by": limiter}
+    return {
+        "blocks_per_sm": blocks,
+        "warps_per_sm": warps,
+        "occupancy": round(warps / hw.max_warps_per_sm, 3),
+        "limited_by": limiter,
+    }
 
 
 def amd_occupancy(target: Target, res: dict[str, int], shared: int, num_warps: int) -> dict[str, Any]:
     hw = target.hardware
     vgprs = res.get("vgpr_count", 0)
-    by_vgpr = hw.max_warps_per_sm if vgprs == 0 else min(hw.max_warps_per_sm, hw.regs_per_sm // (math.ceil(vgprs / 8) * 8))
+    by_vgpr = (
+        hw.max_warps_per_sm if vgprs == 0 else min(hw.max_warps_per_sm, hw.regs_per_sm // (math.ceil(vgprs / 8) * 8))
+    )
     by_lds = hw.max_warps_per_sm
     if shared:
         groups = hw.shared_per_sm // shared
@@ -236,8 +289,12 @@ def amd_occupancy(target: Target, res: dict[str, int], shared: int, num_warps: i
     if compiler is not None:
         waves = min(waves, compiler)
     limiter = "lds" if by_lds < by_vgpr else "vgprs"
-    return {"waves_per_simd": waves, "occupancy": round(waves / hw.max_warps_per_sm, 3), "limited_by": limiter,
-            "compiler_occupancy": compiler}
+    return {
+        "waves_per_simd": waves,
+        "occupancy": round(waves / hw.max_warps_per_sm, 3),
+        "limited_by": limiter,
+        "compiler_occupancy": compiler,
+    }
 
 
 # ------------------------------------------------------------------ all together
@@ -262,8 +319,12 @@ def compute(art, target: Target) -> Stats:
         if isinstance(stages.get("sass"), str):
             stats["sass"] = sass_mix(stages["sass"])
         ptx = stages.get("ptx") if isinstance(stages.get("ptx"), str) else None
-        if found := machinery.facts(stages.get("ttgir") if isinstance(stages.get("ttgir"), str) else None, ptx,
-                                    dict(art.metadata), dict(art.options)):
+        if found := machinery.facts(
+            stages.get("ttgir") if isinstance(stages.get("ttgir"), str) else None,
+            ptx,
+            dict(art.metadata),
+            dict(art.options),
+        ):
             stats["machinery"] = found
     else:
         asm = stages.get("amdgcn") or ""
@@ -274,4 +335,4 @@ def compute(art, target: Target) -> Stats:
         stats["local_bytes"] = res.get("scratch_bytes", 0)
         stats["occupancy"] = amd_occupancy(target, res, shared, num_warps)
         stats["amdgcn"] = amd_mix(asm)
-    return cast(Stats, stats)   # built from the resource readers' dicts, keys as records.Stats names them
+    return cast(Stats, stats)  # built from the resource readers' dicts, keys as records.Stats names them

@@ -41,8 +41,14 @@ from typing import Any
 VERSION = 1
 SAFE_PACKAGES = {"triton", "torch", "math", "copy", "operator", "functools", "itertools", "numpy", "typing"}
 JIT_CLASSES = {"triton.runtime.jit:JITFunction", "triton.experimental.gluon._runtime:GluonJITFunction"}
-JIT_ARGS = ("version", "do_not_specialize", "do_not_specialize_on_alignment", "debug", "noinline",
-            "c_cache")   # the last: fbtriton's JITFunction only (recorded where the kernel has it)
+JIT_ARGS = (
+    "version",
+    "do_not_specialize",
+    "do_not_specialize_on_alignment",
+    "debug",
+    "noinline",
+    "c_cache",
+)  # the last: fbtriton's JITFunction only (recorded where the kernel has it)
 IDENTITY = "__irscope_closure_identity__"
 
 
@@ -87,25 +93,34 @@ def _function(jit: Any, functions: dict[str, dict[str, Any]]) -> str:
     def_index = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))), None)
     if def_index is None:
         raise Unsupported(f"{fn.__name__}: its def is not found")
-    indent = lines[def_index][:len(lines[def_index]) - len(lines[def_index].lstrip())]
+    indent = lines[def_index][: len(lines[def_index]) - len(lines[def_index].lstrip())]
     if indent and (first < 2 or not all(line.startswith(indent) or not line.strip() for line in lines)):
         raise Unsupported(f"{fn.__name__}: its def is indented unevenly")
     tree = ast.parse(textwrap.dedent("".join(lines[def_index:])))
     node = tree.body[0]
-    if any(isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal))
-           and n is not node for n in ast.walk(tree)):
+    if any(
+        isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal))
+        and n is not node
+        for n in ast.walk(tree)
+    ):
         raise Unsupported(f"{fn.__name__} defines a function, a lambda or a class, or declares global names")
     functions[key] = doc = {
-        "module": fn.__module__, "file": fn.__code__.co_filename, "name": fn.__name__,
-        "first_line": first, "def_line": first + def_index, "indent": indent, "lines": list(lines),
-        "class": cls, "args": {a: _plain_jit_arg(getattr(jit, a), a, fn.__name__) for a in JIT_ARGS if hasattr(jit, a)},
+        "module": fn.__module__,
+        "file": fn.__code__.co_filename,
+        "name": fn.__name__,
+        "first_line": first,
+        "def_line": first + def_index,
+        "indent": indent,
+        "lines": list(lines),
+        "class": cls,
+        "args": {a: _plain_jit_arg(getattr(jit, a), a, fn.__name__) for a in JIT_ARGS if hasattr(jit, a)},
         "globals": {},
     }
     for name in sorted(_read_names(node)):
         if name not in fn.__globals__:
             if hasattr(builtins, name):
                 continue
-            continue   # neither global nor builtin: Triton resolves it itself (or fails the same way)
+            continue  # neither global nor builtin: Triton resolves it itself (or fails the same way)
         doc["globals"][name] = _ref(fn.__globals__[name], name, fn.__name__, functions)
     return key
 
@@ -120,7 +135,9 @@ def _plain_jit_arg(value: Any, arg: str, who: str) -> Any:
 
 def _read_names(node: ast.AST) -> set[str]:
     """The global names a def reads: every name loaded, less its parameters and the names it binds."""
-    bound = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)} if isinstance(node, ast.FunctionDef) else set()
+    bound = (
+        {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)} if isinstance(node, ast.FunctionDef) else set()
+    )
     loaded: set[str] = set()
     for n in ast.walk(node):
         if isinstance(n, ast.Name):
@@ -228,7 +245,7 @@ def _define(f: dict[str, Any], ns: dict[str, Any]) -> Any:
     """The def compiled at its own file, lines and columns (blank lines before it, one identity decorator
     on its first decorator's line, so co_firstlineno is Triton's starting line), wrapped in its JIT class."""
     first, def_line, indent = f["first_line"], f["def_line"], f.get("indent", "")
-    body = "".join(f["lines"][def_line - first:])
+    body = "".join(f["lines"][def_line - first :])
     decorator = f"{indent}@{IDENTITY}\n" + "\n" * (def_line - first - 1) if def_line > first else ""
     # an indented def (under a module-level `if`, as fla's exp2) is compiled under `if True:` on the line before
     head = ("\n" * (first - 2) + "if True:\n" if indent else "\n" * (first - 1)) + decorator
@@ -252,7 +269,7 @@ def _define(f: dict[str, Any], ns: dict[str, Any]) -> Any:
     return cls(fn, **args)
 
 
-_REAL: dict[str, set[int]] = {}   # per file, the line numbers seeded with the file's own lines
+_REAL: dict[str, set[int]] = {}  # per file, the line numbers seeded with the file's own lines
 END = "pass  # irscope: the recorded block ends here\n"
 
 
@@ -268,7 +285,7 @@ def _seed_lines(file: str, first: int, lines: list[str]) -> None:
     real = _REAL.setdefault(file, set())
     need = first + len(lines)
     have += ["\n"] * (need - len(have))
-    have[first - 1:need - 1] = lines
+    have[first - 1 : need - 1] = lines
     real.update(range(first, need))
     if need not in real:
         have[need - 1] = END

@@ -54,14 +54,14 @@ class CaptureOptions:
 
     out_dir: Path
     use_cache: bool = True
-    with_passes: bool = False              # --passes
-    quiet: bool = False                    # stdout carries data (--stage, --json): the script's output goes to stderr
+    with_passes: bool = False  # --passes
+    quiet: bool = False  # stdout carries data (--stage, --json): the script's output goes to stderr
     stage: str | None = None
-    script_log: Path | None = None         # check_flags checks it (the CLI passes it as typed)
+    script_log: Path | None = None  # check_flags checks it (the CLI passes it as typed)
     compile_only: bool = False
     time_limit: float | None = None
-    interpret_s: tuple[float | None, float | None] = (None, None)   # (per launch, whole run); None: knobs
-    jobs: int | None = None                # --jobs: worker processes for the dumps (None: the machine's cores)
+    interpret_s: tuple[float | None, float | None] = (None, None)  # (per launch, whole run); None: knobs
+    jobs: int | None = None  # --jobs: worker processes for the dumps (None: the machine's cores)
 
 
 class DumpStop:
@@ -78,7 +78,7 @@ class DumpStop:
         if self.signal is None:
             self.signal, self.name = signum, signal.Signals(signum).name
         if self._armed:
-            self._armed = False   # once: a second signal during the output is only recorded
+            self._armed = False  # once: a second signal during the output is only recorded
             raise DumpsStopped(self.name)
 
     @contextlib.contextmanager
@@ -108,7 +108,9 @@ def signals_kept() -> Iterator[DumpStop]:
             signal.signal(signum, previous)
 
 
-def check_flags(request: jobs.Request, variants, opts: CaptureOptions, as_json: bool) -> tuple[CaptureOptions, str | None]:
+def check_flags(
+    request: jobs.Request, variants, opts: CaptureOptions, as_json: bool
+) -> tuple[CaptureOptions, str | None]:
     """The command line's checks, before anything runs (each one BadInput line): --stage and --json, the
     output folder, FILE a script (not a spec file or folder), --script-log. Returns the options with
     --script-log checked, and the warning for the steering flags a capture does not apply (or None)."""
@@ -145,26 +147,39 @@ def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions, sto
     time_limit = opts.time_limit
     if time_limit is not None and not (math.isfinite(time_limit) and 0 < time_limit <= 1e8):
         raise BadInput(f"--time-limit {time_limit}: give a positive number of seconds")
-    script_run = run_script(Path(request.file), list(script_args), tgt, reason, mode, list(request.kernels),
-                            opts.script_log, quiet=opts.quiet, time_limit=time_limit, interpret_s=opts.interpret_s)
+    script_run = run_script(
+        Path(request.file),
+        list(script_args),
+        tgt,
+        reason,
+        mode,
+        list(request.kernels),
+        opts.script_log,
+        quiet=opts.quiet,
+        time_limit=time_limit,
+        interpret_s=opts.interpret_s,
+    )
     return replay(script_run, request, out_dir, opts, stop)
 
 
-def run_call(request: jobs.Request, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any],
-             opts: CaptureOptions) -> tuple[ScriptRun, Any]:
+def run_call(
+    request: jobs.Request, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], opts: CaptureOptions
+) -> tuple[ScriptRun, Any]:
     """The Python API's irscope.capture: one call fn(*args, **kwargs) captured as `run` captures a script
     (the same recorder, stand-in GPU and replay); (the ScriptRun, what fn returned). request.file is
     fn's file; its target and option layers apply as to a script's."""
     tgt, reason, mode = choose_mode(request, opts.compile_only)
     out_dir = Path(opts.out_dir).resolve()
     check_before_running(tgt, request.all_sets(), out_dir, opts.stage, None)
-    script_run, value = run_call_under_recorder(fn, args, kwargs, tgt, reason, mode, list(request.kernels),
-                                                interpret_s=opts.interpret_s)
+    script_run, value = run_call_under_recorder(
+        fn, args, kwargs, tgt, reason, mode, list(request.kernels), interpret_s=opts.interpret_s
+    )
     return replay(script_run, request, out_dir, opts), value
 
 
-def replay(script_run: ScriptRun, request: jobs.Request, out_dir: Path, opts: CaptureOptions,
-           stop: DumpStop | None = None) -> ScriptRun:
+def replay(
+    script_run: ScriptRun, request: jobs.Request, out_dir: Path, opts: CaptureOptions, stop: DumpStop | None = None
+) -> ScriptRun:
     """The captures of a run as jobs (under the request's option layers), their spec files, their
     dumps (`stop`: a signal ends the dumps, see dump_all)."""
     started = time.perf_counter()
@@ -178,14 +193,23 @@ def replay(script_run: ScriptRun, request: jobs.Request, out_dir: Path, opts: Ca
 
 def not_applied(request: jobs.Request, variants, out_dir: Path) -> str | None:
     """The warning for steering flags a capture does not apply (launches are captured as made)."""
-    ignored = [name for name, given in (("--recipe", request.recipe), ("--variant", variants),
-                                        ("--pin-layout", request.pin_layouts), ("--pin-loop", request.pin_loops))
-               if given]
+    ignored = [
+        name
+        for name, given in (
+            ("--recipe", request.recipe),
+            ("--variant", variants),
+            ("--pin-layout", request.pin_layouts),
+            ("--pin-loop", request.pin_loops),
+        )
+        if given
+    ]
     if not ignored:
         return None
-    return (f"{', '.join(ignored)} {'do' if len(ignored) > 1 else 'does'} not apply to a capture (launches are "
-            f"captured as the script makes them); replaying a capture's spec file applies "
-            f"{'them' if len(ignored) > 1 else 'it'}: irscope dump {out_dir}/captures/KERNEL-N.json {ignored[0]} ...")
+    return (
+        f"{', '.join(ignored)} {'do' if len(ignored) > 1 else 'does'} not apply to a capture (launches are "
+        f"captured as the script makes them); replaying a capture's spec file applies "
+        f"{'them' if len(ignored) > 1 else 'it'}: irscope dump {out_dir}/captures/KERNEL-N.json {ignored[0]} ..."
+    )
 
 
 def results(script_run: ScriptRun) -> list[DumpResult]:
@@ -209,8 +233,10 @@ def exit_status(script_run: ScriptRun, file: Path) -> int:
     if not results(script_run):
         if not any(c.failure for c in script_run.captures):
             problems = [c.problem for c in script_run.captures if c.problem]
-            raise BadInput(f"{file}: none of the {len(script_run.captures)} captured kernels can be dumped"
-                           + (f": {problems[0]}" if problems else ""))
+            raise BadInput(
+                f"{file}: none of the {len(script_run.captures)} captured kernels can be dumped"
+                + (f": {problems[0]}" if problems else "")
+            )
         return 1
     return 1 if any(c.failure for c in script_run.captures) else 0
 
@@ -224,8 +250,9 @@ def choose_mode(request: jobs.Request, compile_only: bool) -> tuple[Target, str,
     return tgt, reason, "gpu" if real else "compile-only"
 
 
-def check_before_running(tgt: Target, sets: list[str], out_dir: Path, stage: str | None,
-                         script_log: Path | None) -> None:
+def check_before_running(
+    tgt: Target, sets: list[str], out_dir: Path, stage: str | None, script_log: Path | None
+) -> None:
     """What can be refused before the script runs is refused then: nothing written, one line."""
     options = parse_assignments(list(sets), tgt)
     try:

@@ -63,7 +63,7 @@ from irscope.standin import generators
 from irscope.standin.driver import PLACEHOLDER_MS
 from irscope.standin.interpret import benchmarking
 
-LAUNCH_CHECKED = names(launch_check=True)   # the stages replay compares with the dump (gpu mode)
+LAUNCH_CHECKED = names(launch_check=True)  # the stages replay compares with the dump (gpu mode)
 
 
 class InductorHooks:
@@ -72,21 +72,23 @@ class InductorHooks:
     def __init__(self, recorder: Any):
         self.rec = recorder
         self._graph: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
-            "irscope_inductor_graph", default=None)
-        self._by_metadata: dict[int, tuple[Any, Capture]] = {}   # id(CompiledKernel.metadata) -> capture
+            "irscope_inductor_graph", default=None
+        )
+        self._by_metadata: dict[int, tuple[Any, Capture]] = {}  # id(CompiledKernel.metadata) -> capture
         self._pending: list[tuple[Capture, Any, dict[str, Any] | None]] = []
         self._binaries: weakref.WeakSet = weakref.WeakSet()
-        self._wrappers: list[tuple[str, dict[str, Any]]] = []   # every graph's wrapper .py, with its graph
-        self._by_function: dict[Any, Capture] = {}    # a real driver's CUfunction handle -> capture
-        self._unbound: list[tuple[Any, Capture]] = []   # (binary, capture) not yet launched (gpu mode)
-        self._by_tuner: dict[int, tuple[Any, list[tuple[Any, Capture]]]] = {}   # its configs' captures
+        self._wrappers: list[tuple[str, dict[str, Any]]] = []  # every graph's wrapper .py, with its graph
+        self._by_function: dict[Any, Capture] = {}  # a real driver's CUfunction handle -> capture
+        self._unbound: list[tuple[Any, Capture]] = []  # (binary, capture) not yet launched (gpu mode)
+        self._by_tuner: dict[int, tuple[Any, list[tuple[Any, Capture]]]] = {}  # its configs' captures
         self._decided: set[int] = set()  # autotuners whose launched config is marked (gpu mode)
         self._listened: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
-            "irscope_inductor_listen", default=None)
-        self.missing: list[str] = []    # Inductor's private APIs this torch lacks (said in the notes)
-        self.on_standin = False         # set up on the stand-in GPU (else: a real GPU run)
-        self.graphs = 0                 # graphs Inductor lowered
-        self.benchmarked = 0            # Inductor timings answered with the placeholder
+            "irscope_inductor_listen", default=None
+        )
+        self.missing: list[str] = []  # Inductor's private APIs this torch lacks (said in the notes)
+        self.on_standin = False  # set up on the stand-in GPU (else: a real GPU run)
+        self.graphs = 0  # graphs Inductor lowered
+        self.benchmarked = 0  # Inductor timings answered with the placeholder
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -100,24 +102,33 @@ class InductorHooks:
         with contextlib.ExitStack() as stack:
             # private APIs of Inductor: each one checked, and a missing one said in the notes
             if callable(getattr(compile_fx, "fx_codegen_and_compile", None)):
-                stack.enter_context(triton_runtime.patched(
-                    compile_fx, "fx_codegen_and_compile", self._wrap_graph(compile_fx.fx_codegen_and_compile)))
+                stack.enter_context(
+                    triton_runtime.patched(
+                        compile_fx, "fx_codegen_and_compile", self._wrap_graph(compile_fx.fx_codegen_and_compile)
+                    )
+                )
             else:
                 self.missing.append("torch._inductor.compile_fx.fx_codegen_and_compile (graph kinds)")
             if callable(getattr(GraphLowering, "compile_to_module", None)):
-                stack.enter_context(triton_runtime.patched(
-                    GraphLowering, "compile_to_module", self._wrap_module(GraphLowering.compile_to_module)))
+                stack.enter_context(
+                    triton_runtime.patched(
+                        GraphLowering, "compile_to_module", self._wrap_module(GraphLowering.compile_to_module)
+                    )
+                )
             else:
                 self.missing.append("GraphLowering.compile_to_module (wrapper files, ATen ops)")
             if "_precompile_config" in vars(tuner):
-                stack.enter_context(triton_runtime.patched(
-                    tuner, "_precompile_config", self._wrap_precompile(vars(tuner)["_precompile_config"])))
+                stack.enter_context(
+                    triton_runtime.patched(
+                        tuner, "_precompile_config", self._wrap_precompile(vars(tuner)["_precompile_config"])
+                    )
+                )
             else:
                 self.missing.append("CachingAutotuner._precompile_config (every Inductor compile)")
             if self.on_standin:
                 self._placeholders(stack, tuner)
             else:
-                if "bench" in vars(tuner):   # its trials' launches are timed ones, not the model's
+                if "bench" in vars(tuner):  # its trials' launches are timed ones, not the model's
                     stack.enter_context(triton_runtime.patched(tuner, "bench", _benchmarked(vars(tuner)["bench"])))
                 if "run" in vars(tuner):
                     stack.enter_context(triton_runtime.patched(tuner, "run", self._wrap_run(vars(tuner)["run"])))
@@ -131,7 +142,7 @@ class InductorHooks:
                 self.label_pending()
                 if self.on_standin:
                     for binary in list(self._binaries):  # the stand-in's module handles: nothing to unload
-                        with contextlib.suppress(Exception):     # later, once its driver is gone
+                        with contextlib.suppress(Exception):  # later, once its driver is gone
                             binary.module = None
 
     def _placeholders(self, stack: contextlib.ExitStack, tuner: Any) -> None:
@@ -142,20 +153,25 @@ class InductorHooks:
             stack.enter_context(triton_runtime.patched(tuner, "bench", _benchmarked(vars(tuner)["bench"])))
         for cls in type(inductor_bench.benchmarker).__mro__:
             if "benchmark_gpu" in vars(cls):
-                stack.enter_context(triton_runtime.patched(
-                    cls, "benchmark_gpu", lambda bench, fn, *a, **k: self._placeholder_benchmark(fn)))
+                stack.enter_context(
+                    triton_runtime.patched(
+                        cls, "benchmark_gpu", lambda bench, fn, *a, **k: self._placeholder_benchmark(fn)
+                    )
+                )
 
     def notes(self) -> list[str]:
         """What irscope changed in Inductor, and (stand-in) what differs from a GPU, one line each."""
         out = [f"irscope could not hook Inductor's {m} in this torch" for m in self.missing]
         if not self.graphs:
             return out
-        if (note := generators.settings_note(self.graphs)) is not None:   # never None: graphs were lowered
+        if (note := generators.settings_note(self.graphs)) is not None:  # never None: graphs were lowered
             out.append(note)
         if self.benchmarked:
-            out.append(f"Inductor's {self.benchmarked} timing{'s' if self.benchmarked != 1 else ''} (its autotuner's "
-                       f"configs, max-autotune's choices) are placeholders ({PLACEHOLDER_MS:g} ms each), not "
-                       f"measurements: every candidate is compiled and captured, but the one it picked is not a GPU's pick")
+            out.append(
+                f"Inductor's {self.benchmarked} timing{'s' if self.benchmarked != 1 else ''} (its autotuner's "
+                f"configs, max-autotune's choices) are placeholders ({PLACEHOLDER_MS:g} ms each), not "
+                f"measurements: every candidate is compiled and captured, but the one it picked is not a GPU's pick"
+            )
         return out
 
     def _placeholder_benchmark(self, _callable) -> float:
@@ -255,7 +271,7 @@ class InductorHooks:
                 constants[k] = v
         attrs = dict((meta.get("configs") or [{}])[0] or {})
         signature = dict(meta.get("signature") or {})
-        for path in constants:          # constexprs are in the signature, as the binder puts them
+        for path in constants:  # constexprs are in the signature, as the binder puts them
             if len(path) == 1 and path[0] < len(names):
                 signature.setdefault(names[path[0]], "constexpr")
         signature = {n: signature[n] for n in names if n in signature}
@@ -280,16 +296,19 @@ class InductorHooks:
                 self._unbound.append((binary, cap))
                 if cache_hit is not None:
                     cap.cache_hit = cache_hit
-                if not cap.asm:   # the launched kernel's text stages, which replay checks its dump against
-                    cap.asm = {from_triton(k): v for k, v in (getattr(binary, "asm", None) or {}).items()
-                               if from_triton(k) in LAUNCH_CHECKED and isinstance(v, str)}
+                if not cap.asm:  # the launched kernel's text stages, which replay checks its dump against
+                    cap.asm = {
+                        from_triton(k): v
+                        for k, v in (getattr(binary, "asm", None) or {}).items()
+                        if from_triton(k) in LAUNCH_CHECKED and isinstance(v, str)
+                    }
 
     def _options(self, autotuner: Any, cfg: Any, meta: dict[str, Any]) -> dict[str, Any]:
         """The backend options' fields, as triton.compile had them (Inductor's options, parsed)."""
-        make = getattr(autotuner, "_create_compile_options", None)   # private: absent in some torch releases
+        make = getattr(autotuner, "_create_compile_options", None)  # private: absent in some torch releases
         if callable(make):
             opts = make(cfg, meta)
-        else:   # the options _precompile_config passes, from the config and compile_meta
+        else:  # the options _precompile_config passes, from the config and compile_meta
             opts = {k: v for k, v in meta.items() if k in ("num_warps", "num_stages", "num_ctas", "debug")}
             opts.update({k: getattr(cfg, k) for k in ("num_warps", "num_stages") if hasattr(cfg, k)})
         try:
@@ -383,7 +402,7 @@ class InductorHooks:
         """generated_by for the captures of graphs that are done (their wrapper is written)."""
         pending, self._pending = self._pending, []
         for cap, autotuner, graph in pending:
-            if graph is None:   # compiled outside a graph's lowering (at its first launch): the wrapper naming it
+            if graph is None:  # compiled outside a graph's lowering (at its first launch): the wrapper naming it
                 graph = self._graph_naming(cap)
             if cap.generated_by is None or cap.generated_by.get("graph") is None and graph is not None:
                 cap.generated_by = generated_by(cap, autotuner, graph)

@@ -21,26 +21,32 @@ def generated_by(cap: Capture, autotuner: Any, graph: dict[str, Any] | None) -> 
     category = getattr(heuristic, "name", None)
     kernel_name = meta.get("kernel_name")
     if not isinstance(kernel_name, str) or kernel_name.startswith("Placeholder."):
-        kernel_name = cap.name   # a template candidate's benchmark module: Inductor names it triton_<template>
+        kernel_name = cap.name  # a template candidate's benchmark module: Inductor names it triton_<template>
     code = getattr(getattr(cap.jit, "fn", None), "__code__", None)
     generated = str(Path(code.co_filename).resolve()) if code is not None else None
     wrappers = list((graph or {}).get("wrappers") or [])
     aten: list[str] = []
     nodes: list[str] = []
     wrapper = None
-    for path in ([generated] if generated else []) + wrappers:   # a template's benchmark module, then the graph's
+    for path in ([generated] if generated else []) + wrappers:  # a template's benchmark module, then the graph's
         aten, nodes = kernel_origins(path, kernel_name)
         if aten:
             wrapper = path if path != generated else None
             break
-    out = {"layer": "inductor", "category": category.lower() if isinstance(category, str) else None,
-           "kernel_name": kernel_name, "aten_ops": aten, "source_nodes": nodes,
-           "graph": {k: v for k, v in (graph or {}).items() if k != "wrappers"} or None,
-           "generated_file": generated, "wrapper_file": wrapper or (wrappers[0] if wrappers else None)}
+    out = {
+        "layer": "inductor",
+        "category": category.lower() if isinstance(category, str) else None,
+        "kernel_name": kernel_name,
+        "aten_ops": aten,
+        "source_nodes": nodes,
+        "graph": {k: v for k, v in (graph or {}).items() if k != "wrappers"} or None,
+        "generated_file": generated,
+        "wrapper_file": wrapper or (wrappers[0] if wrappers else None),
+    }
     if out["category"] == "template" and not kernel_name.startswith("triton_tem_"):
         # a candidate max-autotune benchmarks, in a module of its own: select_algorithm names its kernel
         # triton_<template name> and writes no ATen comment (the one it picks is triton_tem_..., which has one)
-        out["template"] = cap.name[len("triton_"):] if cap.name.startswith("triton_") else cap.name
+        out["template"] = cap.name[len("triton_") :] if cap.name.startswith("triton_") else cap.name
     if cap.config:
         out["config"] = cap.config
     return out
@@ -56,7 +62,7 @@ def kernel_origins(path: str, kernel: str) -> tuple[list[str], list[str]]:
         return [], []
     define = re.compile(rf"^{re.escape(kernel)}\s*=\s*async_compile\.triton\(")
     end = next((i for i, line in enumerate(lines) if define.match(line)), None)
-    if end is None:   # no definition here: the header of a module that is the kernel's own
+    if end is None:  # no definition here: the header of a module that is the kernel's own
         end = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("#")), len(lines))
     start = end
     while start > 0 and (lines[start - 1].startswith("#") or not lines[start - 1].strip()):

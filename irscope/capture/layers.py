@@ -42,8 +42,13 @@ def helion_configs() -> dict[str, list[dict[str, Any]]]:
         with contextlib.suppress(TypeError, OSError):
             source = inspect.getsourcefile(fn) if fn is not None else None
         for config, path in dict(getattr(obj, "_cache_path_map", {}) or {}).items():
-            entry = {"layer": "helion", "kernel": getattr(fn, "__name__", None),
-                     "config": _config_dict(config), "source": source, "generated": str(path)}
+            entry = {
+                "layer": "helion",
+                "kernel": getattr(fn, "__name__", None),
+                "config": _config_dict(config),
+                "source": source,
+                "generated": str(path),
+            }
             out.setdefault(str(Path(path).resolve()), []).append(entry)
     return out
 

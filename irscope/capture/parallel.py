@@ -33,7 +33,7 @@ from irscope.errors import CompileFailure
 from irscope.kernel.spec import KernelSpec
 
 HANDLER = "irscope.capture.parallel:dump_capture"
-TIMEOUT_S = 3600.0       # one kernel's dump; past it the worker is taken for hung and that dump fails
+TIMEOUT_S = 3600.0  # one kernel's dump; past it the worker is taken for hung and that dump fails
 DATA_PACKAGES = {"irscope", "triton", "builtins", "collections", "enum", "pathlib", "copyreg", "torch", "numpy"}
 
 
@@ -53,7 +53,7 @@ def plan(todo: list[Capture], jobs: int) -> tuple[list[Capture], list[Capture]]:
         return [], list(todo)
     sent: list[Capture] = []
     here: list[Capture] = []
-    if set_here := triton_runtime.knobs_set_in_python():   # a worker would compile without them
+    if set_here := triton_runtime.knobs_set_in_python():  # a worker would compile without them
         why = f"the script set triton.knobs {', '.join(set_here)} in Python, which a worker process would not see"
         for cap in todo:
             cap.in_process_why = cap.in_process_why or why
@@ -64,7 +64,7 @@ def plan(todo: list[Capture], jobs: int) -> tuple[list[Capture], list[Capture]]:
         if cap.in_process_why is None and (doubt := _not_data(cap)) is not None:
             cap.in_process_why = doubt
         (here if cap.in_process_why is not None else sent).append(cap)
-    if len(sent) == 1:   # one kernel: a worker's start-up (importing Triton) costs more than it saves
+    if len(sent) == 1:  # one kernel: a worker's start-up (importing Triton) costs more than it saves
         sent[0].in_process_why = "the only kernel a worker could dump (no parallelism to gain)"
         here, sent = todo, []
     return sent, here
@@ -99,32 +99,49 @@ def start(n: int, jobs: int) -> workers.Pool[Capture]:
     return pool
 
 
-def dump_in_workers(pool: workers.Pool[Capture], sent: list[Capture], out_dir: Path, with_passes: bool,
-                    use_cache: bool, finish: Callable[[Capture, DumpResult | None, CompileFailure | None], None]
-                    ) -> list[Capture]:
+def dump_in_workers(
+    pool: workers.Pool[Capture],
+    sent: list[Capture],
+    out_dir: Path,
+    with_passes: bool,
+    use_cache: bool,
+    finish: Callable[[Capture, DumpResult | None, CompileFailure | None], None],
+) -> list[Capture]:
     """Each capture dumped by a worker (`finish` sees its dump or its failure, as an in-process dump's);
     those a worker could not rebuild exactly are returned, `in_process_why` set."""
     back: list[Capture] = []
     job = {"handler": HANDLER, "out_dir": str(out_dir), "with_passes": with_passes, "use_cache": use_cache}
 
     def message(cap: Capture) -> dict[str, Any]:
-        return dict(job, spec_file=str(cap.spec_path), kernel=cap.spec.kernel, file=str(cap.spec.file),
-                    args=cap.spec.args, notes=list(cap.spec.notes), settings=cap.settings)
+        return dict(
+            job,
+            spec_file=str(cap.spec_path),
+            kernel=cap.spec.kernel,
+            file=str(cap.spec.file),
+            args=cap.spec.args,
+            notes=list(cap.spec.notes),
+            settings=cap.settings,
+        )
 
     def finished(cap: Capture, outcome: dict[str, Any], seconds: float) -> None:
         status = outcome.get("status")
         if status == "ok":
             folder = Path(outcome["folder"])
             cap.dumped_in = "worker"
-            finish(cap, DumpResult(folder, artifacts.read_manifest(folder), outcome["cached"], outcome["key"],
-                                   outcome["served"]), None)
+            finish(
+                cap,
+                DumpResult(
+                    folder, artifacts.read_manifest(folder), outcome["cached"], outcome["key"], outcome["served"]
+                ),
+                None,
+            )
         elif status == "compile failed":
             cap.dumped_in = "worker"
             finish(cap, None, CompileFailure(outcome["stage"], outcome["reason"], outcome.get("kernel", "")))
         elif status in ("crashed", "timed out"):
             cap.dumped_in = "worker"
             cap.failure = f"{status}: {outcome.get('reason')}"
-        else:   # not rebuilt exactly, or an error irscope's own process reports better
+        else:  # not rebuilt exactly, or an error irscope's own process reports better
             cap.in_process_why = f"the worker did not dump it: {outcome.get('reason')}"
             back.append(cap)
 
@@ -152,5 +169,10 @@ def dump_capture(job: dict[str, Any]) -> tuple[dict[str, Any], None]:
         return {"status": "compile failed", "stage": e.stage, "reason": e.reason, "kernel": e.kernel}, None
     except Exception as e:  # noqa: BLE001 - BadInput and the like: said as irscope's own process says them
         return {"status": "error", "reason": f"{type(e).__name__}: {e}"[:300]}, None
-    return {"status": "ok", "folder": str(result.folder), "cached": result.cached, "key": result.key,
-            "served": result.served}, None
+    return {
+        "status": "ok",
+        "folder": str(result.folder),
+        "cached": result.cached,
+        "key": result.key,
+        "served": result.served,
+    }, None

@@ -50,7 +50,7 @@ class _Launch:
     kwargs: dict[str, Any]
     grid: Any
     warmup: bool
-    tuning: Any                        # _Tuning of the enclosing autotuner run, if any
+    tuning: Any  # _Tuning of the enclosing autotuner run, if any
     capture: Capture | None = None
 
 
@@ -60,7 +60,7 @@ class _Tuning:
 
     tuner: Any
     captures: list[Capture] = field(default_factory=list)
-    trial: Any = None                  # the Config being benchmarked (Autotuner._bench), if any
+    trial: Any = None  # the Config being benchmarked (Autotuner._bench), if any
 
 
 class Recorder:
@@ -73,7 +73,7 @@ class Recorder:
 
     def __init__(self, target: Target, compile_only: bool, kernel_globs: list[str], executor: Any = None):
         self.target = target
-        self.executor = executor           # standin.interpret.Executor: computes compile-only launches
+        self.executor = executor  # standin.interpret.Executor: computes compile-only launches
         self.compile_only = compile_only
         self.globs = list(kernel_globs)
         self.captures: list[Capture] = []
@@ -85,13 +85,14 @@ class Recorder:
         self._tuning: contextvars.ContextVar[_Tuning | None] = contextvars.ContextVar("irscope_tuning", default=None)
         self._tuners: dict[int, tuple[Any, dict[str, Any]]] = {}
         self.internal_error: BaseException | None = None
-        self.check_compiles = compile_only   # launches are not compiled: launch_check compiles them
-        self.launch_errors: dict[int, BaseException | None] = {}      # capture index -> what its launch raises
+        self.check_compiles = compile_only  # launches are not compiled: launch_check compiles them
+        self.launch_errors: dict[int, BaseException | None] = {}  # capture index -> what its launch raises
         self._lock = threading.Lock()
-        self.inductor = InductorHooks(self)   # set up with Inductor, if the script uses torch.compile
+        self.inductor = InductorHooks(self)  # set up with Inductor, if the script uses torch.compile
 
     def _guarded(self, hook):
         """A hook whose own failure is irscope's (remembered), not the script's."""
+
         def run(*args, **kwargs):
             with self._own():
                 return hook(*args, **kwargs)
@@ -130,8 +131,17 @@ class Recorder:
         with self._lock:
             cap = self.by_key.get(ident)
             if cap is None:
-                cap = Capture(len(self.captures) + 1, name, jit, r["key"], r["signature"], r["constants"], r["attrs"],
-                              r["options"], warmup=r["warmup"])
+                cap = Capture(
+                    len(self.captures) + 1,
+                    name,
+                    jit,
+                    r["key"],
+                    r["signature"],
+                    r["constants"],
+                    r["attrs"],
+                    r["options"],
+                    warmup=r["warmup"],
+                )
                 self.captures.append(cap)
                 self.by_key[ident] = cap
                 if ctx is not None and ctx.jit is jit:
@@ -162,8 +172,11 @@ class Recorder:
         if cap.kernel_hash:
             self.by_hash[cap.kernel_hash] = cap
         if not self.compile_only:
-            cap.asm = {from_triton(k): v for k, v in kernel.asm.items()
-                       if from_triton(k) in LAUNCH_CHECKED and isinstance(v, str)}
+            cap.asm = {
+                from_triton(k): v
+                for k, v in kernel.asm.items()
+                if from_triton(k) in LAUNCH_CHECKED and isinstance(v, str)
+            }
 
     def on_listen(self, src, metadata, cache_hit: bool) -> None:
         """knobs.compilation.listener: whether Triton served the compile from its on-disk cache."""
@@ -171,7 +184,7 @@ class Recorder:
         if ctx is not None and ctx.capture is not None and getattr(src, "fn", None) is ctx.jit:
             ctx.capture.cache_hit = cache_hit
         else:
-            self.inductor.listened(src, cache_hit)   # a compile of Inductor's (CachingAutotuner._precompile_config)
+            self.inductor.listened(src, cache_hit)  # a compile of Inductor's (CachingAutotuner._precompile_config)
 
     # -- wrappers around Triton's launch paths
 
@@ -189,7 +202,7 @@ class Recorder:
             finally:
                 rec._launch.reset(token)
             failed = rec.launch_errors.get(ctx.capture.index) if ctx.capture is not None else None
-            if failed is not None:   # the compile a GPU launch runs fails: the launch raises, in the script
+            if failed is not None:  # the compile a GPU launch runs fails: the launch raises, in the script
                 raise failed.with_traceback(None)
             with rec._own():
                 number = rec._count_jit_launch(ctx, ret, warmup)
@@ -303,9 +316,14 @@ class Recorder:
         library's own cache object (FlagGems' ConfigCache: __getitem__, no keys()) is not ours to
         copy or iterate, so it is left as it is."""
         cache = getattr(tuner, "cache", None)
-        self._tuners[id(tuner)] = (tuner, {"cache": dict(cache) if isinstance(cache, dict) else _MISSING,
-                                           "cache_results": getattr(tuner, "cache_results", False),
-                                           "do_bench": tuner.__dict__.get("do_bench", _MISSING)})
+        self._tuners[id(tuner)] = (
+            tuner,
+            {
+                "cache": dict(cache) if isinstance(cache, dict) else _MISSING,
+                "cache_results": getattr(tuner, "cache_results", False),
+                "do_bench": tuner.__dict__.get("do_bench", _MISSING),
+            },
+        )
         tuner.cache_results = False
         with contextlib.suppress(Exception):
             tuner.__dict__["do_bench"] = placeholder_benchmark
@@ -331,7 +349,7 @@ class Recorder:
             try:
                 if rec.compile_only:
                     return original(tuner, *args, config=config, **meta)
-                with benchmarking():   # a GPU trial's launches are timed ones, not the script's own
+                with benchmarking():  # a GPU trial's launches are timed ones, not the script's own
                     return original(tuner, *args, config=config, **meta)
             finally:
                 state.trial = before
@@ -351,8 +369,11 @@ class Recorder:
                 wrap_subclass(cls)
 
         def wrap_subclass(cls):
-            for name, wrap in (("run", lambda f: rec.wrap_autotuner(f, True)),
-                               ("warmup", lambda f: rec.wrap_autotuner(f, False)), ("_bench", rec.wrap_bench)):
+            for name, wrap in (
+                ("run", lambda f: rec.wrap_autotuner(f, True)),
+                ("warmup", lambda f: rec.wrap_autotuner(f, False)),
+                ("_bench", rec.wrap_bench),
+            ):
                 if name in cls.__dict__:
                     done.append((cls, name, cls.__dict__[name]))
                     setattr(cls, name, wrap(cls.__dict__[name]))
@@ -387,15 +408,21 @@ class Recorder:
         tuner_cls = triton_runtime.autotuner_type()
         kernel_cls = triton_runtime.compiled_kernel_type()
         with contextlib.ExitStack() as stack:
-            stack.enter_context(triton_runtime.jit_hooks(self._guarded(self.on_compile), self._guarded(self.on_compiled),
-                                                  self._guarded(self.on_listen)))
+            stack.enter_context(
+                triton_runtime.jit_hooks(
+                    self._guarded(self.on_compile), self._guarded(self.on_compiled), self._guarded(self.on_listen)
+                )
+            )
             stack.enter_context(triton_runtime.patched(jit_cls, "run", self.wrap_jit_run(jit_cls.run)))
             stack.enter_context(triton_runtime.patched(tuner_cls, "run", self.wrap_autotuner(tuner_cls.run, True)))
-            stack.enter_context(triton_runtime.patched(tuner_cls, "warmup", self.wrap_autotuner(tuner_cls.warmup, False)))
+            stack.enter_context(
+                triton_runtime.patched(tuner_cls, "warmup", self.wrap_autotuner(tuner_cls.warmup, False))
+            )
             stack.enter_context(triton_runtime.patched(tuner_cls, "_bench", self.wrap_bench(tuner_cls._bench)))
             stack.enter_context(self._subclasses_wrapped(tuner_cls))
-            stack.enter_context(triton_runtime.patched(kernel_cls, "__getitem__",
-                                                self.wrap_compiled_getitem(kernel_cls.__getitem__)))
+            stack.enter_context(
+                triton_runtime.patched(kernel_cls, "__getitem__", self.wrap_compiled_getitem(kernel_cls.__getitem__))
+            )
             stack.enter_context(observe_inductor(self.inductor.installed))
             try:
                 yield
@@ -410,7 +437,7 @@ class _Checked(BaseException):
     """Raised at the first stage after TTGIR of a launch check: it compiled that far."""
 
 
-_check_lock = threading.Lock()   # one check at a time: the stage wrap patches triton.compile's make_backend
+_check_lock = threading.Lock()  # one check at a time: the stage wrap patches triton.compile's make_backend
 
 
 def _compile_to_ttgir(src: Any, target: Target, options: dict[str, Any]) -> BaseException | None:
@@ -430,6 +457,7 @@ def _compile_to_ttgir(src: Any, target: Target, options: dict[str, Any]) -> Base
                 raise _Checked()
             ran_stage.append(name)
             return fn(*args)
+
         return run
 
     opts = {k: tuple(v) if isinstance(v, list) else v for k, v in (options or {}).items()}
@@ -438,14 +466,14 @@ def _compile_to_ttgir(src: Any, target: Target, options: dict[str, Any]) -> Base
             adapter.compile(src, target, opts)
         except _Checked:
             return None
-        except adapter.compile_error_types() as e:   # the front end's (CompilationError and subclasses)
+        except adapter.compile_error_types() as e:  # the front end's (CompilationError and subclasses)
             return e
         except Exception as e:  # noqa: BLE001  a stage's own failure is the compiler's; anything else is not
             return e if ran_stage else None
     return None
 
 
-_CHECKED_STAGES = frozenset(names(language="mlir"))   # a launch check runs the MLIR stages, not LLVM's on
+_CHECKED_STAGES = frozenset(names(language="mlir"))  # a launch check runs the MLIR stages, not LLVM's on
 
 
 def _one_line(e: BaseException) -> str:
@@ -483,4 +511,3 @@ def _config_label(tuner, launch_kwargs: dict[str, Any], trial: Any = None) -> st
         if hit and len(ck) > best_n:
             best, best_n = ck, len(ck)
     return _label(best) if best is not None else None
-

@@ -25,37 +25,37 @@ class Capture:
     """One kernel × specialization × options the script compiled (Triton's kernel-cache identity)."""
 
     index: int
-    name: str                          # the kernel's function name
-    jit: Any                           # the JITFunction
-    key: str                           # Triton's kernel-cache key for the launch
-    signature: dict[str, Any]          # what the binder decided (JITFunction._pack_args)
+    name: str  # the kernel's function name
+    jit: Any  # the JITFunction
+    key: str  # Triton's kernel-cache key for the launch
+    signature: dict[str, Any]  # what the binder decided (JITFunction._pack_args)
     constants: dict[tuple, Any]
     attrs: dict[tuple, Any]
-    options: dict[str, Any]            # the backend options' fields, as the launch had them
-    warmup: bool = False               # compiled by .warmup (no launch of its own)
-    config: str | None = None          # @triton.autotune config label
-    winner: bool | None = None         # the autotuner's choice (None: not measured, compile-only)
-    launch: Launch = field(default_factory=Launch)   # grid, tensor shapes, scalar values
+    options: dict[str, Any]  # the backend options' fields, as the launch had them
+    warmup: bool = False  # compiled by .warmup (no launch of its own)
+    config: str | None = None  # @triton.autotune config label
+    winner: bool | None = None  # the autotuner's choice (None: not measured, compile-only)
+    launch: Launch = field(default_factory=Launch)  # grid, tensor shapes, scalar values
     launches: int = 0
-    timed_launches: int = 0            # of those, made while a benchmark timed it (autotuner trials, do_bench)
-    cache_hit: bool | None = None      # served from Triton's on-disk cache (gpu mode)
+    timed_launches: int = 0  # of those, made while a benchmark timed it (autotuner trials, do_bench)
+    cache_hit: bool | None = None  # served from Triton's on-disk cache (gpu mode)
     kernel_hash: str | None = None
-    asm: dict[str, str] = field(default_factory=dict)       # gpu mode: the launched kernel's text stages
-    generated_by: dict[str, Any] | None = None              # a kernel generator's record (capture/layers.py)
+    asm: dict[str, str] = field(default_factory=dict)  # gpu mode: the launched kernel's text stages
+    generated_by: dict[str, Any] | None = None  # a kernel generator's record (capture/layers.py)
     # filled by replay.prepare():
     spec: Any = None
     settings: Settings | None = None
-    problem: str | None = None         # why there is no spec (not expressible in the spec grammar)
+    problem: str | None = None  # why there is no spec (not expressible in the spec grammar)
     notes: list[str] = field(default_factory=list)
     spec_path: Path | None = None
-    result: Any = None                 # dump.DumpResult
+    result: Any = None  # dump.DumpResult
     failure: str | None = None
-    skipped: str | None = None         # a config a launch would reject (OutOfResources)
+    skipped: str | None = None  # a config a launch would reject (OutOfResources)
     matches_launch: dict[str, bool] | None = None
-    launch_options: dict[str, Any] = field(default_factory=dict)   # the options that differ from defaults
-    elements: dict[str, str] = field(default_factory=dict)         # param -> spec element text
-    closure: dict[str, Any] | None = None   # the kernel's closure as data (capture/closure.py), in its spec file
-    dumped_in: str | None = None       # "worker" (rebuilt from its spec file) | "in-process"
+    launch_options: dict[str, Any] = field(default_factory=dict)  # the options that differ from defaults
+    elements: dict[str, str] = field(default_factory=dict)  # param -> spec element text
+    closure: dict[str, Any] | None = None  # the kernel's closure as data (capture/closure.py), in its spec file
+    dumped_in: str | None = None  # "worker" (rebuilt from its spec file) | "in-process"
     in_process_why: str | None = None  # why it was not dumped in a worker (closure.py's doubt, --jobs 1, ...)
 
     @property
@@ -71,20 +71,20 @@ class ScriptRun:
     args: list[str]
     target: Target
     target_reason: str
-    mode: str                          # "gpu" | "compile-only"
+    mode: str  # "gpu" | "compile-only"
     captures: list[Capture]
-    launches: int                      # launches seen (recorded ones in compile-only mode)
-    stopped: str | None = None         # why the script ended early, one line
-    filtered_out: list[str] = field(default_factory=list)   # kernels --kernel left out
+    launches: int  # launches seen (recorded ones in compile-only mode)
+    stopped: str | None = None  # why the script ended early, one line
+    filtered_out: list[str] = field(default_factory=list)  # kernels --kernel left out
     script_log: Path | None = None
-    threads_left: list[str] = field(default_factory=list)   # threads it started, still running at its end
-    computed: Any = None               # standin.interpret.Computed: which launches the interpreter computed
+    threads_left: list[str] = field(default_factory=list)  # threads it started, still running at its end
+    computed: Any = None  # standin.interpret.Computed: which launches the interpreter computed
     standin_notes: list[str] = field(default_factory=list)  # what the stand-in GPU did not do (shape-only ops)
-    stopped_traceback: str | None = None   # the script's own exception, formatted (shown with --debug)
-    dumps_stopped: str | None = None   # "SIGTERM after 25 of 48 dumps": a signal ended the dumps (replay.dump_all)
-    stop_status: int | None = None     # the exit status that signal asks for (128 + its number)
-    script_s: float | None = None      # wall seconds the script (or call) ran, the interpreter's included
-    timing: dict[str, Any] = field(default_factory=dict)   # where the time went (replay.timing_split)
+    stopped_traceback: str | None = None  # the script's own exception, formatted (shown with --debug)
+    dumps_stopped: str | None = None  # "SIGTERM after 25 of 48 dumps": a signal ended the dumps (replay.dump_all)
+    stop_status: int | None = None  # the exit status that signal asks for (128 + its number)
+    script_s: float | None = None  # wall seconds the script (or call) ran, the interpreter's included
+    timing: dict[str, Any] = field(default_factory=dict)  # where the time went (replay.timing_split)
 
 
 def launch_record(jit: Any, args: tuple, kwargs: dict[str, Any], grid: Any, warmup: bool) -> Launch:

@@ -1,15 +1,15 @@
 """Captures -> replayable jobs: a spec and settings per capture, its spec file, its dump.
 
-    prepare      each capture's KernelSpec and Settings, built through jobs.for_kernel from what
-                 the binder decided (signature, constexprs, divisibility and alignment, options
-                 that differ from the backend's defaults), then bound again and compared with the
-                 launch: where the spec cannot say what the launch did, a note says so
-    write_specs  one spec file per capture under OUT/captures/ (`irscope dump CAPTURE.json` replays it),
-                 with the kernel's closure as data (closure.py) for the workers
-    dump_all     each capture dumped like any other kernel, in --jobs worker processes that rebuild
-                 the kernel from its spec file (parallel.py), else in this process; in gpu mode its
-                 stages are compared with the kernel the script actually launched
-    timing_split where the capture's time went (script, interpreter, shape-only ops, dumps)
+prepare      each capture's KernelSpec and Settings, built through jobs.for_kernel from what
+             the binder decided (signature, constexprs, divisibility and alignment, options
+             that differ from the backend's defaults), then bound again and compared with the
+             launch: where the spec cannot say what the launch did, a note says so
+write_specs  one spec file per capture under OUT/captures/ (`irscope dump CAPTURE.json` replays it),
+             with the kernel's closure as data (closure.py) for the workers
+dump_all     each capture dumped like any other kernel, in --jobs worker processes that rebuild
+             the kernel from its spec file (parallel.py), else in this process; in gpu mode its
+             stages are compared with the kernel the script actually launched
+timing_split where the capture's time went (script, interpreter, shape-only ops, dumps)
 """
 
 from __future__ import annotations
@@ -88,12 +88,14 @@ def _elements(cap: Capture, run: ScriptRun) -> tuple[list[str], list[str]]:
         if ty == "constexpr":
             value = cap.constants.get(path, p.default)
             if not p.is_constexpr and type(value) is int and value == 1:
-                text = "i32:1"          # an int equal to 1, made a constant by the launch
+                text = "i32:1"  # an int equal to 1, made a constant by the launch
             elif callable(value) and not type(value).__name__.endswith("Layout"):
                 name = function_name(value, cap.jit)
                 if name is None:
-                    raise BadInput(f"{p.name} is the function {getattr(value, '__name__', value)!r}, which the "
-                                   f"kernel's module does not name (fn:NAME needs a name the module has)")
+                    raise BadInput(
+                        f"{p.name} is the function {getattr(value, '__name__', value)!r}, which the "
+                        f"kernel's module does not name (fn:NAME needs a name the module has)"
+                    )
                 text = f"fn:{name}"
             else:
                 text = _constexpr_text(value) or ArgSpec("constexpr", value=value).text()
@@ -110,7 +112,7 @@ def _elements(cap: Capture, run: ScriptRun) -> tuple[list[str], list[str]]:
         elif ty in ("i1", "u1", "fp16", "bf16", "fp32", "fp64"):
             named.append(f"{p.name}={ty}")
         elif (bound := bound_text(ty, path, cap.attrs, cap.constants, cap.jit)) is not None:
-            named.append(f"{p.name}={bound}")   # a tensor descriptor or a tuple (nested), as the binder saw it
+            named.append(f"{p.name}={bound}")  # a tensor descriptor or a tuple (nested), as the binder saw it
         else:
             raise BadInput(f"parameter {p.name} is bound as {ty!r}, an argument the spec grammar has no element for")
     return named, consts
@@ -124,7 +126,7 @@ def _launch_options(cap: Capture, run: ScriptRun) -> dict[str, Any]:
     for k, v in cap.options.items():
         if k in DERIVED_FIELDS or k not in valid or jsonable(v) == defaults.get(k):
             continue
-        captured[k] = v   # Settings.overlay makes lists tuples, as Triton's options need
+        captured[k] = v  # Settings.overlay makes lists tuples, as Triton's options need
     return captured
 
 
@@ -161,8 +163,11 @@ def _binding_differences(cap: Capture, signature, constexprs, attrs) -> list[str
     notes = []
     text = lambda v: ArgSpec("constexpr", value=v).text()
     if dict(signature) != dict(cap.signature):
-        diff = [f"{k}: {cap.signature.get(k)} -> {signature.get(k)}" for k in signature
-                if signature.get(k) != cap.signature.get(k)]
+        diff = [
+            f"{k}: {cap.signature.get(k)} -> {signature.get(k)}"
+            for k in signature
+            if signature.get(k) != cap.signature.get(k)
+        ]
         notes.append(f"the spec binds differently from the launch: {'; '.join(diff)}")
     norm = lambda d: {tuple(k): sorted(tuple(x) for x in v) for k, v in (d or {}).items() if v}
     a, b = norm(cap.attrs), norm(attrs)
@@ -180,8 +185,10 @@ def _binding_differences(cap: Capture, signature, constexprs, attrs) -> list[str
                     extra.setdefault(f"{k}={v}", []).append(who)
         for attr, who in lost.items():
             why = " (AMD buffer ops: a tensor under 2 GiB)" if attr.startswith("tt.pointer_range") else ""
-            notes.append(f"{', '.join(who)}: the launch had {attr}{why}, which no spec element expresses; "
-                         f"the dump compiles without it")
+            notes.append(
+                f"{', '.join(who)}: the launch had {attr}{why}, which no spec element expresses; "
+                f"the dump compiles without it"
+            )
         for attr, who in extra.items():
             notes.append(f"{', '.join(who)}: the spec adds {attr}, which the launch did not have")
     ca = {tuple(k): text(v) for k, v in cap.constants.items()}
@@ -194,15 +201,17 @@ def _binding_differences(cap: Capture, signature, constexprs, attrs) -> list[str
 def spec_record(cap: Capture, run: ScriptRun) -> Launch:
     """The spec file's `launch` record."""
     rec: Launch = {**cap.launch}
-    rec.update({
-        "autotune": {"config": cap.config, "winner": cap.winner} if cap.config else None,
-        "warmup": cap.warmup,
-        "launches": cap.launches,
-        "timed_launches": cap.timed_launches,
-        "mode": run.mode,
-        "script": str(run.script.resolve()),
-        "script_args": run.args,
-    })
+    rec.update(
+        {
+            "autotune": {"config": cap.config, "winner": cap.winner} if cap.config else None,
+            "warmup": cap.warmup,
+            "launches": cap.launches,
+            "timed_launches": cap.timed_launches,
+            "mode": run.mode,
+            "script": str(run.script.resolve()),
+            "script_args": run.args,
+        }
+    )
     if cap.cache_hit is not None:
         rec["triton_cache_hit"] = cap.cache_hit
     if cap.generated_by is not None:
@@ -225,16 +234,18 @@ def write_specs(run: ScriptRun, out_dir: Path) -> None:
             n += 1
         counts[cap.spec.kernel] = n
         path = folder / f"{cap.spec.kernel}-{n}.json"
-        doc: SpecFile = spec_document(cap.spec, run.target.name, jsonable(cap.launch_options),
-                                      launch=jsonable(spec_record(cap, run)))
+        doc: SpecFile = spec_document(
+            cap.spec, run.target.name, jsonable(cap.launch_options), launch=jsonable(spec_record(cap, run))
+        )
         doc["args"] = dict(cap.elements)  # the elements build_spec read (they read back the same)
-        doc["closure"] = cap.closure      # what a worker rebuilds the kernel from (closure.py); None: not data
+        doc["closure"] = cap.closure  # what a worker rebuilds the kernel from (closure.py); None: not data
         path.write_text(json.dumps(doc, indent=1) + "\n")
         cap.spec_path = path
 
 
-def dump_all(run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool, stop: Any = None,
-             jobs: int | None = None) -> None:
+def dump_all(
+    run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool, stop: Any = None, jobs: int | None = None
+) -> None:
     """Dump each capture with a spec; a config the autotuner would drop is skipped, a failure kept.
 
     `jobs` (--jobs; None: the machine's cores): the worker processes that dump the captures whose
@@ -276,7 +287,7 @@ class DumpsStopped(BaseException):
 def _dump_one(cap: Capture, out_dir: Path, with_passes: bool, use_cache: bool, compiling: Any) -> None:
     """One capture dumped (or skipped, or its failure kept), its manifest given the capture's notes;
     a stop (`compiling`, armed around the compile only) raises DumpsStopped."""
-    assert cap.settings is not None   # set with its spec; only captures with a spec are dumped
+    assert cap.settings is not None  # set with its spec; only captures with a spec are dumped
     try:
         result = dump_job.dump(cap.spec, cap.settings, out_dir, with_passes, use_cache, compiling=compiling)
     except CompileFailure as e:
@@ -297,7 +308,8 @@ def _finish(cap: Capture, result: Any, failure: CompileFailure | None) -> None:
     cap.result = result
     cap.result.manifest.setdefault("notes", [])
     cap.result.manifest["notes"] = list(cap.result.manifest["notes"]) + [
-        n for n in cap.notes if n not in cap.result.manifest["notes"]]
+        n for n in cap.notes if n not in cap.result.manifest["notes"]
+    ]
     if cap.generated_by is not None:
         _manifest_field(cap.result, "generated_by", cap.generated_by)
     if cap.asm:
@@ -333,10 +345,9 @@ def _compare_with_launch(cap: Capture) -> dict[str, bool]:
     m, folder = cap.result.manifest, cap.result.folder
     for stage in stages.names(launch_check=True):
         if stage in cap.asm and stage in m["stages"]:
-            mine = cast(str, artifacts.read_stage(folder, m, stage))   # the launch-checked stages are text
+            mine = cast(str, artifacts.read_stage(folder, m, stage))  # the launch-checked stages are text
             out[stage] = normalize(stage, mine).lines == normalize(stage, cap.asm[stage]).lines
     return out
-
 
 
 def timing_split(run: ScriptRun) -> dict[str, Any]:
@@ -346,15 +357,23 @@ def timing_split(run: ScriptRun) -> dict[str, Any]:
     specs (binding each capture again) and the dumps (compiles, in workers or here)."""
     script = run.script_s or 0.0
     interpreter = float(run.computed.seconds) if run.computed is not None else 0.0
-    shape_only = sum(int(m.group(1)) for note in run.standin_notes
-                     if (m := re.match(r"(\d+) torch ops? ", note)))
-    parts = {"the script's own work": max(0.0, script - interpreter), "the interpreter": interpreter,
-             "preparing specs": run.timing.get("specs_s", 0.0), "the dumps": run.timing.get("dumps_s", 0.0)}
+    shape_only = sum(int(m.group(1)) for note in run.standin_notes if (m := re.match(r"(\d+) torch ops? ", note)))
+    parts = {
+        "the script's own work": max(0.0, script - interpreter),
+        "the interpreter": interpreter,
+        "preparing specs": run.timing.get("specs_s", 0.0),
+        "the dumps": run.timing.get("dumps_s", 0.0),
+    }
     dominant = max(parts, key=lambda k: parts[k])
     workers = sum(1 for c in run.captures if c.dumped_in == "worker")
-    return {"script_s": round(script, 2), "interpreter_s": round(interpreter, 2),
-            "script_own_s": round(parts["the script's own work"], 2), "shape_only_ops": shape_only,
-            "specs_s": round(parts["preparing specs"], 2), "dumps_s": round(parts["the dumps"], 2),
-            "dumped_in_workers": workers,
-            "dumped_in_process": sum(1 for c in run.captures if c.dumped_in == "in-process"),
-            "dominant": dominant}
+    return {
+        "script_s": round(script, 2),
+        "interpreter_s": round(interpreter, 2),
+        "script_own_s": round(parts["the script's own work"], 2),
+        "shape_only_ops": shape_only,
+        "specs_s": round(parts["preparing specs"], 2),
+        "dumps_s": round(parts["the dumps"], 2),
+        "dumped_in_workers": workers,
+        "dumped_in_process": sum(1 for c in run.captures if c.dumped_in == "in-process"),
+        "dominant": dominant,
+    }

@@ -34,10 +34,19 @@ from irscope.standin import gpu as standin
 from irscope.standin.interpret import Executor
 
 
-def run_script(script: Path, args: list[str], target: Target, target_reason: str, mode: str,  # noqa: PLR0913
-               kernel_globs: list[str], script_log: Path | None = None, quiet: bool = False,
-               stand_in: bool | None = None, time_limit: float | None = None,
-               interpret_s: tuple[float | None, float | None] = (None, None)) -> ScriptRun:
+def run_script(  # noqa: PLR0913
+    script: Path,
+    args: list[str],
+    target: Target,
+    target_reason: str,
+    mode: str,
+    kernel_globs: list[str],
+    script_log: Path | None = None,
+    quiet: bool = False,
+    stand_in: bool | None = None,
+    time_limit: float | None = None,
+    interpret_s: tuple[float | None, float | None] = (None, None),
+) -> ScriptRun:
     """Run the script as __main__ with the recorder installed; the captures, and why it stopped if it did.
 
     SIGINT, SIGTERM and `time_limit` (seconds, --time-limit) end the script, not irscope: what
@@ -53,13 +62,12 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
     stopped: str | None = None
     outside: str | None = None  # SIGINT, SIGTERM or --time-limit: why the script was ended
     raised = False
-    failure: BaseException | None = None   # the script's own exception (its traceback: --debug)
+    failure: BaseException | None = None  # the script's own exception (its traceback: --debug)
     saved_argv, saved_path, saved_cwd = list(sys.argv), list(sys.path), os.getcwd()
     script = script.resolve()  # a script that changes directory must not move it, or the output
     folder = str(script.parent)
     threads_before = set(threading.enumerate())
-    with _recording(target, mode, kernel_globs, use_stand_in, interpret_s) as session, \
-            contextlib.ExitStack() as stack:
+    with _recording(target, mode, kernel_globs, use_stand_in, interpret_s) as session, contextlib.ExitStack() as stack:
         rec = session.rec
         stack.enter_context(_stdio_restored())
         stack.enter_context(_script_output(script_log, quiet))
@@ -96,24 +104,37 @@ def run_script(script: Path, args: list[str], target: Target, target_reason: str
     run.stopped_traceback = script_traceback(failure, script) if failure is not None else None
     if not run.captures:
         if kernel_globs and session.rec.filtered_out:
-            raise BadInput(f"{script}: no kernel the script launched matches --kernel {' '.join(kernel_globs)}; "
-                           f"it launched: {', '.join(session.rec.filtered_out)}")
+            raise BadInput(
+                f"{script}: no kernel the script launched matches --kernel {' '.join(kernel_globs)}; "
+                f"it launched: {', '.join(session.rec.filtered_out)}"
+            )
         if outside is not None:
             raise BadInput(f"{script}: {outside} before the script launched a Triton kernel; nothing written")
         if raised:
-            raise BadInput(f"{script}: the script {_stop_phrase(stopped)} before it launched a Triton kernel") \
-                from failure   # --debug shows the script's traceback under irscope's
+            raise BadInput(
+                f"{script}: the script {_stop_phrase(stopped)} before it launched a Triton kernel"
+            ) from failure  # --debug shows the script's traceback under irscope's
         if threads_left:
-            raise BadInput(f"{script}: ran to the end without launching a Triton kernel, but "
-                           f"{threads_note(threads_left)}")
-        raise BadInput(f"{script}: ran to the end without launching a Triton kernel; to compile its kernels without "
-                       f"running it, give a specialization: irscope dump {script} --signature ... (or --arg/--const)")
+            raise BadInput(
+                f"{script}: ran to the end without launching a Triton kernel, but {threads_note(threads_left)}"
+            )
+        raise BadInput(
+            f"{script}: ran to the end without launching a Triton kernel; to compile its kernels without "
+            f"running it, give a specialization: irscope dump {script} --signature ... (or --arg/--const)"
+        )
     return run
 
 
-def run_call(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], target: Target, target_reason: str,
-             mode: str, kernel_globs: list[str] | None = None,
-             interpret_s: tuple[float | None, float | None] = (None, None)) -> tuple[ScriptRun, Any]:
+def run_call(
+    fn: Callable[..., Any],
+    args: tuple,
+    kwargs: dict[str, Any],
+    target: Target,
+    target_reason: str,
+    mode: str,
+    kernel_globs: list[str] | None = None,
+    interpret_s: tuple[float | None, float | None] = (None, None),
+) -> tuple[ScriptRun, Any]:
     """One call fn(*args, **kwargs) with the recorder installed, on the stand-in GPU in compile-only
     mode, as run_script runs a script: (the captures, what fn returned). The Python API's irscope.capture.
 
@@ -142,45 +163,81 @@ def run_call(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], target
     run.script_s = time.perf_counter() - started
     if not run.captures:
         if globs and session.rec.filtered_out:
-            raise BadInput(f"{name}(): no kernel it launched matches {' '.join(globs)}; "
-                           f"it launched: {', '.join(session.rec.filtered_out)}")
+            raise BadInput(
+                f"{name}(): no kernel it launched matches {' '.join(globs)}; "
+                f"it launched: {', '.join(session.rec.filtered_out)}"
+            )
         if failure is not None:
             raise BadInput(f"{name}() raised {stopped} before it launched a Triton kernel") from failure
-        raise BadInput(f"{name}() returned without launching a Triton kernel"
-                       + (f"; {threads_note(threads_left)}" if threads_left else ""))
+        raise BadInput(
+            f"{name}() returned without launching a Triton kernel"
+            + (f"; {threads_note(threads_left)}" if threads_left else "")
+        )
     return run, value
 
 
 class _Session:
     """The recorder, the interpreter and the stand-in GPU of one run (a script or a call)."""
 
-    def __init__(self, target: Target, mode: str, kernel_globs: list[str], use_stand_in: bool,
-                 interpret_s: tuple[float | None, float | None]):
+    def __init__(
+        self,
+        target: Target,
+        mode: str,
+        kernel_globs: list[str],
+        use_stand_in: bool,
+        interpret_s: tuple[float | None, float | None],
+    ):
         self.target = target
         self.executor = Executor(*interpret_s) if use_stand_in and mode == "compile-only" else None
         self.rec = Recorder(target, mode == "compile-only", kernel_globs, self.executor)
         self.drv = None
 
-    def script_run(self, script: Path, args: list[str], target_reason: str, mode: str, stopped: str | None,
-                   script_log: Path | None, threads_left: list[str]) -> ScriptRun:
-        layers.label_captures(self.rec.captures)   # what made each kernel, when a generator (Helion) did
+    def script_run(
+        self,
+        script: Path,
+        args: list[str],
+        target_reason: str,
+        mode: str,
+        stopped: str | None,
+        script_log: Path | None,
+        threads_left: list[str],
+    ) -> ScriptRun:
+        layers.label_captures(self.rec.captures)  # what made each kernel, when a generator (Helion) did
         if self.rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
             raise CaptureHookError(self.rec.internal_error) from self.rec.internal_error
         rec, ex = self.rec, self.executor
         notes = (self.drv.notes() if self.drv is not None else []) + rec.inductor.notes()
-        return ScriptRun(script, args, self.target, target_reason, mode, rec.captures, rec.launches, stopped,
-                         rec.filtered_out, script_log, threads_left, ex.stats if ex is not None else None, notes)
+        return ScriptRun(
+            script,
+            args,
+            self.target,
+            target_reason,
+            mode,
+            rec.captures,
+            rec.launches,
+            stopped,
+            rec.filtered_out,
+            script_log,
+            threads_left,
+            ex.stats if ex is not None else None,
+            notes,
+        )
 
 
 @contextlib.contextmanager
-def _recording(target: Target, mode: str, kernel_globs: list[str], use_stand_in: bool,
-               interpret_s: tuple[float | None, float | None]) -> Iterator[_Session]:
+def _recording(
+    target: Target,
+    mode: str,
+    kernel_globs: list[str],
+    use_stand_in: bool,
+    interpret_s: tuple[float | None, float | None],
+) -> Iterator[_Session]:
     """The stand-in GPU (when used) and the Recorder's hooks, for as long as the script or call runs."""
     session = _Session(target, mode, kernel_globs, use_stand_in, interpret_s)
     with contextlib.ExitStack() as stack:
         if use_stand_in:
-            session.drv = stack.enter_context(standin.machine(target))   # generators in-process, retargeted
-        else:   # a real GPU run: Helion and Inductor still compile here, off their caches (nothing retargeted)
+            session.drv = stack.enter_context(standin.machine(target))  # generators in-process, retargeted
+        else:  # a real GPU run: Helion and Inductor still compile here, off their caches (nothing retargeted)
             stack.enter_context(generators.in_process())
         stack.enter_context(session.rec.installed())
         yield session
@@ -191,9 +248,11 @@ def threads_note(names: list[str]) -> str:
     returns (Python would still wait for them; irscope does not, as an idle executor's
     workers would never end), so a kernel they launch later is not captured. Said, not dropped."""
     n = len(names)
-    return (f"{n} thread{'s' if n != 1 else ''} it started {'were' if n != 1 else 'was'} still running when it ended "
-            f"({', '.join(names)}): kernels launched from {'them' if n != 1 else 'it'} after that are not captured "
-            f"(join threads, and shut executors down, before the script ends)")
+    return (
+        f"{n} thread{'s' if n != 1 else ''} it started {'were' if n != 1 else 'was'} still running when it ended "
+        f"({', '.join(names)}): kernels launched from {'them' if n != 1 else 'it'} after that are not captured "
+        f"(join threads, and shut executors down, before the script ends)"
+    )
 
 
 class _Stop(BaseException):
@@ -232,10 +291,13 @@ def _stops_from_outside(time_limit: float | None) -> Iterator[set]:
         def stop(signum, frame):
             if armed:  # each time, so a script that swallows one (`except BaseException`) still ends
                 raise _Stop(reason)
+
         return stop
 
-    old = {signal.SIGINT: signal.signal(signal.SIGINT, handler("interrupted (SIGINT)")),
-           signal.SIGTERM: signal.signal(signal.SIGTERM, handler("terminated (SIGTERM)"))}
+    old = {
+        signal.SIGINT: signal.signal(signal.SIGINT, handler("interrupted (SIGINT)")),
+        signal.SIGTERM: signal.signal(signal.SIGTERM, handler("terminated (SIGTERM)")),
+    }
     old_timer = None
     if time_limit is not None and hasattr(signal, "setitimer"):
         old[signal.SIGALRM] = signal.signal(signal.SIGALRM, handler(f"time limit of {time_limit:g} s reached"))
@@ -287,8 +349,17 @@ def _stdio_restored() -> Iterator[None]:
             stream = getattr(sys, name)
             if getattr(stream, "closed", False):
                 with contextlib.suppress(OSError):
-                    setattr(sys, name, open(os.dup(fd), "w", buffering=1, encoding="utf-8",  # noqa: SIM115
-                                            errors="replace"))  # stays open as sys.stdout / sys.stderr
+                    setattr(
+                        sys,
+                        name,
+                        open(
+                            os.dup(fd),
+                            "w",
+                            buffering=1,
+                            encoding="utf-8",  # noqa: SIM115
+                            errors="replace",
+                        ),
+                    )  # stays open as sys.stdout / sys.stderr
 
 
 @contextlib.contextmanager

@@ -38,8 +38,19 @@ def cli():
     """irscope: see and steer what the Triton compiler makes of a kernel."""
 
 
-for _command in (dump.dump, lines.lines, report.report, passes.passes, signature.signature, diff.diff, bench.bench,
-                 sweep.sweep, recipes.recipes_group, bisect.bisect, profile.profile):
+for _command in (
+    dump.dump,
+    lines.lines,
+    report.report,
+    passes.passes,
+    signature.signature,
+    diff.diff,
+    bench.bench,
+    sweep.sweep,
+    recipes.recipes_group,
+    bisect.bisect,
+    profile.profile,
+):
     cli.add_command(_command)
 for _command in (capture.capture, diff_releases.diff_releases, frontier.frontier, diff_profiles.diff_profiles):
     cli.add_command(_command)
@@ -68,8 +79,11 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
     except Exception as e:  # an irscope bug: say so in one line, keep the trace behind --debug
         if debug:
             raise
-        what = f"internal error in its capture hook: {e}" if isinstance(e, CaptureHookError) else \
-            f"internal error: {type(e).__name__}: {e}"
+        what = (
+            f"internal error in its capture hook: {e}"
+            if isinstance(e, CaptureHookError)
+            else f"internal error: {type(e).__name__}: {e}"
+        )
         click.echo(f"irscope: {what} (run again with --debug for the traceback)", err=True)
         sys.exit(1)
 

@@ -14,9 +14,13 @@ from irscope.errors import BadInput
 @spec_options
 @click.option("--good", required=True, metavar="RELEASE", help="A Triton release where the kernel is good (older).")
 @click.option("--bad", required=True, metavar="RELEASE", help="A Triton release where it is bad (newer).")
-@click.option("--when", "when", metavar="PREDICATE",
-              help="What 'bad' means: 'spills > 0', 'registers > 168', 'ptx changed', 'compile fails', "
-                   "any stat name with > >= < <= == != or 'changed'.")
+@click.option(
+    "--when",
+    "when",
+    metavar="PREDICATE",
+    help="What 'bad' means: 'spills > 0', 'registers > 168', 'ptx changed', 'compile fails', "
+    "any stat name with > >= < <= == != or 'changed'.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
 def bisect(request, variants, out_dir, no_cache, debug, good, bad, when, as_json):
     """Name the first Triton release between --good and --bad where --when holds.
@@ -39,8 +43,9 @@ def bisect(request, variants, out_dir, no_cache, debug, good, bad, when, as_json
     if variants:
         raise BadInput("--variant: bisect compiles one kernel under one settings")
     inputs.check_output_dir(out_dir)
-    result = bisect_mod.run(request, good=good, bad=bad, predicate=predicate, out_dir=out_dir, use_cache=not no_cache,
-                            note=view.note)
+    result = bisect_mod.run(
+        request, good=good, bad=bad, predicate=predicate, out_dir=out_dir, use_cache=not no_cache, note=view.note
+    )
     if as_json:
         click.echo(view.bisect_json(result))
     else:

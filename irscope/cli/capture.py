@@ -17,16 +17,36 @@ from irscope.cli.options import STAGE_CHOICES, script_options
 def capture_flags(hidden: bool):
     """The flags only a capture has; `hidden` for dump, which takes them for its old spelling only."""
     decorators = [
-        click.option("--script-log", type=click.Path(dir_okay=False), metavar="FILE", hidden=hidden,
-                     help="Send the script's own output (stdout and stderr) to FILE."),
-        click.option("--compile-only", is_flag=True, hidden=hidden,
-                     help="Do not run kernels even on the local GPU; record launches and compile only."),
-        click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", hidden=hidden,
-                     help="End the script after SECONDS; what it captured so far is written and dumped (as after "
-                          "Ctrl-C or SIGTERM: one line says why, exit 0 when a kernel was dumped)."),
-        click.option("--jobs", "n_jobs", type=click.IntRange(min=1, max=1024), metavar="N", hidden=hidden,
-                     help="Dump the captured kernels in N worker processes (default: the machine's cores; "
-                          "1: one after another in this process)."),
+        click.option(
+            "--script-log",
+            type=click.Path(dir_okay=False),
+            metavar="FILE",
+            hidden=hidden,
+            help="Send the script's own output (stdout and stderr) to FILE.",
+        ),
+        click.option(
+            "--compile-only",
+            is_flag=True,
+            hidden=hidden,
+            help="Do not run kernels even on the local GPU; record launches and compile only.",
+        ),
+        click.option(
+            "--time-limit",
+            type=click.FloatRange(min=0, min_open=True),
+            metavar="SECONDS",
+            hidden=hidden,
+            help="End the script after SECONDS; what it captured so far is written and dumped (as after "
+            "Ctrl-C or SIGTERM: one line says why, exit 0 when a kernel was dumped).",
+        ),
+        click.option(
+            "--jobs",
+            "n_jobs",
+            type=click.IntRange(min=1, max=1024),
+            metavar="N",
+            hidden=hidden,
+            help="Dump the captured kernels in N worker processes (default: the machine's cores; "
+            "1: one after another in this process).",
+        ),
     ]
 
     def apply(f):
@@ -43,8 +63,12 @@ def capture_flags(hidden: bool):
 @click.option("--passes", "with_passes", is_flag=True, help="Also record the IR after every MLIR pass.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead of the summary.")
 @capture_flags(hidden=False)
-@click.option("--html", type=click.Path(path_type=Path), metavar="FILE",
-              help="After dumping, write the dumps' HTML report to FILE (as irscope report).")
+@click.option(
+    "--html",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="After dumping, write the dumps' HTML report to FILE (as irscope report).",
+)
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- ARGS]")
 def capture(request, variants, script_args, **flags):
     """Run a Python script unmodified and dump every Triton kernel it compiles.
@@ -58,8 +82,23 @@ def capture(request, variants, script_args, **flags):
     run_capture(request, variants, tuple(script_args), **flags)
 
 
-def run_capture(request, variants, script_args: tuple, out_dir, no_cache, debug, stage, with_passes, as_json,
-                script_log, compile_only, time_limit, n_jobs, html, last_word=None) -> None:
+def run_capture(
+    request,
+    variants,
+    script_args: tuple,
+    out_dir,
+    no_cache,
+    debug,
+    stage,
+    with_passes,
+    as_json,
+    script_log,
+    compile_only,
+    time_limit,
+    n_jobs,
+    html,
+    last_word=None,
+) -> None:
     """The capture, checked, run, rendered (and its --html report); exits with its status. `last_word()`
     (dump's old spelling: its note) is said once the capture has run, after its output: bad input stays one line."""
     from irscope.capture import command
@@ -69,12 +108,25 @@ def run_capture(request, variants, script_args: tuple, out_dir, no_cache, debug,
         from irscope.report.output import check_output
 
         check_output(html, "--html")
-    opts, unused = command.check_flags(request, variants, command.CaptureOptions(
-        out_dir=out_dir, use_cache=not no_cache, with_passes=with_passes, quiet=bool(stage or as_json), stage=stage,
-        script_log=script_log, compile_only=compile_only, time_limit=time_limit, jobs=n_jobs), as_json)
+    opts, unused = command.check_flags(
+        request,
+        variants,
+        command.CaptureOptions(
+            out_dir=out_dir,
+            use_cache=not no_cache,
+            with_passes=with_passes,
+            quiet=bool(stage or as_json),
+            stage=stage,
+            script_log=script_log,
+            compile_only=compile_only,
+            time_limit=time_limit,
+            jobs=n_jobs,
+        ),
+        as_json,
+    )
     if unused is not None:
         view.print_warning(unused)
-    with command.signals_kept() as stop:   # a signal after the script stops the dumps, said and written
+    with command.signals_kept() as stop:  # a signal after the script stops the dumps, said and written
         run = command.run(request, list(script_args), opts, stop)
         view.render(run, stage, as_json, debug)
         folders = [r.folder for r in command.results(run)]

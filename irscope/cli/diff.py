@@ -49,7 +49,8 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, **given):
         if opts.folders or shown.html is not None:
             status = show(run.result, shown)
         else:  # two compiles of a kernel file: what the cache's direct mode may serve again
-            status = recorder().diffed(request, out_dir, [run.a, run.b], lambda out: show(run.result, shown, out=out),
-                                       use_cache=not no_cache)
+            status = recorder().diffed(
+                request, out_dir, [run.a, run.b], lambda out: show(run.result, shown, out=out), use_cache=not no_cache
+            )
     if status:
         sys.exit(status)

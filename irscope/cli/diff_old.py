@@ -23,10 +23,12 @@ if TYPE_CHECKING:
     from irscope.views.diff import DiffView
 
 _OPTIONS = [
-    click.option("--a-triton", hidden=True), click.option("--b-triton", hidden=True),
+    click.option("--a-triton", hidden=True),
+    click.option("--b-triton", hidden=True),
     click.option("--profile", "with_profile", is_flag=True, hidden=True),
     click.option("--time", "do_time", is_flag=True, hidden=True),
-    click.option("--args", "launch_args", hidden=True), click.option("--grid", "launch_grid", hidden=True),
+    click.option("--args", "launch_args", hidden=True),
+    click.option("--grid", "launch_grid", hidden=True),
     click.option("--max-seconds", type=float, default=20.0, hidden=True),
 ]
 _NAMES = ("a_triton", "b_triton", "with_profile", "do_time", "launch_args", "launch_grid", "max_seconds")
@@ -44,17 +46,33 @@ def take(given: dict) -> dict:
 
 
 def note(old: str, new: str) -> None:
-    click.echo(f"irscope: note: 'irscope {old}' is now 'irscope {new}'; the old form goes away in the next release",
-               err=True)
+    click.echo(
+        f"irscope: note: 'irscope {old}' is now 'irscope {new}'; the old form goes away in the next release", err=True
+    )
 
 
 def _given(opts: DiffOptions, view: DiffView) -> list[str]:
     """The diff flags given, by name (the old modes refused those they do not take)."""
     r, a, b = opts.request, opts.a, opts.b
-    flags = {"--a": a.sets, "--b": b.sets, "--a-target": a.target, "--b-target": b.target, "--stage": opts.stages,
-             "--passes": opts.passes, "--by-line": opts.by_line, "--raw": opts.raw, "--a-variant": a.variant,
-             "--b-variant": b.variant, "--html": view.html, "--set": r.sets, "--target": r.target,
-             "--signature": r.signature, "--arg": r.named_args, "--const": r.consts, "--recipe": r.recipe}
+    flags = {
+        "--a": a.sets,
+        "--b": b.sets,
+        "--a-target": a.target,
+        "--b-target": b.target,
+        "--stage": opts.stages,
+        "--passes": opts.passes,
+        "--by-line": opts.by_line,
+        "--raw": opts.raw,
+        "--a-variant": a.variant,
+        "--b-variant": b.variant,
+        "--html": view.html,
+        "--set": r.sets,
+        "--target": r.target,
+        "--signature": r.signature,
+        "--arg": r.named_args,
+        "--const": r.consts,
+        "--recipe": r.recipe,
+    }
     return [name for name, value in flags.items() if value]
 
 
@@ -69,22 +87,28 @@ def route(opts: DiffOptions, view: DiffView, old: dict) -> int | None:
     if old["with_profile"]:
         note("diff --profile", "diff-profiles")
         if _given(opts, view) + time:
-            raise BadInput(f"{', '.join(_given(opts, view) + time)}: not with --profile, which compares what two "
-                           f"measured dump folders hold (irscope diff-profiles DIR_A DIR_B)")
+            raise BadInput(
+                f"{', '.join(_given(opts, view) + time)}: not with --profile, which compares what two "
+                f"measured dump folders hold (irscope diff-profiles DIR_A DIR_B)"
+            )
         if dir_b is None:
             raise BadInput("--profile compares two dump folders: irscope diff-profiles DIR_A DIR_B")
         return diff_profiles.show(file, dir_b, opts.request.kernels, view.as_json)
     if old["a_triton"] or old["b_triton"]:
         note("diff --a-triton/--b-triton", "diff-releases")
         if old["do_time"] or dir_b is not None:
-            raise BadInput("--a-triton/--b-triton compile a kernel file or a capture folder; "
-                           "time each release's dump with irscope bench in its own environment")
+            raise BadInput(
+                "--a-triton/--b-triton compile a kernel file or a capture folder; "
+                "time each release's dump with irscope bench in its own environment"
+            )
         return diff_releases.show(opts, (old["a_triton"], old["b_triton"]), view)
     if dir_b is not None and is_capture_folder(file) and is_capture_folder(dir_b):
         note("diff CAPTURE_A CAPTURE_B", "frontier CAPTURE_A CAPTURE_B")
         if _given(opts, view) + time:
-            raise BadInput(f"{', '.join(_given(opts, view) + time)}: two capture folders are compared as they are "
-                           f"(irscope frontier CAPTURE_A CAPTURE_B)")
+            raise BadInput(
+                f"{', '.join(_given(opts, view) + time)}: two capture folders are compared as they are "
+                f"(irscope frontier CAPTURE_A CAPTURE_B)"
+            )
         return frontier.show(file, dir_b, opts.request.kernels, view.as_json)
     if old["do_time"]:
         note("diff --time", "bench FILE --set KEY=VALUE --try KEY=VALUE")
@@ -102,9 +126,10 @@ def _timed(opts: DiffOptions, view: DiffView, old: dict) -> int:
 
     if opts.folders:
         raise BadInput("--time compiles and launches a kernel file; two dump folders cannot be timed")
-    session = timing_session()   # torch and CUDA come up while the sides compile
+    session = timing_session()  # torch and CUDA come up while the sides compile
     run = command.run(opts)
-    timed_variants, launch = side_variants(run.jobs, (run.a.label, run.b.label), opts.request,
-                                           old["launch_args"], old["launch_grid"])
+    timed_variants, launch = side_variants(
+        run.jobs, (run.a.label, run.b.label), opts.request, old["launch_args"], old["launch_grid"]
+    )
     timed = bench_job.run(timed_variants, launch, max_seconds=old["max_seconds"], session=session)
     return show(run.result, view, timed)

@@ -10,8 +10,14 @@ import click
 @click.command("diff-profiles")
 @click.argument("dir_a", type=click.Path(path_type=Path))
 @click.argument("dir_b", type=click.Path(path_type=Path))
-@click.option("--kernel", "-k", "kernels", multiple=True, metavar="NAME",
-              help="The kernel's dump, where a folder holds several (repeatable).")
+@click.option(
+    "--kernel",
+    "-k",
+    "kernels",
+    multiple=True,
+    metavar="NAME",
+    help="The kernel's dump, where a folder holds several (repeatable).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def diff_profiles(dir_a: Path, dir_b: Path, kernels: tuple[str, ...], as_json: bool, debug: bool) -> None:

@@ -20,10 +20,17 @@ if TYPE_CHECKING:
 
 @click.command("diff-releases")
 @spec_options
-@click.option("--a-triton", metavar="RELEASE", help="Side a compiles with this Triton: a release (3.6.0), "
-              "fbtriton==3.7.4, or a Python interpreter's path; its env is made once in irscope's cache.")
-@click.option("--b-triton", metavar="RELEASE", help="Side b compiles with this Triton (as --a-triton). A side "
-              "without one uses the running Triton.")
+@click.option(
+    "--a-triton",
+    metavar="RELEASE",
+    help="Side a compiles with this Triton: a release (3.6.0), "
+    "fbtriton==3.7.4, or a Python interpreter's path; its env is made once in irscope's cache.",
+)
+@click.option(
+    "--b-triton",
+    metavar="RELEASE",
+    help="Side b compiles with this Triton (as --a-triton). A side without one uses the running Triton.",
+)
 @diff_options
 def diff_releases(request, variants, out_dir, no_cache, debug, a_triton, b_triton, **given):
     """Compare what two Triton releases make of a kernel (FILE, a spec file) or of every kernel of a
@@ -51,8 +58,10 @@ def show(opts: DiffOptions, tritons: tuple[str | None, str | None], shown: DiffV
     from irscope.views import releases as view
 
     if shown.html is not None and Path(opts.request.file).is_dir():
-        raise BadInput(f"--html writes one kernel's page; name one capture: "
-                       f"irscope diff-releases {opts.request.file}/captures/KERNEL-N.json ...")
+        raise BadInput(
+            f"--html writes one kernel's page; name one capture: "
+            f"irscope diff-releases {opts.request.file}/captures/KERNEL-N.json ..."
+        )
     got = captures.run(opts, tritons, note=view.note)
     if isinstance(got, captures.CaptureTable):
         if shown.as_json:

@@ -11,8 +11,14 @@ import click
 @click.command("frontier")
 @click.argument("capture_a", type=click.Path(path_type=Path))
 @click.argument("capture_b", type=click.Path(path_type=Path))
-@click.option("--kernel", "-k", "kernels", multiple=True, metavar="NAME|GLOB",
-              help="Keep only these kernels, by name or glob (repeatable).")
+@click.option(
+    "--kernel",
+    "-k",
+    "kernels",
+    multiple=True,
+    metavar="NAME|GLOB",
+    help="Keep only these kernels, by name or glob (repeatable).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def frontier(capture_a: Path, capture_b: Path, kernels: tuple[str, ...], as_json: bool, debug: bool) -> None:

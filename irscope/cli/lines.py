@@ -10,17 +10,31 @@ from irscope.cli.options import STAGE_CHOICES, dump_results, recorder, spec_opti
 
 @click.command()
 @spec_options
-@click.option("--line", "line_spec", metavar="[FILE:]LINE",
-              help="One source line in every stage: 33 (the kernel's file) or FILE:LINE (an inlined helper, "
-                   "e.g. standard.py:43; for a Helion kernel, a line of the Helion file).")
-@click.option("--stage", type=click.Choice([s for s in STAGE_CHOICES if s in stages.MAPPED]),
-              help="With --line: only this stage, with the stage file's lines the source line became.")
-@click.option("--sort", "sort", default="instructions", show_default=True, metavar="KEY",
-              help="Order of the hot-lines table: instructions, spills, mma, global_load, global_store, "
-                   "shared_load, shared_store, async_copy, tma, local_load, local_store, barrier, regs, "
-                   "convert_layouts, line.")
-@click.option("--top", type=click.IntRange(0), default=0, show_default=True,
-              help="Show the first N lines of the table (0: all).")
+@click.option(
+    "--line",
+    "line_spec",
+    metavar="[FILE:]LINE",
+    help="One source line in every stage: 33 (the kernel's file) or FILE:LINE (an inlined helper, "
+    "e.g. standard.py:43; for a Helion kernel, a line of the Helion file).",
+)
+@click.option(
+    "--stage",
+    type=click.Choice([s for s in STAGE_CHOICES if s in stages.MAPPED]),
+    help="With --line: only this stage, with the stage file's lines the source line became.",
+)
+@click.option(
+    "--sort",
+    "sort",
+    default="instructions",
+    show_default=True,
+    metavar="KEY",
+    help="Order of the hot-lines table: instructions, spills, mma, global_load, global_store, "
+    "shared_load, shared_store, async_copy, tma, local_load, local_store, barrier, regs, "
+    "convert_layouts, line.",
+)
+@click.option(
+    "--top", type=click.IntRange(0), default=0, show_default=True, help="Show the first N lines of the table (0: all)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
 def lines(request, variants, out_dir, no_cache, debug, line_spec, stage, sort, top, as_json):
     """Per Python line, what it became in each stage: ops, instructions by class, spills, layouts.
@@ -47,12 +61,20 @@ def lines(request, variants, out_dir, no_cache, debug, line_spec, stage, sort, t
         return
     results = dump_results(request, variants, out_dir, no_cache, False)
     view_flags = {"line": line_spec, "stage": stage, "sort": sort, "top": top, "json": as_json}
-    recorder().rendered("lines", request, out_dir, results, view_flags, lambda rs, out: show(
-        [(r.folder, r.manifest) for r in rs], line_spec, stage, sort, top, as_json, out), use_cache=not no_cache)
+    recorder().rendered(
+        "lines",
+        request,
+        out_dir,
+        results,
+        view_flags,
+        lambda rs, out: show([(r.folder, r.manifest) for r in rs], line_spec, stage, sort, top, as_json, out),
+        use_cache=not no_cache,
+    )
 
 
-def show(folders: list[tuple], line_spec: str | None, stage: str | None, sort: str, top: int, as_json: bool,
-         out=None) -> int:
+def show(
+    folders: list[tuple], line_spec: str | None, stage: str | None, sort: str, top: int, as_json: bool, out=None
+) -> int:
     """The hot lines, or one line in every stage, of each (folder, manifest). Also what irscope.entry renders
     on a terminal for a dump the cache's direct mode served. Printed to `out` (a text stream; None: stdout)."""
     from irscope.artifacts import sourcemap

@@ -13,8 +13,12 @@ from irscope.cli.options import dump_results, recorder, spec_options
 @spec_options
 @click.option("--first", "pattern", metavar="REGEX", help="Name the pass that first produced IR matching REGEX.")
 @click.option("--all", "show_all", is_flag=True, help="List every pass, not only those that changed the IR.")
-@click.option("--line", "line_spec", metavar="[FILE:]LINE",
-              help="How this Python line's ops changed pass by pass (33, or FILE:LINE for an inlined helper).")
+@click.option(
+    "--line",
+    "line_spec",
+    metavar="[FILE:]LINE",
+    help="How this Python line's ops changed pass by pass (33, or FILE:LINE for an inlined helper).",
+)
 def passes(request, variants, out_dir, no_cache, debug, pattern, show_all, line_spec):
     """The IR after every MLIR pass: which passes changed it, and which first produced a pattern.
 
@@ -34,8 +38,15 @@ def passes(request, variants, out_dir, no_cache, debug, pattern, show_all, line_
     else:
         results = dump_results(request, variants, out_dir, no_cache, True)
         view_flags = {"first": pattern, "all": show_all, "line": line_spec}
-        status = recorder().rendered("passes", request, out_dir, results, view_flags, lambda rs, out: show(
-            [(r.folder, r.manifest) for r in rs], pattern, show_all, line_spec, out), use_cache=not no_cache)
+        status = recorder().rendered(
+            "passes",
+            request,
+            out_dir,
+            results,
+            view_flags,
+            lambda rs, out: show([(r.folder, r.manifest) for r in rs], pattern, show_all, line_spec, out),
+            use_cache=not no_cache,
+        )
     if status:
         sys.exit(status)
 
@@ -52,10 +63,11 @@ def show(folders: list[tuple], pattern: str | None, show_all: bool, line_spec: s
         records, afters, first_ir = passes_mod.load(folder, manifest)
         history = None
         if line_spec is not None:  # before any output: a line with no ops is one line on stderr
-            history = passes_mod.line_history(line_spec, sourcemap.kernel_file(folder, manifest), records, afters,
-                                              first_ir)
+            history = passes_mod.line_history(
+                line_spec, sourcemap.kernel_file(folder, manifest), records, afters, first_ir
+            )
         view.header(folder, manifest, records, out)
-        if history is not None and line_spec is not None:   # a history only for a --line
+        if history is not None and line_spec is not None:  # a history only for a --line
             view.line_history(line_spec, history, out)
             if pattern is None:
                 continue

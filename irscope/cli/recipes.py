@@ -31,10 +31,15 @@ def recipes_list():
 
 @recipes_group.command("show")
 @click.argument("name", metavar="NAME|PATH")
-@click.option("--kernel", "-k", metavar="NAME", help="Show what applies to this kernel, with where each value comes from.")
-@click.option("--variant", metavar="NAME",
-              help="Show the recipe as this variant applies it: its defaults and kernel sections on top "
-                   "(with --kernel: for that kernel).")
+@click.option(
+    "--kernel", "-k", metavar="NAME", help="Show what applies to this kernel, with where each value comes from."
+)
+@click.option(
+    "--variant",
+    metavar="NAME",
+    help="Show the recipe as this variant applies it: its defaults and kernel sections on top "
+    "(with --kernel: for that kernel).",
+)
 def recipes_show(name, kernel, variant):
     """A recipe: its target, purpose, defaults, kernel sections and variants (and the file)."""
     from irscope.kernel.settings import Settings

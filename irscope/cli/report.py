@@ -14,8 +14,15 @@ import click
 
 @click.command("report")
 @click.argument("dumps", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=Path("report.html"),
-              show_default=True, help="The HTML file to write (written whole, or not at all).")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(path_type=Path),
+    default=Path("report.html"),
+    show_default=True,
+    help="The HTML file to write (written whole, or not at all).",
+)
 @click.option("--no-layouts", is_flag=True, help="Skip the layout pictures (they ask Triton, in a child process).")
 def report(dumps: tuple[Path, ...], output: Path, no_layouts: bool) -> None:
     """Write one self-contained HTML report of dump folders (or folders of dumps, such as a capture's -o):
@@ -28,7 +35,7 @@ def report(dumps: tuple[Path, ...], output: Path, no_layouts: bool) -> None:
 
     try:
         check_output(output)
-        before = recorder().report_before(dumps, output, no_layouts)   # stamped before the page reads the folders
+        before = recorder().report_before(dumps, output, no_layouts)  # stamped before the page reads the folders
         html, model = view.dumps_page(list(dumps), with_layouts=not no_layouts)
         write_page(output, html)
         line = view.wrote(output, model, len(html.encode()))

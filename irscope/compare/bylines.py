@@ -25,12 +25,12 @@ NO_LINE = ("", 0)
 
 @dataclass
 class LineDelta:
-    file: str                      # as side a's map names it (else b's); "" for the "no line" units
-    line: int                      # 0: no line
-    text: str | None               # None: the map has no text for the line (records.MapEntry allows it)
-    changes: list[tuple[str, Any, Any]] = field(default_factory=list)   # (figure, a, b): opcodes (same
+    file: str  # as side a's map names it (else b's); "" for the "no line" units
+    line: int  # 0: no line
+    text: str | None  # None: the map has no text for the line (records.MapEntry allows it)
+    changes: list[tuple[str, Any, Any]] = field(default_factory=list)  # (figure, a, b): opcodes (same
     #   machine stage on both sides; else the classes), spills, registers, convert_layouts, layouts, instructions
-    classes: list[tuple[str, Any, Any]] = field(default_factory=list)   # (instruction class, a, b)
+    classes: list[tuple[str, Any, Any]] = field(default_factory=list)  # (instruction class, a, b)
 
 
 def _key(entry: MapEntry) -> tuple[str, int]:
@@ -41,7 +41,7 @@ def _figures(entry: MapEntry | None, machine: str | None, opcodes: bool) -> dict
     """The compared figures of one line on one side (an absent line: all zero)."""
     if entry is None:
         return {}
-    st: Mapping[str, Mapping[str, Any]] = entry["stages"]   # its figures, read with defaults
+    st: Mapping[str, Mapping[str, Any]] = entry["stages"]  # its figures, read with defaults
     m = st.get(machine or "", {})
     out: dict[str, Any] = {"instructions": m.get("n", 0)}
     for c in CLASSES:
@@ -82,10 +82,11 @@ def by_line(a: Side, b: Side) -> list[LineDelta]:
         fa, fb = _figures(ea.get(key), mach_a, same), _figures(eb.get(key), mach_b, same)
         names = list(fa) + [k for k in fb if k not in fa]
         empty: Callable[[str], Any] = lambda name: [] if name == "layouts" else 0
-        changes = [(n, fa.get(n, empty(n)), fb.get(n, empty(n))) for n in names
-                   if fa.get(n, empty(n)) != fb.get(n, empty(n))]
+        changes = [
+            (n, fa.get(n, empty(n)), fb.get(n, empty(n))) for n in names if fa.get(n, empty(n)) != fb.get(n, empty(n))
+        ]
         if changes:
-            ref = ea.get(key) or eb[key]   # the key is one side's
+            ref = ea.get(key) or eb[key]  # the key is one side's
             classes = [(n[6:], x, y) for n, x, y in changes if n.startswith("class:")]
             rest = [c for c in changes if not c[0].startswith("class:")]
             if not same:  # no common opcodes: the classes say what changed
@@ -98,4 +99,4 @@ def _order(changes: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
     """Opcodes and classes first (what a person reads first), then spills, registers, layouts,
     and the instruction total last."""
     rank = {"spills": 2, "ptx registers": 3, "convert_layouts": 4, "layouts": 5, "instructions": 6}
-    return sorted(changes, key=lambda c: (rank.get(c[0], 1 if c[0] in CLASSES else 0)))
+    return sorted(changes, key=lambda c: rank.get(c[0], 1 if c[0] in CLASSES else 0))

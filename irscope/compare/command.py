@@ -31,16 +31,16 @@ compare = diff.compare
 class DiffOptions:
     """`irscope diff FILE --a ... --b ...` (file mode) or `irscope diff DIR_A DIR_B` (dir_b given, or FILE a folder)."""
 
-    request: jobs.Request                  # the shared request: FILE (or DIR_A), --set, --target, ...
+    request: jobs.Request  # the shared request: FILE (or DIR_A), --set, --target, ...
     a: SideRequest = field(default_factory=lambda: SideRequest("a"))
     b: SideRequest = field(default_factory=lambda: SideRequest("b"))
     dir_b: Path | None = None
     out_dir: Path = Path("irscope-out")
-    stages: tuple[str, ...] = ()           # --stage: these stages' text diffs are shown (and decide the status)
-    passes: bool = False                   # --passes
-    by_line: bool = False                  # --by-line
-    raw: bool = False                      # --raw: the compiler's text, not normalised
-    use_cache: bool = True                 # not --no-cache
+    stages: tuple[str, ...] = ()  # --stage: these stages' text diffs are shown (and decide the status)
+    passes: bool = False  # --passes
+    by_line: bool = False  # --by-line
+    raw: bool = False  # --raw: the compiler's text, not normalised
+    use_cache: bool = True  # not --no-cache
 
     @property
     def folders(self) -> bool:
@@ -54,17 +54,20 @@ class DiffRun:
     a: Side
     b: Side
     result: diff.DiffResult
-    jobs: list[jobs.Job] = field(default_factory=list)   # empty for two dump folders
+    jobs: list[jobs.Job] = field(default_factory=list)  # empty for two dump folders
 
 
 def diff_sides(opts: DiffOptions) -> tuple[Side, Side, list[jobs.Job]]:
     """Both sides of a diff: two dump folders as they are, or FILE compiled once per side."""
     if opts.folders:
         if opts.dir_b is None:
-            raise BadInput(f"{opts.request.file}: a dump folder; give a second one to compare with "
-                           f"(irscope diff DIR_A DIR_B)")
-        refuse_compile_flags(opts.request, {"--a": opts.a.sets, "--b": opts.b.sets, "--a-target": opts.a.target,
-                                            "--b-target": opts.b.target})
+            raise BadInput(
+                f"{opts.request.file}: a dump folder; give a second one to compare with (irscope diff DIR_A DIR_B)"
+            )
+        refuse_compile_flags(
+            opts.request,
+            {"--a": opts.a.sets, "--b": opts.b.sets, "--a-target": opts.a.target, "--b-target": opts.b.target},
+        )
         a, b = folder_sides(opts.request.file, opts.dir_b, opts.request.kernels)
         return a, b, []
     return file_sides(opts.request, opts.a, opts.b, opts.out_dir, opts.passes, opts.use_cache)
@@ -73,13 +76,18 @@ def diff_sides(opts: DiffOptions) -> tuple[Side, Side, list[jobs.Job]]:
 def run(opts: DiffOptions) -> DiffRun:
     """`irscope diff`: both sides (diff_sides), then their comparison as the options ask it."""
     a, b, side_jobs = diff_sides(opts)
-    result = compare(a, b, list(opts.stages), normalized=not opts.raw, require_passes=opts.passes,
-                     lines=opts.by_line)
+    result = compare(a, b, list(opts.stages), normalized=not opts.raw, require_passes=opts.passes, lines=opts.by_line)
     return DiffRun(a, b, result, side_jobs)
 
 
-def file_sides(request: jobs.Request, a: SideRequest, b: SideRequest, out_dir: Path, with_passes: bool = False,
-               use_cache: bool = True) -> tuple[Side, Side, list[jobs.Job]]:
+def file_sides(
+    request: jobs.Request,
+    a: SideRequest,
+    b: SideRequest,
+    out_dir: Path,
+    with_passes: bool = False,
+    use_cache: bool = True,
+) -> tuple[Side, Side, list[jobs.Job]]:
     """Both sides of a kernel file compiled (or fetched from the cache) into out_dir, and their jobs
     (diff --time launches them). Every side's options are checked before either compiles; a side that
     fails leaves out_dir as it was. Each Side carries its compile's DumpResult (Side.dump)."""
@@ -101,18 +109,26 @@ def folder_sides(dir_a: Path, dir_b: Path, kernels: tuple[str, ...] = ()) -> tup
 def refuse_compile_flags(request: jobs.Request, given: dict[str, Any]) -> None:
     """DIR_A DIR_B compares two dumps as they are: a flag that only applies when compiling is BadInput.
     `given`: the side flags as the CLI names them (--a, --b, --a-target, --b-target) and their values."""
-    flags = {"--set": request.sets, "--target": request.target, "--signature": request.signature,
-             "--arg": request.named_args, "--const": request.consts}
+    flags = {
+        "--set": request.sets,
+        "--target": request.target,
+        "--signature": request.signature,
+        "--arg": request.named_args,
+        "--const": request.consts,
+    }
     named = [name for name, value in {**given, **flags}.items() if value]
     if named:
-        raise BadInput(f"{', '.join(named)}: apply when compiling a kernel file; "
-                       f"DIR_A DIR_B compares two dumps as they are")
+        raise BadInput(
+            f"{', '.join(named)}: apply when compiling a kernel file; DIR_A DIR_B compares two dumps as they are"
+        )
 
 
 def profile(dir_a: Path, dir_b: Path, kernels: tuple[str, ...] = ()) -> profiles.ProfileDiff:
     """`irscope diff-profiles DIR_A DIR_B`: both folders read (one kernel), their profiles compared."""
     if not Path(dir_a).is_dir():
-        raise BadInput(f"{dir_a}: not a dump folder; irscope diff-profiles compares two dump folders that "
-                       f"irscope profile measured (irscope diff-profiles DIR_A DIR_B)")
+        raise BadInput(
+            f"{dir_a}: not a dump folder; irscope diff-profiles compares two dump folders that "
+            f"irscope profile measured (irscope diff-profiles DIR_A DIR_B)"
+        )
     a, b = folder_sides(dir_a, dir_b, kernels)
     return profiles.profile_diff(a, b)

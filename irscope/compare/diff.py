@@ -51,7 +51,7 @@ SKIPPED_BY_DEFAULT = {"source"}
 
 @dataclass
 class StatDelta:
-    name: str       # dotted path into the manifest's stats (or inputs), e.g. "sass.classes.mma"
+    name: str  # dotted path into the manifest's stats (or inputs), e.g. "sass.classes.mma"
     a: Any
     b: Any
 
@@ -67,13 +67,26 @@ class StatsDiff:
 
 # the headline figures first, in this order; the rest in SECTION order
 PRIMARY_STATS = (
-    "registers", "spills", "spill_store_bytes", "spill_load_bytes", "stack_bytes",
-    "vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count", "sgpr_spill_count", "scratch_bytes",
-    "shared_bytes", "num_warps",
-    "occupancy.occupancy", "occupancy.blocks_per_sm", "occupancy.warps_per_sm", "occupancy.waves_per_simd",
+    "registers",
+    "spills",
+    "spill_store_bytes",
+    "spill_load_bytes",
+    "stack_bytes",
+    "vgpr_count",
+    "agpr_count",
+    "sgpr_count",
+    "vgpr_spill_count",
+    "sgpr_spill_count",
+    "scratch_bytes",
+    "shared_bytes",
+    "num_warps",
+    "occupancy.occupancy",
+    "occupancy.blocks_per_sm",
+    "occupancy.warps_per_sm",
+    "occupancy.waves_per_simd",
     "occupancy.limited_by",
 )
-SECTION_ORDER = names()[::-1]   # machine code first, then up the pipeline: sass, ptx, ..., ttgir
+SECTION_ORDER = names()[::-1]  # machine code first, then up the pipeline: sass, ptx, ..., ttgir
 SKIPPED_STATS = {"local_bytes", "ttgir.num_warps", "sass.top", "amdgcn.top"}
 
 
@@ -116,7 +129,7 @@ INPUT_KEYS = ("file", "target", "signature", "triton_version")
 
 def diff_inputs(a: Side, b: Side) -> list[StatDelta]:
     """What went into the two compiles differently: target, signature, Triton, options, env."""
-    ma: Mapping[str, Any] = a.manifest   # read by key names from a list
+    ma: Mapping[str, Any] = a.manifest  # read by key names from a list
     mb: Mapping[str, Any] = b.manifest
     out = [StatDelta(k, ma.get(k), mb.get(k)) for k in INPUT_KEYS if ma.get(k) != mb.get(k)]
     for group in ("options", "env"):
@@ -133,9 +146,9 @@ def diff_inputs(a: Side, b: Side) -> list[StatDelta]:
 @dataclass
 class StageDiff:
     stage: str
-    status: str                        # "equal" | "changed" | "only_a" | "only_b"
-    added: int = 0                     # lines only in b
-    removed: int = 0                   # lines only in a
+    status: str  # "equal" | "changed" | "only_a" | "only_b"
+    added: int = 0  # lines only in b
+    removed: int = 0  # lines only in a
     a: Normalized | None = None
     b: Normalized | None = None
     opcodes: list[tuple[str, int, int, int, int]] = field(default_factory=list)  # difflib's, over a/b.lines
@@ -162,8 +175,8 @@ def line_opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, i
     while hi < n - lo and hi < m - lo and a[n - 1 - hi] == b[m - 1 - hi]:
         hi += 1
     ids: dict[str, int] = {}
-    ai = [ids.setdefault(x, len(ids)) for x in a[lo:n - hi]]
-    bi = [ids.setdefault(x, len(ids)) for x in b[lo:m - hi]]
+    ai = [ids.setdefault(x, len(ids)) for x in a[lo : n - hi]]
+    bi = [ids.setdefault(x, len(ids)) for x in b[lo : m - hi]]
     ops: list[tuple[str, int, int, int, int]] = []
     if lo:
         ops.append(("equal", 0, lo, 0, lo))
@@ -203,7 +216,7 @@ def stage_text(side: Side, stage: str) -> str | None:
     if stage not in side.manifest["stages"] or stage in BINARY:
         return None
     try:
-        return cast(str, artifacts.read_stage(side.folder, side.manifest, stage))   # not BINARY: text
+        return cast(str, artifacts.read_stage(side.folder, side.manifest, stage))  # not BINARY: text
     except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"{side.folder}: stage {stage} unreadable ({type(e).__name__}: {e}); dump it again") from None
 
@@ -229,7 +242,7 @@ def diff_stages(a: Side, b: Side, stages: list[str] | None = None, normalized: b
 class PassDelta:
     stage: str
     name: str
-    a: PassRecord | None      # None: the pass did not run on side a
+    a: PassRecord | None  # None: the pass did not run on side a
     b: PassRecord | None
 
     @property
@@ -238,12 +251,12 @@ class PassDelta:
             return "only_b"
         if self.b is None:
             return "only_a"
-        return "counts"       # ran on both, changed the IR by different amounts
+        return "counts"  # ran on both, changed the IR by different amounts
 
 
 @dataclass
 class Divergence:
-    where: str                # "frontend" | "pass" | "none"
+    where: str  # "frontend" | "pass" | "none"
     stage: str = ""
     name: str = ""
     a_index: int | None = None
@@ -293,7 +306,7 @@ def diff_passes(a: Side, b: Side) -> PassesDiff | None:
         if pa is not None and pb is not None and (pa.added, pa.removed) == (pb.added, pb.removed):
             continue
         ref = pa or pb
-        assert ref is not None   # a pair holds a pass of one side at least
+        assert ref is not None  # a pair holds a pass of one side at least
         deltas.append(PassDelta(ref.stage, ref.name, pa, pb))
     return PassesDiff(len(ra), len(rb), deltas, _divergence(ra, rb, after_a, after_b, first_a, first_b, pairs))
 
@@ -306,8 +319,13 @@ def _divergence(ra, rb, after_a, after_b, first_a, first_b, pairs) -> Divergence
         if i is None or j is None:
             rec = ra[i] if i is not None else rb[j]
             if rec.changed:  # a pass only one side ran, and it changed that side's IR
-                return Divergence("pass", rec.stage, rec.name, ra[i].index if i is not None else None,
-                                  rb[j].index if j is not None else None)
+                return Divergence(
+                    "pass",
+                    rec.stage,
+                    rec.name,
+                    ra[i].index if i is not None else None,
+                    rb[j].index if j is not None else None,
+                )
             continue
         if not ra[i].changed and not rb[j].changed:
             continue  # both IRs as before this pass, and those were equal (else we had returned)
@@ -331,9 +349,9 @@ class DiffResult:
     stages: list[StageDiff]
     passes: PassesDiff | None
     normalized: bool = True
-    selected: list[str] = field(default_factory=list)   # stages asked for with --stage
-    sources_differ: bool = False                         # the kernel's source text differs between the sides
-    by_line: list[LineDelta] | None = None               # --by-line: per Python line, what changed (bylines.py)
+    selected: list[str] = field(default_factory=list)  # stages asked for with --stage
+    sources_differ: bool = False  # the kernel's source text differs between the sides
+    by_line: list[LineDelta] | None = None  # --by-line: per Python line, what changed (bylines.py)
 
     @property
     def files(self) -> tuple[str, str]:
@@ -348,12 +366,19 @@ class DiffResult:
         """With --stage: the chosen stages are equal. Otherwise: no stat, stage or pass differs."""
         if self.selected:
             return all((st := self.stage(s)) is not None and st.equal for s in self.selected)
-        return (not self.stats.changed and all(s.equal for s in self.stages)
-                and not (self.passes and self.passes.changed))
+        return (
+            not self.stats.changed and all(s.equal for s in self.stages) and not (self.passes and self.passes.changed)
+        )
 
 
-def compare(a: Side, b: Side, stages: list[str] | None = None, normalized: bool = True,
-            require_passes: bool = False, lines: bool = False) -> DiffResult:
+def compare(
+    a: Side,
+    b: Side,
+    stages: list[str] | None = None,
+    normalized: bool = True,
+    require_passes: bool = False,
+    lines: bool = False,
+) -> DiffResult:
     """All levels. `stages`: the ones to show in full (all text stages are compared for the summary)."""
     selected = list(dict.fromkeys(stages or []))
     for s in selected:
@@ -368,7 +393,8 @@ def compare(a: Side, b: Side, stages: list[str] | None = None, normalized: bool 
     names = text_stages(a, b)
     names += [s for s in selected if s not in names]
     return DiffResult(
-        a, b,
+        a,
+        b,
         inputs=diff_inputs(a, b),
         stats=diff_stats(a, b),
         stages=diff_stages(a, b, names, normalized),
@@ -386,7 +412,6 @@ def _sources_differ(a: Side, b: Side) -> bool:
     if ta is not None and tb is not None:
         return ta != tb
     return Path(str(a.manifest.get("file") or "")).name != Path(str(b.manifest.get("file") or "")).name
-
 
 
 def hunks(opcodes, n: int = 3) -> list[list[tuple]]:

@@ -31,40 +31,44 @@ from irscope.artifacts import MANIFEST, inside
 from irscope.errors import BadInput
 
 DIRECTIONS = ("forward", "backward", "inference")
-BYTES_NOTE = ("static: per program, once through the code (loops not counted, masked threads counted): "
-              "global load/store instructions x widths x the program's threads; not DRAM traffic")
-_NAME_DIRECTION = (("forward", re.compile(r"(?:^|_)(?:forward|fwd)(?:_|$)")),
-                   ("backward", re.compile(r"(?:^|_)(?:backward|bwd)(?:_|$)")))
+BYTES_NOTE = (
+    "static: per program, once through the code (loops not counted, masked threads counted): "
+    "global load/store instructions x widths x the program's threads; not DRAM traffic"
+)
+_NAME_DIRECTION = (
+    ("forward", re.compile(r"(?:^|_)(?:forward|fwd)(?:_|$)")),
+    ("backward", re.compile(r"(?:^|_)(?:backward|bwd)(?:_|$)")),
+)
 
 
 @dataclass
 class Kernel:
     """One captured kernel × config, with its dump's figures (None where its dump is missing)."""
 
-    spec: str                              # captures/<kernel>-<n>.json, inside the side's folder
+    spec: str  # captures/<kernel>-<n>.json, inside the side's folder
     name: str
     config: str | None
-    made_by: dict[str, Any]                # {"layer": "inductor", "category", "aten_ops"} | {"layer": "hand-written"}
-    direction: str | None                  # forward | backward | inference | None (cannot say)
-    direction_from: str | None             # "inductor graph" | "kernel name"
-    launches: int                          # the run's own (timed_launches left out)
+    made_by: dict[str, Any]  # {"layer": "inductor", "category", "aten_ops"} | {"layer": "hand-written"}
+    direction: str | None  # forward | backward | inference | None (cannot say)
+    direction_from: str | None  # "inductor graph" | "kernel name"
+    launches: int  # the run's own (timed_launches left out)
     grid: list[int] | None
-    programs: int | None                   # the grid's product
-    timed_launches: int = 0                # made while an autotuner or do_bench timed it
-    chosen: bool | None = None             # an autotune candidate: did its autotuner choose it (None: not measured)
+    programs: int | None  # the grid's product
+    timed_launches: int = 0  # made while an autotuner or do_bench timed it
+    chosen: bool | None = None  # an autotune candidate: did its autotuner choose it (None: not measured)
     num_warps: int | None = None
-    threads: int | None = None             # num_warps x warp size
-    load_widths: dict[str, int] = field(default_factory=dict)    # bits per thread -> instructions
+    threads: int | None = None  # num_warps x warp size
+    load_widths: dict[str, int] = field(default_factory=dict)  # bits per thread -> instructions
     store_widths: dict[str, int] = field(default_factory=dict)
-    load_bytes: int | None = None          # per program, static (BYTES_NOTE)
+    load_bytes: int | None = None  # per program, static (BYTES_NOTE)
     store_bytes: int | None = None
     registers: int | None = None
     spills: int | None = None
     shared_bytes: int | None = None
     occupancy: float | None = None
-    loops: int | None = None               # TTGIR loops: where the code runs more than once through
-    dump: str | None = None                # its dump folder, relative to the side's folder
-    problem: str | None = None             # why there are no figures
+    loops: int | None = None  # TTGIR loops: where the code runs more than once through
+    dump: str | None = None  # its dump folder, relative to the side's folder
+    problem: str | None = None  # why there are no figures
 
 
 @dataclass
@@ -84,9 +88,9 @@ class Totals:
 
 @dataclass
 class FrontierSide:
-    name: str                              # "a" | "b"
+    name: str  # "a" | "b"
     folder: Path
-    scripts: list[str]                     # the script(s) the captures came from
+    scripts: list[str]  # the script(s) the captures came from
     kernels: list[Kernel]
     by_direction: dict[str, Totals]
     total: Totals
@@ -96,8 +100,8 @@ class FrontierSide:
 class Frontier:
     a: FrontierSide
     b: FrontierSide
-    directions: list[str]                  # directions both sides have: the rows compared
-    paired: bool                           # every kernel of both sides has a direction both have
+    directions: list[str]  # directions both sides have: the rows compared
+    paired: bool  # every kernel of both sides has a direction both have
 
     bytes_note: str = BYTES_NOTE
 
@@ -117,8 +121,10 @@ def frontier(dir_a: Path, dir_b: Path, kernels: tuple[str, ...] = ()) -> Frontie
 
 def load_side(name: str, folder: Path, kernels: tuple[str, ...] = ()) -> FrontierSide:
     if not is_capture_folder(folder):
-        raise BadInput(f"{folder}: not a capture folder (no captures/); capture a script first "
-                       f"(irscope capture SCRIPT.py -o {folder})")
+        raise BadInput(
+            f"{folder}: not a capture folder (no captures/); capture a script first "
+            f"(irscope capture SCRIPT.py -o {folder})"
+        )
     dumps = _dumps(folder)
     out: list[Kernel] = []
     scripts: list[str] = []
@@ -137,8 +143,9 @@ def load_side(name: str, folder: Path, kernels: tuple[str, ...] = ()) -> Frontie
     out.sort(key=lambda k: (DIRECTIONS.index(k.direction) if k.direction in DIRECTIONS else len(DIRECTIONS), k.spec))
     if not out:
         raise BadInput(f"{folder}: no captures/*.json" + (f" of {', '.join(kernels)}" if kernels else ""))
-    by_direction = {d: totals([k for k in out if k.direction == d]) for d in DIRECTIONS
-                    if any(k.direction == d for k in out)}
+    by_direction = {
+        d: totals([k for k in out if k.direction == d]) for d in DIRECTIONS if any(k.direction == d for k in out)
+    }
     return FrontierSide(name, folder, scripts, out, by_direction, totals(out))
 
 
@@ -149,21 +156,30 @@ def totals(kernels: list[Kernel]) -> Totals:
 
     loads, stores, regs = every("load_bytes"), every("store_bytes"), every("registers")
     spills, shared, occ = every("spills"), every("shared_bytes"), every("occupancy")
-    run = [k for k in kernels if k.chosen is not False]   # candidates not chosen never run in the model
-    return Totals(len(run), sum(k.launches for k in run),
-                  None if loads is None else sum(loads), None if stores is None else sum(stores),
-                  None if regs is None else max(regs, default=None), None if spills is None else sum(spills),
-                  None if shared is None else max(shared, default=None),
-                  None if occ is None else min(occ, default=None))
+    run = [k for k in kernels if k.chosen is not False]  # candidates not chosen never run in the model
+    return Totals(
+        len(run),
+        sum(k.launches for k in run),
+        None if loads is None else sum(loads),
+        None if stores is None else sum(stores),
+        None if regs is None else max(regs, default=None),
+        None if spills is None else sum(spills),
+        None if shared is None else max(shared, default=None),
+        None if occ is None else min(occ, default=None),
+    )
 
 
-def _kernel(folder: Path, rel: str, doc: dict[str, Any], launch: dict[str, Any],
-            dumps: list[tuple[str, dict[str, Any]]]) -> Kernel:
+def _kernel(
+    folder: Path, rel: str, doc: dict[str, Any], launch: dict[str, Any], dumps: list[tuple[str, dict[str, Any]]]
+) -> Kernel:
     name = doc["kernel"]
     gen = launch.get("generated_by") if isinstance(launch.get("generated_by"), dict) else None
     if gen is not None and gen.get("layer") == "inductor":
-        made_by = {"layer": "inductor", "category": gen.get("category"),
-                   "aten_ops": [str(o) for o in gen.get("aten_ops") or []]}
+        made_by = {
+            "layer": "inductor",
+            "category": gen.get("category"),
+            "aten_ops": [str(o) for o in gen.get("aten_ops") or []],
+        }
         graph = _object(gen, "graph")
         direction = graph.get("kind") if graph.get("kind") in DIRECTIONS else None
         direction_from = "inductor graph" if direction else None
@@ -177,8 +193,19 @@ def _kernel(folder: Path, rel: str, doc: dict[str, Any], launch: dict[str, Any],
     programs = grid[0] * grid[1] * grid[2] if grid and len(grid) == 3 else None
     launches, timed = _count(launch.get("launches")), _count(launch.get("timed_launches"))
     chosen = autotune.get("winner") if isinstance(autotune.get("winner"), bool) else None
-    k = Kernel(rel, name, autotune.get("config"), made_by, direction, direction_from, max(launches - timed, 0),
-               grid, programs, timed_launches=timed, chosen=chosen)
+    k = Kernel(
+        rel,
+        name,
+        autotune.get("config"),
+        made_by,
+        direction,
+        direction_from,
+        max(launches - timed, 0),
+        grid,
+        programs,
+        timed_launches=timed,
+        chosen=chosen,
+    )
     found = [(d, m) for d, m in dumps if _same_compile(doc, m)]
     if len(found) > 1:  # the specialization's text decides (an element may be spelt two ways: tl.float32, tl.fp32)
         found = [(d, m) for d, m in found if doc.get("args") == m.get("args")]
@@ -244,7 +271,7 @@ def _widths(d: dict[Any, Any]) -> dict[str, int]:
         return {}
 
 
-def _int(v: Any) -> TypeGuard[int]:   # an int count (never a bool), 0 or more
+def _int(v: Any) -> TypeGuard[int]:  # an int count (never a bool), 0 or more
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 

@@ -44,7 +44,7 @@ from irscope import stages
 @dataclass
 class Normalized:
     lines: list[str] = field(default_factory=list)
-    origin: list[int] = field(default_factory=list)   # 1-based line in the original text
+    origin: list[int] = field(default_factory=list)  # 1-based line in the original text
 
     def add(self, line: str, lineno: int) -> None:
         self.lines.append(line)
@@ -105,7 +105,7 @@ def _nested(depth: int) -> str:
 
 # ---------------------------------------------------------------- MLIR
 
-MLIR_LOC = re.compile(r" loc" + _nested(4))   # MLIR prints " loc(...)"; the literal start keeps it fast
+MLIR_LOC = re.compile(r" loc" + _nested(4))  # MLIR prints " loc(...)"; the literal start keeps it fast
 MLIR_NAME = re.compile(r"%(?:\d+|[A-Za-z$._-][\w$.-]*)|\^[\w$.-]+")
 MLIR_FUNC = re.compile(r"^\s*(?:tt\.func|func\.func|llvm\.func|gpu\.func)\b")
 
@@ -113,7 +113,7 @@ MLIR_FUNC = re.compile(r"^\s*(?:tt\.func|func\.func|llvm\.func|gpu\.func)\b")
 def mlir(text: str) -> Normalized:
     out = Normalized()
     ren = Renamer()
-    names = ren.names   # the hot path of pass-by-pass comparisons: Renamer.get inlined
+    names = ren.names  # the hot path of pass-by-pass comparisons: Renamer.get inlined
 
     def sub(m: re.Match) -> str:
         tok = m.group(0)
@@ -142,8 +142,10 @@ def mlir(text: str) -> Normalized:
 # ---------------------------------------------------------------- LLVM IR
 
 LLIR_DBG_REF = re.compile(r",?\s*!dbg !\d+")
-LLIR_DBG_LINE = re.compile(r"^(?:!\d+ = (?:distinct )?!DI|!llvm\.dbg\.|\s*#dbg_|\s*(?:tail )?call void @llvm\.dbg\.|"
-                           r"declare void @llvm\.dbg\.)")
+LLIR_DBG_LINE = re.compile(
+    r"^(?:!\d+ = (?:distinct )?!DI|!llvm\.dbg\.|\s*#dbg_|\s*(?:tail )?call void @llvm\.dbg\.|"
+    r"declare void @llvm\.dbg\.)"
+)
 LLIR_LOCAL = re.compile(r'%(?:\d+|[A-Za-z$._-][\w$.-]*|"[^"]*")|!\d+')
 LLIR_LABEL = re.compile(r'^([\w$.-]+|"[^"]*"):')
 
@@ -171,8 +173,8 @@ def llir(text: str) -> Normalized:
             local.reset()
         if (m := LLIR_LABEL.match(line)) and not line.startswith(("define", "declare")):
             label = local.get("%" + m.group(1), "%", lambda n: f"%{n}")[1:]
-            line = label + ":" + line[m.end():]
-            line = line[: len(label) + 1] + LLIR_LOCAL.sub(sub, line[len(label) + 1:])
+            line = label + ":" + line[m.end() :]
+            line = line[: len(label) + 1] + LLIR_LOCAL.sub(sub, line[len(label) + 1 :])
         elif "%" in line or "!" in line:
             line = LLIR_LOCAL.sub(sub, line)
         out.add(line, i)
@@ -207,8 +209,11 @@ def _skip_debug_section(lines: list[str], i: int, braces: bool) -> int:
     j = i + 1
     while j < len(lines):
         s = lines[j].lstrip()
-        if s.startswith((".section", ".text", ".data", ".amdgpu_metadata", ".end_amdgpu_metadata")) \
-                and not s.startswith(".section\t.debug_") and not s.startswith(".section .debug_"):
+        if (
+            s.startswith((".section", ".text", ".data", ".amdgpu_metadata", ".end_amdgpu_metadata"))
+            and not s.startswith(".section\t.debug_")
+            and not s.startswith(".section .debug_")
+        ):
             break
         j += 1
     return j
@@ -233,7 +238,7 @@ def ptx(text: str) -> Normalized:
     def label(m: re.Match) -> str:
         tok = m.group(0)
         found = re.match(r"\$L__([A-Za-z_]+?)\d", tok)
-        assert found is not None   # PTX_LABEL's tokens: $L__, letters, digits
+        assert found is not None  # PTX_LABEL's tokens: $L__, letters, digits
         kind = found.group(1)
         return ren.get(tok, "$" + kind, lambda n: f"$L__{kind}{n}")
 
@@ -365,7 +370,12 @@ def raw(text: str) -> Normalized:
 # the normaliser of each stage language (stages.py's `language` column): a new stage in one of these
 # languages is normalised by its row alone; binaries and unknown stages get plain
 NORMALIZERS: dict[str, Callable[[str], Normalized]] = {
-    "mlir": mlir, "llvm": llir, "ptx": ptx, "sass": sass, "amdgcn": amdgcn, "python": plain,
+    "mlir": mlir,
+    "llvm": llir,
+    "ptx": ptx,
+    "sass": sass,
+    "amdgcn": amdgcn,
+    "python": plain,
 }
 
 

@@ -27,9 +27,17 @@ from irscope.compare.sides import Side
 from irscope.errors import BadInput
 from irscope.records import Profile
 
-BIG = 1e300        # no figure past this: JSON for the page and --json stays finite
-TOTALS = ("duration_ns", "samples", "executed", "bytes", "dram_gbps", "dram_peak_share", "tensor_tflops",
-          "tensor_peak_share")
+BIG = 1e300  # no figure past this: JSON for the page and --json stays finite
+TOTALS = (
+    "duration_ns",
+    "samples",
+    "executed",
+    "bytes",
+    "dram_gbps",
+    "dram_peak_share",
+    "tensor_tflops",
+    "tensor_peak_share",
+)
 
 
 def finite(x: Any) -> float:
@@ -59,8 +67,10 @@ def require(side: Side) -> Profile:
     """The side's checked profile.json; BadInput (one line) when the folder was never measured."""
     doc = profiled.read(side.folder)
     if doc is None:
-        raise BadInput(f"{side.folder}: no {profiled.FILENAME} (this dump was not measured); run irscope profile "
-                       f"on a GPU first, then irscope diff-profiles compares the two measured dumps")
+        raise BadInput(
+            f"{side.folder}: no {profiled.FILENAME} (this dump was not measured); run irscope profile "
+            f"on a GPU first, then irscope diff-profiles compares the two measured dumps"
+        )
     return doc
 
 
@@ -73,7 +83,7 @@ class LineChange:
     text: str
     a_samples: float
     b_samples: float
-    a_share: float                 # of all the kernel's warp-stall samples, 0..1
+    a_share: float  # of all the kernel's warp-stall samples, 0..1
     b_share: float
     a_top: list[tuple[str, float]]  # (reason, share of the line's stalls)
     b_top: list[tuple[str, float]]
@@ -90,7 +100,7 @@ class ProfileSide:
     tool: str
     device: str
     totals: dict[str, float | None]
-    top: list[tuple[str, float]]   # the kernel's top stall reasons, share of its samples
+    top: list[tuple[str, float]]  # the kernel's top stall reasons, share of its samples
 
 
 @dataclass
@@ -98,23 +108,27 @@ class ProfileDiff:
     kernel: str
     a: ProfileSide
     b: ProfileSide
-    settings: list[StatDelta]                   # what went in differently (target, options, env, ...)
-    lines: list[LineChange] = field(default_factory=list)   # biggest change of share first
+    settings: list[StatDelta]  # what went in differently (target, options, env, ...)
+    lines: list[LineChange] = field(default_factory=list)  # biggest change of share first
 
     @property
     def setting_words(self) -> str:
         """Side b as `with ...` names it: the options (and target) that differ, as KEY=VALUE."""
-        parts = [f"{d.name.split('.', 1)[-1]}={d.b}" for d in self.settings
-                 if d.name.startswith("options.") and d.a is not None and d.b is not None]
+        parts = [
+            f"{d.name.split('.', 1)[-1]}={d.b}"
+            for d in self.settings
+            if d.name.startswith("options.") and d.a is not None and d.b is not None
+        ]
         parts += [f"{d.name}={d.b}" for d in self.settings if d.name in ("target", "triton_version")]
         return ", ".join(parts[:3]) + (", ..." if len(parts) > 3 else "") if parts else "side b"
 
 
 def _side(side: Side, doc: Profile) -> ProfileSide:
-    t: Mapping[str, Any] = doc["totals"]   # read by the key names in TOTALS
+    t: Mapping[str, Any] = doc["totals"]  # read by the key names in TOTALS
     totals = {k: (None if t.get(k) is None else finite(t[k])) for k in TOTALS}
-    return ProfileSide(side.label, side.folder, doc["tool"], doc.get("device") or "", totals,
-                       top_stalls(t.get("stalls"), 4))
+    return ProfileSide(
+        side.label, side.folder, doc["tool"], doc.get("device") or "", totals, top_stalls(t.get("stalls"), 4)
+    )
 
 
 def _lines(side: Side, doc: Profile) -> dict[tuple[str, int], dict[str, Any]]:
@@ -138,12 +152,20 @@ def profile_diff(a: Side, b: Side) -> ProfileDiff:
     changes = []
     for key in list(la) + [k for k in lb if k not in la]:
         ea, eb = la.get(key), lb.get(key)
-        some = ea or lb[key]   # the key is one side's
-        changes.append(LineChange(
-            some["file"], key[1], (ea or {}).get("text") or (eb or {}).get("text") or "",
-            ea["samples"] if ea else 0.0, eb["samples"] if eb else 0.0,
-            share(ea["samples"], ta) if ea else 0.0, share(eb["samples"], tb) if eb else 0.0,
-            top_stalls(ea["stalls"]) if ea else [], top_stalls(eb["stalls"]) if eb else []))
+        some = ea or lb[key]  # the key is one side's
+        changes.append(
+            LineChange(
+                some["file"],
+                key[1],
+                (ea or {}).get("text") or (eb or {}).get("text") or "",
+                ea["samples"] if ea else 0.0,
+                eb["samples"] if eb else 0.0,
+                share(ea["samples"], ta) if ea else 0.0,
+                share(eb["samples"], tb) if eb else 0.0,
+                top_stalls(ea["stalls"]) if ea else [],
+                top_stalls(eb["stalls"]) if eb else [],
+            )
+        )
     changes.sort(key=lambda c: (-abs(c.change), -max(c.a_share, c.b_share), c.file, c.line))
     settings = [d for d in diff_inputs(a, b) if d.name != "file"]
     return ProfileDiff(a.manifest["kernel"], _side(a, doc_a), _side(b, doc_b), settings, changes)

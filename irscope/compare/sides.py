@@ -36,23 +36,23 @@ class SideFailed(IrscopeError):
 class Side:
     """One side of a comparison: a dump folder and its manifest."""
 
-    name: str                     # "a" | "b"
-    label: str                    # what makes this side itself (e.g. "num_warps=8", a folder)
+    name: str  # "a" | "b"
+    label: str  # what makes this side itself (e.g. "num_warps=8", a folder)
     folder: Path
     manifest: Manifest
-    cached: bool | None = None    # None: an existing dump folder
-    dump: Any = None              # file mode: the compile's cache.DumpResult (its folder where the side was placed)
-    key: str = ""                 # the dump's cache key, where this process compiled or fetched it
+    cached: bool | None = None  # None: an existing dump folder
+    dump: Any = None  # file mode: the compile's cache.DumpResult (its folder where the side was placed)
+    key: str = ""  # the dump's cache key, where this process compiled or fetched it
 
 
 @dataclass
 class SideRequest:
     """What one side changes on top of the shared request (file mode)."""
 
-    name: str                                     # "a" | "b"
-    target: str | None = None                     # --a-target / --b-target
+    name: str  # "a" | "b"
+    target: str | None = None  # --a-target / --b-target
     sets: list[str] = field(default_factory=list)  # --a / --b KEY=VALUE
-    variant: str | None = None                    # --a-variant / --b-variant
+    variant: str | None = None  # --a-variant / --b-variant
 
     @property
     def given(self) -> bool:
@@ -74,8 +74,10 @@ def side_jobs(request: jobs.Request, reqs: tuple[SideRequest, SideRequest]) -> l
     if any(variants) and not request.recipe:
         raise BadInput("--a-variant/--b-variant name variants of a recipe: give it with --recipe")
     if not any(variants) and not any(r.given for r in reqs):
-        raise BadInput("nothing to compare: give what differs with --a/--b KEY=VALUE or --a-target/--b-target, "
-                       "or compare two dump folders (irscope diff DIR_A DIR_B)")
+        raise BadInput(
+            "nothing to compare: give what differs with --a/--b KEY=VALUE or --a-target/--b-target, "
+            "or compare two dump folders (irscope diff DIR_A DIR_B)"
+        )
     out = []
     for req in reqs:
         side = replace(request, variant=req.variant or request.variant)
@@ -121,11 +123,14 @@ def dump_side(job: jobs.Job, req: SideRequest, out_dir: Path, with_passes: bool,
     return Side(req.name, req.label(), r.folder, r.manifest, r.cached, dump=r, key=r.key)
 
 
-def dump_sides(side_jobs: list[jobs.Job], reqs: tuple[SideRequest, SideRequest], out_dir: Path,
-               with_passes: bool, use_cache: bool) -> tuple[Side, Side]:
+def dump_sides(
+    side_jobs: list[jobs.Job], reqs: tuple[SideRequest, SideRequest], out_dir: Path, with_passes: bool, use_cache: bool
+) -> tuple[Side, Side]:
     """Both sides, or nothing (place_sides): each compiled here, one after the other."""
-    return place_sides(out_dir, lambda staging: [dump_side(job, req, staging, with_passes, use_cache)
-                                                 for job, req in zip(side_jobs, reqs)])
+    return place_sides(
+        out_dir,
+        lambda staging: [dump_side(job, req, staging, with_passes, use_cache) for job, req in zip(side_jobs, reqs)],
+    )
 
 
 def place_sides(out_dir: Path, make: Callable[[Path], list[Side]]) -> tuple[Side, Side]:
@@ -170,8 +175,11 @@ def load_side(name: str, folder: Path, kernels: tuple[str, ...] = ()) -> Side:
         raise BadInput(f"{folder}: not a folder; to compare settings of a kernel file use --a/--b")
     path = folder / MANIFEST
     if not path.is_file():
-        found = sorted(p.parent for p in list(folder.glob(f"*/{MANIFEST}")) + list(folder.glob(f"*/*/{MANIFEST}"))
-                       if not p.parent.name.startswith("."))
+        found = sorted(
+            p.parent
+            for p in list(folder.glob(f"*/{MANIFEST}")) + list(folder.glob(f"*/*/{MANIFEST}"))
+            if not p.parent.name.startswith(".")
+        )
         if kernels:
             found = [p for p in found if _peek_kernel(p) in kernels]
         if not found:
@@ -201,5 +209,7 @@ def check_same_kernel(a: Side, b: Side) -> None:
     """
     ka, kb = a.manifest["kernel"], b.manifest["kernel"]
     if ka != kb:
-        raise BadInput(f"the dumps hold different kernels: {ka} ({a.manifest.get('file')}) vs "
-                       f"{kb} ({b.manifest.get('file')}); diff compares two compiles of one kernel")
+        raise BadInput(
+            f"the dumps hold different kernels: {ka} ({a.manifest.get('file')}) vs "
+            f"{kb} ({b.manifest.get('file')}); diff compares two compiles of one kernel"
+        )

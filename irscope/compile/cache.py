@@ -37,10 +37,10 @@ class DumpResult:
     """A dump folder and its manifest, and how it came to be (what every dump view renders)."""
 
     folder: Path
-    manifest: Manifest     # its manifest.json (records.Manifest)
+    manifest: Manifest  # its manifest.json (records.Manifest)
     cached: bool
-    key: str = ""          # the full cache key of the dump
-    served: str = ""       # "compiled", "cache" (found by the full key) or "direct" (irscope/direct)
+    key: str = ""  # the full cache key of the dump
+    served: str = ""  # "compiled", "cache" (found by the full key) or "direct" (irscope/direct)
 
 
 class Damaged(Exception):
@@ -66,8 +66,12 @@ def code_fingerprint() -> str:
     """
     h = hashlib.sha256()
     package = Path(__file__).resolve().parent.parent
-    files = [p for part in _DUMP_CODE for p in ([package / part] if part.endswith(".py")
-                                                 else (package / part).rglob("*.py")) if p.exists()]
+    files = [
+        p
+        for part in _DUMP_CODE
+        for p in ([package / part] if part.endswith(".py") else (package / part).rglob("*.py"))
+        if p.exists()
+    ]
     for path in sorted(files):
         st = path.stat()
         h.update(f"{path.relative_to(package)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
@@ -102,7 +106,7 @@ def _read_manifest(folder: Path) -> Manifest:
         raise Damaged(f"{MANIFEST} is not a dump manifest")
     if not isinstance(manifest.get("stages"), dict):
         raise Damaged(f"{MANIFEST} lists no stages")
-    return cast(Manifest, manifest)   # its kernel, target and stages checked above
+    return cast(Manifest, manifest)  # its kernel, target and stages checked above
 
 
 def sha256_of(path: Path | str) -> str:
@@ -165,8 +169,9 @@ def _in_place(entry: Path, final: Path, manifest: Manifest) -> bool:
         return False
 
 
-def restore(key: str, final_for: Callable[[Manifest], Path],
-            edit: Callable[[Manifest], Manifest] | None = None) -> tuple[Path, Manifest] | None:
+def restore(
+    key: str, final_for: Callable[[Manifest], Path], edit: Callable[[Manifest], Manifest] | None = None
+) -> tuple[Path, Manifest] | None:
     """Copy the entry for `key` to the folder final_for(manifest), verified, and publish it atomically.
 
     `edit` may change the manifest (written into the copy before it is published). A folder that
@@ -214,11 +219,12 @@ def restore(key: str, final_for: Callable[[Manifest], Path],
     raise reason
 
 
-RACY_NS = 2_000_000_000   # a file changed this recently may change again within its timestamps' tick
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within its timestamps' tick
 
 
-def folder_stamp(folder: Path, leave_out: str | None = None, skip: tuple[str, ...] = (),
-                 links: bool = True) -> list | None:
+def folder_stamp(
+    folder: Path, leave_out: str | None = None, skip: tuple[str, ...] = (), links: bool = True
+) -> list | None:
     """Every file under folder by (name, size, mtime, ctime, inode), a symlinked folder as one entry,
     `leave_out` (a real path) and the folders named in `skip` aside; None when a folder cannot be read
     or, with links=False, when one holds a symlink (what it points to is not stamped)."""

@@ -59,8 +59,10 @@ def bind(spec: KernelSpec, settings: Settings):
     try:
         options, signature, constexprs, attrs = adapter.bind(spec.fn, settings.target, spec.launch_args(), kwargs)
     except (ValueError, AssertionError, KeyError, TypeError) as e:
-        raise BadInput(f"{spec.kernel}: options rejected by Triton's {settings.target.backend} backend: "
-                       f"{str(e) or type(e).__name__}") from e
+        raise BadInput(
+            f"{spec.kernel}: options rejected by Triton's {settings.target.backend} backend: "
+            f"{str(e) or type(e).__name__}"
+        ) from e
     check_binding(spec, signature, constexprs, attrs)
     spec.notes.extend(adapter.default_option_notes(settings.options))
     return options, signature, constexprs, attrs
@@ -72,14 +74,17 @@ def check_num_ctas(settings: Settings) -> None:
     n = settings.options.get("num_ctas")
     if settings.target.backend != "cuda" or not isinstance(n, int) or isinstance(n, bool) or n == 1:
         return
-    chip = hardware.CHIPS.get(settings.target.chip or "") or \
-        (hardware.for_target(settings.target.name) if settings.target.name in hardware.TARGET_CHIP else None)
+    chip = hardware.CHIPS.get(settings.target.chip or "") or (
+        hardware.for_target(settings.target.name) if settings.target.name in hardware.TARGET_CHIP else None
+    )
     limit = chip.max_cluster_ctas if chip else 16
     where = f"{chip.name} ({settings.target.name})" if chip else settings.target.name
     if n < 1 or n & (n - 1) or n > limit:
         allowed = ", ".join(str(1 << i) for i in range(limit.bit_length()))
-        raise BadInput(f"num_ctas={n}: the CTAs of one cluster are a power of two up to the chip's cluster limit; "
-                       f"on {where}: {allowed}" + ("" if limit > 1 else " (no thread-block clusters before sm_90)"))
+        raise BadInput(
+            f"num_ctas={n}: the CTAs of one cluster are a power of two up to the chip's cluster limit; "
+            f"on {where}: {allowed}" + ("" if limit > 1 else " (no thread-block clusters before sm_90)")
+        )
 
 
 def cache_key(spec: KernelSpec, settings: Settings, options, with_passes: bool, with_sass: bool = True) -> str:
@@ -164,8 +169,12 @@ class _StageRecorder:
         with open(path, "wb") as f:
             f.write(cubin)
         self.sass_start = time.perf_counter()
-        self.sass_proc = subprocess.Popen([adapter.nvdisasm_path(), "-c", "-g", "-gp", path],
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.sass_proc = subprocess.Popen(
+            [adapter.nvdisasm_path(), "-c", "-g", "-gp", path],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def finish_sass(self) -> str | None:
         if self.sass_proc is None:
@@ -220,11 +229,11 @@ class Compile:
     with_passes: bool = False
     with_sass: bool = True
     fresh: bool = True
-    bound: tuple | None = None           # bind's (options, signature, constexprs, attrs)
-    plan: Any = None                     # the pins' stage edits and output checks
+    bound: tuple | None = None  # bind's (options, signature, constexprs, attrs)
+    plan: Any = None  # the pins' stage edits and output checks
     rec: _StageRecorder | None = None
-    kernel: Any = None                   # Triton's CompiledKernel
-    native: Any = None                   # what the compiler printed (NativeOutput)
+    kernel: Any = None  # Triton's CompiledKernel
+    native: Any = None  # what the compiler printed (NativeOutput)
     started: float = 0.0
     total_ms: float = 0.0
     sass: str | None = None
@@ -388,8 +397,14 @@ PIPELINE: dict[str, Callable[[Compile], None]] = {
 }
 
 
-def compile_spec(spec: KernelSpec, settings: Settings, with_passes: bool = False, bound=None,
-                 fresh: bool = True, with_sass: bool = True) -> Artifacts:
+def compile_spec(
+    spec: KernelSpec,
+    settings: Settings,
+    with_passes: bool = False,
+    bound=None,
+    fresh: bool = True,
+    with_sass: bool = True,
+) -> Artifacts:
     """Run PIPELINE; `bound` is bind()'s result when the caller already has it.
 
     fresh=False lets Triton's own cache serve the binary (for launching a kernel that was just

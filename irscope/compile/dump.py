@@ -20,8 +20,9 @@ from irscope.kernel.spec import KernelSpec
 from irscope.records import Manifest
 
 
-def cached(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool = False,
-           with_sass: bool = True, bound=None) -> DumpResult | None:
+def cached(
+    spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool = False, with_sass: bool = True, bound=None
+) -> DumpResult | None:
     """The dump from irscope's cache, copied to its folder under out_dir; None on a miss.
 
     A damaged entry is dropped and counts as a miss, with a note on stderr.
@@ -32,8 +33,9 @@ def cached(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: boo
     return hit
 
 
-def _from_cache(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool, with_sass: bool,
-                bound) -> tuple[DumpResult | None, tuple[str, str] | None]:
+def _from_cache(
+    spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool, with_sass: bool, bound
+) -> tuple[DumpResult | None, tuple[str, str] | None]:
     """(hit or None, (key, why) when the entry was damaged and has been dropped)."""
     bound = bound or compiler.bind(spec, settings)
     key = compiler.cache_key(spec, settings, bound[0], with_passes, with_sass)
@@ -64,8 +66,15 @@ def _note(key: str, why: str, then: str) -> None:
     sys.stderr.flush()
 
 
-def dump(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool = False,
-         use_cache: bool = True, with_sass: bool = True, compiling: Any = None) -> DumpResult:
+def dump(
+    spec: KernelSpec,
+    settings: Settings,
+    out_dir: Path,
+    with_passes: bool = False,
+    use_cache: bool = True,
+    with_sass: bool = True,
+    compiling: Any = None,
+) -> DumpResult:
     """Compile (or copy from the cache) into out_dir.
 
     use_cache=False (--no-cache) does not read the cache but still stores the fresh result,
@@ -88,8 +97,9 @@ def dump(spec: KernelSpec, settings: Settings, out_dir: Path, with_passes: bool 
     return DumpResult(folder, art.manifest(), cached=False, key=art.key, served="compiled")
 
 
-def dump_jobs(todo, out_dir: Path, with_passes: bool = False, use_cache: bool = True,
-              stage: str | None = None) -> list[DumpResult]:
+def dump_jobs(
+    todo, out_dir: Path, with_passes: bool = False, use_cache: bool = True, stage: str | None = None
+) -> list[DumpResult]:
     """Dump each job (a jobs.Job: .spec, .settings) into out_dir, in order: `irscope dump FILE`, the
     commands that read dumps (lines, passes) and the Python API's irscope.dump all call this.
 

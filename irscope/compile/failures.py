@@ -50,10 +50,15 @@ def descriptor_hint(spec: KernelSpec) -> str:
     descs = [f"{name}: {a.text()}" for name, a in spec.args.items() if a.kind == "tensordesc"]
     if not descs:
         return ""
-    sizes = [f"{name}={a.text()}" for name, a in spec.args.items()
-             if a.kind == "constexpr" and name.isupper() and isinstance(a.value, int) and not isinstance(a.value, bool)]
-    return (f" (the descriptors' blocks are part of the specialization and do not follow the constexprs: "
-            f"{'; '.join(descs)}" + (f", with {', '.join(sizes)}" if sizes else "") + ")")
+    sizes = [
+        f"{name}={a.text()}"
+        for name, a in spec.args.items()
+        if a.kind == "constexpr" and name.isupper() and isinstance(a.value, int) and not isinstance(a.value, bool)
+    ]
+    return (
+        f" (the descriptors' blocks are part of the specialization and do not follow the constexprs: "
+        f"{'; '.join(descs)}" + (f", with {', '.join(sizes)}" if sizes else "") + ")"
+    )
 
 
 def stage_failure(spec: KernelSpec, stage: str, e: Exception) -> CompileFailure:
@@ -63,8 +68,11 @@ def stage_failure(spec: KernelSpec, stage: str, e: Exception) -> CompileFailure:
 
 def with_diagnostics(reason: str, native: str) -> str:
     """Prefer the compiler's own diagnostic lines (error:/note:) over a generic exception text."""
-    diags = [line.strip() for line in native.splitlines()
-             if " error:" in line or line.startswith("error:") or "ptxas fatal" in line or "ptxas error" in line]
+    diags = [
+        line.strip()
+        for line in native.splitlines()
+        if " error:" in line or line.startswith("error:") or "ptxas fatal" in line or "ptxas error" in line
+    ]
     if not diags:
         return reason
     return "; ".join(dict.fromkeys(diags[:4])) + f" ({reason.splitlines()[0]})"

@@ -45,16 +45,40 @@ from irscope.artifacts import write_whole
 from irscope.compile import cache
 from irscope.version import __version__
 
-RECORD_DIR = ".irscope-direct"   # hidden: the cache's entries are its other names
+RECORD_DIR = ".irscope-direct"  # hidden: the cache's entries are its other names
 SCHEMA = 3
 # Triton's cache-invalidating variables all start so (3.6 - 3.9: ALLOW_LHS_TMEM_LAYOUT_CONVERSION,
 # AMDGCN_*, DISABLE_*, LLVM_*, MLIR_*, NVPTX_*, TRITON_*, USE_IR_LOC); the rest are irscope's own
 # knobs and the toolkit's
-ENV_PREFIXES = ("TRITON_", "MLIR_", "LLVM_", "AMDGCN_", "NVPTX_", "DISABLE_", "ENABLE_", "USE_", "ALLOW_",
-                "IRSCOPE_", "PTXAS", "CUDA", "ROCM", "HIP_", "NVIDIA_")
+ENV_PREFIXES = (
+    "TRITON_",
+    "MLIR_",
+    "LLVM_",
+    "AMDGCN_",
+    "NVPTX_",
+    "DISABLE_",
+    "ENABLE_",
+    "USE_",
+    "ALLOW_",
+    "IRSCOPE_",
+    "PTXAS",
+    "CUDA",
+    "ROCM",
+    "HIP_",
+    "NVIDIA_",
+)
 # rich's colour and width, and the import path
-ENV_NAMES = ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES",
-             "JUPYTER_COLUMNS", "JUPYTER_LINES", "PYTHONPATH")
+ENV_NAMES = (
+    "FORCE_COLOR",
+    "NO_COLOR",
+    "TTY_COMPATIBLE",
+    "TTY_INTERACTIVE",
+    "COLUMNS",
+    "LINES",
+    "JUPYTER_COLUMNS",
+    "JUPYTER_LINES",
+    "PYTHONPATH",
+)
 _IMPORTABLE = (".py", ".pyc", ".so", ".pyd", ".pth", ".egg-link")
 
 
@@ -84,9 +108,16 @@ def env_snapshot(names, env=None) -> dict[str, str | None]:
 
 def key(argv: list[str], path: list[str], env: dict[str, str], cwd: str) -> str:
     """The record's key: the command line as typed, where and how it runs."""
-    payload = {"schema": SCHEMA, "irscope": __version__, "code": package_fingerprint(),
-               "python": [sys.executable, sys.version], "path": path, "cwd": cwd, "argv": argv,
-               "env": env_snapshot(sorted(watched_env_names(env)), env)}
+    payload = {
+        "schema": SCHEMA,
+        "irscope": __version__,
+        "code": package_fingerprint(),
+        "python": [sys.executable, sys.version],
+        "path": path,
+        "cwd": cwd,
+        "argv": argv,
+        "env": env_snapshot(sorted(watched_env_names(env)), env),
+    }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -119,8 +150,9 @@ def write(key: str, doc: dict[str, Any]) -> None:
 def _names(folder: str) -> str | None:
     """A digest of what could be imported from `folder` (modules, packages, .pth files); None if absent."""
     try:
-        entries = sorted(e.name for e in os.scandir(folder)
-                         if e.name.endswith(_IMPORTABLE) or (e.name.isidentifier() and e.is_dir()))
+        entries = sorted(
+            e.name for e in os.scandir(folder) if e.name.endswith(_IMPORTABLE) or (e.name.isidentifier() and e.is_dir())
+        )
     except OSError:
         return None
     return hashlib.sha256("\0".join(entries).encode()).hexdigest()
@@ -155,8 +187,9 @@ def _find_dist_info(package_dir: Path) -> Path | None:
     beside it whose RECORD lists triton/__init__.py."""
     site = package_dir.parent
     try:
-        infos = sorted((p for p in site.iterdir() if p.name.endswith(".dist-info")),
-                       key=lambda p: "triton" not in p.name.lower())
+        infos = sorted(
+            (p for p in site.iterdir() if p.name.endswith(".dist-info")), key=lambda p: "triton" not in p.name.lower()
+        )
     except OSError:
         return None
     for info in infos:
@@ -199,8 +232,13 @@ def triton_state(search: list[str]) -> dict[str, Any] | None:
         return None
     metadata = str(info / "METADATA")
     libs = sorted(str(p) for p in (package / "_C").glob("libtriton*")) if (package / "_C").is_dir() else []
-    return {"origin": origin, "metadata": metadata, "metadata_stat": _stat(metadata),
-            "version": _metadata_version(metadata), "libs": {p: _stat(p) for p in libs}}
+    return {
+        "origin": origin,
+        "metadata": metadata,
+        "metadata_stat": _stat(metadata),
+        "version": _metadata_version(metadata),
+        "libs": {p: _stat(p) for p in libs},
+    }
 
 
 def _skip_module(name: str) -> bool:
@@ -208,9 +246,16 @@ def _skip_module(name: str) -> bool:
     return top in sys.stdlib_module_names or top in ("irscope", "triton", "__main__")
 
 
-def depends(kernel_file: Path, opened: set[str], env_read: set[str] | None, triton_env: dict[str, str],
-            start_path: list[str], start_env: dict[str, str], inputs: Iterable[Path] = (),
-            absent: Iterable[Path] = ()) -> dict[str, Any] | None:
+def depends(
+    kernel_file: Path,
+    opened: set[str],
+    env_read: set[str] | None,
+    triton_env: dict[str, str],
+    start_path: list[str],
+    start_env: dict[str, str],
+    inputs: Iterable[Path] = (),
+    absent: Iterable[Path] = (),
+) -> dict[str, Any] | None:
     """What a full run that loaded `kernel_file` depended on (the module docstring's files, absent, dirs,
     triton, env); None when no Triton is found on the start's path.
 
@@ -244,8 +289,14 @@ def depends(kernel_file: Path, opened: set[str], env_read: set[str] | None, trit
         env = dict(start_env)
     else:
         env = env_snapshot(watched_env_names(start_env) | set(env_read) | set(triton_env), start_env)
-    return {"files": files, "dirs": {d: _dir_state(d) for d in dict.fromkeys(search)}, "triton": triton,
-            "env": env, "whole_env": env_read is None, "absent": sorted(os.path.abspath(p) for p in absent)}
+    return {
+        "files": files,
+        "dirs": {d: _dir_state(d) for d in dict.fromkeys(search)},
+        "triton": triton,
+        "env": env,
+        "whole_env": env_read is None,
+        "absent": sorted(os.path.abspath(p) for p in absent),
+    }
 
 
 def holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | None:  # noqa: C901

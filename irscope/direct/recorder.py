@@ -65,8 +65,16 @@ class Recorder:
 
     # ------------------------------------------------------------ the commands' calls
 
-    def rendered(self, command: str, request: Any, out_dir: Path, results: list, view: dict[str, Any],
-                 render: Callable[[list, TextIO | None], int], use_cache: bool = True) -> int:
+    def rendered(
+        self,
+        command: str,
+        request: Any,
+        out_dir: Path,
+        results: list,
+        view: dict[str, Any],
+        render: Callable[[list, TextIO | None], int],
+        use_cache: bool = True,
+    ) -> int:
         """render(results, stream) — the command's output into `stream` (None: stdout), its exit status —
         and the record of it (passes, lines): the output as it prints to a pipe, rendered from the
         folders as a repeat finds them. A run that cannot be recorded is only rendered."""
@@ -95,8 +103,9 @@ class Recorder:
             summary = buf.getvalue()
         self._remember("dump", out_dir, {"json": as_json}, where, results, summary, 0)
 
-    def diffed(self, request: Any, out_dir: Path, sides: list, render: Callable[[TextIO | None], int],
-               use_cache: bool = True) -> int:
+    def diffed(
+        self, request: Any, out_dir: Path, sides: list, render: Callable[[TextIO | None], int], use_cache: bool = True
+    ) -> int:
         """render(stream) — a two-compiles diff's output, its exit status (0 equal, 1 different) — and its
         record: to a pipe only (on a terminal its layout follows the width), and only when both sides
         came from the cache (a compiling run prints "(compiled)", which a repeat would not). `sides`:
@@ -149,22 +158,45 @@ class Recorder:
             inputs += found
         return file, inputs, absent
 
-    def _remember(self, command: str, out_dir: Path, view: dict[str, Any], where: tuple, results: list,
-                  text: str | None, status: int, pipe_only: bool = False) -> None:
+    def _remember(
+        self,
+        command: str,
+        out_dir: Path,
+        view: dict[str, Any],
+        where: tuple,
+        results: list,
+        text: str | None,
+        status: int,
+        pipe_only: bool = False,
+    ) -> None:
         from irscope import adapter
         from irscope.kernel import loader
 
         key = self.key()
         file, inputs, absent = where
         seen = loader.OBSERVED[str(file.resolve())]
-        deps = record.depends(file, seen.files, seen.env, adapter.cache_invalidating_env(), self.path, self.env,
-                              inputs, absent)
+        deps = record.depends(
+            file, seen.files, seen.env, adapter.cache_invalidating_env(), self.path, self.env, inputs, absent
+        )
         if key is None or deps is None:
             return
-        entries = [{"key": r.key, "edit": {k: r.manifest.get(k) for k in ("file", "target_reason", "option_sources",
-                                                                          "notes")}} for r in results]
-        record.write(key, {"command": command, "out": str(out_dir), "view": view, "pipe_only": pipe_only,
-                           "entries": entries, **deps, "summary": text, "status": status})
+        entries = [
+            {"key": r.key, "edit": {k: r.manifest.get(k) for k in ("file", "target_reason", "option_sources", "notes")}}
+            for r in results
+        ]
+        record.write(
+            key,
+            {
+                "command": command,
+                "out": str(out_dir),
+                "view": view,
+                "pipe_only": pipe_only,
+                "entries": entries,
+                **deps,
+                "summary": text,
+                "status": status,
+            },
+        )
 
 
 def printed(render: Callable[[TextIO | None], int], out: TextIO | None = None) -> tuple[int, str]:
@@ -207,14 +239,12 @@ def kernel_file(request: Any, spec_doc: SpecFile | None) -> Path | None:
 
 def recordable(results: list) -> bool:
     """Every dump's target came from the command line, a recipe or a spec file (not the local GPU)."""
-    return bool(results) and all(str(r.manifest.get("target_reason", "")).startswith(_FIXED_TARGET)
-                                 for r in results)
+    return bool(results) and all(str(r.manifest.get("target_reason", "")).startswith(_FIXED_TARGET) for r in results)
 
 
 def on_disk(results: list) -> list:
     """The dumps as a repeat will find them: each manifest read back from its folder."""
-    return [cache.DumpResult(r.folder, json.loads((r.folder / MANIFEST).read_text()), True, r.key)
-            for r in results]
+    return [cache.DumpResult(r.folder, json.loads((r.folder / MANIFEST).read_text()), True, r.key) for r in results]
 
 
 def recipe_files(name: str) -> tuple[list[Path], list[Path]]:

@@ -56,7 +56,7 @@ def _renderer(name: str, search: list[str]) -> list | None:
 def state(req: dict[str, Any], start_path: list[str]) -> dict[str, Any] | None:
     """Everything the page of `req` is made from, as it is now (JSON-plain); None when it cannot be
     stamped (a folder unreadable or holding a symlink). `start_path`: sys.path as the process started."""
-    search = [os.getcwd()] + [p for p in start_path if p]   # the layout child runs -m from here
+    search = [os.getcwd()] + [p for p in start_path if p]  # the layout child runs -m from here
     leave_out = os.path.realpath(req["output"])
     folders = {}
     for dump in req["dumps"]:
@@ -64,10 +64,13 @@ def state(req: dict[str, Any], start_path: list[str]) -> dict[str, Any] | None:
         if tree is None:
             return None
         folders[dump] = tree
-    doc = {"folders": folders, "templates": cache.folder_stamp(TEMPLATES),
-           "renderers": {name: _renderer(name, search) for name in RENDERERS},
-           "triton": None if req["no_layouts"] else record.triton_state(search),
-           "env": record.env_snapshot(sorted(record.watched_env_names()))}
+    doc = {
+        "folders": folders,
+        "templates": cache.folder_stamp(TEMPLATES),
+        "renderers": {name: _renderer(name, search) for name in RENDERERS},
+        "triton": None if req["no_layouts"] else record.triton_state(search),
+        "env": record.env_snapshot(sorted(record.watched_env_names())),
+    }
     return json.loads(json.dumps(doc))
 
 
@@ -91,8 +94,16 @@ def remember(key: str, req: dict[str, Any], before: dict[str, Any] | None, html:
         write_whole(_page_path(key), data)
     except OSError:
         return
-    record.write(key, {"command": "report", "request": req, "state": before,
-                       "page": {"size": len(data), "sha256": _sha(data)}, "line": line})
+    record.write(
+        key,
+        {
+            "command": "report",
+            "request": req,
+            "state": before,
+            "page": {"size": len(data), "sha256": _sha(data)},
+            "line": line,
+        },
+    )
 
 
 def serve(key: str, doc: dict[str, Any], start_path: list[str], out: TextIO) -> int | None:
@@ -109,7 +120,7 @@ def serve(key: str, doc: dict[str, Any], start_path: list[str], out: TextIO) -> 
         now = None
     if now is None or _sha(now) != page["sha256"]:
         if output.exists() and not output.is_file():
-            return None   # the CLI says what is wrong with -o
+            return None  # the CLI says what is wrong with -o
         try:
             data = _page_path(key).read_bytes()
         except OSError:

@@ -47,15 +47,19 @@ def serve(recorder: Recorder, out: TextIO, terminal: Terminal | None = None) -> 
         return None
     if served is None:
         return None
-    return _render(doc, [cache.DumpResult(folder, manifest, cached=True, key=k, served="direct")
-                         for folder, manifest, k in served], out, terminal)
+    return _render(
+        doc,
+        [cache.DumpResult(folder, manifest, cached=True, key=k, served="direct") for folder, manifest, k in served],
+        out,
+        terminal,
+    )
 
 
 def _servable(doc: dict[str, Any], out: TextIO, terminal: Terminal | None) -> bool:
     if not out.isatty():
         return doc.get("summary") is not None or bool(doc["view"].get("json"))
     if doc.get("pipe_only"):
-        return False     # a diff's layout follows a terminal's width
+        return False  # a diff's layout follows a terminal's width
     return doc["command"] == "dump" or terminal is not None
 
 

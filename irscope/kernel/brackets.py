@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from irscope.errors import BadInput
 
-MAX_DEPTH = 32   # brackets nested deeper than this in one signature are refused (no kernel needs 8)
+MAX_DEPTH = 32  # brackets nested deeper than this in one signature are refused (no kernel needs 8)
 _PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
@@ -25,11 +25,14 @@ def check_brackets(text: str, what: str = "signature") -> None:
             if len(stack) > MAX_DEPTH:
                 raise BadInput(f"{what}: brackets nested more than {MAX_DEPTH} deep (at column {i + 1})")
         elif ch in _PAIRS.values():
-            if ch == ">" and text[i - 1:i] == "-":   # '->' is no bracket
+            if ch == ">" and text[i - 1 : i] == "-":  # '->' is no bracket
                 continue
             if not stack or _PAIRS[stack[-1][0]] != ch:
-                want = f"expected {_PAIRS[stack[-1][0]]!r} to close {stack[-1][0]!r} at column {stack[-1][1] + 1}" \
-                    if stack else "nothing is open"
+                want = (
+                    f"expected {_PAIRS[stack[-1][0]]!r} to close {stack[-1][0]!r} at column {stack[-1][1] + 1}"
+                    if stack
+                    else "nothing is open"
+                )
                 raise BadInput(f"{what}: {ch!r} at column {i + 1} closes no bracket ({want})")
             stack.pop()
     if quote:
@@ -37,5 +40,7 @@ def check_brackets(text: str, what: str = "signature") -> None:
     if stack:
         ch, i = stack[-1]
         start = text.rfind(",", 0, i) + 1
-        raise BadInput(f"{what}: {ch!r} at column {i + 1} is never closed (in {text[start:i + 1].strip() + '...'!r}); "
-                       f"close it with {_PAIRS[ch]!r}")
+        raise BadInput(
+            f"{what}: {ch!r} at column {i + 1} is never closed (in {text[start : i + 1].strip() + '...'!r}); "
+            f"close it with {_PAIRS[ch]!r}"
+        )

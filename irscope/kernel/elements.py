@@ -45,15 +45,15 @@ BOOL_TYPES = {"i1", "u1"}
 class ArgSpec:
     """One element as the user wrote it, made canonical."""
 
-    kind: str            # "pointer" | "int" | "float" | "bool" | "constexpr" | "tensordesc" | "tuple" | "fn"
-    type: str = ""       # "*fp16", "i32", "fp32", ...; a descriptor's element type ("fp16")
-    align: int = 0       # pointer byte alignment / int hint (16, 1 or 0 = none)
-    value: Any = None    # constexpr value; a descriptor's Gluon layout (or None); "fn": the NAME
+    kind: str  # "pointer" | "int" | "float" | "bool" | "constexpr" | "tensordesc" | "tuple" | "fn"
+    type: str = ""  # "*fp16", "i32", "fp32", ...; a descriptor's element type ("fp16")
+    align: int = 0  # pointer byte alignment / int hint (16, 1 or 0 = none)
+    value: Any = None  # constexpr value; a descriptor's Gluon layout (or None); "fn": the NAME
     large: bool = False  # pointer into an allocation over 2 GiB (AMD: no 32-bit buffer-op offsets)
-    block: tuple[int, ...] = ()          # a descriptor's block shape
-    items: tuple[ArgSpec, ...] = ()    # a tuple's elements
-    padding: str = "zero"                # a descriptor's out-of-bounds fill ("zero" or "nan")
-    tf32: bool = False                   # a descriptor that rounds fp32 to tf32 (Triton 3.9+)
+    block: tuple[int, ...] = ()  # a descriptor's block shape
+    items: tuple[ArgSpec, ...] = ()  # a tuple's elements
+    padding: str = "zero"  # a descriptor's out-of-bounds fill ("zero" or "nan")
+    tf32: bool = False  # a descriptor that rounds fp32 to tf32 (Triton 3.9+)
 
     def text(self) -> str:
         if self.kind == "tensordesc":
@@ -141,8 +141,10 @@ def parse_element(text: str, where: str) -> ArgSpec:  # noqa: C901
     if t.startswith("fn:"):
         name = t[3:].strip()
         if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
-            raise BadInput(f"signature {where}: {t!r}: fn:NAME names a @triton.jit function of the kernel's module, "
-                           f"e.g. fn:leaky_relu or fn:activations.relu")
+            raise BadInput(
+                f"signature {where}: {t!r}: fn:NAME names a @triton.jit function of the kernel's module, "
+                f"e.g. fn:leaky_relu or fn:activations.relu"
+            )
         return ArgSpec("fn", value=name)
     if t.startswith("*"):
         large = t.endswith(":large")
@@ -167,8 +169,11 @@ def parse_element(text: str, where: str) -> ArgSpec:  # noqa: C901
     head, colon, hint = t.partition(":")
     head = head.strip()
     if colon and not hint.strip() and head in (*INT_TYPES, *BOOL_TYPES, *FLOAT_TYPES):
-        raise BadInput(f"signature {where}: {t!r} has ':' but no hint; write {head}, {head}:16 or {head}:1"
-                       if head in INT_TYPES else f"signature {where}: {head!r} takes no ':' hint")
+        raise BadInput(
+            f"signature {where}: {t!r} has ':' but no hint; write {head}, {head}:16 or {head}:1"
+            if head in INT_TYPES
+            else f"signature {where}: {head!r} takes no ':' hint"
+        )
     if head in INT_TYPES:
         h = _int(hint, where, t) if colon else 0
         if h not in (1, 16) and colon:
@@ -224,8 +229,10 @@ def _layout_value(node: ast.AST, where: str, whole: str) -> Any:
     if isinstance(node, ast.Call):
         cls = _layout_class(node.func)
         if cls is None:
-            raise BadInput(f"{where}: {ast.unparse(node.func)!r} in {whole!r} is not a Gluon layout class "
-                           f"(e.g. gl.BlockedLayout, gl.SliceLayout, gl.NVMMASharedLayout)")
+            raise BadInput(
+                f"{where}: {ast.unparse(node.func)!r} in {whole!r} is not a Gluon layout class "
+                f"(e.g. gl.BlockedLayout, gl.SliceLayout, gl.NVMMASharedLayout)"
+            )
         args = [_layout_value(a, where, whole) for a in node.args]
         if any(k.arg is None for k in node.keywords):
             raise BadInput(f"{where}: {whole!r}: write the layout's arguments out (no ** unpacking)")
@@ -276,29 +283,35 @@ def _layout_class(func: ast.AST, want_dtype: bool = False):
 
 
 _DESCRIPTOR = re.compile(r"^tensordesc\s*<\s*(?P<dtype>\w+)\s*\[(?P<block>[^\]]*)\]\s*(?:,(?P<rest>.*))?>$", re.S)
-TMA_MAX_BOX = 256      # cuTensorMapEncodeTiled: each box dimension at most 256 elements
-TMA_MIN_INNER = 16     # ... and the innermost one at least 16 bytes (a multiple of 16)
+TMA_MAX_BOX = 256  # cuTensorMapEncodeTiled: each box dimension at most 256 elements
+TMA_MIN_INNER = 16  # ... and the innermost one at least 16 bytes (a multiple of 16)
 
 
 def _parse_descriptor(t: str, where: str) -> ArgSpec:
     """tensordesc<fp16[128, 64]>, tensordesc<fp16[128, 64], gl.NVMMASharedLayout(...), padding=nan>."""
     m = _DESCRIPTOR.match(t)
     if not m:
-        raise BadInput(f"signature {where}: cannot read {t!r}: a tensor descriptor is tensordesc<DTYPE[B0, B1, ...]> "
-                       f"with its block shape, e.g. tensordesc<fp16[128, 64]>")
+        raise BadInput(
+            f"signature {where}: cannot read {t!r}: a tensor descriptor is tensordesc<DTYPE[B0, B1, ...]> "
+            f"with its block shape, e.g. tensordesc<fp16[128, 64]>"
+        )
     dtype = m["dtype"]
     names = adapter.pointer_dtype_names()
     if dtype not in names:
-        raise BadInput(f"signature {where}: unknown descriptor element type {dtype!r} in {t!r}"
-                       f"{did_you_mean(dtype, names)}; valid: {', '.join(names)}")
+        raise BadInput(
+            f"signature {where}: unknown descriptor element type {dtype!r} in {t!r}"
+            f"{did_you_mean(dtype, names)}; valid: {', '.join(names)}"
+        )
     dims = [d.strip() for d in m["block"].split(",") if d.strip()]
     block = tuple(_int(d, where, t) for d in dims)
     if not 1 <= len(block) <= 5:
         raise BadInput(f"signature {where}: {t!r}: a descriptor's block has 1 to 5 dimensions, not {len(block)}")
     bad = [d for d in block if d <= 0 or d & (d - 1)]
     if bad:
-        raise BadInput(f"signature {where}: {t!r}: block dimension {bad[0]} is not a power of two "
-                       f"(Triton's blocks are: 16, 32, 64, 128, 256)")
+        raise BadInput(
+            f"signature {where}: {t!r}: block dimension {bad[0]} is not a power of two "
+            f"(Triton's blocks are: 16, 32, 64, 128, 256)"
+        )
     layout, padding, tf32 = None, "zero", False
     for part in split_top(m["rest"] or ""):
         key, eq, val = part.partition("=")
@@ -314,8 +327,10 @@ def _parse_descriptor(t: str, where: str) -> ArgSpec:
         elif part.strip():
             layout = parse_value(part, where)
             if not type(layout).__name__.endswith("SharedLayout"):
-                raise BadInput(f"signature {where}: {t!r}: {part.strip()!r} is not a shared layout; a Gluon "
-                               f"descriptor takes gl.NVMMASharedLayout(...) (or padding=nan)")
+                raise BadInput(
+                    f"signature {where}: {t!r}: {part.strip()!r} is not a shared layout; a Gluon "
+                    f"descriptor takes gl.NVMMASharedLayout(...) (or padding=nan)"
+                )
     if padding == "nan" and not dtype.startswith(("fp", "bf")):
         raise BadInput(f"signature {where}: {t!r}: padding=nan needs a floating-point element type")
     return ArgSpec("tensordesc", dtype, value=layout, block=block, padding=padding, tf32=tf32)
@@ -325,12 +340,16 @@ def check_tma_box(a: ArgSpec, where: str) -> None:
     """The limits a TMA descriptor's box has on NVIDIA (what cuTensorMapEncodeTiled would refuse at launch)."""
     too_big = [d for d in a.block if d > TMA_MAX_BOX]
     if too_big:
-        raise BadInput(f"{where}: {a.text()}: block dimension {too_big[0]} exceeds the TMA box limit of "
-                       f"{TMA_MAX_BOX} elements per dimension")
+        raise BadInput(
+            f"{where}: {a.text()}: block dimension {too_big[0]} exceeds the TMA box limit of "
+            f"{TMA_MAX_BOX} elements per dimension"
+        )
     inner = a.block[-1] * adapter.pointer_dtype(a.type).primitive_bitwidth // 8
     if inner % TMA_MIN_INNER:
-        raise BadInput(f"{where}: {a.text()}: the innermost block dimension is {inner} bytes; TMA needs a "
-                       f"multiple of {TMA_MIN_INNER} bytes (e.g. at least {TMA_MIN_INNER * 8 // adapter.pointer_dtype(a.type).primitive_bitwidth} {a.type} elements)")
+        raise BadInput(
+            f"{where}: {a.text()}: the innermost block dimension is {inner} bytes; TMA needs a "
+            f"multiple of {TMA_MIN_INNER} bytes (e.g. at least {TMA_MIN_INNER * 8 // adapter.pointer_dtype(a.type).primitive_bitwidth} {a.type} elements)"
+        )
 
 
 def _is_literal(t: str) -> bool:
@@ -413,8 +432,6 @@ def stand_in(a: ArgSpec, fn=None) -> Any:
     return a.value
 
 
-
-
 def _descriptor(a: ArgSpec, fn) -> Any:
     """A real Triton TensorDescriptor (Gluon's for a Gluon kernel or a given layout) over a stand-in
     pointer: a row-major tensor four blocks on a side, so the descriptor's own checks pass."""
@@ -425,8 +442,16 @@ def _descriptor(a: ArgSpec, fn) -> Any:
     strides = [1] * len(shape)
     for i in range(len(shape) - 2, -1, -1):
         strides[i] = strides[i + 1] * shape[i + 1]
-    return adapter.tensor_descriptor(base, shape, strides, list(a.block), a.value, a.padding, a.tf32,
-                                     gluon=a.value is not None or (fn is not None and adapter.is_gluon(fn)))
+    return adapter.tensor_descriptor(
+        base,
+        shape,
+        strides,
+        list(a.block),
+        a.value,
+        a.padding,
+        a.tf32,
+        gluon=a.value is not None or (fn is not None and adapter.is_gluon(fn)),
+    )
 
 
 def _function(name: str, fn) -> Any:
@@ -437,8 +462,10 @@ def _function(name: str, fn) -> Any:
     for part in rest:
         obj = getattr(obj, part, None)
     if obj is None or adapter.unwrap_kernel(obj) is None and not callable(obj):
-        raise BadInput(f"fn:{name}: the kernel's module has no function {name!r} (fn:NAME names a @triton.jit "
-                       f"function defined in or imported by the kernel's file)")
+        raise BadInput(
+            f"fn:{name}: the kernel's module has no function {name!r} (fn:NAME names a @triton.jit "
+            f"function defined in or imported by the kernel's file)"
+        )
     return obj
 
 

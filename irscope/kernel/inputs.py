@@ -18,8 +18,9 @@ from irscope.errors import BadInput
 from irscope.kernel import loader
 from irscope.kernel.specfile import read_spec_document
 
-TARGET_CHOICES = ("cuda:80|90|100|120, hip:gfx90a|gfx942|gfx950, or a100, h100, h200, b200, rtx5090, mi250x, "
-                  "mi300x, mi355x")
+TARGET_CHOICES = (
+    "cuda:80|90|100|120, hip:gfx90a|gfx942|gfx950, or a100, h100, h200, b200, rtx5090, mi250x, mi300x, mi355x"
+)
 
 
 def take_shared(options: dict) -> None:
@@ -34,40 +35,58 @@ def check_dump_flags(stage: str | None, as_json: bool, out_dir: Path, with_lines
     """dump (and capture): --stage and --json exclude each other; the output folder can be written; dump's
     --lines (the hot lines under the summary) goes with neither."""
     if stage and as_json:
-        raise BadInput("--stage and --json: choose one (--stage prints one stage's text, --json the whole dump "
-                       "as a document whose 'stages' name each stage's file)")
+        raise BadInput(
+            "--stage and --json: choose one (--stage prints one stage's text, --json the whole dump "
+            "as a document whose 'stages' name each stage's file)"
+        )
     check_output_dir(out_dir)
     if with_lines and (stage or as_json):
-        raise BadInput("--lines: shows the hot lines under the summary; with --stage or --json use "
-                       "irscope lines DIR [--json]")
+        raise BadInput(
+            "--lines: shows the hot lines under the summary; with --stage or --json use irscope lines DIR [--json]"
+        )
 
 
-def check_capture_only(script_args, script_log, compile_only: bool, jobs: int | None = None,
-                       time_limit: float | None = None) -> None:
+def check_capture_only(
+    script_args, script_log, compile_only: bool, jobs: int | None = None, time_limit: float | None = None
+) -> None:
     """ARGS, --script-log, --compile-only, --jobs and --time-limit belong to a capture (irscope capture
     SCRIPT), not to dump's kernel file or spec file."""
-    extra = [name for name, given in (("ARGS", script_args), ("--script-log", script_log),
-                                      ("--compile-only", compile_only), ("--jobs", jobs),
-                                      ("--time-limit", time_limit)) if given not in (None, (), [], False)]
+    extra = [
+        name
+        for name, given in (
+            ("ARGS", script_args),
+            ("--script-log", script_log),
+            ("--compile-only", compile_only),
+            ("--jobs", jobs),
+            ("--time-limit", time_limit),
+        )
+        if given not in (None, (), [], False)
+    ]
     if extra:
-        raise BadInput(f"{', '.join(extra)}: appl{'ies' if len(extra) == 1 else 'y'} when FILE is a script run for "
-                       f"capture (irscope capture SCRIPT), not to a kernel file or spec file")
+        raise BadInput(
+            f"{', '.join(extra)}: appl{'ies' if len(extra) == 1 else 'y'} when FILE is a script run for "
+            f"capture (irscope capture SCRIPT), not to a kernel file or spec file"
+        )
 
 
 def check_stage_for_target(stage: str | None, target) -> None:
     """--stage names a stage of the other vendor (amdgcn for a cuda target): refused before compiling."""
     other = "hip" if target.backend == "cuda" else "cuda"
     if stage in stages.names(vendor=other):
-        raise BadInput(f"--stage {stage}: {target.name} has no {stage} stage (its last stages: "
-                       f"{', '.join(stages.names(vendor=target.backend))})")
+        raise BadInput(
+            f"--stage {stage}: {target.name} has no {stage} stage (its last stages: "
+            f"{', '.join(stages.names(vendor=target.backend))})"
+        )
 
 
 def check_stage(results, stage: str) -> None:
     """dump --stage: the stage must exist for every kernel dumped (a cuda dump has no amdgcn)."""
     for r in results:
         if stage not in r.manifest["stages"]:
-            raise BadInput(f"stage {stage!r} does not exist for {r.manifest['kernel']} on {r.manifest['target']}; "
-                           f"stages: {', '.join(r.manifest['stages'])}")
+            raise BadInput(
+                f"stage {stage!r} does not exist for {r.manifest['kernel']} on {r.manifest['target']}; "
+                f"stages: {', '.join(r.manifest['stages'])}"
+            )
 
 
 def out_path(text: str | os.PathLike[str], flag: str = "-o") -> Path:
@@ -92,8 +111,9 @@ def check_named_once(named_args, consts) -> None:
         for item in items or ():
             key = item.partition("=")[0].strip()
             if key and key in seen:
-                raise BadInput(f"{flag} {item!r}: parameter {key!r} is already given by {seen[key]}; "
-                               f"give each parameter once")
+                raise BadInput(
+                    f"{flag} {item!r}: parameter {key!r} is already given by {seen[key]}; give each parameter once"
+                )
             seen[key] = f"{flag} {item!r}"
 
 
@@ -118,8 +138,10 @@ def check_output_dir(path: Path | str, flag: str = "-o") -> None:
         os.close(fd)
         os.unlink(name)
     except OSError as e:
-        raise BadInput(f"{flag} {path}: cannot write in {probe} ({e.strerror or type(e).__name__}); "
-                       f"give a folder irscope may write in") from None
+        raise BadInput(
+            f"{flag} {path}: cannot write in {probe} ({e.strerror or type(e).__name__}); "
+            f"give a folder irscope may write in"
+        ) from None
 
 
 def check_output_file(path: Path | str | None, flag: str, example: str) -> Path:
@@ -135,11 +157,18 @@ def check_output_file(path: Path | str | None, flag: str, example: str) -> Path:
     if os.path.lexists(p):
         try:
             mode = p.stat().st_mode
-        except OSError as e:   # a dangling link, a loop
+        except OSError as e:  # a dangling link, a loop
             raise BadInput(f"{flag} {path}: cannot be followed ({e.strerror or e}); give a regular file") from None
         if not stat.S_ISREG(mode):
-            kind = ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+            kind = (
+                "a device"
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a FIFO"
+                if stat.S_ISFIFO(mode)
+                else "a socket"
+                if stat.S_ISSOCK(mode)
+                else "not a regular file"
+            )
             raise BadInput(f"{flag} {path}: is {kind}; irscope writes only regular files, give a file path")
         if not os.access(p, os.W_OK):
             raise BadInput(f"{flag} {path}: cannot be written")
@@ -160,6 +189,8 @@ def check_not_spec_file(file: Path) -> None:
     """signature: a spec file is refused, naming the kernel file whose parameters it specializes."""
     if file.suffix == ".json" and file.is_file():
         doc = read_spec_document(file)
-        raise BadInput(f"{file}: a spec file, not a kernel file: its specialization is its \"args\" (kernel "
-                       f"{doc['kernel']} of {doc['file']}); for the kernel's parameters run irscope signature "
-                       f"{doc['file']}")
+        raise BadInput(
+            f'{file}: a spec file, not a kernel file: its specialization is its "args" (kernel '
+            f"{doc['kernel']} of {doc['file']}); for the kernel's parameters run irscope signature "
+            f"{doc['file']}"
+        )

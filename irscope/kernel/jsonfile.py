@@ -24,7 +24,7 @@ from irscope import records
 from irscope.errors import BadInput
 
 ANY = object()
-NUMBER = object()    # an int or a finite float, not a bool
+NUMBER = object()  # an int or a finite float, not a bool
 
 
 @dataclass(frozen=True)
@@ -99,8 +99,14 @@ def _type_name(schema: Any) -> str:
         return "a list"
     if isinstance(schema, OneOf):
         return schema.what
-    names = {str: "a string", int: "an integer", bool: "true or false", float: "a number", dict: "an object",
-             list: "a list"}
+    names = {
+        str: "a string",
+        int: "an integer",
+        bool: "true or false",
+        float: "a number",
+        dict: "an object",
+        list: "a list",
+    }
     types = schema if isinstance(schema, tuple) else (schema,)
     return " or ".join(names.get(t, t.__name__) for t in types)
 
@@ -117,8 +123,11 @@ def _ok(value: Any, schema: Any) -> bool:
     if schema is ANY:
         return True
     if schema is NUMBER:
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and \
-            (isinstance(value, int) or math.isfinite(value))
+        return (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and (isinstance(value, int) or math.isfinite(value))
+        )
     if isinstance(schema, (dict, MapOf)):
         return isinstance(value, dict)
     if isinstance(schema, ListOf):
@@ -165,6 +174,7 @@ def check(value: Any, schema: Any, where: str = "") -> None:
 
 # ------------------------------------------------------------------ reading
 
+
 def parse(path: Path, what: str, remedy: str = "dump it again") -> Any:
     """The JSON in `path`; one BadInput line for anything that is not a readable JSON document."""
     path = Path(path)
@@ -190,9 +200,10 @@ def parse_text(raw: bytes | str, path: Path | str, what: str, remedy: str = "dum
         raise BadInput(f"{path}: {what} is unreadable: not valid JSON (line {e.lineno}: {e.msg}); {remedy}") from None
     except RecursionError:
         raise BadInput(f"{path}: {what} is unreadable: nested too deeply; {remedy}") from None
-    except ValueError as e:   # an integer past Python's int-from-string limit (4,300 digits)
-        raise BadInput(f"{path}: {what} is unreadable: a number too long to read ({str(e).split(';')[0]}); "
-                       f"{remedy}") from None
+    except ValueError as e:  # an integer past Python's int-from-string limit (4,300 digits)
+        raise BadInput(
+            f"{path}: {what} is unreadable: a number too long to read ({str(e).split(';')[0]}); {remedy}"
+        ) from None
 
 
 def load(path: Path, schema: Any, what: str, remedy: str = "dump it again") -> dict[str, Any]:
@@ -205,7 +216,7 @@ def load(path: Path, schema: Any, what: str, remedy: str = "dump it again") -> d
 def validate(doc: Any, schema: Any, path: Path | str, what: str, remedy: str = "dump it again") -> None:
     try:
         check(doc, schema)
-    except BadInput as e:   # "manifest.json stats.registers is ...", as artifacts.inside names fields
+    except BadInput as e:  # "manifest.json stats.registers is ...", as artifacts.inside names fields
         raise BadInput(f"{path}: {what} {e}; {remedy}") from None
-    except RecursionError:   # a value nested deeper than any schema reads (checked leaves only)
+    except RecursionError:  # a value nested deeper than any schema reads (checked leaves only)
         raise BadInput(f"{path}: {what} nests too deeply to read; {remedy}") from None

@@ -33,13 +33,13 @@ from irscope.errors import BadInput, did_you_mean
 @dataclass
 class KernelRef:
     name: str
-    fn: Any             # triton JITFunction (or GluonJITFunction)
+    fn: Any  # triton JITFunction (or GluonJITFunction)
     file: Path
     is_gluon: bool
-    autotuned: bool     # reached through @triton.autotune / @triton.heuristics
+    autotuned: bool  # reached through @triton.autotune / @triton.heuristics
 
 
-MAX_SOURCE_BYTES = 4 * 1024 * 1024   # a kernel file or script larger than this is not source code
+MAX_SOURCE_BYTES = 4 * 1024 * 1024  # a kernel file or script larger than this is not source code
 DEFAULT_LOAD_TIMEOUT = knobs.LOAD_TIMEOUT.default  # the limit itself: knobs.LOAD_TIMEOUT (--load-timeout)
 
 
@@ -64,8 +64,9 @@ def check_python_file(file: Path, what: str = "a Python file with Triton kernels
     if require_py and file.suffix != ".py":
         raise BadInput(f"{file}: not a .py file; expected {what} (FILE.py), or a spec file (.json)")
     if st.st_size > MAX_SOURCE_BYTES:
-        raise BadInput(f"{file}: {st.st_size / 2**20:.1f} MiB, too large for {what} "
-                       f"(at most {MAX_SOURCE_BYTES // 2**20} MiB)")
+        raise BadInput(
+            f"{file}: {st.st_size / 2**20:.1f} MiB, too large for {what} (at most {MAX_SOURCE_BYTES // 2**20} MiB)"
+        )
     try:
         with open(file, "rb") as f:
             raw = f.read(MAX_SOURCE_BYTES + 1)
@@ -73,10 +74,12 @@ def check_python_file(file: Path, what: str = "a Python file with Triton kernels
         raise BadInput(f"{file}: cannot read it ({e.strerror or e}); expected {what}") from None
     try:
         source = raw.decode("utf-8")
-    except UnicodeDecodeError as e:   # Triton reads a @jit function's source as UTF-8 (and says only
-        line = raw[:e.start].count(b"\n") + 1   # "@jit functions should be defined in a Python file")
-        raise BadInput(f"{file}:{line}: not UTF-8 text (byte {e.start}: {e.reason}); Triton reads kernel "
-                       f"source as UTF-8: save the file as UTF-8") from None
+    except UnicodeDecodeError as e:  # Triton reads a @jit function's source as UTF-8 (and says only
+        line = raw[: e.start].count(b"\n") + 1  # "@jit functions should be defined in a Python file")
+        raise BadInput(
+            f"{file}:{line}: not UTF-8 text (byte {e.start}: {e.reason}); Triton reads kernel "
+            f"source as UTF-8: save the file as UTF-8"
+        ) from None
     try:
         compile(source, str(file), "exec")
     except SyntaxError as e:
@@ -149,7 +152,7 @@ class Observed:
     env: set[str] | None
 
 
-OBSERVED: dict[str, Observed] = {}   # by the kernel file's resolved path
+OBSERVED: dict[str, Observed] = {}  # by the kernel file's resolved path
 _watching: list[Observed] = []
 
 
@@ -209,21 +212,27 @@ def load_module(path: str | Path) -> ModuleType:
             spec.loader.exec_module(module)
     except _LoadTimeout:
         sys.modules.pop(name, None)
-        raise BadInput(f"{file}: importing the file took longer than {limit:g} s (--load-timeout {limit:g}); "
-                       f"a kernel file should only define kernels when imported") from None
+        raise BadInput(
+            f"{file}: importing the file took longer than {limit:g} s (--load-timeout {limit:g}); "
+            f"a kernel file should only define kernels when imported"
+        ) from None
     except SystemExit as e:
         sys.modules.pop(name, None)
         line = _user_line(e, file)
-        raise BadInput(f"{file}{line}: the file exited with status {e.code} while being imported "
-                       f"(sys.exit at import; put it under `if __name__ == \"__main__\":`)") from None
+        raise BadInput(
+            f"{file}{line}: the file exited with status {e.code} while being imported "
+            f'(sys.exit at import; put it under `if __name__ == "__main__":`)'
+        ) from None
     except Exception as e:
         sys.modules.pop(name, None)
         line = _user_line(e, file)
         first = (str(e).strip().splitlines() or [""])[0]
         if isinstance(e, ImportError) and (e.name or "").startswith("triton.language.extra.tlx"):
-            raise BadInput(f"{file}{line}: a TLX kernel, but this Triton ({adapter.triton_version()}) has no "
-                           f"triton.language.extra.tlx: TLX comes with Meta's fork (pip install fbtriton, then "
-                           f"irscope; see the README)") from None
+            raise BadInput(
+                f"{file}{line}: a TLX kernel, but this Triton ({adapter.triton_version()}) has no "
+                f"triton.language.extra.tlx: TLX comes with Meta's fork (pip install fbtriton, then "
+                f"irscope; see the README)"
+            ) from None
         raise BadInput(f"{file}{line}: importing the file raised {type(e).__name__}: {first}") from e
     return module
 
@@ -273,8 +282,10 @@ def kernel_ref(obj: object) -> KernelRef:
     @triton.autotune / @triton.heuristics), used as it is: its file is the one it was defined in."""
     fn = adapter.unwrap_kernel(obj)
     if fn is None:
-        raise BadInput(f"{obj!r}: not a @triton.jit or @gluon.jit kernel (nor one under @triton.autotune); "
-                       f"give the kernel function, or a file path and its name")
+        raise BadInput(
+            f"{obj!r}: not a @triton.jit or @gluon.jit kernel (nor one under @triton.autotune); "
+            f"give the kernel function, or a file path and its name"
+        )
     inner = getattr(fn, "fn", None)
     name = str(getattr(inner, "__name__", None) or getattr(fn, "__name__", "kernel"))
     code = getattr(inner, "__code__", None)
@@ -302,12 +313,11 @@ def select_kernels(file: str | Path, names: list[str] | None, every: bool = Fals
         return chosen
     referenced = _names_used_by(kernels)
     defined_here = {
-        n: k for n, k in kernels.items()
+        n: k
+        for n, k in kernels.items()
         if getattr(k.fn, "module", None) == module.__name__ and not _returns_value(k.fn) and n not in referenced
     }
     candidates = defined_here or kernels
     if len(candidates) > 1 and not every:
-        raise BadInput(
-            f"{path}: {len(candidates)} kernels, pick one with --kernel: {', '.join(sorted(candidates))}"
-        )
+        raise BadInput(f"{path}: {len(candidates)} kernels, pick one with --kernel: {', '.join(sorted(candidates))}")
     return list(candidates.values())

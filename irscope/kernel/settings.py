@@ -24,14 +24,18 @@ DERIVED_FIELDS = {"arch", "backend_name"}
 class Settings:
     target: Target
     target_reason: str = "requested"
-    options: dict[str, Any] = field(default_factory=dict)   # what the user set, typed
-    env: dict[str, str] = field(default_factory=dict)       # Triton env knobs for this compile
-    sources: dict[str, str] = field(default_factory=dict)   # option (env knob: "env:NAME") -> where it came from
-    pins: Any = None    # steer.pins.Pins (a PinSet): loop/layout/constexpr pins and the recipe applied, or None
+    options: dict[str, Any] = field(default_factory=dict)  # what the user set, typed
+    env: dict[str, str] = field(default_factory=dict)  # Triton env knobs for this compile
+    sources: dict[str, str] = field(default_factory=dict)  # option (env knob: "env:NAME") -> where it came from
+    pins: Any = None  # steer.pins.Pins (a PinSet): loop/layout/constexpr pins and the recipe applied, or None
 
     def canonical(self) -> dict[str, Any]:
-        return {"target": self.target.name, "options": _jsonable(self.options), "env": dict(sorted(self.env.items())),
-                "pins": self.pins.canonical() if self.pins else None}
+        return {
+            "target": self.target.name,
+            "options": _jsonable(self.options),
+            "env": dict(sorted(self.env.items())),
+            "pins": self.pins.canonical() if self.pins else None,
+        }
 
     def overlay(self, values: dict[str, Any], source: str) -> Settings:
         """These options on top, each recorded as coming from `source`: the one way options are merged.
@@ -40,13 +44,15 @@ class Settings:
         cluster_dims), and a spec file or capture read back from JSON has lists where launches had tuples.
         """
         values = {k: _tuples(v) for k, v in values.items()}
-        return replace(self, options={**self.options, **values},
-                       sources={**self.sources, **{k: source for k in values}})
+        return replace(
+            self, options={**self.options, **values}, sources={**self.sources, **{k: source for k in values}}
+        )
 
     def overlay_env(self, values: dict[str, str], source: str) -> Settings:
         """Triton env knobs on top (recorded as 'env:NAME' in sources)."""
-        return replace(self, env={**self.env, **values},
-                       sources={**self.sources, **{f"env:{k}": source for k in values}})
+        return replace(
+            self, env={**self.env, **values}, sources={**self.sources, **{f"env:{k}": source for k in values}}
+        )
 
 
 def _tuples(v: Any) -> Any:
@@ -101,7 +107,7 @@ def check_typed(key: str, value: Any, typ: Any, source: str) -> None:
     if typ not in names:
         return
     if typ is bool:
-        ok = isinstance(value, (bool, int))    # Triton declares some int-valued options bool
+        ok = isinstance(value, (bool, int))  # Triton declares some int-valued options bool
     elif typ is int:
         ok = value is None or isinstance(value, int) and not isinstance(value, bool)
     elif typ is float:

@@ -45,7 +45,7 @@ class KernelSpec:
     kernel: str
     file: str
     fn: Any
-    args: dict[str, ArgSpec]          # by parameter name, in parameter order
+    args: dict[str, ArgSpec]  # by parameter name, in parameter order
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -81,16 +81,19 @@ def build_spec(kernel_ref, signature: str | None, named_args: list[str], consts:
         if not sep:
             raise BadInput(f"{flag} {item!r}: expected NAME=VALUE")
         if key.strip() not in names:
-            raise BadInput(f"{flag} {item!r}: {kernel_ref.name} has no parameter {key.strip()!r}"
-                           f"{did_you_mean(key.strip(), names)}; parameters: {', '.join(names)}")
+            raise BadInput(
+                f"{flag} {item!r}: {kernel_ref.name} has no parameter {key.strip()!r}"
+                f"{did_you_mean(key.strip(), names)}; parameters: {', '.join(names)}"
+            )
     if signature is not None:
-        check_brackets(signature)   # an unclosed '(' or 'tensordesc<' is no wrong element count
+        check_brackets(signature)  # an unclosed '(' or 'tensordesc<' is no wrong element count
         elements = split_signature(signature)
         required = [p for p in params if not p.has_default]
         # a signature may stop early when --arg/--const name the parameters after it
         named_keys = {item.partition("=")[0].strip() for item in [*named_args, *consts]}
         covered = len(elements) >= len(required) or all(
-            p.name in named_keys for p in params[len(elements):] if not p.has_default)
+            p.name in named_keys for p in params[len(elements) :] if not p.has_default
+        )
         if not (covered and len(elements) <= len(params)):
             want = f"{len(params)}" if len(required) == len(params) else f"{len(required)} to {len(params)}"
             raise BadInput(
@@ -106,8 +109,10 @@ def build_spec(kernel_ref, signature: str | None, named_args: list[str], consts:
         if not sep:
             raise BadInput(f"{flag} {item!r}: expected NAME=VALUE")
         if key not in names:
-            raise BadInput(f"{flag} {item!r}: {kernel_ref.name} has no parameter {key!r}"
-                           f"{did_you_mean(key, names)}; parameters: {', '.join(names)}")
+            raise BadInput(
+                f"{flag} {item!r}: {kernel_ref.name} has no parameter {key!r}"
+                f"{did_you_mean(key, names)}; parameters: {', '.join(names)}"
+            )
         where = f"{flag} {key}"
         if is_const and not val.strip().startswith("fn:"):
             args[key] = ArgSpec("constexpr", value=parse_value(val, where))
@@ -124,7 +129,9 @@ def build_spec(kernel_ref, signature: str | None, named_args: list[str], consts:
         if a is None:
             continue
         if p.is_constexpr and a.kind not in ("constexpr", "fn"):
-            raise BadInput(f"{kernel_ref.name}: parameter {p.name} is tl.constexpr; give its value, not type {a.text()!r}")
+            raise BadInput(
+                f"{kernel_ref.name}: parameter {p.name} is tl.constexpr; give its value, not type {a.text()!r}"
+            )
     ordered = {p.name: args[p.name] for p in params if p.name in args}
     return KernelSpec(kernel_ref.name, str(kernel_ref.file), fn, ordered)
 
@@ -163,8 +170,9 @@ def _check_structure(spec: KernelSpec, name: str, a: ArgSpec, bound: Any) -> Non
     """A tuple binds as a tuple of the same length (and so on inside); a descriptor as a tensordesc."""
     if a.kind == "tuple":
         if not isinstance(bound, tuple) or len(bound) != len(a.items):
-            raise BadInput(f"{spec.kernel}: parameter {name} given as the tuple {a.text()} but a launch binds it "
-                           f"as {bound!r}")
+            raise BadInput(
+                f"{spec.kernel}: parameter {name} given as the tuple {a.text()} but a launch binds it as {bound!r}"
+            )
         for i, (item, b) in enumerate(zip(a.items, bound)):
             _check_structure(spec, f"{name}[{i}]", item, b)
             if item.kind in ("pointer", "float", "int") and b != "constexpr" and b != item.type:
@@ -217,6 +225,13 @@ def signature_template(fn) -> list[dict[str, Any]]:
             element = "fp32"
         else:
             element = "i32"
-        rows.append({"name": p.name, "constexpr": bool(p.is_constexpr), "has_default": has_default,
-                     "default": _value_text(default) if has_default else None, "element": element})
+        rows.append(
+            {
+                "name": p.name,
+                "constexpr": bool(p.is_constexpr),
+                "has_default": has_default,
+                "default": _value_text(default) if has_default else None,
+                "element": element,
+            }
+        )
     return rows

@@ -59,14 +59,22 @@ def read_spec_document(path) -> SpecFile:
         raise BadInput(f"{p}: unreadable ({e.strerror or e})") from None
     doc = schema.parse_text(raw, p, "the spec file", remedy)
     if not isinstance(doc, dict):
-        raise BadInput(f"{p}: expected a JSON object (an irscope spec or a dump manifest), not "
-                       f"{type(doc).__name__ if doc is not None else 'null'}")
+        raise BadInput(
+            f"{p}: expected a JSON object (an irscope spec or a dump manifest), not "
+            f"{type(doc).__name__ if doc is not None else 'null'}"
+        )
     if "irscope_spec" not in doc and "irscope" in doc:  # a dump folder's manifest
         schema.validate(doc, manifest_as_spec_schema(), p, "manifest.json")
-        doc = {"irscope_spec": SPEC_FILE_VERSION, "file": doc["file"], "kernel": doc["kernel"],
-               "args": doc.get("args") or {}, "target": doc["target"], "options": doc.get("user_options") or {}}
+        doc = {
+            "irscope_spec": SPEC_FILE_VERSION,
+            "file": doc["file"],
+            "kernel": doc["kernel"],
+            "args": doc.get("args") or {},
+            "target": doc["target"],
+            "options": doc.get("user_options") or {},
+        }
     if doc.get("irscope_spec") != SPEC_FILE_VERSION:
-        raise BadInput(f"{p}: not an irscope spec file (expected \"irscope_spec\": {SPEC_FILE_VERSION})")
+        raise BadInput(f'{p}: not an irscope spec file (expected "irscope_spec": {SPEC_FILE_VERSION})')
     for key in ("file", "kernel", "args"):
         if key not in doc:
             raise BadInput(f"{p}: spec file lacks {key!r}")
@@ -78,4 +86,4 @@ def read_spec_document(path) -> SpecFile:
     if not src.is_absolute():
         src = (p.parent / src).resolve() if (p.parent / src).exists() else src
     doc["file"] = str(src)
-    return cast(SpecFile, doc)    # checked against its schema above
+    return cast(SpecFile, doc)  # checked against its schema above

@@ -17,8 +17,8 @@ from irscope.kernel.hardware import CHIPS, TARGET_CHIP, Chip, for_target
 
 @dataclass(frozen=True)
 class Target:
-    backend: str      # "cuda" or "hip"
-    arch: int | str   # 90 for cuda (an int: Triton compares it), "gfx942" for hip
+    backend: str  # "cuda" or "hip"
+    arch: int | str  # 90 for cuda (an int: Triton compares it), "gfx942" for hip
     warp_size: int
     # the chip named (--target h200, a recipe's target, the local GPU's name), else None: the target's
     # default chip. Not part of equality: h100 and h200 are one compile target (cuda:90), two chips.
@@ -63,10 +63,7 @@ def parse_target(text: str) -> Target:
     elif key.startswith("gfx"):
         key = "hip:" + key
     if key not in TARGET_CHIP:
-        raise BadInput(
-            f"unknown target {text!r}{did_you_mean(raw, VALID_TARGETS)}; "
-            f"valid: {', '.join(VALID_TARGETS)}"
-        )
+        raise BadInput(f"unknown target {text!r}{did_you_mean(raw, VALID_TARGETS)}; valid: {', '.join(VALID_TARGETS)}")
     backend, arch = key.split(":")
     chip = raw if raw in CHIPS else None
     if backend == "cuda":

@@ -23,8 +23,18 @@ from irscope.timing.variant import Variant, grid_for, launcher
 
 
 def write_job(path: Path, spec: KernelSpec, settings: Any, launch: Any, seed: int) -> None:
-    path.write_text(workers.encode({"file": str(spec.file), "kernel": spec.kernel, "args": spec.args,
-                                    "settings": settings, "launch": launch, "seed": seed}))
+    path.write_text(
+        workers.encode(
+            {
+                "file": str(spec.file),
+                "kernel": spec.kernel,
+                "args": spec.args,
+                "settings": settings,
+                "launch": launch,
+                "seed": seed,
+            }
+        )
+    )
 
 
 def _variant(job: dict[str, Any]) -> Variant:

@@ -33,9 +33,9 @@ from irscope.timing.launch import Launch
 from irscope.timing.plan import bench_variants
 from irscope.timing.variant import Variant
 
-TOOL_SECONDS = 900.0        # ncu's --set full replays the kernel ~40 times; a large GEMM takes a minute
-TOOLS = ("auto", "ncu", "proton")   # what measures: ncu where it is on PATH, or Nsight Compute, or Proton
-HISTORY_LINES = 8           # --passes: the hottest lines whose pass history is read (each reads every pass)
+TOOL_SECONDS = 900.0  # ncu's --set full replays the kernel ~40 times; a large GEMM takes a minute
+TOOLS = ("auto", "ncu", "proton")  # what measures: ncu where it is on PATH, or Nsight Compute, or Proton
+HISTORY_LINES = 8  # --passes: the hottest lines whose pass history is read (each reads every pass)
 
 
 @dataclass
@@ -43,8 +43,8 @@ class Plan:
     variant: Variant
     launch: Launch
     out_dir: Path
-    tool: str                # "ncu" or "proton"
-    ncu: str | None          # ncu's path
+    tool: str  # "ncu" or "proton"
+    ncu: str | None  # ncu's path
     seed: int
 
 
@@ -56,8 +56,9 @@ def choose_tool(tool: str) -> tuple[str, str | None]:
     if tool == "ncu":
         raise BadInput("--tool ncu: ncu (Nsight Compute) is not on PATH")
     if importlib.util.find_spec("triton.profiler") is None:
-        raise BadInput("profile needs Nsight Compute (ncu on PATH) or Triton's Proton (triton.profiler): neither "
-                       "is here")
+        raise BadInput(
+            "profile needs Nsight Compute (ncu on PATH) or Triton's Proton (triton.profiler): neither is here"
+        )
     return "proton", None
 
 
@@ -67,25 +68,36 @@ def require_gpu(target: Any) -> None:
     if importlib.util.find_spec("torch") is None:
         raise BadInput("profile needs a GPU and torch: torch is not installed here")
     if not local_gpu_present():
-        raise BadInput("profile needs a GPU: no CUDA device is visible on this machine (irscope profile DIR shows "
-                       "a profile.json made elsewhere)")
+        raise BadInput(
+            "profile needs a GPU: no CUDA device is visible on this machine (irscope profile DIR shows "
+            "a profile.json made elsewhere)"
+        )
     local = local_gpu_target()
     if local is None or target != local:
-        raise BadInput(f"profile compiles for {target.name} but this machine's GPU is "
-                       f"{local.name if local else 'unknown'}; profiling needs the local target")
+        raise BadInput(
+            f"profile compiles for {target.name} but this machine's GPU is "
+            f"{local.name if local else 'unknown'}; profiling needs the local target"
+        )
 
 
-def prepare(request: jobs.Request, variant_names: tuple[str, ...], launch_args: str | None, grid: str | None,
-            out_dir: str, seed: int = 0, tool: str = "auto") -> Plan:
+def prepare(
+    request: jobs.Request,
+    variant_names: tuple[str, ...],
+    launch_args: str | None,
+    grid: str | None,
+    out_dir: str,
+    seed: int = 0,
+    tool: str = "auto",
+) -> Plan:
     """Every input checked, then the GPU asked for: nothing compiled yet."""
-    if tool not in TOOLS:   # the CLI's click.Choice says it first; the Python API reaches here
+    if tool not in TOOLS:  # the CLI's click.Choice says it first; the Python API reaches here
         raise BadInput(f"tool={tool!r}: choose {', '.join(map(repr, TOOLS))}")
     timed, launch = bench_variants(request, variant_names, launch_args, grid)
     if len(timed) != 1:
         raise BadInput("profile runs one kernel once: give at most one --variant")
     inputs.check_output_dir(out_dir)
     name, path = choose_tool(tool)
-    require_gpu(timed[0].settings.target)   # last: every input above is bad input on any machine
+    require_gpu(timed[0].settings.target)  # last: every input above is bad input on any machine
     return Plan(timed[0], launch, Path(out_dir), name, path, seed)
 
 
@@ -132,8 +144,7 @@ def _tool(argv: list[str], what: str) -> str:
     return p.stdout
 
 
-def _with_ncu(path: str, kernel: str, launch_argv: list[str], tmp: Path, folder: Path,
-              manifest: Manifest) -> Profile:
+def _with_ncu(path: str, kernel: str, launch_argv: list[str], tmp: Path, folder: Path, manifest: Manifest) -> Profile:
     report = str(tmp / "profile")
     argv = ncu.profile_argv(path, kernel, report, launch_argv)
     _tool(argv, "ncu")
@@ -143,7 +154,7 @@ def _with_ncu(path: str, kernel: str, launch_argv: list[str], tmp: Path, folder:
     version = ncu.version(_tool([path, "--version"], "ncu --version"))
     listing = join.read_listing(str(artifacts.read_stage(folder, manifest, "sass")))
     joined = join.join_ncu(source, listing, sourcemap.load(folder, manifest), f"{folder}")
-    return document(kernel, f"ncu {version}".strip(), raw, joined, shlex.join(argv[:-len(launch_argv)] + ["…"]))
+    return document(kernel, f"ncu {version}".strip(), raw, joined, shlex.join(argv[: -len(launch_argv)] + ["…"]))
 
 
 def document(kernel: str, tool: str, raw: dict[str, Any], joined: dict[str, Any], command: str) -> Profile:
@@ -151,14 +162,22 @@ def document(kernel: str, tool: str, raw: dict[str, Any], joined: dict[str, Any]
     device = str(raw.get("device__attribute_display_name", ""))
     chip = by_device_name(device) if device else None
     totals = cast(ProfileTotals, dict(joined["totals"], **roofline.point(raw, chip)))
-    return {"irscope_profile": profiled.VERSION, "kernel": kernel, "tool": tool, "device": device,
-            "chip": chip.key if chip else "", "command": command,
-            "bytes_from": "l2_sectors", "totals": totals, "lines": joined["lines"],
-            "instructions": joined["instructions"], "unmapped": joined["unmapped"]}
+    return {
+        "irscope_profile": profiled.VERSION,
+        "kernel": kernel,
+        "tool": tool,
+        "device": device,
+        "chip": chip.key if chip else "",
+        "command": command,
+        "bytes_from": "l2_sectors",
+        "totals": totals,
+        "lines": joined["lines"],
+        "instructions": joined["instructions"],
+        "unmapped": joined["unmapped"],
+    }
 
 
-def _with_proton(kernel: str, launch_argv: list[str], tmp: Path, folder: Path,
-                 manifest: Manifest) -> Profile:
+def _with_proton(kernel: str, launch_argv: list[str], tmp: Path, folder: Path, manifest: Manifest) -> Profile:
     out = tmp / "proton"
     _tool([*launch_argv, "--proton", str(out)], "Proton PC sampling")
     hatchet = out.with_suffix(".hatchet")
@@ -172,11 +191,20 @@ def _with_proton(kernel: str, launch_argv: list[str], tmp: Path, folder: Path,
 def proton_document(kernel: str, data: Any, source_map: SourceMap, command: str) -> Profile:
     joined = join.join_lines(proton.per_line(data, kernel), source_map)
     if not joined["totals"]["samples"]:  # an empty profile would read as "nothing is hot": refuse it
-        raise BadInput(f"Proton PC sampling recorded no samples of {kernel} (no line of it in the hatchet); "
-                       f"profile it with Nsight Compute (ncu on PATH) instead")
-    return {"irscope_profile": profiled.VERSION, "kernel": kernel, "tool": "proton pcsampling",
-            "device": proton.device(data), "command": command,
-            "bytes_from": "", "totals": joined["totals"], "lines": joined["lines"]}
+        raise BadInput(
+            f"Proton PC sampling recorded no samples of {kernel} (no line of it in the hatchet); "
+            f"profile it with Nsight Compute (ncu on PATH) instead"
+        )
+    return {
+        "irscope_profile": profiled.VERSION,
+        "kernel": kernel,
+        "tool": "proton pcsampling",
+        "device": proton.device(data),
+        "command": command,
+        "bytes_from": "",
+        "totals": joined["totals"],
+        "lines": joined["lines"],
+    }
 
 
 def _add_histories(doc: Profile, folder: Path, manifest: Manifest) -> None:
@@ -190,5 +218,8 @@ def _add_histories(doc: Profile, folder: Path, manifest: Manifest) -> None:
             changes = passes.line_history(f"{line['file']}:{line['line']}", kernel_file, records, afters, first)
         except BadInput:
             continue
-        line["passes"] = [f"{c.record.name}: " + ", ".join(f"+{n} {op}" for op, n in c.added.most_common(3))
-                          for c in changes if c.record is not None and c.added]
+        line["passes"] = [
+            f"{c.record.name}: " + ", ".join(f"+{n} {op}" for op, n in c.added.most_common(3))
+            for c in changes
+            if c.record is not None and c.added
+        ]

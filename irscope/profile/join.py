@@ -23,12 +23,13 @@ from irscope.profile.ncu import SourcePage
 from irscope.records import MapLine, SourceMap
 
 _OFFSET_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;?\s*$")
-MAX_INSTRUCTIONS_KEPT = 4000        # per-instruction rows in profile.json (every one, for any real kernel)
+MAX_INSTRUCTIONS_KEPT = 4000  # per-instruction rows in profile.json (every one, for any real kernel)
 
 
 @dataclass
 class Listing:
     """The dump's SASS: offset -> (1-based line in KERNEL.sass, the instruction's text)."""
+
     by_offset: dict[int, tuple[int, str]]
 
 
@@ -57,15 +58,19 @@ def check_same_binary(page: SourcePage, listing: Listing, where: str) -> None:
     """Refuse when the profiled instructions are not the dumped ones (named by the first difference)."""
     start = page.start
     if len(page.instructions) != len(listing.by_offset):
-        raise BadInput(f"{where}: the profiled kernel has {len(page.instructions)} SASS instructions, the dump's "
-                       f"listing {len(listing.by_offset)}: not the same binary (dump and profile it in one run)")
+        raise BadInput(
+            f"{where}: the profiled kernel has {len(page.instructions)} SASS instructions, the dump's "
+            f"listing {len(listing.by_offset)}: not the same binary (dump and profile it in one run)"
+        )
     for ins in page.instructions:
         offset = ins.address - start
         dumped = listing.by_offset.get(offset)
         if dumped is None or not _same(dumped[1], ins.sass):
             got = dumped[1] if dumped else "nothing"
-            raise BadInput(f"{where}: at offset {offset:#06x} ncu ran {ins.sass!r} but the dump has {got!r}: "
-                           "not the same binary (dump and profile it in one run)")
+            raise BadInput(
+                f"{where}: at offset {offset:#06x} ncu ran {ins.sass!r} but the dump has {got!r}: "
+                "not the same binary (dump and profile it in one run)"
+            )
 
 
 def _line_of_sass_line(source_map: SourceMap) -> dict[int, MapLine]:
@@ -92,6 +97,7 @@ def _ttgir_ops(source_map: SourceMap):
     def of(entry: dict[str, Any]) -> dict[str, int]:
         own = (entry.get("stages", {}).get("ttgir") or {}).get("ops")
         return dict(own) if own else dict(by_base.get((Path(entry["file"]).name, entry["line"]), {}))
+
     return of
 
 
@@ -100,8 +106,13 @@ def _add(into: dict[str, float], stalls: dict[str, float]) -> None:
         into[k] = into.get(k, 0) + v
 
 
-def join_ncu(page: SourcePage, listing: Listing, source_map: SourceMap, where: str,
-             histories: dict[tuple[str, int], list[str]] | None = None) -> dict[str, Any]:
+def join_ncu(
+    page: SourcePage,
+    listing: Listing,
+    source_map: SourceMap,
+    where: str,
+    histories: dict[tuple[str, int], list[str]] | None = None,
+) -> dict[str, Any]:
     """The profile document's lines, instructions, unmapped share and per-instruction totals."""
     check_same_binary(page, listing, where)
     claims = _line_of_sass_line(source_map)
@@ -118,8 +129,16 @@ def join_ncu(page: SourcePage, listing: Listing, source_map: SourceMap, where: s
         total["executed"] += ins.executed
         total["bytes"] += ins.bytes
         _add(total["stalls"], ins.stalls)
-        row = {"offset": offset, "sass": ins.sass, "file": None, "line": None, "samples": ins.samples,
-               "stalls": ins.stalls, "executed": ins.executed, "bytes": ins.bytes}
+        row = {
+            "offset": offset,
+            "sass": ins.sass,
+            "file": None,
+            "line": None,
+            "samples": ins.samples,
+            "stalls": ins.stalls,
+            "executed": ins.executed,
+            "bytes": ins.bytes,
+        }
         if entry is None:
             unmapped["samples"] += ins.samples
             unmapped["executed"] += ins.executed
@@ -128,10 +147,19 @@ def join_ncu(page: SourcePage, listing: Listing, source_map: SourceMap, where: s
             row.update(file=key[0], line=key[1])
             line = rows.get(key)
             if line is None:
-                line = rows[key] = {"file": key[0], "line": key[1], "text": entry.get("text"), "samples": 0.0,
-                                    "share": 0.0, "stalls": {}, "executed": 0.0, "bytes": 0.0,
-                                    "ttgir": ttgir_of(entry),
-                                    "sass_ops": {}, "passes": list((histories or {}).get(key, []))}
+                line = rows[key] = {
+                    "file": key[0],
+                    "line": key[1],
+                    "text": entry.get("text"),
+                    "samples": 0.0,
+                    "share": 0.0,
+                    "stalls": {},
+                    "executed": 0.0,
+                    "bytes": 0.0,
+                    "ttgir": ttgir_of(entry),
+                    "sass_ops": {},
+                    "passes": list((histories or {}).get(key, [])),
+                }
             line["samples"] += ins.samples
             line["executed"] += ins.executed
             line["bytes"] += ins.bytes
@@ -140,8 +168,7 @@ def join_ncu(page: SourcePage, listing: Listing, source_map: SourceMap, where: s
             line["sass_ops"][op] = line["sass_ops"].get(op, 0) + 1
         instructions.append(row)
     lines = finish_lines(list(rows.values()), total["samples"])
-    return {"lines": lines, "instructions": instructions[:MAX_INSTRUCTIONS_KEPT], "unmapped": unmapped,
-            "totals": total}
+    return {"lines": lines, "instructions": instructions[:MAX_INSTRUCTIONS_KEPT], "unmapped": unmapped, "totals": total}
 
 
 def finish_lines(lines: list[dict[str, Any]], samples: float) -> list[dict[str, Any]]:
@@ -156,8 +183,11 @@ def map_entries(source_map: SourceMap) -> dict[tuple[str, int], MapLine]:
     return {(e["file"], e["line"]): e for e in source_map["lines"]}
 
 
-def join_lines(per_line: dict[tuple[str, int], dict[str, Any]], source_map: SourceMap,
-               histories: dict[tuple[str, int], list[str]] | None = None) -> dict[str, Any]:
+def join_lines(
+    per_line: dict[tuple[str, int], dict[str, Any]],
+    source_map: SourceMap,
+    histories: dict[tuple[str, int], list[str]] | None = None,
+) -> dict[str, Any]:
     """Proton's fallback: samples come per (file, line) already; the map adds text and TTGIR ops."""
     entries = map_entries(source_map)
     by_base = {(Path(f).name, n): e for (f, n), e in entries.items()}
@@ -168,9 +198,17 @@ def join_lines(per_line: dict[tuple[str, int], dict[str, Any]], source_map: Sour
         stages = entry.get("stages", {})
         total["samples"] += fig["samples"]
         _add(total["stalls"], fig["stalls"])
-        lines.append({"file": entry.get("file", file), "line": n, "text": entry.get("text"),
-                      "samples": fig["samples"], "share": 0.0, "stalls": dict(fig["stalls"]),
-                      "ttgir": dict((stages.get("ttgir") or {}).get("ops", {})),
-                      "sass_ops": dict(Counter((stages.get("sass") or {}).get("ops", {}))),
-                      "passes": list((histories or {}).get((entry.get("file", file), n), []))})
+        lines.append(
+            {
+                "file": entry.get("file", file),
+                "line": n,
+                "text": entry.get("text"),
+                "samples": fig["samples"],
+                "share": 0.0,
+                "stalls": dict(fig["stalls"]),
+                "ttgir": dict((stages.get("ttgir") or {}).get("ops", {})),
+                "sass_ops": dict(Counter((stages.get("sass") or {}).get("ops", {}))),
+                "passes": list((histories or {}).get((entry.get("file", file), n), [])),
+            }
+        )
     return {"lines": finish_lines(lines, total["samples"]), "totals": total}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from irscope.errors import BadInput
 
-SECTOR_BYTES = 32           # an L2 sector
+SECTOR_BYTES = 32  # an L2 sector
 SAMPLES = "Warp Stall Sampling (All Samples)"
 EXECUTED = "Instructions Executed"
 SECTORS = "L2 Theoretical Sectors Global"
@@ -26,12 +26,31 @@ SECTORS = "L2 Theoretical Sectors Global"
 UNLISTED = "unlisted"
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]+$")
 # what ncu prints when the profiler may not read the counters, and other refusals worth naming
-_REASONS = (("ERR_NVGPUCTRPERM", "no permission to read the GPU's performance counters (ERR_NVGPUCTRPERM): "
-                                 "run as root or set NVreg_RestrictProfilingToAdminUsers=0"),
-            ("No kernels were profiled", "no kernel matched the -k filter (no kernels were profiled)"),
-            ("==ERROR==", None))
-_UNITS = {"": 1.0, "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
-          "ns": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9, "nsecond": 1.0}
+_REASONS = (
+    (
+        "ERR_NVGPUCTRPERM",
+        "no permission to read the GPU's performance counters (ERR_NVGPUCTRPERM): "
+        "run as root or set NVreg_RestrictProfilingToAdminUsers=0",
+    ),
+    ("No kernels were profiled", "no kernel matched the -k filter (no kernels were profiled)"),
+    ("==ERROR==", None),
+)
+_UNITS = {
+    "": 1.0,
+    "byte": 1.0,
+    "Kbyte": 1e3,
+    "Mbyte": 1e6,
+    "Gbyte": 1e9,
+    "Tbyte": 1e12,
+    "ns": 1.0,
+    "us": 1e3,
+    "usecond": 1e3,
+    "ms": 1e6,
+    "msecond": 1e6,
+    "s": 1e9,
+    "second": 1e9,
+    "nsecond": 1.0,
+}
 
 
 @dataclass
@@ -41,7 +60,7 @@ class Instruction:
     samples: float
     stalls: dict[str, float] = field(default_factory=dict)
     executed: float = 0.0
-    bytes: float = 0.0          # global memory requested: L2 theoretical sectors x 32
+    bytes: float = 0.0  # global memory requested: L2 theoretical sectors x 32
 
 
 @dataclass
@@ -70,32 +89,43 @@ def parse_source(text: str, what: str = "ncu source page") -> SourcePage:
     rows = [r for r in csv.reader(io.StringIO(text)) if r]
     head = next((i for i, r in enumerate(rows) if r[0] == "Kernel Name"), None)
     if head is None or head + 1 >= len(rows):
-        raise BadInput(f"{what}: no \"Kernel Name\" row (not `ncu --page source --csv --print-source sass` output)")
+        raise BadInput(f'{what}: no "Kernel Name" row (not `ncu --page source --csv --print-source sass` output)')
     kernel = rows[head][1] if len(rows[head]) > 1 else ""
     header = rows[head + 1]
     need = ("Address", "Source", SAMPLES, EXECUTED)
     if missing := [n for n in need if n not in header]:
         raise BadInput(f"{what}: the header lacks {', '.join(missing)}; export with --print-source sass")
     col = {n: header.index(n) for n in (*need, SECTORS) if n in header}
-    stall_cols = {n.removeprefix("stall_"): i for i, n in enumerate(header)
-                  if n.startswith("stall_") and "(Not Issued)" not in n}
+    stall_cols = {
+        n.removeprefix("stall_"): i for i, n in enumerate(header) if n.startswith("stall_") and "(Not Issued)" not in n
+    }
     out = []
-    for k, r in enumerate(rows[head + 2:], start=head + 3):
-        if r[0] == "Kernel Name":       # a second kernel: -c 1 profiles one; read the first
+    for k, r in enumerate(rows[head + 2 :], start=head + 3):
+        if r[0] == "Kernel Name":  # a second kernel: -c 1 profiles one; read the first
             break
         if len(r) < len(header):
             raise BadInput(f"{what}: row {k} has {len(r)} fields, the header {len(header)}; export the report again")
         address = r[col["Address"]].strip()
         if not _ADDRESS.match(address):
-            raise BadInput(f"{what}: row {k}: {address!r} is not an instruction address; export with "
-                           "--print-source sass (not cuda,sass)")
+            raise BadInput(
+                f"{what}: row {k}: {address!r} is not an instruction address; export with "
+                "--print-source sass (not cuda,sass)"
+            )
         where = f"{what} row {k}"
         stalls = {name: v for name, i in stall_cols.items() if (v := _number(r[i], where))}
         samples = _number(r[col[SAMPLES]], where)
         if (rest := samples - sum(stalls.values())) > 0:
             stalls[UNLISTED] = rest
-        out.append(Instruction(int(address, 16), " ".join(r[col["Source"]].split()), samples, stalls, _number(r[col[EXECUTED]], where),
-                               _number(r[col[SECTORS]], where) * SECTOR_BYTES if SECTORS in col else 0.0))
+        out.append(
+            Instruction(
+                int(address, 16),
+                " ".join(r[col["Source"]].split()),
+                samples,
+                stalls,
+                _number(r[col[EXECUTED]], where),
+                _number(r[col[SECTORS]], where) * SECTOR_BYTES if SECTORS in col else 0.0,
+            )
+        )
     if not out:
         raise BadInput(f"{what}: kernel {kernel!r} has no SASS rows")
     return SourcePage(kernel, out)
@@ -113,7 +143,7 @@ def parse_raw(text: str, what: str = "ncu raw page") -> dict[str, float]:
         try:
             number = float(v)
         except ValueError:
-            out[name] = value            # a text metric: the device's name, the kernel's
+            out[name] = value  # a text metric: the device's name, the kernel's
             continue
         if unit in _UNITS:
             out[name] = number * _UNITS[unit]
@@ -143,8 +173,23 @@ def failure(output: str, returncode: int) -> str:
 
 def profile_argv(ncu: str, kernel: str, report: str, child: list[str]) -> list[str]:
     """Record one launch of `kernel` with every source counter, clocks left as the card is set."""
-    return [ncu, "--clock-control", "none", "--set", "full", "--import-source", "yes",
-            "-k", f"regex:^{re.escape(kernel)}$", "-c", "1", "-f", "-o", report, *child]
+    return [
+        ncu,
+        "--clock-control",
+        "none",
+        "--set",
+        "full",
+        "--import-source",
+        "yes",
+        "-k",
+        f"regex:^{re.escape(kernel)}$",
+        "-c",
+        "1",
+        "-f",
+        "-o",
+        report,
+        *child,
+    ]
 
 
 def export_argv(ncu: str, report: str, page: str) -> list[str]:

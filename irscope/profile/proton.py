@@ -16,11 +16,26 @@ from irscope.errors import BadInput
 
 _LINE_FRAME = re.compile(r"^(?P<file>.+):(?P<line>\d+)@(?P<kernel>[\w$.]+)$")
 # Proton's names -> ncu's short names, so both tools' profiles read (and diff) alike
-STALL_NAMES = {"barrier": "barrier", "branch_resolving": "branch_resolving", "dispatch_stall": "dispatch",
-               "drain": "drain", "imc_miss": "imc", "lg_throttle": "lg", "long_scoreboard": "long_sb",
-               "math_pipe_throttle": "math", "membar": "membar", "mio_throttle": "mio", "misc": "misc",
-               "no_instruction": "no_inst", "not_selected": "not_selected", "selected": "selected",
-               "short_scoreboard": "short_sb", "sleeping": "sleep", "tex_throttle": "tex", "wait": "wait"}
+STALL_NAMES = {
+    "barrier": "barrier",
+    "branch_resolving": "branch_resolving",
+    "dispatch_stall": "dispatch",
+    "drain": "drain",
+    "imc_miss": "imc",
+    "lg_throttle": "lg",
+    "long_scoreboard": "long_sb",
+    "math_pipe_throttle": "math",
+    "membar": "membar",
+    "mio_throttle": "mio",
+    "misc": "misc",
+    "no_instruction": "no_inst",
+    "not_selected": "not_selected",
+    "selected": "selected",
+    "short_scoreboard": "short_sb",
+    "sleeping": "sleep",
+    "tex_throttle": "tex",
+    "wait": "wait",
+}
 
 
 def per_line(doc: Any, kernel: str, what: str = "proton hatchet") -> dict[tuple[str, int], dict[str, Any]]:

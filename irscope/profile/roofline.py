@@ -25,13 +25,21 @@ def point(raw: dict[str, Any], chip: Chip | None) -> dict[str, float | None]:
     ns = _num(raw.get("gpu__time_duration.sum"))
     read, write = _num(raw.get("dram__bytes_read.sum")), _num(raw.get("dram__bytes_write.sum"))
     dram = read + write if read is not None and write is not None else None
-    out: dict[str, float | None] = {"duration_ns": ns, "dram_bytes": dram, "dram_gbps": None,
-                                    "dram_peak_share": None, "tensor_flops": None, "tensor_tflops": None,
-                                    "tensor_peak_share": None, "peak_dram_gbps": None, "peak_tensor_tflops": None}
+    out: dict[str, float | None] = {
+        "duration_ns": ns,
+        "dram_bytes": dram,
+        "dram_gbps": None,
+        "dram_peak_share": None,
+        "tensor_flops": None,
+        "tensor_tflops": None,
+        "tensor_peak_share": None,
+        "peak_dram_gbps": None,
+        "peak_tensor_tflops": None,
+    }
     if chip is not None:
         out["peak_dram_gbps"] = chip.hbm_tbps * 1000
     if ns and dram is not None:
-        out["dram_gbps"] = gbps = dram / ns             # bytes per ns = GB/s
+        out["dram_gbps"] = gbps = dram / ns  # bytes per ns = GB/s
         if chip is not None:
             out["dram_peak_share"] = gbps / (chip.hbm_tbps * 1000)
     flops_by_type: dict[str, float] = {}
@@ -39,16 +47,16 @@ def point(raw: dict[str, Any], chip: Chip | None) -> dict[str, float | None]:
         if (m := _TENSOR_OPS.match(name)) and (v := _num(value)):
             flops_by_type[m.group(1)] = flops_by_type.get(m.group(1), 0.0) + v
     if not any(n.startswith("sm__ops_path_tensor_src_") for n in raw):
-        return out                                      # the report has no tensor counters: unknown, not 0
+        return out  # the report has no tensor counters: unknown, not 0
     flops = sum(flops_by_type.values())
     out["tensor_flops"] = flops
     if ns:
-        out["tensor_tflops"] = flops / ns / 1000        # flops per ns / 1000 = TFLOP/s
+        out["tensor_tflops"] = flops / ns / 1000  # flops per ns / 1000 = TFLOP/s
         if chip is not None:
             peaks = [getattr(chip, _PEAK_OF[t], None) if t in _PEAK_OF else None for t in flops_by_type]
             if flops == 0:
                 out["tensor_peak_share"] = 0.0
-            elif len(known := [p for p in peaks if p]) == len(peaks):   # every peak known
+            elif len(known := [p for p in peaks if p]) == len(peaks):  # every peak known
                 out["tensor_peak_share"] = sum(f / ns / 1000 / p for f, p in zip(flops_by_type.values(), known))
             dominant = max(flops_by_type, key=flops_by_type.__getitem__) if flops else "fp16"
             out["peak_tensor_tflops"] = getattr(chip, _PEAK_OF.get(dominant, "tflops_16"), None)

@@ -31,8 +31,14 @@ from irscope.releases import envs
 from irscope.releases import sides as release_sides
 from irscope.releases import worker as release_worker
 
-OPS = {">": lambda x, y: x > y, ">=": lambda x, y: x >= y, "<": lambda x, y: x < y, "<=": lambda x, y: x <= y,
-       "==": lambda x, y: x == y, "!=": lambda x, y: x != y}
+OPS = {
+    ">": lambda x, y: x > y,
+    ">=": lambda x, y: x >= y,
+    "<": lambda x, y: x < y,
+    "<=": lambda x, y: x <= y,
+    "==": lambda x, y: x == y,
+    "!=": lambda x, y: x != y,
+}
 _COMPARE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
 _CHANGED = re.compile(r"^\s*([A-Za-z_][\w.]*)\s+changed\s*$")
 _FINAL = re.compile(r"^\d+\.\d+\.\d+$")
@@ -40,8 +46,8 @@ _FINAL = re.compile(r"^\d+\.\d+\.\d+$")
 
 @dataclass(frozen=True)
 class Predicate:
-    kind: str            # "compare" | "stage changed" | "stat changed" | "compile fails"
-    name: str = ""       # the stat or stage
+    kind: str  # "compare" | "stage changed" | "stat changed" | "compile fails"
+    name: str = ""  # the stat or stage
     op: str = ""
     value: float = 0.0
     text: str = ""
@@ -61,15 +67,17 @@ def parse_predicate(text: str) -> Predicate:
         name = m.group(1)
         kind = "stage changed" if name in stages.names(text=True) else "stat changed"
         return Predicate(kind, name, text=t)
-    raise BadInput(f"--when {text!r}: expected STAT OP NUMBER (registers > 168), STAGE changed (ptx changed), "
-                   f"STAT changed, or compile fails")
+    raise BadInput(
+        f"--when {text!r}: expected STAT OP NUMBER (registers > 168), STAGE changed (ptx changed), "
+        f"STAT changed, or compile fails"
+    )
 
 
 @dataclass
 class Step:
     release: str
-    verdict: str                  # "good" | "bad" | "skipped"
-    figure: str = ""              # the stat's value, or what changed, or why it was skipped
+    verdict: str  # "good" | "bad" | "skipped"
+    figure: str = ""  # the stat's value, or what changed, or why it was skipped
     side: Side | None = None
 
 
@@ -80,7 +88,7 @@ class Bisection:
     steps: list[Step] = field(default_factory=list)
     first_bad: str | None = None
     last_good: str | None = None
-    untested: list[str] = field(default_factory=list)       # skipped between last good and first bad
+    untested: list[str] = field(default_factory=list)  # skipped between last good and first bad
     divergence: diff_mod.Divergence | None = None
     passes_note: str = ""
 
@@ -90,16 +98,24 @@ def releases_between(good: str, bad: str, dist: str = "triton") -> list[str]:
     versions = [v for v in envs.index_versions(dist) if _FINAL.match(v)]
     for v, flag in ((good, "--good"), (bad, "--bad")):
         if v not in versions:
-            raise BadInput(f"{flag} {v}: not a release of {dist} on the package index "
-                           f"(there: {', '.join(versions[-8:])})")
+            raise BadInput(
+                f"{flag} {v}: not a release of {dist} on the package index (there: {', '.join(versions[-8:])})"
+            )
     lo, hi = envs.version_key(good), envs.version_key(bad)
     if lo >= hi:
         raise BadInput(f"--good {good} must be an older release than --bad {bad}")
     return [v for v in versions if lo <= envs.version_key(v) <= hi]
 
 
-def run(request: jobs.Request, good: str, bad: str, predicate: Predicate, out_dir: Path, use_cache: bool,
-        note: Callable[[str], None] | None = None) -> Bisection:
+def run(
+    request: jobs.Request,
+    good: str,
+    bad: str,
+    predicate: Predicate,
+    out_dir: Path,
+    use_cache: bool,
+    note: Callable[[str], None] | None = None,
+) -> Bisection:
     releases = releases_between(good, bad)
     result = Bisection(predicate, releases)
     tried: dict[int, Step] = {}
@@ -128,13 +144,16 @@ def run(request: jobs.Request, good: str, bad: str, predicate: Predicate, out_di
 
     first = judge(0, None)
     if first.verdict != "good":
-        raise BadInput(f"--good {good}: the kernel is not good there ({first.verdict}: {first.figure}); "
-                       f"give an older --good")
+        raise BadInput(
+            f"--good {good}: the kernel is not good there ({first.verdict}: {first.figure}); give an older --good"
+        )
     reference = first.side
     last = judge(len(releases) - 1, reference)
     if last.verdict != "bad":
-        raise BadInput(f"--bad {bad}: the predicate {predicate} does not hold there ({last.verdict}: "
-                       f"{last.figure}); nothing to bisect")
+        raise BadInput(
+            f"--bad {bad}: the predicate {predicate} does not hold there ({last.verdict}: "
+            f"{last.figure}); nothing to bisect"
+        )
     lo, hi = 0, len(releases) - 1
     while True:
         open_ = [i for i in range(lo + 1, hi) if i not in tried]
@@ -172,8 +191,9 @@ def _holds(p: Predicate, side: Side, reference: Side | None) -> tuple[bool, str]
     return OPS[p.op](value, p.value), f"{p.name} = {value}"
 
 
-def _why(request: jobs.Request, result: Bisection, out_dir: Path, use_cache: bool,
-         note: Callable[[str], None] | None) -> None:
+def _why(
+    request: jobs.Request, result: Bisection, out_dir: Path, use_cache: bool, note: Callable[[str], None] | None
+) -> None:
     """The first pass that differs between the last good release and the first bad one."""
     assert result.last_good is not None and result.first_bad is not None, "the walk set both"
     pair = [result.last_good, result.first_bad]
@@ -182,7 +202,8 @@ def _why(request: jobs.Request, result: Bisection, out_dir: Path, use_cache: boo
     res = release_worker.run_all(pythons, [[msg], [msg]])
     if any(r[0].get("status") != "ok" for r in res):
         result.passes_note = "could not dump both with per-pass IR: " + "; ".join(
-            release_sides.failure_text(r[0]) for r in res if r[0].get("status") != "ok")
+            release_sides.failure_text(r[0]) for r in res if r[0].get("status") != "ok"
+        )
         return
     a, b = (release_sides.to_side(n, f"triton {v}", r[0]) for n, v, r in zip("ab", pair, res))
     passes = diff_mod.diff_passes(a, b)
@@ -191,13 +212,25 @@ def _why(request: jobs.Request, result: Bisection, out_dir: Path, use_cache: boo
 
 def to_doc(b: Bisection) -> dict[str, Any]:
     d = b.divergence
-    return {"irscope_bisect": 1, "when": b.predicate.text, "releases": b.releases,
-            "steps": [{"release": s.release, "verdict": s.verdict, "figure": s.figure,
-                       "folder": str(s.side.folder) if s.side else None} for s in b.steps],
-            "first_bad": b.first_bad, "last_good": b.last_good, "untested": b.untested,
-            "first_divergence": None if d is None else {"where": d.where, "stage": d.stage or None,
-                                                         "pass": d.name or None},
-            "passes_note": b.passes_note or None}
+    return {
+        "irscope_bisect": 1,
+        "when": b.predicate.text,
+        "releases": b.releases,
+        "steps": [
+            {
+                "release": s.release,
+                "verdict": s.verdict,
+                "figure": s.figure,
+                "folder": str(s.side.folder) if s.side else None,
+            }
+            for s in b.steps
+        ],
+        "first_bad": b.first_bad,
+        "last_good": b.last_good,
+        "untested": b.untested,
+        "first_divergence": None if d is None else {"where": d.where, "stage": d.stage or None, "pass": d.name or None},
+        "passes_note": b.passes_note or None,
+    }
 
 
 def with_file(request: jobs.Request, file: Path) -> jobs.Request:

@@ -36,9 +36,23 @@ from irscope.releases import worker as release_worker
 
 # what Python and Triton's front end print, not compiled code: the registry's stages before TTIR
 UNCOMPILED = tuple(stages.names()[: stages.names().index("ttir")])
-KEY_STATS = ("registers", "spills", "spill_store_bytes", "shared_bytes", "occupancy.occupancy", "machinery.",
-             "ptx.wgmma", "ptx.mma.sync", "ptx.tcgen05.mma", "ptx.tma", "sass.classes.tma", "ttgir.layouts",
-             "sass.classes.", "sass.instructions", "ttgir.convert_layout")
+KEY_STATS = (
+    "registers",
+    "spills",
+    "spill_store_bytes",
+    "shared_bytes",
+    "occupancy.occupancy",
+    "machinery.",
+    "ptx.wgmma",
+    "ptx.mma.sync",
+    "ptx.tcgen05.mma",
+    "ptx.tma",
+    "sass.classes.tma",
+    "ttgir.layouts",
+    "sass.classes.",
+    "sass.instructions",
+    "ttgir.convert_layout",
+)
 ORDER = {"fails on both": 0, "fails on a": 1, "fails on b": 2, "stats changed": 3, "code changed": 4, "same": 5}
 
 
@@ -48,8 +62,8 @@ class KernelRow:
     kernel: str
     verdict: str
     stats: list[diff_mod.StatDelta] = field(default_factory=list)
-    stages: list[str] = field(default_factory=list)          # compiled stages whose text differs
-    failures: dict[str, str] = field(default_factory=dict)   # side -> stage and reason
+    stages: list[str] = field(default_factory=list)  # compiled stages whose text differs
+    failures: dict[str, str] = field(default_factory=dict)  # side -> stage and reason
     result: diff_mod.DiffResult | None = None
 
     @property
@@ -92,10 +106,19 @@ def _kernel_of(path: Path) -> str | None:
         return None
 
 
-def diff_capture(folder: Path, request: jobs.Request, tritons: tuple[str | None, str | None], out_dir: Path,  # noqa: PLR0913
-                 with_passes: bool, use_cache: bool, by_line: bool = False,
-                 note: Callable[[str], None] | None = None, reqs: tuple[SideRequest, SideRequest] | None = None,
-                 selected: tuple[str, ...] = (), raw: bool = False) -> CaptureTable:
+def diff_capture(  # noqa: PLR0913
+    folder: Path,
+    request: jobs.Request,
+    tritons: tuple[str | None, str | None],
+    out_dir: Path,
+    with_passes: bool,
+    use_cache: bool,
+    by_line: bool = False,
+    note: Callable[[str], None] | None = None,
+    reqs: tuple[SideRequest, SideRequest] | None = None,
+    selected: tuple[str, ...] = (),
+    raw: bool = False,
+) -> CaptureTable:
     """Every captured kernel dumped with both Tritons (both envs had first), compared, one row each.
     reqs: what each side changes on top (--a/--b, --a-target/--b-target, --a-variant/--b-variant);
     selected: the stages whose text diffs each row's result carries (--stage); raw: not normalised."""
@@ -105,8 +128,15 @@ def diff_capture(folder: Path, request: jobs.Request, tritons: tuple[str | None,
     specs = spec_files(Path(folder), request.kernels)
     side_envs = release_sides.side_envs(tritons, note)
     out_dir = Path(out_dir)
-    msgs = [[release_worker.message(release_sides.side_request(replace(request, file=p, kernels=()), req), out_dir,
-                                    with_passes, use_cache) for p in specs] for req in reqs]
+    msgs = [
+        [
+            release_worker.message(
+                release_sides.side_request(replace(request, file=p, kernels=()), req), out_dir, with_passes, use_cache
+            )
+            for p in specs
+        ]
+        for req in reqs
+    ]
     results = release_worker.run_all([e.python for e in side_envs], msgs)
     labels = [release_sides.label(req, e) for req, e in zip(reqs, side_envs)]
     rows = [_row(p, ra, rb, labels, with_passes, by_line, selected, raw) for p, ra, rb in zip(specs, *results)]
@@ -114,27 +144,49 @@ def diff_capture(folder: Path, request: jobs.Request, tritons: tuple[str | None,
     return CaptureTable(Path(folder), side_envs[0], side_envs[1], rows, with_passes)
 
 
-def run(opts: DiffOptions, tritons: tuple[str | None, str | None],
-        note: Callable[[str], None] | None = None) -> DiffRun | CaptureTable:
+def run(
+    opts: DiffOptions, tritons: tuple[str | None, str | None], note: Callable[[str], None] | None = None
+) -> DiffRun | CaptureTable:
     """`irscope diff-releases`: a kernel file or spec file (two sides, each compiled with its Triton, compared
     as any diff) or a capture folder (every captured kernel, one row each). Both envs are had first."""
     if not any(tritons):
-        raise BadInput("give the Triton of side a and/or side b: --a-triton RELEASE, --b-triton RELEASE "
-                       "(a side without one uses the running Triton)")
+        raise BadInput(
+            "give the Triton of side a and/or side b: --a-triton RELEASE, --b-triton RELEASE "
+            "(a side without one uses the running Triton)"
+        )
     inputs.check_output_dir(opts.out_dir)  # both sides are written there: refused before either compiles
     if Path(opts.request.file).is_dir():
-        return diff_capture(opts.request.file, opts.request, tritons, opts.out_dir, opts.passes, opts.use_cache,
-                            opts.by_line, note, (opts.a, opts.b), opts.stages, opts.raw)
+        return diff_capture(
+            opts.request.file,
+            opts.request,
+            tritons,
+            opts.out_dir,
+            opts.passes,
+            opts.use_cache,
+            opts.by_line,
+            note,
+            (opts.a, opts.b),
+            opts.stages,
+            opts.raw,
+        )
     envs_ = release_sides.side_envs(tritons, note=note)
-    a, b = release_sides.dump_sides(opts.request, (opts.a, opts.b), envs_, opts.out_dir, opts.passes,
-                                    opts.use_cache)
-    result = diff_mod.compare(a, b, list(opts.stages), normalized=not opts.raw, require_passes=opts.passes,
-                              lines=opts.by_line)
+    a, b = release_sides.dump_sides(opts.request, (opts.a, opts.b), envs_, opts.out_dir, opts.passes, opts.use_cache)
+    result = diff_mod.compare(
+        a, b, list(opts.stages), normalized=not opts.raw, require_passes=opts.passes, lines=opts.by_line
+    )
     return DiffRun(a, b, result)
 
 
-def _row(spec: Path, ra: dict[str, Any], rb: dict[str, Any], labels: list[str], with_passes: bool,
-         by_line: bool, selected: tuple[str, ...] = (), raw: bool = False) -> KernelRow:
+def _row(
+    spec: Path,
+    ra: dict[str, Any],
+    rb: dict[str, Any],
+    labels: list[str],
+    with_passes: bool,
+    by_line: bool,
+    selected: tuple[str, ...] = (),
+    raw: bool = False,
+) -> KernelRow:
     kernel = _kernel_of(spec) or spec.stem
     failures = {name: _failure(r) for name, r in (("a", ra), ("b", rb)) if r.get("status") != "ok"}
     if failures:
@@ -168,9 +220,13 @@ def first_pass(row: KernelRow) -> dict[str, Any] | None:
         return None
     div = passes.divergence
     names = [pass_names(side) for side in (result.a, result.b)]
-    return {"where": div.where, "stage": div.stage, "pass": div.name,
-            "new_in_b": [n for n in names[1] if n not in names[0]],
-            "gone_in_b": [n for n in names[0] if n not in names[1]]}
+    return {
+        "where": div.where,
+        "stage": div.stage,
+        "pass": div.name,
+        "new_in_b": [n for n in names[1] if n not in names[0]],
+        "gone_in_b": [n for n in names[0] if n not in names[1]],
+    }
 
 
 def pass_names(side: Side) -> dict[str, None]:

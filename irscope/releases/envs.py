@@ -46,10 +46,10 @@ INSTALL_TIMEOUT = 1800.0
 class Release:
     """A Triton to compile with: a distribution and version, or an interpreter given by path."""
 
-    text: str                      # as given (--a-triton's value)
+    text: str  # as given (--a-triton's value)
     dist: str = "triton"
     version: str = ""
-    python: str | None = None      # a given interpreter (its Triton is whatever it has)
+    python: str | None = None  # a given interpreter (its Triton is whatever it has)
 
     @property
     def name(self) -> str:
@@ -71,9 +71,9 @@ class Env:
 
     release: Release
     python: str
-    triton: str                   # the installed version (the distribution's metadata)
-    how: str = "found"            # "running" | "found" | "given" | "made with uv" | "made with pip"
-    seconds: float = 0.0          # what making it took (0 unless made now)
+    triton: str  # the installed version (the distribution's metadata)
+    how: str = "found"  # "running" | "found" | "given" | "made with uv" | "made with pip"
+    seconds: float = 0.0  # what making it took (0 unless made now)
 
 
 def parse(text: str, flag: str = "--triton") -> Release:
@@ -142,7 +142,7 @@ def ensure(release: Release, flag: str = "--triton", note=None) -> Env:
     folder = envs_dir()
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f".{release.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)   # another run making it: wait, then find it made
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another run making it: wait, then find it made
         env = find(release)
         if env is None:
             if note is not None:
@@ -153,7 +153,7 @@ def ensure(release: Release, flag: str = "--triton", note=None) -> Env:
 
 def _given(release: Release, flag: str) -> Env:
     python = release.python or ""
-    for dist in DISTS[::-1]:   # the fork first: it provides the module `triton` too
+    for dist in DISTS[::-1]:  # the fork first: it provides the module `triton` too
         version = _installed(python, dist)
         if version:
             return Env(Release(release.text, dist, version, python), python, version, "given")
@@ -161,8 +161,10 @@ def _given(release: Release, flag: str) -> Env:
 
 
 def _installed(python: str, dist: str) -> str | None:
-    code = ("import importlib.metadata as m, sys\n"
-            f"try: sys.stdout.write(m.version({dist!r}))\nexcept m.PackageNotFoundError: pass\n")
+    code = (
+        "import importlib.metadata as m, sys\n"
+        f"try: sys.stdout.write(m.version({dist!r}))\nexcept m.PackageNotFoundError: pass\n"
+    )
     try:
         out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
@@ -184,8 +186,9 @@ def index_versions(dist: str = "triton") -> list[str]:
     found = re.search(r"Available versions:\s*(.+)", out.stdout)
     if out.returncode != 0 or not found:
         why = _last_line(out.stderr) or _last_line(out.stdout) or f"pip exit status {out.returncode}"
-        raise BadInput(f"cannot list the releases of {dist} on the package index (offline, or no index "
-                       f"configured for pip): {why}")
+        raise BadInput(
+            f"cannot list the releases of {dist} on the package index (offline, or no index configured for pip): {why}"
+        )
     versions = [v.strip() for v in found.group(1).split(",") if v.strip()]
     return sorted(versions, key=version_key)
 
@@ -199,8 +202,10 @@ def check_on_index(release: Release, flag: str = "--triton") -> None:
     versions = index_versions(release.dist)
     if release.version not in versions:
         near = ", ".join(versions[-6:])
-        raise BadInput(f"{flag} {release.text}: {release.dist} {release.version} is not a release on the package "
-                       f"index (newest there: {near})")
+        raise BadInput(
+            f"{flag} {release.text}: {release.dist} {release.version} is not a release on the package "
+            f"index (newest there: {near})"
+        )
 
 
 def _last_line(text: str) -> str:
@@ -219,24 +224,62 @@ def _make(release: Release, folder: Path, flag: str) -> Env:
         if uv:
             how = "made with uv"
             _run([uv, "venv", "--quiet", "--python", _base_python(), str(tmp / "venv")], release, flag)
-            _run([uv, "pip", "install", "--quiet", "--python", str(tmp / "venv" / "bin" / "python"),
-                  release.requirement], release, flag, env=_uv_index_env())
+            _run(
+                [
+                    uv,
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--python",
+                    str(tmp / "venv" / "bin" / "python"),
+                    release.requirement,
+                ],
+                release,
+                flag,
+                env=_uv_index_env(),
+            )
         else:
             how = "made with pip"
             _run([_base_python(), "-m", "venv", "--without-pip", str(tmp / "venv")], release, flag)
-            _run([sys.executable, "-m", "pip", "--python", str(tmp / "venv" / "bin" / "python"), "install",
-                  "--quiet", "--disable-pip-version-check", release.requirement], release, flag)
+            _run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "--python",
+                    str(tmp / "venv" / "bin" / "python"),
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    release.requirement,
+                ],
+                release,
+                flag,
+            )
         venv = tmp / "venv"
         version = _installed(str(venv / "bin" / "python"), release.dist)
         if version != release.version:
-            raise BadInput(f"{flag} {release.text}: the new environment has {release.dist} {version}, "
-                           f"not {release.version}")
+            raise BadInput(
+                f"{flag} {release.text}: the new environment has {release.dist} {version}, not {release.version}"
+            )
         seconds = time.perf_counter() - started
-        (venv / MARKER).write_text(json.dumps({"irscope_env": 1, "dist": release.dist, "version": release.version,
-                                               "triton": version, "how": how, "seconds": round(seconds, 1),
-                                               "python": sys.version.split()[0]}, indent=1) + "\n")
+        (venv / MARKER).write_text(
+            json.dumps(
+                {
+                    "irscope_env": 1,
+                    "dist": release.dist,
+                    "version": release.version,
+                    "triton": version,
+                    "how": how,
+                    "seconds": round(seconds, 1),
+                    "python": sys.version.split()[0],
+                },
+                indent=1,
+            )
+            + "\n"
+        )
         final = folder / release.name
-        if final.exists():   # a leftover without a marker (made by hand, or an older irscope)
+        if final.exists():  # a leftover without a marker (made by hand, or an older irscope)
             shutil.rmtree(final)
         os.rename(venv, final)
     finally:
@@ -251,8 +294,13 @@ def _base_python() -> str:
 
 def _run(cmd: list[str], release: Release, flag: str, env: dict[str, str] | None = None) -> None:
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
-                             env=None if env is None else {**os.environ, **env})
+        out = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT,
+            env=None if env is None else {**os.environ, **env},
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         raise BadInput(f"{flag} {release.text}: could not make its environment: {e}") from None
     if out.returncode != 0:
@@ -263,13 +311,14 @@ def _run(cmd: list[str], release: Release, flag: str, env: dict[str, str] | None
 def _uv_index_env() -> dict[str, str]:
     """uv does not read pip's configuration: the same index, extra indexes and find-links, as UV_*."""
     with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-        out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
-                             timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=60
+        )
         conf: dict[str, str] = {}
-        for line in out.stdout.splitlines():   # global.find-links='/opt/wheels'; :env:. entries last (they win)
+        for line in out.stdout.splitlines():  # global.find-links='/opt/wheels'; :env:. entries last (they win)
             key, _, value = line.partition("=")
             conf[key.rpartition(".")[2]] = value.strip().strip("'\"")
-        env = {"UV_INDEX_STRATEGY": "unsafe-best-match"}   # as pip: every index's releases, merged
+        env = {"UV_INDEX_STRATEGY": "unsafe-best-match"}  # as pip: every index's releases, merged
         if conf.get("index-url"):
             env["UV_INDEX_URL"] = conf["index-url"]
         if conf.get("extra-index-url"):

@@ -34,8 +34,11 @@ def running_env() -> envs.Env:
     return envs.Env(envs.Release("running", "triton", version), sys.executable, version, "running")
 
 
-def side_envs(tritons: tuple[str | None, str | None], note: Callable[[str], None] | None = None,
-              names: tuple[str, str] = ("a", "b")) -> list[envs.Env]:
+def side_envs(
+    tritons: tuple[str | None, str | None],
+    note: Callable[[str], None] | None = None,
+    names: tuple[str, str] = ("a", "b"),
+) -> list[envs.Env]:
     """Each side's env: both texts parsed first, then each env found or made; a problem names its flag."""
     releases = [envs.parse(t, f"--{n}-triton") if t else None for t, n in zip(tritons, names)]
     return [envs.ensure(r, f"--{n}-triton", note) if r else running_env() for r, n in zip(releases, names)]
@@ -59,8 +62,14 @@ def label(req: SideRequest, env: envs.Env) -> str:
     return env_label(env) + ("" if own == "shared settings" else f", {own}")
 
 
-def dump_sides(request: jobs.Request, reqs: tuple[SideRequest, SideRequest], side_envs: list[envs.Env],
-               out_dir: Path, with_passes: bool, use_cache: bool) -> tuple[Side, Side]:
+def dump_sides(
+    request: jobs.Request,
+    reqs: tuple[SideRequest, SideRequest],
+    side_envs: list[envs.Env],
+    out_dir: Path,
+    with_passes: bool,
+    use_cache: bool,
+) -> tuple[Side, Side]:
     """Both sides, each in its env's worker, at once; both or neither written (place_sides)."""
     if any(r.variant for r in reqs) and not request.recipe:
         raise BadInput("--a-variant/--b-variant name variants of a recipe: give it with --recipe")

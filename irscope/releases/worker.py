@@ -31,14 +31,18 @@ from irscope.errors import BadInput, CompileFailure, IrscopeError
 
 ENTRY = ("-m", "irscope.releases.worker")
 READY = "READY"
-JOB_TIMEOUT = 900.0      # seconds one dump may take in a worker (a matmul with per-pass IR: tens)
-START_TIMEOUT = 300.0    # seconds a worker may take to import its Triton
+JOB_TIMEOUT = 900.0  # seconds one dump may take in a worker (a matmul with per-pass IR: tens)
+START_TIMEOUT = 300.0  # seconds a worker may take to import its Triton
 
 
 def message(request: jobs.Request, out_dir: Path, with_passes: bool, use_cache: bool) -> dict[str, Any]:
     """One dump as data: the request's fields, where to write, how."""
-    return {"request": {f.name: getattr(request, f.name) for f in fields(request)},
-            "out_dir": str(out_dir), "with_passes": with_passes, "use_cache": use_cache}
+    return {
+        "request": {f.name: getattr(request, f.name) for f in fields(request)},
+        "out_dir": str(out_dir),
+        "with_passes": with_passes,
+        "use_cache": use_cache,
+    }
 
 
 def start(python: str) -> workers.Worker:
@@ -107,8 +111,9 @@ def _dump_one(msg: dict[str, Any], triton: str) -> dict[str, Any]:
     try:
         request = jobs.Request(**msg["request"])
         job = jobs.resolve_one(request, "a release diff compares")
-        r = dump.dump(job.spec, job.settings, Path(msg["out_dir"]), with_passes=msg["with_passes"],
-                      use_cache=msg["use_cache"])
+        r = dump.dump(
+            job.spec, job.settings, Path(msg["out_dir"]), with_passes=msg["with_passes"], use_cache=msg["use_cache"]
+        )
         return {"status": "ok", "folder": str(r.folder), "cached": r.cached, "triton": triton}
     except CompileFailure as e:
         return {"status": "compile failed", "stage": e.stage, "reason": e.reason[:500], "triton": triton}

@@ -44,8 +44,11 @@ def convert_one(builder: Any, item: dict[str, Any]) -> dict[str, Any]:
     if isinstance(layout, SharedLayout) and not shared_supported():
         import triton
 
-        return {"ok": False, "reason": f"Triton {triton.__version__}'s to_linear_layout converts distributed "
-                                       f"layouts only (shared ones abort it); not drawn"}
+        return {
+            "ok": False,
+            "reason": f"Triton {triton.__version__}'s to_linear_layout converts distributed "
+            f"layouts only (shared ones abort it); not drawn",
+        }
     ll = builder.to_linear_layout(layout._to_ir(builder), list(item["shape"]))
     if hasattr(ll, "offset_bases"):
         return {"ok": True, "offset": ll.offset_bases, "block": ll.block_bases}

@@ -16,28 +16,54 @@ import sys
 import time
 from typing import Any
 
-MAX_CELLS = 16384          # bigger tiles are listed, not drawn (the page stays light)
-MAX_BASES = 16             # register + lane + warp bases: drawing walks 2**bases (warp, lane, register) triples
-TIMEOUT_S = 30.0           # for all of a page's conversions (Triton's converter takes well under a second each)
+MAX_CELLS = 16384  # bigger tiles are listed, not drawn (the page stays light)
+MAX_BASES = 16  # register + lane + warp bases: drawing walks 2**bases (warp, lane, register) triples
+TIMEOUT_S = 30.0  # for all of a page's conversions (Triton's converter takes well under a second each)
 ALIAS_DEF = re.compile(r"^#(\w+) = #(?:ttg|ttng|amdgpu|triton_gpu)\.(\w+)<(\{.*\})>\s*$", re.M)
 INLINE = re.compile(r"#ttg\.(slice|dot_op)<")
 TENSOR_SHAPE = re.compile(r"(?:tensor|!ttg\.memdesc)<((?:\d+x)+)[\w]+,\s*(#\w+(?:\.\w+<)?)")
 # TTGIR kind -> (Gluon class, {TTGIR key: class argument})
 KINDS: dict[str, tuple[str, dict[str, str]]] = {
-    "blocked": ("BlockedLayout", {"sizePerThread": "size_per_thread", "threadsPerWarp": "threads_per_warp",
-                                  "warpsPerCTA": "warps_per_cta", "order": "order"}),
+    "blocked": (
+        "BlockedLayout",
+        {
+            "sizePerThread": "size_per_thread",
+            "threadsPerWarp": "threads_per_warp",
+            "warpsPerCTA": "warps_per_cta",
+            "order": "order",
+        },
+    ),
     "slice": ("SliceLayout", {"dim": "dim", "parent": "parent"}),
     "nvidia_mma": ("NVMMADistributedLayout", {"warpsPerCTA": "warps_per_cta", "instrShape": "instr_shape"}),
     "dot_op": ("DotOperandLayout", {"opIdx": "operand_index", "parent": "parent", "kWidth": "k_width"}),
-    "amd_mfma": ("AMDMFMALayout", {"version": "version", "warpsPerCTA": "warps_per_cta", "instrShape": "instr_shape",
-                                   "isTransposed": "transposed", "tilesPerWarp": "tiles_per_warp",
-                                   "elementBitWidth": "element_bitwidth"}),
-    "linear": ("DistributedLinearLayout", {"register": "reg_bases", "lane": "lane_bases", "warp": "warp_bases",
-                                           "block": "block_bases"}),
-    "nvmma_shared": ("NVMMASharedLayout", {"swizzlingByteWidth": "swizzle_byte_width", "transposed": "transposed",
-                                           "elementBitWidth": "element_bitwidth", "fp4Padded": "fp4_padded"}),
-    "swizzled_shared": ("SwizzledSharedLayout", {"vec": "vec", "perPhase": "per_phase", "maxPhase": "max_phase",
-                                                 "order": "order"}),
+    "amd_mfma": (
+        "AMDMFMALayout",
+        {
+            "version": "version",
+            "warpsPerCTA": "warps_per_cta",
+            "instrShape": "instr_shape",
+            "isTransposed": "transposed",
+            "tilesPerWarp": "tiles_per_warp",
+            "elementBitWidth": "element_bitwidth",
+        },
+    ),
+    "linear": (
+        "DistributedLinearLayout",
+        {"register": "reg_bases", "lane": "lane_bases", "warp": "warp_bases", "block": "block_bases"},
+    ),
+    "nvmma_shared": (
+        "NVMMASharedLayout",
+        {
+            "swizzlingByteWidth": "swizzle_byte_width",
+            "transposed": "transposed",
+            "elementBitWidth": "element_bitwidth",
+            "fp4Padded": "fp4_padded",
+        },
+    ),
+    "swizzled_shared": (
+        "SwizzledSharedLayout",
+        {"vec": "vec", "perPhase": "per_phase", "maxPhase": "max_phase", "order": "order"},
+    ),
 }
 SHARED = {"nvmma_shared", "swizzled_shared"}
 TRIVIAL_CGA = ("CTAsPerCGA", "CTASplitNum", "CTAOrder")
@@ -79,8 +105,17 @@ def _parse_value(s: str, i: int) -> tuple[Any, int]:
     if m is None:
         raise ValueError(f"no value at {i}")
     tok = m.group(0)
-    val: Any = tok if tok.startswith("#") else True if tok == "true" else False if tok == "false" else \
-        int(tok) if re.fullmatch(r"-?\d+", tok) else tok
+    val: Any = (
+        tok
+        if tok.startswith("#")
+        else True
+        if tok == "true"
+        else False
+        if tok == "false"
+        else int(tok)
+        if re.fullmatch(r"-?\d+", tok)
+        else tok
+    )
     return val, m.end()
 
 
@@ -95,7 +130,7 @@ def _parse_dict(s: str, i: int) -> tuple[dict[str, Any], int]:
             return out, i + 1
         m = re.compile(r"(\w+)\s*=\s*").match(s, i)
         if not m:
-            raise ValueError(f"unexpected {s[i:i + 20]!r}")
+            raise ValueError(f"unexpected {s[i : i + 20]!r}")
         out[m.group(1)], i = _parse_value(s, m.end())
 
 
@@ -119,15 +154,16 @@ def find(ttgir: str) -> list[dict[str, Any]]:
             params, _ = _parse_dict(m.group(3), 0)
         except (ValueError, IndexError, AttributeError, RecursionError):
             params = None
-        out.append({"name": "#" + m.group(1), "kind": m.group(2), "text": f"{m.group(2)}<{m.group(3)}>",
-                    "params": params})
+        out.append(
+            {"name": "#" + m.group(1), "kind": m.group(2), "text": f"{m.group(2)}<{m.group(3)}>", "params": params}
+        )
     seen = set()
     for m in INLINE.finditer(ttgir):
         try:
             end = _balanced(ttgir, m.end())
-        except ValueError:   # an unbalanced (damaged) module: the rest of it is no layout
+        except ValueError:  # an unbalanced (damaged) module: the rest of it is no layout
             break
-        text = ttgir[m.start():end]
+        text = ttgir[m.start() : end]
         if text in seen:
             continue
         seen.add(text)
@@ -197,7 +233,7 @@ def tile(kind: str, params: dict[str, Any], defs: dict[str, dict[str, Any]]) -> 
         return [a * b * c for a, b, c in zip(params["sizePerThread"], params["threadsPerWarp"], params["warpsPerCTA"])]
     if kind in ("nvidia_mma", "amd_mfma"):
         w = params["warpsPerCTA"]
-        instr = params["instrShape"][:len(w)]
+        instr = params["instrShape"][: len(w)]
         tiles = params.get("tilesPerWarp") or [1] * len(w)
         return [a * b * t for a, b, t in zip(instr, w, tiles)]
     if kind == "linear":
@@ -210,9 +246,12 @@ def tile(kind: str, params: dict[str, Any], defs: dict[str, dict[str, Any]]) -> 
     if kind == "swizzled_shared":
         rows, cols = params["perPhase"] * params["maxPhase"], params["vec"] * params["maxPhase"]
         return [rows, cols] if params["order"][0] == 1 else [cols, rows]
-    parent: Any = params.get("parent")   # an alias (str) or the layout itself, as JSON gives it
-    pkind, pparams = (defs[parent]["kind"], defs[parent]["params"]) if isinstance(parent, str) else \
-        (parent["kind"], parent["params"])
+    parent: Any = params.get("parent")  # an alias (str) or the layout itself, as JSON gives it
+    pkind, pparams = (
+        (defs[parent]["kind"], defs[parent]["params"])
+        if isinstance(parent, str)
+        else (parent["kind"], parent["params"])
+    )
     ptile = tile(pkind, pparams, defs)
     if kind == "slice":
         return [n for d, n in enumerate(ptile) if d != params["dim"]]
@@ -258,9 +297,17 @@ def distributed_cells(shape: list[int], reg: list, lane: list, warp: list) -> di
                 copies[idx] += 1
                 held.add(idx)
         per_warp.append(len(held))
-    return {"warp": owner_w, "lane": owner_l, "reg": owner_r, "copies": copies, "per_warp": per_warp,
-            "max_copies": max(copies, default=0),
-            "warps": 1 << len(warp), "lanes": 1 << len(lane), "regs": 1 << len(reg)}
+    return {
+        "warp": owner_w,
+        "lane": owner_l,
+        "reg": owner_r,
+        "copies": copies,
+        "per_warp": per_warp,
+        "max_copies": max(copies, default=0),
+        "warps": 1 << len(warp),
+        "lanes": 1 << len(lane),
+        "regs": 1 << len(reg),
+    }
 
 
 def shared_cells(shape: list[int], offset: list[list[int]], chunk: int) -> dict[str, Any]:
@@ -277,8 +324,12 @@ def shared_cells(shape: list[int], offset: list[list[int]], chunk: int) -> dict[
         if 0 <= idx < n and offs[idx] < 0:
             offs[idx] = o
     cols = max(1, row_len // chunk)
-    return {"offset": offs, "column": [(o % row_len) // chunk % cols if o >= 0 else -1 for o in offs],
-            "chunk": chunk, "columns": cols}
+    return {
+        "offset": offs,
+        "column": [(o % row_len) // chunk % cols if o >= 0 else -1 for o in offs],
+        "chunk": chunk,
+        "columns": cols,
+    }
 
 
 def _run_child(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -286,12 +337,19 @@ def _run_child(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     deadline = time.monotonic() + TIMEOUT_S
     while len(results) < len(items):
-        rest = items[len(results):]
+        rest = items[len(results) :]
         try:
-            p = subprocess.run([sys.executable, "-m", "irscope.report.convert"], input=json.dumps(rest),
-                               capture_output=True, text=True, timeout=max(1.0, deadline - time.monotonic()))
+            p = subprocess.run(
+                [sys.executable, "-m", "irscope.report.convert"],
+                input=json.dumps(rest),
+                capture_output=True,
+                text=True,
+                timeout=max(1.0, deadline - time.monotonic()),
+            )
         except subprocess.TimeoutExpired:
-            results += [{"ok": False, "reason": f"too large or too slow (Triton's conversion took over {TIMEOUT_S:.0f} s)"}] * len(rest)
+            results += [
+                {"ok": False, "reason": f"too large or too slow (Triton's conversion took over {TIMEOUT_S:.0f} s)"}
+            ] * len(rest)
             break
         got = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
         results += got
@@ -328,8 +386,10 @@ def pictures(ttgir: str) -> list[dict[str, Any]]:
         for s in shape:
             cells *= s
         if len(shape) > 2 or cells > MAX_CELLS:
-            lay["reason"] = (f"too large (its {'x'.join(map(str, shape))} tile, rank {len(shape)}: tiles of rank 1 "
-                             f"or 2 up to {MAX_CELLS} elements are drawn)")
+            lay["reason"] = (
+                f"too large (its {'x'.join(map(str, shape))} tile, rank {len(shape)}: tiles of rank 1 "
+                f"or 2 up to {MAX_CELLS} elements are drawn)"
+            )
             continue
         todo.append((lay, {"layout": spec, "shape": shape}))
     for (lay, _), res in zip(todo, _run_child([item for _, item in todo])):

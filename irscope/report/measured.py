@@ -58,21 +58,31 @@ def model(doc: Profile, kernel_file: str, first: int, source_lines: int, kernel:
     rows = {}
     for src, r in per.items():
         s, top = share(r["samples"], total), top_stalls(r["stalls"])
-        tip = (f"{_pct(s)} of warp-stall samples ({_count(r['samples'])})"
-               + ("; top stalls: " + ", ".join(f"{stall_word(k)} {_pct(v)}" for k, v in top) if top else "")
-               + (f"; {_count(r['executed'])} warp instructions executed" if r["executed"] else "")
-               + (f"; {_count(r['bytes'])}B moved" if r["bytes"] else ""))
-        rows[src] = {"share": s, "samples": r["samples"], "top": [[stall_word(k), v] for k, v in top],
-                     "top_reason": stall_word(top[0][0]) if top else "", "executed": r["executed"],
-                     "bytes": r["bytes"], "tip": tip}
+        tip = (
+            f"{_pct(s)} of warp-stall samples ({_count(r['samples'])})"
+            + ("; top stalls: " + ", ".join(f"{stall_word(k)} {_pct(v)}" for k, v in top) if top else "")
+            + (f"; {_count(r['executed'])} warp instructions executed" if r["executed"] else "")
+            + (f"; {_count(r['bytes'])}B moved" if r["bytes"] else "")
+        )
+        rows[src] = {
+            "share": s,
+            "samples": r["samples"],
+            "top": [[stall_word(k), v] for k, v in top],
+            "top_reason": stall_word(top[0][0]) if top else "",
+            "executed": r["executed"],
+            "bytes": r["bytes"],
+            "tip": tip,
+        }
     hot = sorted((k for k in rows if rows[k]["samples"] > 0), key=lambda k: (-rows[k]["share"], k))[:HOT]
     device = doc.get("device") or ""
     return {
-        "tool": doc["tool"], "device": device,
+        "tool": doc["tool"],
+        "device": device,
         "by": f"measured by {doc['tool']}" + (f" on {device}" if device else ""),
         "command": doc.get("command") or "",
         "other_kernel": doc["kernel"] if kernel and doc["kernel"] != kernel else "",
-        "rows": rows, "max_share": max((r["share"] for r in rows.values()), default=0.0),
+        "rows": rows,
+        "max_share": max((r["share"] for r in rows.values()), default=0.0),
         "hot": [{"src": k, "share_text": _pct(rows[k]["share"]), **rows[k]} for k in hot],
         "elsewhere": _pct(share(elsewhere, total)) if elsewhere else "",
         "reasons": [[stall_word(k), _pct(v)] for k, v in top_stalls(doc["totals"].get("stalls"), 5)],
@@ -84,18 +94,35 @@ def cards(t: ProfileTotals) -> list[dict[str, Any]]:
     """The measured totals as the Figures tab's cards (label, value, detail, a 0..1 fill or None)."""
     out: list[dict[str, Any]] = []
     if t.get("duration_ns") is not None:
-        out.append({"label": "duration", "value": f"{finite(t['duration_ns']) / 1000:.1f} us",
-                    "detail": "measured, one launch", "fill": None})
-    out.append({"label": "stall samples", "value": _count(finite(t["samples"])), "detail": "warp-stall samples",
-                "fill": None})
+        out.append(
+            {
+                "label": "duration",
+                "value": f"{finite(t['duration_ns']) / 1000:.1f} us",
+                "detail": "measured, one launch",
+                "fill": None,
+            }
+        )
+    out.append(
+        {"label": "stall samples", "value": _count(finite(t["samples"])), "detail": "warp-stall samples", "fill": None}
+    )
     if t.get("dram_gbps") is not None:
         peak = t.get("dram_peak_share")
-        out.append({"label": "DRAM bandwidth", "value": f"{finite(t['dram_gbps']):.0f} GB/s",
-                    "detail": f"{_pct(share(peak, 1))} of the chip's peak" if peak is not None else "achieved",
-                    "fill": share(peak, 1) if peak is not None else None})
+        out.append(
+            {
+                "label": "DRAM bandwidth",
+                "value": f"{finite(t['dram_gbps']):.0f} GB/s",
+                "detail": f"{_pct(share(peak, 1))} of the chip's peak" if peak is not None else "achieved",
+                "fill": share(peak, 1) if peak is not None else None,
+            }
+        )
     if t.get("tensor_tflops") is not None:
         peak = t.get("tensor_peak_share")
-        out.append({"label": "tensor throughput", "value": f"{finite(t['tensor_tflops']):.0f} TFLOP/s",
-                    "detail": f"{_pct(share(peak, 1))} of the chip's peak" if peak is not None else "achieved",
-                    "fill": share(peak, 1) if peak is not None else None})
+        out.append(
+            {
+                "label": "tensor throughput",
+                "value": f"{finite(t['tensor_tflops']):.0f} TFLOP/s",
+                "detail": f"{_pct(share(peak, 1))} of the chip's peak" if peak is not None else "achieved",
+                "fill": share(peak, 1) if peak is not None else None,
+            }
+        )
     return [{"bad": False, **c} for c in out]

@@ -24,10 +24,10 @@ from irscope.records import Manifest, SourceMap, Stats
 from irscope.report import layouts, measured
 
 LANGS = stages.column("page")
-MAX_STAGE_BYTES = 8 << 20      # a stage bigger than this is cut (the page says so)
-MAX_DIFF_LINES = 1500          # per pass
-MAX_LINE_CHARS = 300           # a longer diff line is cut (LLVM-dialect lines run to thousands)
-DIFF_BUDGET = 2 << 20          # characters of pass diffs in one dump's page; later passes say they were left out
+MAX_STAGE_BYTES = 8 << 20  # a stage bigger than this is cut (the page says so)
+MAX_DIFF_LINES = 1500  # per pass
+MAX_LINE_CHARS = 300  # a longer diff line is cut (LLVM-dialect lines run to thousands)
+DIFF_BUDGET = 2 << 20  # characters of pass diffs in one dump's page; later passes say they were left out
 SHOWN_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
 
 
@@ -43,9 +43,13 @@ def find_dumps(paths: list[Path]) -> list[Path]:
         if (p / MANIFEST).is_file():
             out.append(p)
             continue
-        found = sorted(Path(root) for root, dirs, files in os.walk(p)
-                       if MANIFEST in files and not Path(root).name.startswith(artifacts.TMP_PREFIX)
-                       and "captures" not in Path(root).parts)
+        found = sorted(
+            Path(root)
+            for root, dirs, files in os.walk(p)
+            if MANIFEST in files
+            and not Path(root).name.startswith(artifacts.TMP_PREFIX)
+            and "captures" not in Path(root).parts
+        )
         if not found:
             raise BadInput(f"{p}: not an irscope dump folder (no {MANIFEST} in it or below it)")
         out += found
@@ -58,14 +62,19 @@ def dump_model(folder: Path, index: int = 0, with_layouts: bool = True) -> dict[
     texts = _stage_texts(folder, m)
     source = texts.get("source", {}).get("text", "")
     smap, why = _load_map(folder, m)
-    prof = measured.read(folder)     # a damaged profile.json is BadInput, as a damaged manifest is
+    prof = measured.read(folder)  # a damaged profile.json is BadInput, as a damaged manifest is
     kernel_file = smap["kernel_file"] if smap else str(m.get("file") or "")
-    first = first_line(source, smap) if smap else \
-        first_line(source, {"kernel_file": kernel_file, "lines": prof["lines"]}) if prof else 1
+    first = (
+        first_line(source, smap)
+        if smap
+        else first_line(source, {"kernel_file": kernel_file, "lines": prof["lines"]})
+        if prof
+        else 1
+    )
     return {
         "id": f"d{index}",
-        "title": f"{m['kernel']} · {m['target']}" + (f" · {m['options'].get('num_warps')}w"
-                                                     if m.get("options", {}).get("num_warps") else ""),
+        "title": f"{m['kernel']} · {m['target']}"
+        + (f" · {m['options'].get('num_warps')}w" if m.get("options", {}).get("num_warps") else ""),
         "folder": str(folder),
         "kernel": m["kernel"],
         "target": m["target"],
@@ -96,11 +105,15 @@ def _stage_texts(folder: Path, m: Manifest) -> dict[str, dict[str, Any]]:
         cut = len(raw) > MAX_STAGE_BYTES
         if cut:
             raw_cut = raw[:MAX_STAGE_BYTES]
-            text = artifacts.decode(raw_cut[:raw_cut.rfind(b"\n") + 1], folder, fname, f"manifest.json stages.{name}")
+            text = artifacts.decode(raw_cut[: raw_cut.rfind(b"\n") + 1], folder, fname, f"manifest.json stages.{name}")
         else:
             text = artifacts.decode(raw, folder, fname, f"manifest.json stages.{name}")
-        out[name] = {"text": text, "lines": text.count("\n") + (not text.endswith("\n") and bool(text)),
-                     "cut": cut, "bytes": len(raw)}
+        out[name] = {
+            "text": text,
+            "lines": text.count("\n") + (not text.endswith("\n") and bool(text)),
+            "cut": cut,
+            "bytes": len(raw),
+        }
     return out
 
 
@@ -112,7 +125,7 @@ def _load_map(folder: Path, m: Manifest) -> tuple[SourceMap | None, str]:
         return None, str(e)
 
 
-def first_line(source: str, smap: Mapping[str, Any]) -> int:   # a SourceMap, or a profile's lines
+def first_line(source: str, smap: Mapping[str, Any]) -> int:  # a SourceMap, or a profile's lines
     """The kernel file's line number of the dump's source stage line 1 (the stage holds the kernel only):
     the offset most of the map's line texts agree on."""
     lines = [s.strip() for s in source.splitlines()]
@@ -141,19 +154,29 @@ def links(smap: SourceMap, first: int, source_lines: int) -> dict[str, Any]:
             elsewhere += 1
             continue
         figs = sourcemap.figures(e, machine)
-        rows[src] = {"at": {s: f["at"] for s, f in e["stages"].items()},
-                     "n": figs["instructions"], "spills": figs["spills"],
-                     "classes": {c: figs[c] for c in CLASSES if figs[c]},
-                     "layouts": figs["layouts"], "convert_layouts": figs["convert_layouts"]}
+        rows[src] = {
+            "at": {s: f["at"] for s, f in e["stages"].items()},
+            "n": figs["instructions"],
+            "spills": figs["spills"],
+            "classes": {c: figs[c] for c in CLASSES if figs[c]},
+            "layouts": figs["layouts"],
+            "convert_layouts": figs["convert_layouts"],
+        }
         for s, f in e["stages"].items():
             for ln in f["at"]:
                 reverse.setdefault(s, {}).setdefault(ln, []).append(src)
     hot = sorted(rows, key=lambda k: (-rows[k]["n"], k))[:15]
-    return {"available": True, "machine": machine, "rows": rows, "reverse": reverse,
-            "hot": [{"src": k, **rows[k]} for k in hot if rows[k]["n"]],
-            "max_n": max((r["n"] for r in rows.values()), default=0), "elsewhere": elsewhere,
-            "no_line": {s: f["n"] for s, f in (smap.get("no_line") or {}).items()},
-            "stages": smap.get("stages") or {}}
+    return {
+        "available": True,
+        "machine": machine,
+        "rows": rows,
+        "reverse": reverse,
+        "hot": [{"src": k, **rows[k]} for k in hot if rows[k]["n"]],
+        "max_n": max((r["n"] for r in rows.values()), default=0),
+        "elsewhere": elsewhere,
+        "no_line": {s: f["n"] for s, f in (smap.get("no_line") or {}).items()},
+        "stages": smap.get("stages") or {},
+    }
 
 
 def resources(m: Manifest) -> list[dict[str, Any]]:
@@ -162,24 +185,61 @@ def resources(m: Manifest) -> list[dict[str, Any]]:
     occ = s.get("occupancy") or {}
     cards = []
     if m["target"].startswith("cuda"):
-        cards.append({"label": "registers", "value": s.get("registers", "?"), "detail": "per thread (ptxas)",
-                      "fill": (s["registers"] / 255) if isinstance(s.get("registers"), int) else None})
-        cards.append({"label": "spills", "value": f"{s.get('spills', 0)} B",
-                      "detail": f"{s.get('spill_store_bytes', 0)} B stored, {s.get('spill_load_bytes', 0)} B loaded",
-                      "bad": bool(s.get("spills"))})
+        cards.append(
+            {
+                "label": "registers",
+                "value": s.get("registers", "?"),
+                "detail": "per thread (ptxas)",
+                "fill": (s["registers"] / 255) if isinstance(s.get("registers"), int) else None,
+            }
+        )
+        cards.append(
+            {
+                "label": "spills",
+                "value": f"{s.get('spills', 0)} B",
+                "detail": f"{s.get('spill_store_bytes', 0)} B stored, {s.get('spill_load_bytes', 0)} B loaded",
+                "bad": bool(s.get("spills")),
+            }
+        )
     else:
-        cards.append({"label": "VGPRs", "value": s.get("vgpr_count", "?"),
-                      "detail": f"{s.get('arch_vgprs', '?')} arch + {s.get('acc_vgprs', 0)} acc; "
-                                f"{s.get('sgpr_count', '?')} SGPRs", "fill": None})
-        cards.append({"label": "spills", "value": s.get("spills", 0), "detail": "VGPR + SGPR spill count",
-                      "bad": bool(s.get("spills"))})
-    cards.append({"label": "shared memory", "value": _bytes(s.get("shared_bytes", 0)),
-                  "detail": f"{s.get('shared_bytes', 0)} B per block"})
+        cards.append(
+            {
+                "label": "VGPRs",
+                "value": s.get("vgpr_count", "?"),
+                "detail": f"{s.get('arch_vgprs', '?')} arch + {s.get('acc_vgprs', 0)} acc; "
+                f"{s.get('sgpr_count', '?')} SGPRs",
+                "fill": None,
+            }
+        )
+        cards.append(
+            {
+                "label": "spills",
+                "value": s.get("spills", 0),
+                "detail": "VGPR + SGPR spill count",
+                "bad": bool(s.get("spills")),
+            }
+        )
+    cards.append(
+        {
+            "label": "shared memory",
+            "value": _bytes(s.get("shared_bytes", 0)),
+            "detail": f"{s.get('shared_bytes', 0)} B per block",
+        }
+    )
     if occ:
-        detail = (f"{occ['blocks_per_sm']} blocks, {occ['warps_per_sm']} warps per SM" if "blocks_per_sm" in occ
-                  else f"{occ.get('waves_per_simd')} waves per SIMD")
-        cards.append({"label": "occupancy", "value": f"{occ['occupancy'] * 100:.0f}%",
-                      "detail": f"{detail}; limited by {occ['limited_by']}", "fill": occ["occupancy"]})
+        detail = (
+            f"{occ['blocks_per_sm']} blocks, {occ['warps_per_sm']} warps per SM"
+            if "blocks_per_sm" in occ
+            else f"{occ.get('waves_per_simd')} waves per SIMD"
+        )
+        cards.append(
+            {
+                "label": "occupancy",
+                "value": f"{occ['occupancy'] * 100:.0f}%",
+                "detail": f"{detail}; limited by {occ['limited_by']}",
+                "fill": occ["occupancy"],
+            }
+        )
     cards.append({"label": "warps", "value": s.get("num_warps", "?"), "detail": "per block"})
     return [{"fill": None, "bad": False, **c} for c in cards]
 
@@ -192,22 +252,38 @@ def charts(s: Stats) -> list[dict[str, Any]]:
     """Instruction mix per stage, as bar charts: [{"title", "bars": [[label, count]]}] (empty bars dropped)."""
     out: list[dict[str, Any]] = []
     if sass := s.get("sass"):
-        out.append({"title": f"SASS: {sass['instructions']} instructions by class",
-                    "bars": [[k, v] for k, v in sass["classes"].items()]})
+        out.append(
+            {
+                "title": f"SASS: {sass['instructions']} instructions by class",
+                "bars": [[k, v] for k, v in sass["classes"].items()],
+            }
+        )
         out.append({"title": "SASS: top opcodes", "bars": [[k, v] for k, v in sass["top"].items()]})
     if ptx := s.get("ptx"):
         ops = [[k, v] for k, v in ptx.items() if isinstance(v, int)]
-        widths = [[f"{kind} {bits}b", n] for kind in ("global_load", "global_store", "shared_load", "shared_store")
-                  if isinstance(table := ptx.get(kind), dict) for bits, n in table.items()]
+        widths = [
+            [f"{kind} {bits}b", n]
+            for kind in ("global_load", "global_store", "shared_load", "shared_store")
+            if isinstance(table := ptx.get(kind), dict)
+            for bits, n in table.items()
+        ]
         out.append({"title": "PTX: key operations", "bars": ops})
         out.append({"title": "PTX: memory ops by width (bits per thread)", "bars": widths})
     if a := s.get("amdgcn"):
-        out.append({"title": f"AMDGCN: {a['instructions']} instructions",
-                    "bars": [[k, a[k]] for k in ("mfma", "wmma", "lds_load", "lds_store", "async_copy_to_lds",
-                                                 "barrier", "scratch_ops")]})
+        out.append(
+            {
+                "title": f"AMDGCN: {a['instructions']} instructions",
+                "bars": [
+                    [k, a[k]]
+                    for k in ("mfma", "wmma", "lds_load", "lds_store", "async_copy_to_lds", "barrier", "scratch_ops")
+                ],
+            }
+        )
         out.append({"title": "AMDGCN: top opcodes", "bars": [[k, v] for k, v in a["top"].items()]})
     if t := s.get("ttgir"):
-        out.append({"title": "TTGIR ops", "bars": [[k, v] for k, v in t.items() if isinstance(v, int) and k != "num_warps"]})
+        out.append(
+            {"title": "TTGIR ops", "bars": [[k, v] for k, v in t.items() if isinstance(v, int) and k != "num_warps"]}
+        )
     for c in out:
         c["bars"] = [b for b in c["bars"] if b[1]]
         c["max"] = max((b[1] for b in c["bars"]), default=0)
@@ -222,14 +298,26 @@ def pass_diffs(folder: Path, m: Manifest) -> list[dict[str, Any]]:
     before = first
     budget = DIFF_BUDGET
     for rec, after in zip(records, afters):
-        item: dict[str, Any] = {"index": rec.index, "stage": rec.stage, "name": rec.name, "arg": rec.arg,
-                "added": rec.added, "removed": rec.removed, "diff": None, "cut": False, "left_out": False}
+        item: dict[str, Any] = {
+            "index": rec.index,
+            "stage": rec.stage,
+            "name": rec.name,
+            "arg": rec.arg,
+            "added": rec.added,
+            "removed": rec.removed,
+            "diff": None,
+            "cut": False,
+            "left_out": False,
+        }
         if after is not None and rec.changed and before is not None:
             if budget <= 0:
                 item["left_out"] = True
             else:
-                diff = list(difflib.unified_diff(passes_mod.normalized_lines(before),
-                                                 passes_mod.normalized_lines(after), lineterm="", n=3))[2:]
+                diff = list(
+                    difflib.unified_diff(
+                        passes_mod.normalized_lines(before), passes_mod.normalized_lines(after), lineterm="", n=3
+                    )
+                )[2:]
                 item["cut"] = len(diff) > MAX_DIFF_LINES or any(len(x) > MAX_LINE_CHARS for x in diff)
                 item["diff"] = [x[:MAX_LINE_CHARS] for x in diff[:MAX_DIFF_LINES]]
                 budget -= sum(len(x) for x in item["diff"])
@@ -257,8 +345,13 @@ def report_model(folders: list[Path], with_layouts: bool = True) -> dict[str, An
                 raise
             skipped.append(str(e))
     if not models:
-        raise BadInput(f"no dump could be read: {skipped[0]}" + (f" (and {len(skipped) - 1} more)"
-                                                                 if len(skipped) > 1 else ""))
+        raise BadInput(
+            f"no dump could be read: {skipped[0]}" + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")
+        )
     kernels = list(dict.fromkeys(m["kernel"] for m in models))
-    return {"kind": "dumps", "title": "irscope report: " + ", ".join(kernels[:3]) + (" ..." if len(kernels) > 3 else ""),
-            "dumps": models, "skipped": skipped}
+    return {
+        "kind": "dumps",
+        "title": "irscope report: " + ", ".join(kernels[:3]) + (" ..." if len(kernels) > 3 else ""),
+        "dumps": models,
+        "skipped": skipped,
+    }

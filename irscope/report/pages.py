@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from irscope.sweep.configs import Config
     from irscope.sweep.timed import SweepTiming
 
-MAX_ROWS = 4000   # side-by-side rows per stage
+MAX_ROWS = 4000  # side-by-side rows per stage
 
 
 def _jsonable(v: Any) -> Any:
@@ -34,8 +34,13 @@ def _jsonable(v: Any) -> Any:
 
 def _side(s: Side) -> dict[str, Any]:
     m = s.manifest
-    return {"label": s.label, "folder": str(s.folder), "kernel": m.get("kernel"), "target": m.get("target"),
-            "triton": m.get("triton_version")}
+    return {
+        "label": s.label,
+        "folder": str(s.folder),
+        "kernel": m.get("kernel"),
+        "target": m.get("target"),
+        "triton": m.get("triton_version"),
+    }
 
 
 def _direction(a: Any, b: Any) -> str:
@@ -53,11 +58,17 @@ def side_by_side(sd: StageDiff) -> tuple[list[list[Any]], bool]:
         if g:
             rows.append(["sep"])
         for tag, i1, i2, j1, j2 in group:
-            pairs = zip(range(i1, i2), range(j1, j2)) if tag == "equal" else \
-                zip_longest(range(i1, i2), range(j1, j2))
+            pairs = zip(range(i1, i2), range(j1, j2)) if tag == "equal" else zip_longest(range(i1, i2), range(j1, j2))
             for i, j in pairs:
-                rows.append([tag, oa[i] if i is not None else None, la[i] if i is not None else "",
-                             ob[j] if j is not None else None, lb[j] if j is not None else ""])
+                rows.append(
+                    [
+                        tag,
+                        oa[i] if i is not None else None,
+                        la[i] if i is not None else "",
+                        ob[j] if j is not None else None,
+                        lb[j] if j is not None else "",
+                    ]
+                )
         if len(rows) > MAX_ROWS:
             return rows[:MAX_ROWS], True
     return rows, False
@@ -95,22 +106,38 @@ def diff_model(result: DiffResult) -> dict[str, Any]:
     stages = []
     for sd in result.stages:
         rows, cut = side_by_side(sd) if not sd.equal else ([], False)
-        stages.append({"stage": sd.stage, "status": sd.status, "added": sd.added, "removed": sd.removed,
-                       "rows": rows, "cut": cut})
+        stages.append(
+            {"stage": sd.stage, "status": sd.status, "added": sd.added, "removed": sd.removed, "rows": rows, "cut": cut}
+        )
     passes = None
     if result.passes is not None:
         p = result.passes
         dv = p.divergence
-        passes = {"a_count": p.a_count, "b_count": p.b_count,
-                  "divergence": ("the IR is the same after every pass" if dv.where == "none" else
-                                 "the frontend's IR already differs" if dv.where == "frontend" else
-                                 f"first differs after {dv.name} ({dv.stage}; pass {dv.a_index} on a, {dv.b_index} on b)"),
-                  "deltas": [[d.stage, d.name, f"+{d.a.added} -{d.a.removed}" if d.a else "did not run",
-                              f"+{d.b.added} -{d.b.removed}" if d.b else "did not run"] for d in p.deltas]}
+        passes = {
+            "a_count": p.a_count,
+            "b_count": p.b_count,
+            "divergence": (
+                "the IR is the same after every pass"
+                if dv.where == "none"
+                else "the frontend's IR already differs"
+                if dv.where == "frontend"
+                else f"first differs after {dv.name} ({dv.stage}; pass {dv.a_index} on a, {dv.b_index} on b)"
+            ),
+            "deltas": [
+                [
+                    d.stage,
+                    d.name,
+                    f"+{d.a.added} -{d.a.removed}" if d.a else "did not run",
+                    f"+{d.b.added} -{d.b.removed}" if d.b else "did not run",
+                ]
+                for d in p.deltas
+            ],
+        }
     return {
         "kind": "diff",
         "title": f"irscope diff: {result.a.label} vs {result.b.label}",
-        "a": _side(result.a), "b": _side(result.b),
+        "a": _side(result.a),
+        "b": _side(result.b),
         "equal": result.equal,
         "normalized": result.normalized,
         "sources_differ": result.sources_differ,
@@ -132,15 +159,25 @@ def sweep_model(configs: list[Config], timing: SweepTiming | None = None, title:
     rows = []
     for c in configs:
         r = row(c)
-        cells: list[Any] = [c.index, c.label, *(_jsonable(c.values.get(k)) for k in axes),
-                            c.status if c.usable else f"{c.status}: {c.reason}",
-                            *(_jsonable(r[k]) for k in COLUMNS), rank.get(c.label)]
+        cells: list[Any] = [
+            c.index,
+            c.label,
+            *(_jsonable(c.values.get(k)) for k in axes),
+            c.status if c.usable else f"{c.status}: {c.reason}",
+            *(_jsonable(r[k]) for k in COLUMNS),
+            rank.get(c.label),
+        ]
         if timing:
             t = timed_rows.get(c.label)
             med = t.median_ms * 1e3 if t and t.median_ms is not None else None
-            cells += [None if med is None else round(med, 2),
-                      "winner" if c.label == winner else
-                      None if not t or t.vs_winner is None else f"{(t.vs_winner - 1) * 100:+.2f}%"]
+            cells += [
+                None if med is None else round(med, 2),
+                "winner"
+                if c.label == winner
+                else None
+                if not t or t.vs_winner is None
+                else f"{(t.vs_winner - 1) * 100:+.2f}%",
+            ]
         rows.append({"cells": cells, "ok": c.usable, "winner": c.label == winner, "spills": c.spills})
     y_name = "median (us)" if timing else f"static rank (1 = best: {STATIC_DEFAULT})"
     charts = []
@@ -151,9 +188,23 @@ def sweep_model(configs: list[Config], timing: SweepTiming | None = None, title:
             t = timed_rows.get(c.label) if timing else None
             y = (t.median_ms * 1e3 if t and t.median_ms is not None else None) if timing else rank.get(c.label)
             if y is not None:
-                points.append({"x": values.index(_jsonable(c.values.get(k))), "y": y, "label": c.label,
-                               "winner": c.label == winner})
-        charts.append({"axis": k, "values": [str(v) for v in values], "points": points, "y": y_name,
-                       "lower_better": True})
-    return {"kind": "sweep", "title": title or "irscope sweep", "columns": columns, "rows": rows, "charts": charts,
-            "timed": timing is not None, "notes": list(timing.notes) if timing else []}
+                points.append(
+                    {
+                        "x": values.index(_jsonable(c.values.get(k))),
+                        "y": y,
+                        "label": c.label,
+                        "winner": c.label == winner,
+                    }
+                )
+        charts.append(
+            {"axis": k, "values": [str(v) for v in values], "points": points, "y": y_name, "lower_better": True}
+        )
+    return {
+        "kind": "sweep",
+        "title": title or "irscope sweep",
+        "columns": columns,
+        "rows": rows,
+        "charts": charts,
+        "timed": timing is not None,
+        "notes": list(timing.notes) if timing else [],
+    }

@@ -22,11 +22,18 @@ from irscope import adapter
 from irscope.adapter import runtime as triton_runtime
 from irscope.standin.interpret import benchmarking
 
-BENCH_MS = 1.0   # what do_bench says on the stand-in: not a measurement
+BENCH_MS = 1.0  # what do_bench says on the stand-in: not a measurement
 
 
-def do_bench(fn: Callable, warmup: Any = 25, rep: Any = 100, grad_to_none: Any = None, quantiles: Any = None,
-             return_mode: str = "mean", **kwargs) -> Any:
+def do_bench(
+    fn: Callable,
+    warmup: Any = 25,
+    rep: Any = 100,
+    grad_to_none: Any = None,
+    quantiles: Any = None,
+    return_mode: str = "mean",
+    **kwargs,
+) -> Any:
     """triton.testing.do_bench on the stand-in: one call, a placeholder time (not a measurement)."""
     with benchmarking():
         fn()
@@ -37,8 +44,9 @@ def do_bench(fn: Callable, warmup: Any = 25, rep: Any = 100, grad_to_none: Any =
     return BENCH_MS
 
 
-def do_bench_cudagraph(fn: Callable, rep: Any = 20, grad_to_none: Any = None, quantiles: Any = None,
-                       return_mode: str = "mean", **kwargs) -> Any:
+def do_bench_cudagraph(
+    fn: Callable, rep: Any = 20, grad_to_none: Any = None, quantiles: Any = None, return_mode: str = "mean", **kwargs
+) -> Any:
     """triton.testing.do_bench_cudagraph on the stand-in: as do_bench (no graph to build)."""
     return do_bench(fn, grad_to_none=grad_to_none, quantiles=quantiles, return_mode=return_mode)
 
@@ -119,7 +127,11 @@ def benchmarks_once(torch: Any) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         stack.enter_context(triton_runtime.patched(tt, "do_bench", do_bench))
         stack.enter_context(triton_runtime.patched(tt, "do_bench_cudagraph", do_bench_cudagraph))
-        for name, value in (("CUDAGraph", CUDAGraph), ("graph", graph), ("graph_pool_handle", graph_pool_handle),
-                            ("is_current_stream_capturing", is_current_stream_capturing)):
+        for name, value in (
+            ("CUDAGraph", CUDAGraph),
+            ("graph", graph),
+            ("graph_pool_handle", graph_pool_handle),
+            ("is_current_stream_capturing", is_current_stream_capturing),
+        ):
             stack.enter_context(triton_runtime.patched(torch.cuda, name, value))
         yield

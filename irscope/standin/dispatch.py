@@ -49,14 +49,16 @@ def cuda_registrations_on_cpu(torch: Any) -> Iterator[None]:
             if "cuda" in types and "cpu" not in types:
                 types.append("cpu")
             return original(op, types if device_types is not None else device_types, *args, **kwargs)
+
         return register
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(triton_runtime.patched(lib_cls, "impl", impl))
         for name in ("register_kernel",):
             if hasattr(torch.library, name):
-                stack.enter_context(triton_runtime.patched(torch.library, name,
-                                                           device_types_too(getattr(torch.library, name))))
+                stack.enter_context(
+                    triton_runtime.patched(torch.library, name, device_types_too(getattr(torch.library, name)))
+                )
         try:
             yield
         finally:

@@ -177,20 +177,29 @@ class FakeDeviceInterface:
         hw = self.target.hardware
         major, minor = capability(self.target)
         hip = self.target.backend == "hip"
-        return SimpleNamespace(name=hw.name, major=major, minor=minor,
-                               multi_processor_count=hw.sms,
-                               total_memory=hw.memory_gib * 2**30, warp_size=self.target.warp_size,
-                               max_threads_per_multi_processor=2048 if not hip else hw.max_warps_per_sm * hw.simds_per_cu * 64,
-                               max_threads_per_block=1024,
-                               regs_per_multiprocessor=hw.regs_per_sm if not hip else hw.regs_per_sm * 64 * hw.simds_per_cu,
-                               regs_per_block=hw.regs_per_sm if not hip else hw.regs_per_sm * 64 * hw.simds_per_cu,
-                               shared_memory_per_block=min(hw.max_shared_per_block, 49152),
-                               shared_memory_per_multiprocessor=hw.shared_per_sm,
-                               shared_memory_per_block_optin=hw.max_shared_per_block,
-                               L2_cache_size=hw.l2_mib * 2**20, clock_rate=hw.sm_clock_mhz * 1000,
-                               memory_clock_rate=hw.mem_clock_mhz * 1000, memory_bus_width=hw.mem_bus_bits,
-                               is_integrated=0, is_multi_gpu_board=0, uuid="1a2b3c4d-0000-4000-8000-000000000000",
-                               gcnArchName=f"{self.target.arch}:sramecc+:xnack-" if hip else "")
+        return SimpleNamespace(
+            name=hw.name,
+            major=major,
+            minor=minor,
+            multi_processor_count=hw.sms,
+            total_memory=hw.memory_gib * 2**30,
+            warp_size=self.target.warp_size,
+            max_threads_per_multi_processor=2048 if not hip else hw.max_warps_per_sm * hw.simds_per_cu * 64,
+            max_threads_per_block=1024,
+            regs_per_multiprocessor=hw.regs_per_sm if not hip else hw.regs_per_sm * 64 * hw.simds_per_cu,
+            regs_per_block=hw.regs_per_sm if not hip else hw.regs_per_sm * 64 * hw.simds_per_cu,
+            shared_memory_per_block=min(hw.max_shared_per_block, 49152),
+            shared_memory_per_multiprocessor=hw.shared_per_sm,
+            shared_memory_per_block_optin=hw.max_shared_per_block,
+            L2_cache_size=hw.l2_mib * 2**20,
+            clock_rate=hw.sm_clock_mhz * 1000,
+            memory_clock_rate=hw.mem_clock_mhz * 1000,
+            memory_bus_width=hw.mem_bus_bits,
+            is_integrated=0,
+            is_multi_gpu_board=0,
+            uuid="1a2b3c4d-0000-4000-8000-000000000000",
+            gcnArchName=f"{self.target.arch}:sramecc+:xnack-" if hip else "",
+        )
 
     def empty_cache(self) -> None:
         pass
@@ -238,9 +247,22 @@ class FakeDeviceInterface:
 def _cpp_type(ty: str) -> str:
     if ty.startswith("*"):
         return "void*"
-    return {"i1": "bool", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t", "u1": "bool",
-            "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t", "fp16": "double",
-            "bf16": "double", "fp32": "double", "fp64": "double"}.get(ty, "void*")
+    return {
+        "i1": "bool",
+        "i8": "int8_t",
+        "i16": "int16_t",
+        "i32": "int32_t",
+        "i64": "int64_t",
+        "u1": "bool",
+        "u8": "uint8_t",
+        "u16": "uint16_t",
+        "u32": "uint32_t",
+        "u64": "uint64_t",
+        "fp16": "double",
+        "bf16": "double",
+        "fp32": "double",
+        "fp64": "double",
+    }.get(ty, "void*")
 
 
 class _Launcher:
@@ -296,8 +318,13 @@ def binary_registers(target: Target, name: str, binary: bytes) -> tuple[int, int
                 f.write(binary)
                 path = f.name
             try:
-                out = subprocess.run([adapter.cuobjdump_path(), "-res-usage", path], capture_output=True,
-                                     text=True, timeout=60, check=False).stdout
+                out = subprocess.run(
+                    [adapter.cuobjdump_path(), "-res-usage", path],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    check=False,
+                ).stdout
             finally:
                 os.unlink(path)
             m = re.search(r"REG:(\d+)", out)
@@ -374,4 +401,3 @@ def make_driver(target: Target, device_id: int):  # noqa: C901
             return f"irscope CaptureDriver({target.name}, launches recorded, not run)"
 
     return CaptureDriver()
-

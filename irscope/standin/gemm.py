@@ -33,13 +33,13 @@ def round_to_odd_fp32(x64: Any) -> Any:
     import numpy as np
 
     x64 = np.asarray(x64, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):   # past fp32's range: inf, as fp16's cast gives
+    with np.errstate(over="ignore", invalid="ignore"):  # past fp32's range: inf, as fp16's cast gives
         f = x64.astype(np.float32)
         back = f.astype(np.float64)
         inexact = (back != x64) & ~np.isnan(x64)
         over = inexact & (np.abs(back) > np.abs(x64))
     bits = f.view(np.uint32).copy()
-    bits[over] -= 1                      # one step toward zero: the truncation (sign-magnitude bits)
+    bits[over] -= 1  # one step toward zero: the truncation (sign-magnitude bits)
     bits[inexact] |= 1
     return bits.view(np.float32)
 
@@ -60,14 +60,14 @@ def torch_exact(func: Any, args: Any, kwargs: Any, out_dtypes: list[Any]) -> Any
     import torch
     from torch.utils._pytree import tree_map
 
-    up = (lambda a: a.double() if isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16) else a)
+    up = lambda a: a.double() if isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16) else a
     out = func(*tree_map(up, args), **tree_map(up, kwargs))
     outs = out if isinstance(out, (tuple, list)) else (out,)
     done = []
     for o, dtype in zip(outs, out_dtypes):
         if isinstance(o, torch.Tensor) and o.dtype == torch.float64 and dtype in (torch.float16, torch.bfloat16):
             once = torch.from_numpy(round_to_odd_fp32(o.numpy())).to(dtype)
-            o = torch.empty_strided(o.shape, o.stride(), dtype=dtype).copy_(once)   # the layout torch gives it
+            o = torch.empty_strided(o.shape, o.stride(), dtype=dtype).copy_(once)  # the layout torch gives it
         elif isinstance(o, torch.Tensor) and dtype is not None:
             o = o.to(dtype)
         done.append(o)
@@ -84,7 +84,12 @@ def exact_dots(interp: Any, builder: Any) -> Iterator[None]:  # noqa: C901
     import triton.language as tl
 
     sixteen = (tl.float16, tl.bfloat16)
-    dot, fadd, trunc, fp_to_fp = builder.create_dot, builder.create_fadd, builder.create_fp_trunc, builder.create_fp_to_fp
+    dot, fadd, trunc, fp_to_fp = (
+        builder.create_dot,
+        builder.create_fadd,
+        builder.create_fp_trunc,
+        builder.create_fp_to_fp,
+    )
     had = {n: n in vars(builder) for n in ("create_dot", "create_fadd", "create_fp_trunc", "create_fp_to_fp")}
     old = {n: vars(builder).get(n) for n in had}
 
@@ -95,7 +100,7 @@ def exact_dots(interp: Any, builder: Any) -> Iterator[None]:  # noqa: C901
             return side
         if h.dtype.scalar == tl.bfloat16:
             return (h.data.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-        if h.dtype.scalar.is_fp8():   # as the interpreter's own dot reads fp8: exactly, through fp16
+        if h.dtype.scalar.is_fp8():  # as the interpreter's own dot reads fp8: exactly, through fp16
             return interp._convert_float(h.data, h.dtype.scalar, tl.float16, None).view(np.float16).astype(np.float64)
         return h.data.astype(np.float64)
 
@@ -111,11 +116,14 @@ def exact_dots(interp: Any, builder: Any) -> Iterator[None]:  # noqa: C901
     def create_dot(a, b, d, *rest):
         if narrow(a) and narrow(b) and d.dtype.scalar == tl.float32:
             return exact_handle(np.matmul(wide(a), wide(b)) + wide(d))
-        return dot(a, b, d, *rest[:2])   # input_precision, max_num_imprecise_acc (fbtriton adds two_ctas)
+        return dot(a, b, d, *rest[:2])  # input_precision, max_num_imprecise_acc (fbtriton adds two_ctas)
 
     def create_fadd(lhs, rhs):
-        if ((getattr(lhs, EXACT, None) is not None or getattr(rhs, EXACT, None) is not None)
-                and lhs.dtype.scalar == tl.float32 and rhs.dtype.scalar == tl.float32):
+        if (
+            (getattr(lhs, EXACT, None) is not None or getattr(rhs, EXACT, None) is not None)
+            and lhs.dtype.scalar == tl.float32
+            and rhs.dtype.scalar == tl.float32
+        ):
             return exact_handle(wide(lhs) + wide(rhs))
         return fadd(lhs, rhs)
 

@@ -39,19 +39,34 @@ from typing import Any
 
 from irscope.adapter import runtime as triton_runtime
 
-HELION_ENV = {"HELION_AUTOTUNE_BENCHMARK_SUBPROCESS": "0", "HELION_AUTOTUNE_PRECOMPILE": "0",
-              "HELION_AUTOTUNE_PROGRESS_BAR": "0"}
-INDUCTOR_CONFIG = {"compile_threads": 1, "fx_graph_cache": False, "fx_graph_remote_cache": False,
-                   "autotune_local_cache": False, "autotune_remote_cache": False,
-                   "bundled_autotune_remote_cache": False, "use_static_triton_launcher": False,
-                   "use_fast_triton_launcher": False, "autotune_in_subproc": False}
+HELION_ENV = {
+    "HELION_AUTOTUNE_BENCHMARK_SUBPROCESS": "0",
+    "HELION_AUTOTUNE_PRECOMPILE": "0",
+    "HELION_AUTOTUNE_PROGRESS_BAR": "0",
+}
+INDUCTOR_CONFIG = {
+    "compile_threads": 1,
+    "fx_graph_cache": False,
+    "fx_graph_remote_cache": False,
+    "autotune_local_cache": False,
+    "autotune_remote_cache": False,
+    "bundled_autotune_remote_cache": False,
+    "use_static_triton_launcher": False,
+    "use_fast_triton_launcher": False,
+    "autotune_in_subproc": False,
+}
 FUNCTORCH_CONFIG = {"enable_autograd_cache": False, "enable_remote_autograd_cache": False}
 # the settings without which irscope would miss kernels (the rest are remote caches or newer knobs)
-ESSENTIAL = ("compile_threads", "fx_graph_cache", "autotune_local_cache", "use_static_triton_launcher",
-             "enable_autograd_cache")
+ESSENTIAL = (
+    "compile_threads",
+    "fx_graph_cache",
+    "autotune_local_cache",
+    "use_static_triton_launcher",
+    "enable_autograd_cache",
+)
 
-missing: list[str] = []          # Inductor settings this torch lacks (the last setup's), for the notes
-_inductor_observers: list[Any] = []   # capture's hooks into Inductor (capture/inductor.py), set up with it
+missing: list[str] = []  # Inductor settings this torch lacks (the last setup's), for the notes
+_inductor_observers: list[Any] = []  # capture's hooks into Inductor (capture/inductor.py), set up with it
 
 
 @contextlib.contextmanager
@@ -110,7 +125,7 @@ def _inductor_in_process(torch: Any, extra: Callable[[Any, contextlib.ExitStack]
     """torch.compile patched to set Inductor up (settings, `extra`, observers) on its first call."""
     original_compile = torch.compile
     undo = contextlib.ExitStack()
-    set_up: list[bool] = []   # once, on the first call
+    set_up: list[bool] = []  # once, on the first call
 
     def setup() -> None:
         import torch._dynamo  # noqa: F401
@@ -157,11 +172,15 @@ def settings_note(graphs: int) -> str | None:
     """The summary's line on what irscope changed in Inductor (None when it lowered no graph)."""
     if not graphs:
         return None
-    line = (f"torch.compile (Inductor) lowered {graphs} graph{'s' if graphs != 1 else ''} in this process "
-            f"(compile_threads=1: no worker processes; its FX graph, AOT autograd and autotune caches and its "
-            f"static CUDA launcher off, so every kernel was generated and compiled here, none served from a cache)")
+    line = (
+        f"torch.compile (Inductor) lowered {graphs} graph{'s' if graphs != 1 else ''} in this process "
+        f"(compile_threads=1: no worker processes; its FX graph, AOT autograd and autotune caches and its "
+        f"static CUDA launcher off, so every kernel was generated and compiled here, none served from a cache)"
+    )
     lacking = [n for n in missing if n in ESSENTIAL]
     if lacking:
-        line += (f"; this torch has no Inductor setting {', '.join(lacking)}: kernels it serves another way "
-                 f"may be missing from the capture")
+        line += (
+            f"; this torch has no Inductor setting {', '.join(lacking)}: kernels it serves another way "
+            f"may be missing from the capture"
+        )
     return line

@@ -44,8 +44,13 @@ def machine(target: Target) -> Iterator[Any]:
     # target in this process does not reuse this one's.
     drv = make_driver(target, next(_sessions))
     big = ShapeOnly(op_budget_s())
-    with triton_runtime.active_driver(drv), torch_on_cpu(target, big), smi_on_path(target), \
-            generators_in_process(), helion_timers() as helion:
+    with (
+        triton_runtime.active_driver(drv),
+        torch_on_cpu(target, big),
+        smi_on_path(target),
+        generators_in_process(),
+        helion_timers() as helion,
+    ):
         drv.notes = lambda: [n for n in (big.note(),) if n] + helion.notes()
         yield drv
 

@@ -67,9 +67,11 @@ class HelionTimers:
     def notes(self) -> list[str]:
         if not self.timed:
             return []
-        return [f"Helion's autotuner timed {self.timed} candidate{'s' if self.timed != 1 else ''} on the stand-in "
-                f"GPU: each ran once (its launches captured, not computed) and was given {BENCH_MS:g} ms, not a "
-                f"measurement; every config it compiled is captured, but the one it picked is not a GPU's pick"]
+        return [
+            f"Helion's autotuner timed {self.timed} candidate{'s' if self.timed != 1 else ''} on the stand-in "
+            f"GPU: each ran once (its launches captured, not computed) and was given {BENCH_MS:g} ms, not a "
+            f"measurement; every config it compiled is captured, but the one it picked is not a GPU's pick"
+        ]
 
 
 class _PatchOnLoad(importlib.abc.MetaPathFinder):
@@ -135,4 +137,5 @@ def _no_tqdm_monitor() -> Callable[[], None]:
 
     def undo() -> None:
         tqdm.tqdm.monitor_interval = old
+
     return undo

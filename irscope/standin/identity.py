@@ -34,10 +34,18 @@ ROCM_DRIVER = "6.12.12"
 def chip_facts(target: Target) -> dict[str, Any]:
     """What the stand-in smi tools say: from the chip table."""
     hw = target.hardware
-    return {"backend": target.backend, "name": hw.name, "memory_mib": hw.memory_gib * 1024,
-            "arch": str(target.arch), "sms": hw.sms, "sm_clock_mhz": hw.sm_clock_mhz,
-            "mem_clock_mhz": hw.mem_clock_mhz, "capability": "{}.{}".format(*hw.capability),
-            "driver": CUDA_DRIVER if target.backend == "cuda" else ROCM_DRIVER, "cuda": CUDA_VERSION}
+    return {
+        "backend": target.backend,
+        "name": hw.name,
+        "memory_mib": hw.memory_gib * 1024,
+        "arch": str(target.arch),
+        "sms": hw.sms,
+        "sm_clock_mhz": hw.sm_clock_mhz,
+        "mem_clock_mhz": hw.mem_clock_mhz,
+        "capability": "{}.{}".format(*hw.capability),
+        "driver": CUDA_DRIVER if target.backend == "cuda" else ROCM_DRIVER,
+        "cuda": CUDA_VERSION,
+    }
 
 
 SMI = Path(__file__).with_name("smi.py")

@@ -61,12 +61,12 @@ class Computed:
 
     launch_budget_s: float
     total_budget_s: float
-    computed: int = 0                        # launches whose results were computed
-    seconds: float = 0.0                     # interpreter time spent
-    not_computed_from: int | None = None     # the launch from which on nothing was computed (run budget)
-    over_launch_budget: list[str] = field(default_factory=list)   # "launch N (kernel)" left not computed
-    cannot_run: dict[str, str] = field(default_factory=dict)      # kernel -> why the interpreter cannot run it
-    off: str | None = None                   # why no launch is computed at all
+    computed: int = 0  # launches whose results were computed
+    seconds: float = 0.0  # interpreter time spent
+    not_computed_from: int | None = None  # the launch from which on nothing was computed (run budget)
+    over_launch_budget: list[str] = field(default_factory=list)  # "launch N (kernel)" left not computed
+    cannot_run: dict[str, str] = field(default_factory=dict)  # kernel -> why the interpreter cannot run it
+    off: str | None = None  # why no launch is computed at all
     # launches recorded but not computed, by why: benchmarking (do_bench, autotuner trials: results
     # thrown away), cannot_run, over_launch_budget, run_budget, off
     not_computed_by: dict[str, int] = field(default_factory=dict)
@@ -80,28 +80,37 @@ class Computed:
         return sum(self.not_computed_by.values())
 
     def as_dict(self) -> dict[str, Any]:
-        return {"computed": self.computed, "not_computed": self.not_computed,
-                "not_computed_by": dict(self.not_computed_by), "seconds": round(self.seconds, 2),
-                "launch_budget_s": self.launch_budget_s, "total_budget_s": self.total_budget_s,
-                "not_computed_from_launch": self.not_computed_from, "over_launch_budget": list(self.over_launch_budget),
-                "cannot_run": dict(self.cannot_run), "off": self.off}
+        return {
+            "computed": self.computed,
+            "not_computed": self.not_computed,
+            "not_computed_by": dict(self.not_computed_by),
+            "seconds": round(self.seconds, 2),
+            "launch_budget_s": self.launch_budget_s,
+            "total_budget_s": self.total_budget_s,
+            "not_computed_from_launch": self.not_computed_from,
+            "over_launch_budget": list(self.over_launch_budget),
+            "cannot_run": dict(self.cannot_run),
+            "off": self.off,
+        }
 
 
 class Executor:
     """Runs recorded launches with Triton's interpreter, within the budgets."""
 
     def __init__(self, launch_s: float | None = None, total_s: float | None = None):
-        self.stats = Computed(float(knobs.INTERPRET_LAUNCH_S.given(launch_s)),
-                              float(knobs.INTERPRET_TOTAL_S.given(total_s)))
-        self._lock = threading.Lock()   # the interpreter's builder is one global object
+        self.stats = Computed(
+            float(knobs.INTERPRET_LAUNCH_S.given(launch_s)), float(knobs.INTERPRET_TOTAL_S.given(total_s))
+        )
+        self._lock = threading.Lock()  # the interpreter's builder is one global object
         self._refused: dict[int, str] = {}
-        self._interp: Any = None   # triton.runtime.interpreter, once loaded
+        self._interp: Any = None  # triton.runtime.interpreter, once loaded
         if self.stats.total_budget_s <= 0 or self.stats.launch_budget_s <= 0:
             self.stats.off = "the interpreter's budget is 0"
         else:
             try:
                 import numpy  # noqa: F401  (the interpreter computes with numpy)
                 from triton.runtime import interpreter
+
                 self._interp = interpreter
             except ImportError as e:
                 self.stats.off = f"Triton's interpreter cannot load here ({e})"
@@ -175,7 +184,7 @@ class Executor:
         builder = interp.interpreter_builder
         with contextlib.ExitStack() as stack:
             stack.enter_context(_deadline_on(builder, deadline))
-            stack.enter_context(exact_dots(interp, builder))   # 16-bit tl.dot as torch's GEMMs compute it
+            stack.enter_context(exact_dots(interp, builder))  # 16-bit tl.dot as torch's GEMMs compute it
             stack.enter_context(_knob(knobs.runtime, "interpret", True))
             scope = _patch_lang(interp, fn)
             stack.callback(scope.restore)
@@ -224,12 +233,35 @@ def _patch_lang(interp: Any, fn: Any) -> Any:
     return scope
 
 
-_NUMPY_LIBDEVICE = {"tanh": "tanh", "expm1": "expm1", "log1p": "log1p", "log10": "log10", "pow": "power",
-                    "atan": "arctan", "atan2": "arctan2", "asin": "arcsin", "acos": "arccos", "tan": "tan",
-                    "sinh": "sinh", "cosh": "cosh", "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh",
-                    "trunc": "trunc", "nearbyint": "rint", "rint": "rint", "fmod": "fmod", "hypot": "hypot",
-                    "copysign": "copysign", "nextafter": "nextafter", "isnan": "isnan", "isinf": "isinf",
-                    "signbit": "signbit", "isfinited": "isfinite", "finitef": "isfinite"}
+_NUMPY_LIBDEVICE = {
+    "tanh": "tanh",
+    "expm1": "expm1",
+    "log1p": "log1p",
+    "log10": "log10",
+    "pow": "power",
+    "atan": "arctan",
+    "atan2": "arctan2",
+    "asin": "arcsin",
+    "acos": "arccos",
+    "tan": "tan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+    "trunc": "trunc",
+    "nearbyint": "rint",
+    "rint": "rint",
+    "fmod": "fmod",
+    "hypot": "hypot",
+    "copysign": "copysign",
+    "nextafter": "nextafter",
+    "isnan": "isnan",
+    "isinf": "isinf",
+    "signbit": "signbit",
+    "isfinited": "isfinite",
+    "finitef": "isfinite",
+}
 _BOOL_LIBDEVICE = {"isnan", "isinf", "signbit", "isfinited", "finitef"}
 
 
@@ -254,8 +286,11 @@ def _patch_libdevice(interp: Any, scope: Any) -> None:
         if callable(vars(tl.math).get(name)):
             scope.set_attr(libdevice, name, getattr(tl.math, name))
         elif name in _NUMPY_LIBDEVICE:
-            scope.set_attr(libdevice, name, _numpy_elementwise(interp, tl, getattr(np, _NUMPY_LIBDEVICE[name]),
-                                                               name in _BOOL_LIBDEVICE))
+            scope.set_attr(
+                libdevice,
+                name,
+                _numpy_elementwise(interp, tl, getattr(np, _NUMPY_LIBDEVICE[name]), name in _BOOL_LIBDEVICE),
+            )
 
 
 def _imported_libdevice(scope_globals: dict[str, Any]) -> dict[str, str]:
@@ -309,10 +344,10 @@ class LoopIndex(int):
     whose int has no `.to`. This int has one, and its integer arithmetic stays a LoopIndex
     (`(i * BLOCK).to(tl.int64)`); anything else is the int it is."""
 
-    interp: Any = None   # triton.runtime.interpreter, set by _loop_indices
+    interp: Any = None  # triton.runtime.interpreter, set by _loop_indices
 
     def to(self, dtype: Any, fp_downcast_rounding: Any = None, bitcast: bool = False) -> Any:
-        tensor = LoopIndex.interp._implicit_cvt(int(self))   # int32 (int64 past its range), as compiled
+        tensor = LoopIndex.interp._implicit_cvt(int(self))  # int32 (int64 past its range), as compiled
         return tensor.to(dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
 
 
@@ -322,12 +357,29 @@ def _int_op(name: str):
     def run(self, *other):
         out = op(self, *other)
         return LoopIndex(out) if type(out) is int else out
+
     run.__name__ = name
     return run
 
 
-for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__", "__rfloordiv__",
-              "__mod__", "__rmod__", "__neg__", "__lshift__", "__rshift__", "__and__", "__or__", "__xor__"):
+for _name in (
+    "__add__",
+    "__radd__",
+    "__sub__",
+    "__rsub__",
+    "__mul__",
+    "__rmul__",
+    "__floordiv__",
+    "__rfloordiv__",
+    "__mod__",
+    "__rmod__",
+    "__neg__",
+    "__lshift__",
+    "__rshift__",
+    "__and__",
+    "__or__",
+    "__xor__",
+):
     setattr(LoopIndex, _name, _int_op(_name))
 
 
@@ -381,8 +433,11 @@ def _grid(grid: Any, jit: Any, args: tuple, kwargs: dict[str, Any]) -> tuple[int
 @contextlib.contextmanager
 def _deadline_on(builder: Any, deadline: float) -> Iterator[None]:
     """Every load, store and dot of the interpreted launch checks the deadline (instance attributes)."""
-    names = [n for n in dir(type(builder)) if n.startswith("create_") and any(
-        w in n for w in ("load", "store", "dot", "atomic"))]
+    names = [
+        n
+        for n in dir(type(builder))
+        if n.startswith("create_") and any(w in n for w in ("load", "store", "dot", "atomic"))
+    ]
     originals = {}
 
     def checked(method):
@@ -390,6 +445,7 @@ def _deadline_on(builder: Any, deadline: float) -> Iterator[None]:
             if time.monotonic() > deadline:
                 raise _OverBudget()
             return method(*a, **k)
+
         return run
 
     for n in names:

@@ -103,8 +103,11 @@ def _standin_extra(torch: Any, undo: contextlib.ExitStack) -> None:
     undo.enter_context(triton_runtime.patched(eval_frame._TorchDynamoContext, "__call__", dynamo_call))
     guards = torch._C._dynamo.guards
     cpu_empty = guards._empty_strided_cpu
-    undo.enter_context(triton_runtime.patched(guards, "_empty_strided_cuda",
-                                              lambda size, stride, dtype, *a: cpu_empty(size, stride, dtype)))
+    undo.enter_context(
+        triton_runtime.patched(
+            guards, "_empty_strided_cuda", lambda size, stride, dtype, *a: cpu_empty(size, stride, dtype)
+        )
+    )
     if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
         torch._C._cuda_getCurrentRawStream = lambda device=None: 0
         undo.callback(delattr, torch._C, "_cuda_getCurrentRawStream")
@@ -142,8 +145,18 @@ def _retarget_inductor(torch: Any, undo: contextlib.ExitStack) -> None:
     # torch._dynamo's CudaInterface bound torch.cuda's functions when it was imported (maybe before
     # the stand-in's torch.cuda was up); on a CPU-only torch its raw stream is None
     cuda_iface = device_interface.CudaInterface
-    for name in ("current_device", "set_device", "device_count", "synchronize", "get_device_properties",
-                 "stream", "current_stream", "set_stream", "memory_allocated", "is_bf16_supported"):
+    for name in (
+        "current_device",
+        "set_device",
+        "device_count",
+        "synchronize",
+        "get_device_properties",
+        "stream",
+        "current_stream",
+        "set_stream",
+        "memory_allocated",
+        "is_bf16_supported",
+    ):
         undo.enter_context(triton_runtime.patched(cuda_iface, name, staticmethod(getattr(torch.cuda, name))))
     for name in ("Event", "Stream", "device"):
         undo.enter_context(triton_runtime.patched(cuda_iface, name, getattr(torch.cuda, name)))
@@ -176,8 +189,11 @@ def _real_cuda_on_cpu(torch: Any) -> Iterator[None]:
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            if "device" in kwargs and _is_gpu_device(kwargs["device"]) and not any(
-                    isinstance(m, FakeTensorMode) for m in _get_current_dispatch_mode_stack()):
+            if (
+                "device" in kwargs
+                and _is_gpu_device(kwargs["device"])
+                and not any(isinstance(m, FakeTensorMode) for m in _get_current_dispatch_mode_stack())
+            ):
                 kwargs = dict(kwargs, device="cpu")
             return func(*args, **kwargs)
 

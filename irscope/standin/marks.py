@@ -35,7 +35,7 @@ def _storage(t: Any) -> Any:
 
 
 def mark_of(t: Any) -> str | None:
-    """"cuda", "cpu" or None (no known origin) for a tensor whose own device is the CPU."""
+    """ "cuda", "cpu" or None (no known origin) for a tensor whose own device is the CPU."""
     s = _storage(t)
     if s is None:
         return None
@@ -43,7 +43,7 @@ def mark_of(t: Any) -> str | None:
     if mark is None:
         try:
             if not s.resizable():
-                return CPU   # numpy's or a buffer's memory, not torch's allocator
+                return CPU  # numpy's or a buffer's memory, not torch's allocator
         except Exception:  # noqa: BLE001, S110  an odd storage: no known origin
             pass
     return mark

@@ -25,19 +25,52 @@ DEFAULT_OP_S = knobs.STANDIN_OP_S.default
 _FLOPS = {"float32": 2e10, "float64": 1e10}
 _FLOPS_SLOW = 1e9
 _ELEMENTS = 2e8
-_RANDOM = 5e7    # random fills (randn, normal_, uniform_, ...): elements per second
-_RANDOM_OPS = {"randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "normal", "normal_", "uniform_",
-               "random_", "bernoulli", "bernoulli_", "exponential_", "log_normal_", "cauchy_", "geometric_",
-               "randperm", "multinomial"}
+_RANDOM = 5e7  # random fills (randn, normal_, uniform_, ...): elements per second
+_RANDOM_OPS = {
+    "randn",
+    "rand",
+    "randint",
+    "randn_like",
+    "rand_like",
+    "randint_like",
+    "normal",
+    "normal_",
+    "uniform_",
+    "random_",
+    "bernoulli",
+    "bernoulli_",
+    "exponential_",
+    "log_normal_",
+    "cauchy_",
+    "geometric_",
+    "randperm",
+    "multinomial",
+}
 # 16-bit norms, softmaxes and sums are computed in fp32 and rounded back, as CUDA / ROCm accumulate
 # them (CPU torch's 16-bit kernels accumulate less precisely: a layer norm's weight gradient is 0.07
 # off; its 16-bit GEMM is also ~50x slower than fp32); 16-bit matrix products in fp64 with one
 # rounding, as the interpreter's tl.dot computes them (gemm.py: the two then agree bit for bit)
 _GEMMS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot"}
-_FP32 = _GEMMS | {"native_layer_norm", "native_layer_norm_backward", "native_group_norm", "native_group_norm_backward",
-                  "_fused_rms_norm", "_fused_rms_norm_backward", "_softmax", "_log_softmax", "_softmax_backward_data",
-                  "_log_softmax_backward_data", "sum", "mean", "var", "std", "var_mean", "std_mean", "cumsum"}
-BENCHMARK_S = 0.001   # inside do_bench the results are thrown away: only trivial ops are computed
+_FP32 = _GEMMS | {
+    "native_layer_norm",
+    "native_layer_norm_backward",
+    "native_group_norm",
+    "native_group_norm_backward",
+    "_fused_rms_norm",
+    "_fused_rms_norm_backward",
+    "_softmax",
+    "_log_softmax",
+    "_softmax_backward_data",
+    "_log_softmax_backward_data",
+    "sum",
+    "mean",
+    "var",
+    "std",
+    "var_mean",
+    "std_mean",
+    "cumsum",
+}
+BENCHMARK_S = 0.001  # inside do_bench the results are thrown away: only trivial ops are computed
 
 
 def op_budget_s() -> float:
@@ -57,9 +90,11 @@ class ShapeOnly:
         if not self.count:
             return None
         names = ", ".join(f"{k} x{v}" for k, v in sorted(self.ops.items(), key=lambda kv: -kv[1])[:4])
-        return (f"{self.count} torch op{'s' if self.count != 1 else ''} too big for the CPU (estimated over "
-                f"{self.budget_s:g} s, or inside do_bench) ran shape-only, values not computed: {names} "
-                f"(IRSCOPE_STANDIN_OP_S)")
+        return (
+            f"{self.count} torch op{'s' if self.count != 1 else ''} too big for the CPU (estimated over "
+            f"{self.budget_s:g} s, or inside do_bench) ran shape-only, values not computed: {names} "
+            f"(IRSCOPE_STANDIN_OP_S)"
+        )
 
 
 class _ViewOps:
@@ -90,9 +125,13 @@ def shape_only_mode(stats: ShapeOnly):  # noqa: C901, PLR0915
     except ImportError:
         flop_registry = {}
     budget = stats.budget_s
-    view_free = {torch.ops.aten.empty.memory_format, torch.ops.aten.empty_strided.default,
-                 torch.ops.aten.empty_like.default, torch.ops.aten.new_empty.default,
-                 torch.ops.aten.new_empty_strided.default}
+    view_free = {
+        torch.ops.aten.empty.memory_format,
+        torch.ops.aten.empty_strided.default,
+        torch.ops.aten.empty_like.default,
+        torch.ops.aten.new_empty.default,
+        torch.ops.aten.new_empty_strided.default,
+    }
     views = _ViewOps()
 
     def to_meta(x: Any) -> Any:
@@ -162,14 +201,15 @@ def shape_only_mode(stats: ShapeOnly):  # noqa: C901, PLR0915
         if str(func._overloadpacket).split(".")[-1] in _GEMMS:
             metas = meta_out if isinstance(meta_out, (tuple, list)) else (meta_out,)
             return torch_exact(func, args, kwargs, [m.dtype if isinstance(m, torch.Tensor) else None for m in metas])
-        up = (lambda a: a.float() if isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16)
-              else a)
+        up = lambda a: a.float() if isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16) else a
         out = func(*tree_map(up, args), **tree_map(up, kwargs))
         if isinstance(out, torch.Tensor):
             return out.to(meta_out.dtype)
         if isinstance(out, (tuple, list)):
-            return type(out)(o.to(m.dtype) if isinstance(o, torch.Tensor) and isinstance(m, torch.Tensor) else o
-                             for o, m in zip(out, meta_out))
+            return type(out)(
+                o.to(m.dtype) if isinstance(o, torch.Tensor) and isinstance(m, torch.Tensor) else o
+                for o, m in zip(out, meta_out)
+            )
         return None
 
     class ShapeOnlyAboveBudget(TorchDispatchMode):

@@ -22,12 +22,28 @@ UUID = "GPU-1a2b3c4d-0000-4000-8000-000000000000"
 
 def nvidia(args: list[str], f: dict) -> int:
     mem = f["memory_mib"]
-    fields = {"name": f["name"], "gpu_name": f["name"], "memory.total": f"{mem} MiB", "memory.used": "0 MiB",
-              "memory.free": f"{mem} MiB", "driver_version": f["driver"], "index": "0", "count": "1",
-              "uuid": UUID, "gpu_uuid": UUID, "pci.bus_id": "00000000:00:00.0", "compute_cap": f["capability"],
-              "clocks.max.sm": f"{f['sm_clock_mhz']} MHz", "clocks.sm": f"{f['sm_clock_mhz']} MHz",
-              "clocks.max.mem": f"{f['mem_clock_mhz']} MHz", "utilization.gpu": "0 %", "temperature.gpu": "30",
-              "power.draw": "70.00 W", "persistence_mode": "Enabled", "mig.mode.current": "Disabled"}
+    fields = {
+        "name": f["name"],
+        "gpu_name": f["name"],
+        "memory.total": f"{mem} MiB",
+        "memory.used": "0 MiB",
+        "memory.free": f"{mem} MiB",
+        "driver_version": f["driver"],
+        "index": "0",
+        "count": "1",
+        "uuid": UUID,
+        "gpu_uuid": UUID,
+        "pci.bus_id": "00000000:00:00.0",
+        "compute_cap": f["capability"],
+        "clocks.max.sm": f"{f['sm_clock_mhz']} MHz",
+        "clocks.sm": f"{f['sm_clock_mhz']} MHz",
+        "clocks.max.mem": f"{f['mem_clock_mhz']} MHz",
+        "utilization.gpu": "0 %",
+        "temperature.gpu": "30",
+        "power.draw": "70.00 W",
+        "persistence_mode": "Enabled",
+        "mig.mode.current": "Disabled",
+    }
     query = next((a.split("=", 1)[1] for a in args if a.startswith("--query-gpu=")), None)
     if query is None and "--query-gpu" in args:
         i = args.index("--query-gpu")
@@ -53,21 +69,33 @@ def nvidia(args: list[str], f: dict) -> int:
         print(f"Invalid combination of input arguments: {' '.join(args)}", file=sys.stderr)
         return 9
     if args:
-        print(f"Driver Version                            : {f['driver']}\nCUDA Version                              : "
-              f"{f['cuda']}\nAttached GPUs                             : 1\nGPU 00000000:00:00.0\n"
-              f"    Product Name                          : {f['name']}\n    FB Memory Usage\n"
-              f"        Total                             : {mem} MiB")
+        print(
+            f"Driver Version                            : {f['driver']}\nCUDA Version                              : "
+            f"{f['cuda']}\nAttached GPUs                             : 1\nGPU 00000000:00:00.0\n"
+            f"    Product Name                          : {f['name']}\n    FB Memory Usage\n"
+            f"        Total                             : {mem} MiB"
+        )
         return 0
-    print(f"| NVIDIA-SMI {f['driver']}    Driver Version: {f['driver']}    CUDA Version: {f['cuda']} |\n"
-          f"|   0  {f['name']}    On |   00000000:00:00.0 Off |    0MiB / {mem}MiB |")
+    print(
+        f"| NVIDIA-SMI {f['driver']}    Driver Version: {f['driver']}    CUDA Version: {f['cuda']} |\n"
+        f"|   0  {f['name']}    On |   00000000:00:00.0 Off |    0MiB / {mem}MiB |"
+    )
     return 0
 
 
 def rocm(prog: str, args: list[str], f: dict) -> int:
     mem = f["memory_mib"] * 2**20
-    card = {"Card Series": f["name"], "Card Model": f["name"], "Card SKU": f["name"].split()[-1],
-            "GFX Version": f["arch"], "Device Name": f["name"], "Marketing Name": f["name"],
-            "VRAM Total Memory (B)": str(mem), "VRAM Total Used Memory (B)": "0", "Driver version": f["driver"]}
+    card = {
+        "Card Series": f["name"],
+        "Card Model": f["name"],
+        "Card SKU": f["name"].split()[-1],
+        "GFX Version": f["arch"],
+        "Device Name": f["name"],
+        "Marketing Name": f["name"],
+        "VRAM Total Memory (B)": str(mem),
+        "VRAM Total Used Memory (B)": "0",
+        "Driver version": f["driver"],
+    }
     if "--json" in args or "json" in args:
         print(json.dumps({"card0": card}))
         return 0

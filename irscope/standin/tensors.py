@@ -111,7 +111,7 @@ def _cpu_mode():  # noqa: C901
                     return func(*args, **kwargs)
                 return answer(func, args[0])
             if func is tensor_format and len(args) == 2 and args[1] == "" and args[0].dim() != 0:
-                func, args, kwargs = tensor_repr, args[:1], {}   # f"{x}": object.__format__ -> str(x)
+                func, args, kwargs = tensor_repr, args[:1], {}  # f"{x}": object.__format__ -> str(x)
             if func is tensor_repr and device_of(args[0]).type == "cpu":
                 # print(x) reads as a GPU run's: torch's own formatting, with this mode back on so it
                 # sees .device as the mark says and adds device='cuda:0' where a GPU run has it
@@ -119,10 +119,16 @@ def _cpu_mode():  # noqa: C901
                     return torch._tensor_str._str(args[0], tensor_contents=kwargs.get("tensor_contents"))
             if func in (T.to, T.cuda, T.cpu):
                 return _moved(torch, func, args, kwargs)
-            if func in (T.numpy, T.__array__) and not kwargs.get("force") and device_of(args[0]).type == "cpu" \
-                    and marks.mark_of(args[0]) == marks.CUDA:
-                raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
-                                "tensor to host memory first.")
+            if (
+                func in (T.numpy, T.__array__)
+                and not kwargs.get("force")
+                and device_of(args[0]).type == "cpu"
+                and marks.mark_of(args[0]) == marks.CUDA
+            ):
+                raise TypeError(
+                    "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                    "tensor to host memory first."
+                )
             forced = None
             device = kwargs.get("device")
             if device is not None:
@@ -137,26 +143,30 @@ def _cpu_mode():  # noqa: C901
             if kwargs.get("pin_memory"):
                 kwargs = dict(kwargs, pin_memory=False)
             if func in moves:
-                args = tuple("cpu" if i > 0 and _is_gpu_device(a) and not isinstance(a, int) else a
-                             for i, a in enumerate(args))
+                args = tuple(
+                    "cpu" if i > 0 and _is_gpu_device(a) and not isinstance(a, int) else a for i, a in enumerate(args)
+                )
             tensors = _cpu_tensors(torch, args, kwargs)
             before = [marks.mark_of(t) for t in tensors] if len(tensors) > 1 or func is T.set_ else None
             if before is not None and func not in allowed_mixes and _checks_devices(func):
                 both = marks.mixed(tensors, before)
                 if both is not None:
-                    raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
-                                       f"devices, {both[0]} and {both[1]}!")
+                    raise RuntimeError(
+                        "Expected all tensors to be on the same device, but found at least two "
+                        f"devices, {both[0]} and {both[1]}!"
+                    )
             out = func(*args, **kwargs)
             if forced is not None:
                 return _forced(out, forced, tensors)
             made = marks.outputs(out)
             if not made:
-                return out   # .shape, .item(), ...: nothing to mark
+                return out  # .shape, .item(), ...: nothing to mark
             if tensors:
-                marks.mark_fresh(made, marks.joined(before if before is not None
-                                                    else [marks.mark_of(t) for t in tensors]))
+                marks.mark_fresh(
+                    made, marks.joined(before if before is not None else [marks.mark_of(t) for t in tensors])
+                )
             else:
-                marks.mark_fresh(made, marks.CPU)   # torch.get_rng_state(), ...: made on the CPU
+                marks.mark_fresh(made, marks.CPU)  # torch.get_rng_state(), ...: made on the CPU
             return out
 
     return CpuForCuda()
@@ -166,8 +176,8 @@ def _cpu_tensors(torch: Any, args: tuple, kwargs: dict) -> list[Any]:
     """The tensors among an op's arguments (one level into lists: torch.cat's) whose own device is the CPU."""
     found = []
     for a in (*args, *kwargs.values()):
-        for t in (a if isinstance(a, (list, tuple)) else (a,)):
-            if isinstance(t, torch.Tensor) and t.is_cpu:   # the mode is off here: the tensor's own
+        for t in a if isinstance(a, (list, tuple)) else (a,):
+            if isinstance(t, torch.Tensor) and t.is_cpu:  # the mode is off here: the tensor's own
                 found.append(t)
     return found
 
@@ -176,8 +186,11 @@ def _forced(out: Any, mark: str, inputs: list[Any]) -> Any:
     """A factory's result made for `mark`: an output that aliases an input made for the other device
     (torch.as_tensor(t, device="cuda") of a CPU t returns t here) is copied first, as a GPU copies it."""
     made = marks.outputs(out)
-    if len(made) == 1 and made[0] is out and any(marks.same_storage(out, t) and marks.mark_of(t) != mark
-                                                 for t in inputs):
+    if (
+        len(made) == 1
+        and made[0] is out
+        and any(marks.same_storage(out, t) and marks.mark_of(t) != mark for t in inputs)
+    ):
         out = made[0] = out.clone()
     for t in made:
         if t.is_cpu:
@@ -189,7 +202,7 @@ def _moved(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:  # noqa: C9
     """t.to(...), t.cuda(), t.cpu(): a tensor moved to the other device is a copy marked for it, as on
     a GPU; one already there is returned as it is (or converted, for a dtype)."""
     t = args[0]
-    if not t.is_cpu:   # meta and fake tensors, as before marks: .cuda() leaves them be, "cuda" is the CPU
+    if not t.is_cpu:  # meta and fake tensors, as before marks: .cuda() leaves them be, "cuda" is the CPU
         if func is torch.Tensor.cuda:
             return t
         args = tuple("cpu" if i > 0 and _is_gpu_device(a) and not isinstance(a, int) else a for i, a in enumerate(args))
@@ -207,14 +220,17 @@ def _moved(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:  # noqa: C9
         rest = list(args[1:])
         device = kwargs.get("device")
         dtype = kwargs.get("dtype")
-        if rest and isinstance(rest[0], torch.Tensor):   # t.to(other): other's device and dtype
+        if rest and isinstance(rest[0], torch.Tensor):  # t.to(other): other's device and dtype
             other = rest.pop(0)
-            device = other.device if other.device.type != "cpu" else (
-                torch.device("cuda", 0) if marks.answers_cuda(other) else torch.device("cpu"))
+            device = (
+                other.device
+                if other.device.type != "cpu"
+                else (torch.device("cuda", 0) if marks.answers_cuda(other) else torch.device("cpu"))
+            )
             dtype = other.dtype
         elif rest and (isinstance(rest[0], (str, torch.device)) or type(rest[0]) is int):
             device = rest.pop(0)
-        if rest and (rest[0] is None or isinstance(rest[0], torch.dtype)):   # Module.to passes dtype=None
+        if rest and (rest[0] is None or isinstance(rest[0], torch.dtype)):  # Module.to passes dtype=None
             dtype = rest.pop(0)
         for name, value in zip(("non_blocking", "copy"), rest):
             kw[name] = value
@@ -224,7 +240,7 @@ def _moved(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:  # noqa: C9
             target = marks.CUDA
         else:
             device = torch.device(device)
-            if device.type != "cpu":   # .to("meta"): a real move, no mark
+            if device.type != "cpu":  # .to("meta"): a real move, no mark
                 return func(t, device=device, dtype=dtype, **kw)
             target = marks.CPU
     if target is None:
@@ -234,7 +250,7 @@ def _moved(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:  # noqa: C9
     if target != here:
         kw["copy"] = True
     out = torch.Tensor.to(t, device="cpu", dtype=dtype, **kw)
-    if not marks.same_storage(out, t):   # a copy (or a dtype's conversion): made on the target
+    if not marks.same_storage(out, t):  # a copy (or a dtype's conversion): made on the target
         marks.set_mark(out, target)
     return out
 
@@ -252,15 +268,46 @@ def _allowed_mixes(torch: Any) -> set[Any]:
     shape or dtype, new_* (made on self's device), autograd's entry points, and the arguments torch
     wants on the CPU (packed sequences' lengths, tensor_split's indices)."""
     T = torch.Tensor
-    names = ["copy_", "__setitem__", "__getitem__", "index_put_", "index_put", "_index_put_impl_", "set_", "to",
-             "view_as", "expand_as", "reshape_as", "type_as", "resize_as_", "new_tensor", "new_empty", "new_zeros",
-             "new_ones", "new_full", "new_empty_strided", "new", "backward", "is_set_to", "tensor_split",
-             "__contains__", "module_load"]
+    names = [
+        "copy_",
+        "__setitem__",
+        "__getitem__",
+        "index_put_",
+        "index_put",
+        "_index_put_impl_",
+        "set_",
+        "to",
+        "view_as",
+        "expand_as",
+        "reshape_as",
+        "type_as",
+        "resize_as_",
+        "new_tensor",
+        "new_empty",
+        "new_zeros",
+        "new_ones",
+        "new_full",
+        "new_empty_strided",
+        "new",
+        "backward",
+        "is_set_to",
+        "tensor_split",
+        "__contains__",
+        "module_load",
+    ]
     found = {getattr(T, n) for n in names if hasattr(T, n)}
     found |= {T.grad.__set__, T.data.__set__}
-    for owner, n in ((torch, "tensor_split"), (torch, "index_put"), (torch, "_pack_padded_sequence"),
-                     (torch, "_pad_packed_sequence"), (torch, "equal"), (torch.autograd, "backward"),
-                     (torch.autograd, "grad"), (torch.nn.functional, "ctc_loss"), (torch, "ctc_loss")):
+    for owner, n in (
+        (torch, "tensor_split"),
+        (torch, "index_put"),
+        (torch, "_pack_padded_sequence"),
+        (torch, "_pad_packed_sequence"),
+        (torch, "equal"),
+        (torch.autograd, "backward"),
+        (torch.autograd, "grad"),
+        (torch.nn.functional, "ctc_loss"),
+        (torch, "ctc_loss"),
+    ):
         if hasattr(owner, n):
             found.add(getattr(owner, n))
     return found
@@ -328,7 +375,7 @@ def _in_new_threads(mode, dispatch_mode=None) -> Iterator[None]:
         return
 
     def bootstrap_inner(self) -> None:
-        with mode, (dispatch_mode if dispatch_mode is not None else contextlib.nullcontext()):
+        with mode, dispatch_mode if dispatch_mode is not None else contextlib.nullcontext():
             original(self)
 
     with triton_runtime.patched(threading.Thread, "_bootstrap_inner", bootstrap_inner):
@@ -347,11 +394,37 @@ def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterato
         import torch
 
     iface = FakeDeviceInterface(target)
-    names = ["is_available", "device_count", "current_device", "set_device", "synchronize", "current_stream",
-             "default_stream", "stream", "set_stream", "get_device_capability", "get_device_name", "get_device_properties",
-             "empty_cache", "is_bf16_supported", "memory_allocated", "max_memory_allocated", "memory_reserved",
-             "max_memory_reserved", "reset_peak_memory_stats", "mem_get_info", "Event", "Stream", "ExternalStream",
-             "device", "device_of", "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all"]
+    names = [
+        "is_available",
+        "device_count",
+        "current_device",
+        "set_device",
+        "synchronize",
+        "current_stream",
+        "default_stream",
+        "stream",
+        "set_stream",
+        "get_device_capability",
+        "get_device_name",
+        "get_device_properties",
+        "empty_cache",
+        "is_bf16_supported",
+        "memory_allocated",
+        "max_memory_allocated",
+        "memory_reserved",
+        "max_memory_reserved",
+        "reset_peak_memory_stats",
+        "mem_get_info",
+        "Event",
+        "Stream",
+        "ExternalStream",
+        "device",
+        "device_of",
+        "get_rng_state",
+        "set_rng_state",
+        "get_rng_state_all",
+        "set_rng_state_all",
+    ]
     with contextlib.ExitStack() as stack:
         for name in names:
             stack.enter_context(triton_runtime.patched(torch.cuda, name, getattr(iface, name)))
@@ -367,4 +440,3 @@ def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterato
         if big is not None:
             stack.enter_context(big)
         yield
-

@@ -33,8 +33,14 @@ from irscope.steer.mlir import (
 from irscope.steer.pins import LOOP_ATTRS, ConstPin, LayoutPin, LoopPin, py_text, sets_again
 
 
-def check(spec: KernelSpec, settings: Settings, loop_done: list[dict], layout_done: list[dict],
-          art: Artifacts, partition_done: list[dict] | None = None) -> list[PinCheck]:
+def check(
+    spec: KernelSpec,
+    settings: Settings,
+    loop_done: list[dict],
+    layout_done: list[dict],
+    art: Artifacts,
+    partition_done: list[dict] | None = None,
+) -> list[PinCheck]:
     """Confirm each pin (and each option a recipe or --set gave) in the compiled output.
 
     `loop_done` and `layout_done` are what the rewrites did (loops.rewrite_loops, layouts.apply_layout_pins).
@@ -72,10 +78,19 @@ def _check_partition(pin, done: list[dict], art: Artifacts) -> PinCheck:
     in_ptx = re.search(rf"setmaxnreg\.(?:inc|dec)\.sync\.aligned\.u32\s+{pin.registers};", ptx) if ptx else None
     if got == pin.registers and (not ptx or in_ptx):
         where = f"; {in_ptx.group(0).split('.sync')[0]} {pin.registers} in PTX" if in_ptx else ""
-        return _rec("partition", f"worker{pin.index}", pin.registers, pin.source, "ok",
-                    f"requestedRegisters {pin.registers} in TTGIR{was}{where}")
-    detail = (f"worker{pin.index} has {got} registers in TTGIR, not {pin.registers}" if got != pin.registers
-              else f"requestedRegisters {pin.registers} in TTGIR but no setmaxnreg {pin.registers} in PTX")
+        return _rec(
+            "partition",
+            f"worker{pin.index}",
+            pin.registers,
+            pin.source,
+            "ok",
+            f"requestedRegisters {pin.registers} in TTGIR{was}{where}",
+        )
+    detail = (
+        f"worker{pin.index} has {got} registers in TTGIR, not {pin.registers}"
+        if got != pin.registers
+        else f"requestedRegisters {pin.registers} in TTGIR but no setmaxnreg {pin.registers} in PTX"
+    )
     return _rec("partition", f"worker{pin.index}", pin.registers, pin.source, "changed", detail)
 
 
@@ -96,22 +111,46 @@ def _check_option(name, value, source, art, ttir, ttgir, gluon) -> PinCheck:
         return _rec("option", name, value, source, "changed", f"Triton compiled with {name}={eff}")
     if name == "num_stages":
         if gluon:
-            return _rec("option", name, value, source, "no effect",
-                        "Gluon kernels skip the pipeliner; num_stages changes nothing")
+            return _rec(
+                "option",
+                name,
+                value,
+                source,
+                "no effect",
+                "Gluon kernels skip the pipeliner; num_stages changes nothing",
+            )
         loops = find_loops(ttir) if ttir else []
         if not loops:
             return _rec("option", name, value, source, "no effect", "the kernel has no scf.for loop to pipeline")
         own = [lp for lp in loops if "tt.num_stages" in lp.attrs]
         if len(own) == len(loops):
-            return _rec("option", name, value, source, "no effect",
-                        "every loop sets its own tt.num_stages (tl.range or a loop pin), which wins")
-        return _rec("option", name, value, source, "ok",
-                    f"num_stages={eff}; {len(loops) - len(own)} of {len(loops)} loops follow it")
+            return _rec(
+                "option",
+                name,
+                value,
+                source,
+                "no effect",
+                "every loop sets its own tt.num_stages (tl.range or a loop pin), which wins",
+            )
+        return _rec(
+            "option",
+            name,
+            value,
+            source,
+            "ok",
+            f"num_stages={eff}; {len(loops) - len(own)} of {len(loops)} loops follow it",
+        )
     if name == "maxnreg" and value is not None and "ptx" in art.stages:
         m = re.search(r"^\s*\.maxnreg\s+(\d+)", art.stages["ptx"], re.M)
         if m and int(m.group(1)) == value:
-            return _rec("option", name, value, source, "ok", f".maxnreg {value} in PTX; "
-                                                             f"ptxas used {art.stats.get('registers', '?')}")
+            return _rec(
+                "option",
+                name,
+                value,
+                source,
+                "ok",
+                f".maxnreg {value} in PTX; ptxas used {art.stats.get('registers', '?')}",
+            )
         return _rec("option", name, value, source, "changed", "no matching .maxnreg in PTX")
     if name == "waves_per_eu" and value and "llir" in art.stages:
         if f'"amdgpu-waves-per-eu"="{value}' in art.stages["llir"]:
@@ -122,8 +161,14 @@ def _check_option(name, value, source, art, ttir, ttgir, gluon) -> PinCheck:
         if not shapes:
             return _rec("option", name, value, source, "no effect", "no MFMA layout in TTGIR (no tt.dot)")
         ok = all(int(a) == value for a, _ in shapes)
-        return _rec("option", name, value, source, "ok" if ok else "changed",
-                    f"MFMA instrShape {', '.join(f'{a}x{b}' for a, b in shapes)} in TTGIR")
+        return _rec(
+            "option",
+            name,
+            value,
+            source,
+            "ok" if ok else "changed",
+            f"MFMA instrShape {', '.join(f'{a}x{b}' for a, b in shapes)} in TTGIR",
+        )
     return _rec("option", name, value, source, "ok", f"Triton compiled with {shown}")
 
 
@@ -132,31 +177,50 @@ def _check_env(name, value, source, art, ttgir) -> PinCheck:
     if name == "TRITON_HIP_USE_ASYNC_COPY":
         n = len(re.findall(r"ttg\.async_copy_global_to_local|amdg(?:pu)?\.buffer_load_to_local", ttgir))
         if on:
-            return _rec("env", name, value, source, "ok" if n else "no effect",
-                        f"{n} async copies to LDS in TTGIR" if n else "no async copy to LDS in TTGIR")
+            return _rec(
+                "env",
+                name,
+                value,
+                source,
+                "ok" if n else "no effect",
+                f"{n} async copies to LDS in TTGIR" if n else "no async copy to LDS in TTGIR",
+            )
         return _rec("env", name, value, source, "ok" if not n else "changed", f"{n} async copies to LDS in TTGIR")
     if name == "TRITON_HIP_USE_BLOCK_PINGPONG" and "amdgcn" in art.stages:
         n = len(re.findall(r"^\s*s_setprio\b", art.stages["amdgcn"], re.M))
         if on:
-            return _rec("env", name, value, source, "ok" if n else "no effect",
-                        f"{n} s_setprio (ping-pong priority switches) in AMDGCN" if n else
-                        "no s_setprio in AMDGCN: the ping-pong pass found no loop it applies to")
+            return _rec(
+                "env",
+                name,
+                value,
+                source,
+                "ok" if n else "no effect",
+                f"{n} s_setprio (ping-pong priority switches) in AMDGCN"
+                if n
+                else "no s_setprio in AMDGCN: the ping-pong pass found no loop it applies to",
+            )
         return _rec("env", name, value, source, "ok", f"{n} s_setprio in AMDGCN")
     return _rec("env", name, value, source, "unchecked", "set for the compile; nothing in the output shows it")
 
 
 def _check_constexpr(name, c: ConstPin, overridden: dict[str, str], art, ttgir) -> PinCheck:
     if name in overridden:
-        return _rec("constexpr", name, c.text, c.source, "overridden",
-                    f"the command line gives {overridden[name]}, which wins")
+        return _rec(
+            "constexpr", name, c.text, c.source, "overridden", f"the command line gives {overridden[name]}, which wins"
+        )
     got = art.args.get(name)
     if got is None:
         return _rec("constexpr", name, c.text, c.source, "changed", f"{name} is not in the specialization")
-    m = re.match(r"gl\.(?:\w+\.)*BlockedLayout\(size_per_thread=(\[[^\]]*\]), threads_per_warp=(\[[^\]]*\]), "
-                 r"warps_per_cta=(\[[^\]]*\]), order=(\[[^\]]*\])", got)
+    m = re.match(
+        r"gl\.(?:\w+\.)*BlockedLayout\(size_per_thread=(\[[^\]]*\]), threads_per_warp=(\[[^\]]*\]), "
+        r"warps_per_cta=(\[[^\]]*\]), order=(\[[^\]]*\])",
+        got,
+    )
     if m:
-        want = (f"sizePerThread = {m.group(1)}, threadsPerWarp = {m.group(2)}, warpsPerCTA = {m.group(3)}, "
-                f"order = {m.group(4)}")
+        want = (
+            f"sizePerThread = {m.group(1)}, threadsPerWarp = {m.group(2)}, warpsPerCTA = {m.group(3)}, "
+            f"order = {m.group(4)}"
+        )
         hit = [a for a, v in layout_aliases(ttgir).items() if squash(want) in squash(v)]
         if hit:
             return _rec("constexpr", name, got, c.source, "ok", f"TTGIR has it as #{hit[0]}")
@@ -166,15 +230,24 @@ def _check_constexpr(name, c: ConstPin, overridden: dict[str, str], art, ttgir) 
     return _rec("constexpr", name, got, c.source, "ok", "bound in the specialization")
 
 
-def _check_loop(pin: LoopPin, loop_done: list[dict], ttir: str, ttgir: str, gluon: bool,
-                kernel_file: str) -> list[PinCheck]:
+def _check_loop(
+    pin: LoopPin, loop_done: list[dict], ttir: str, ttgir: str, gluon: bool, kernel_file: str
+) -> list[PinCheck]:
     out: list[PinCheck] = []
     i, done = next(((i, d) for i, d in enumerate(loop_done) if d["pin"] is pin), (-1, None))
     for name, value in pin.attrs:
         label = f"{pin.where}:{name}"
         if gluon:
-            out.append(_rec("loop", label, value, pin.source, "no effect",
-                            "Gluon kernels have no TTIR and skip the pipeliner; per-loop attributes change nothing"))
+            out.append(
+                _rec(
+                    "loop",
+                    label,
+                    value,
+                    pin.source,
+                    "no effect",
+                    "Gluon kernels have no TTIR and skip the pipeliner; per-loop attributes change nothing",
+                )
+            )
             continue
         if done and "skipped" in done:
             out.append(_rec("loop", label, value, pin.source, "not applicable", done["skipped"]))
@@ -183,13 +256,14 @@ def _check_loop(pin: LoopPin, loop_done: list[dict], ttir: str, ttgir: str, gluo
         loops = [lp for lp in find_loops(ttir) if loop_matches(pin, lp, kernel_file)]
         # a later pin that sets the same attribute on the same loop wins there (recipe < variant < --pin-loop)
         winners = {}
-        for d in loop_done[i + 1:] if done else []:
+        for d in loop_done[i + 1 :] if done else []:
             if sets_again(d["pin"], pin, name):
                 v = dict(d["pin"].attrs)[name]
                 winners.update({where: (d["pin"], v) for where in d["loops"]})
         if loops and all(lp.lines[:1] and lp.lines[0] in winners for lp in loops):
-            by = dict.fromkeys(f"{w.source} gives {w.where}:{name}={py_text(v)}"
-                               for w, v in (winners[lp.lines[0]] for lp in loops))
+            by = dict.fromkeys(
+                f"{w.source} gives {w.where}:{name}={py_text(v)}" for w, v in (winners[lp.lines[0]] for lp in loops)
+            )
             out.append(_rec("loop", label, value, pin.source, "overridden", "; ".join(by) + ", which wins"))
             continue
         loops = [lp for lp in loops if not (lp.lines[:1] and lp.lines[0] in winners)]
@@ -202,14 +276,34 @@ def _check_loop(pin: LoopPin, loop_done: list[dict], ttir: str, ttgir: str, gluo
         if all(g == want for g in got) and name == "loop_unroll_factor":
             # Triton unrolls inside make_ttir, before the TTIR irscope edits: the attribute is there,
             # the unrolling is not. Say so rather than "ok".
-            out.append(_rec("loop", label, value, pin.source, "no effect",
-                            f"scf.for at {where} carries {attr} = {value}, but Triton unrolls in the TTIR "
-                            f"stage, before the pinned TTIR; use tl.range(..., loop_unroll_factor={value})"))
-        elif all(g == want for g in got) and name == "warp_specialize" and value \
-                and not re.search(r"ttg\.warp_specialize\b", ttgir):
-            out.append(_rec("loop", label, value, pin.source, "no effect",
-                            f"scf.for at {where} carries {attr}, but the TTGIR has no ttg.warp_specialize op "
-                            f"(this target or Triton version does not warp-specialize this loop)"))
+            out.append(
+                _rec(
+                    "loop",
+                    label,
+                    value,
+                    pin.source,
+                    "no effect",
+                    f"scf.for at {where} carries {attr} = {value}, but Triton unrolls in the TTIR "
+                    f"stage, before the pinned TTIR; use tl.range(..., loop_unroll_factor={value})",
+                )
+            )
+        elif (
+            all(g == want for g in got)
+            and name == "warp_specialize"
+            and value
+            and not re.search(r"ttg\.warp_specialize\b", ttgir)
+        ):
+            out.append(
+                _rec(
+                    "loop",
+                    label,
+                    value,
+                    pin.source,
+                    "no effect",
+                    f"scf.for at {where} carries {attr}, but the TTGIR has no ttg.warp_specialize op "
+                    f"(this target or Triton version does not warp-specialize this loop)",
+                )
+            )
         elif all(g == want for g in got):
             text = f"{attr} = {value}" if LOOP_ATTRS[name][1] is int else (attr if value else f"no {attr}")
             detail = f"scf.for at {where}: {text} in TTIR"
@@ -225,8 +319,11 @@ def _check_loop(pin: LoopPin, loop_done: list[dict], ttir: str, ttgir: str, gluo
 
 def multibuffers(ttgir: str) -> list[str]:
     """Shapes of the multi-buffered shared allocations (depth x tile), e.g. ['4x128x64xf16']."""
-    return [m.group(1) for m in re.finditer(r"ttg\.local_alloc\s*:\s*\(\)\s*->\s*!ttg\.memdesc<(\d+x[\dx]+\w+),",
-                                            ttgir) if not m.group(1).endswith("xi64")]   # i64: mbarriers
+    return [
+        m.group(1)
+        for m in re.finditer(r"ttg\.local_alloc\s*:\s*\(\)\s*->\s*!ttg\.memdesc<(\d+x[\dx]+\w+),", ttgir)
+        if not m.group(1).endswith("xi64")
+    ]  # i64: mbarriers
 
 
 def _check_layout(pin: LayoutPin, layout_done: list[dict], ttgir: str) -> PinCheck:
@@ -236,21 +333,29 @@ def _check_layout(pin: LayoutPin, layout_done: list[dict], ttgir: str) -> PinChe
     if "skipped" in done:
         return _rec("layout", f"#{pin.alias}", pin.text(), pin.source, "not applicable", done["skipped"])
     # later pins of the alias: one that sets a field this pin sets wins (pins.sets_again, the one rule)
-    later = [d for d in layout_done[i + 1:] if d["alias"] == pin.alias and "skipped" not in d]
+    later = [d for d in layout_done[i + 1 :] if d["alias"] == pin.alias and "skipped" not in d]
     winners = [d["pin"] for d in later if sets_again(d["pin"], pin)]
     if winners:
-        return _rec("layout", f"#{pin.alias}", done["after"], pin.source, "overridden",
-                    "; ".join(f"{w.source} gives {w.text()}" for w in winners) + ", which wins")
+        return _rec(
+            "layout",
+            f"#{pin.alias}",
+            done["after"],
+            pin.source,
+            "overridden",
+            "; ".join(f"{w.source} gives {w.text()}" for w in winners) + ", which wins",
+        )
     after = done["after"]
-    final = later[-1]["after"] if later else after   # later edits of other fields build on this one
+    final = later[-1]["after"] if later else after  # later edits of other fields build on this one
     hit = [a for a, v in layout_aliases(ttgir).items() if squash(v) == squash(final)]
     if squash(done["before"]) == squash(after):
-        return _rec("layout", f"#{pin.alias}", after, pin.source, "no effect",
-                    f"#{pin.alias} already was {after}")
+        return _rec("layout", f"#{pin.alias}", after, pin.source, "no effect", f"#{pin.alias} already was {after}")
     if hit:
         was = parse_layout(done["before"])
         now = parse_layout(after)
-        changed = ", ".join(f"{k} {was.fields.get(k)} -> {v}" for k, v in now.fields.items()
-                            if was.fields.get(k) != v) if was and now and was.kind == now.kind else done["before"]
+        changed = (
+            ", ".join(f"{k} {was.fields.get(k)} -> {v}" for k, v in now.fields.items() if was.fields.get(k) != v)
+            if was and now and was.kind == now.kind
+            else done["before"]
+        )
         return _rec("layout", f"#{pin.alias}", after, pin.source, "ok", f"in TTGIR as #{hit[0]} ({changed})")
     return _rec("layout", f"#{pin.alias}", after, pin.source, "changed", "the TTGIR no longer holds the pinned layout")

@@ -19,8 +19,14 @@ if TYPE_CHECKING:  # only for the annotation: a plain compile has no recipe to m
     from irscope.steer.recipe_model import Recipe
 
 
-def apply(settings: Settings, recipe: Recipe | None, variant: str | None, kernel: str | None, *,
-          params: list[str] | None = None) -> Settings:
+def apply(
+    settings: Settings,
+    recipe: Recipe | None,
+    variant: str | None,
+    kernel: str | None,
+    *,
+    params: list[str] | None = None,
+) -> Settings:
     """Settings for one kernel: `settings` < recipe defaults < kernel sections < variant (< the command
     line, which jobs.for_kernel lays on top).
 
@@ -29,15 +35,18 @@ def apply(settings: Settings, recipe: Recipe | None, variant: str | None, kernel
     (loop and layout pins are checked the same way when compiling: loops.py, layouts.py, `optional`).
     kernel None: the default tables (and the variant's) alone, as `recipes show --variant` lists them.
     """
-    pins = Pins(loops=list(settings.pins.loops) if settings.pins else [],
-                layouts=list(settings.pins.layouts) if settings.pins else [],
-                partitions=list(settings.pins.partitions) if settings.pins else [],
-                constexprs=dict(settings.pins.constexprs) if settings.pins else {})
+    pins = Pins(
+        loops=list(settings.pins.loops) if settings.pins else [],
+        layouts=list(settings.pins.layouts) if settings.pins else [],
+        partitions=list(settings.pins.partitions) if settings.pins else [],
+        constexprs=dict(settings.pins.constexprs) if settings.pins else {},
+    )
     out = settings
     if recipe is not None:
         if not recipe.accepts(settings.target):
-            raise BadInput(f"recipe {recipe.name} is for {', '.join(t.name for t in recipe.targets)}, "
-                           f"not {settings.target.name}")
+            raise BadInput(
+                f"recipe {recipe.name} is for {', '.join(t.name for t in recipe.targets)}, not {settings.target.name}"
+            )
         pins.recipe = recipe.describe(variant)
         # the pin model: a recipe was read (recipes.py loaded it already); a plain compile never loads it
         from irscope.steer.pins import ConstPin
@@ -47,8 +56,10 @@ def apply(settings: Settings, recipe: Recipe | None, variant: str | None, kernel
             for k, text in layer.constexprs.items():
                 if params is not None and k not in params:
                     if layer.kernel_specific:
-                        raise BadInput(f"{recipe.path}: {layer.source}: constexpr {k!r} is not a parameter of "
-                                       f"{kernel}{did_you_mean(k, params)}; parameters: {', '.join(params)}")
+                        raise BadInput(
+                            f"{recipe.path}: {layer.source}: constexpr {k!r} is not a parameter of "
+                            f"{kernel}{did_you_mean(k, params)}; parameters: {', '.join(params)}"
+                        )
                     continue
                 pins.constexprs[k] = ConstPin(k, text, layer.source)
             pins.layouts.extend(layer.layouts)

@@ -48,8 +48,10 @@ def apply_layout_pins(ttgir: str, pins: list[LayoutPin], warp_size: int) -> tupl
                 raise BadInput(f"{pin.source} {pin.text()}: not a layout attribute")
         else:
             if old is None:
-                raise BadInput(f"{pin.source} {pin.text()}: #{pin.alias}'s layout cannot be edited field by field; "
-                               f"give the whole layout")
+                raise BadInput(
+                    f"{pin.source} {pin.text()}: #{pin.alias}'s layout cannot be edited field by field; "
+                    f"give the whole layout"
+                )
             new = Layout(old.dialect, old.kind, dict(old.fields), old.braced)
             new.fields.update(pin.fields)
         if old is not None:
@@ -63,7 +65,7 @@ def apply_layout_pins(ttgir: str, pins: list[LayoutPin], warp_size: int) -> tupl
     out = ttgir
     for alias, text in current.items():
         if text != aliases[alias]:
-            line = f"#{alias} = {text}"   # a function as the replacement: the text's backslashes stay as written
+            line = f"#{alias} = {text}"  # a function as the replacement: the text's backslashes stay as written
             out = re.sub(r"^#" + re.escape(alias) + r" = .*$", lambda _m: line, out, count=1, flags=re.M)  # noqa: B023
     if out != ttgir:
         out = drop_layout_hints(out)
@@ -73,8 +75,10 @@ def apply_layout_pins(ttgir: str, pins: list[LayoutPin], warp_size: int) -> tupl
 def _layout_misfit(pin: LayoutPin, current: dict[str, str]) -> str | None:
     """Why the pin does not fit this kernel's TTGIR (no such alias, or no such field), else None."""
     if pin.alias not in current:
-        return (f"the TTGIR has no layout #{pin.alias}{did_you_mean(pin.alias, current)}; its layouts: "
-                f"{', '.join('#' + a for a in current) or 'none'}")
+        return (
+            f"the TTGIR has no layout #{pin.alias}{did_you_mean(pin.alias, current)}; its layouts: "
+            f"{', '.join('#' + a for a in current) or 'none'}"
+        )
     if pin.value is not None:
         return None
     old = parse_layout(current[pin.alias])
@@ -82,8 +86,10 @@ def _layout_misfit(pin: LayoutPin, current: dict[str, str]) -> str | None:
         return f"#{pin.alias} = {current[pin.alias]} has no fields to edit; replace it whole with {pin.alias}=#..."
     for k, _ in pin.fields:
         if k not in old.fields:
-            return (f"#{pin.alias} ({old.kind}) has no field {k!r}{did_you_mean(k, old.fields)}; "
-                    f"its fields: {', '.join(old.fields)}")
+            return (
+                f"#{pin.alias} ({old.kind}) has no field {k!r}{did_you_mean(k, old.fields)}; "
+                f"its fields: {', '.join(old.fields)}"
+            )
     return None
 
 
@@ -91,7 +97,7 @@ def check_layout_rules(alias: str, old: Layout, new: Layout, ttgir: str, warp_si
     """The rules a layout must obey, checked before the MLIR parser sees it (plain words, exit 2)."""
     name = f"#{alias}"
     if old.shared != new.shared:
-        what = ("a shared-memory layout" if old.shared else "a register (distributed) layout")
+        what = "a shared-memory layout" if old.shared else "a register (distributed) layout"
         raise BadInput(f"{name} is {what}; it cannot become #{new.dialect}.{new.kind}")
     num_warps = module_int_attr(ttgir, "ttg.num-warps")
     warp_size = module_int_attr(ttgir, "ttg.threads-per-warp") or warp_size
@@ -108,24 +114,30 @@ def check_layout_rules(alias: str, old: Layout, new: Layout, ttgir: str, warp_si
     used = tensor_ranks(ttgir, alias)
     want = next(iter(used)) if len(used) == 1 else old_rank
     if rank is not None and want is not None and rank != want and not new.shared:
-        raise BadInput(f"rank {rank} does not match the rank-{want} tensors that use {name} "
-                       f"(give {want} entries per field)")
+        raise BadInput(
+            f"rank {rank} does not match the rank-{want} tensors that use {name} (give {want} entries per field)"
+        )
     for k in ("sizePerThread", "threadsPerWarp", "warpsPerCTA"):
         v = lists.get(k)
         if v is not None and any(x < 1 or x & (x - 1) for x in v):
             raise BadInput(f"every entry of {k} must be a power of two (1, 2, 4, ...); got {v}")
     tpw = lists.get("threadsPerWarp")
     if tpw is not None and math.prod(tpw) != warp_size:
-        raise BadInput(f"threadsPerWarp {tpw} multiplies to {math.prod(tpw)}, but the product "
-                       f"must equal the warp size, {warp_size} threads on this target")
+        raise BadInput(
+            f"threadsPerWarp {tpw} multiplies to {math.prod(tpw)}, but the product "
+            f"must equal the warp size, {warp_size} threads on this target"
+        )
     wpc = new.value("warpsPerCTA")
     if isinstance(wpc, list) and num_warps is not None and math.prod(wpc) != num_warps:
-        raise BadInput(f"warpsPerCTA {wpc} multiplies to {math.prod(wpc)}, but the product "
-                       f"must equal num_warps, {num_warps} for this compile (ttg.num-warps)")
+        raise BadInput(
+            f"warpsPerCTA {wpc} multiplies to {math.prod(wpc)}, but the product "
+            f"must equal num_warps, {num_warps} for this compile (ttg.num-warps)"
+        )
     order = lists.get("order")
     if order is not None and sorted(order) != list(range(len(order))):
-        raise BadInput(f"order {order} must be a permutation of 0..{len(order) - 1} "
-                       f"(each dimension once, fastest-varying first)")
+        raise BadInput(
+            f"order {order} must be a permutation of 0..{len(order) - 1} (each dimension once, fastest-varying first)"
+        )
     _check_mma_rules(old, new)
 
 
@@ -149,8 +161,10 @@ def _check_mma_rules(old: Layout, new: Layout) -> None:
         raise BadInput(f"an mma.sync layout (versionMajor = 2) has instrShape [16, 8], not {shape}")
     if major == 3:
         if isinstance(wpc, list) and wpc and wpc[0] % 4:
-            raise BadInput(f"a wgmma layout (versionMajor = 3) stacks the 4 warps of a warpgroup along M: "
-                           f"warpsPerCTA[0] must be a multiple of 4, not {wpc}")
+            raise BadInput(
+                f"a wgmma layout (versionMajor = 3) stacks the 4 warps of a warpgroup along M: "
+                f"warpsPerCTA[0] must be a multiple of 4, not {wpc}"
+            )
         if not isinstance(shape, list):
             return
         if len(shape) != 3:
@@ -159,16 +173,23 @@ def _check_mma_rules(old: Layout, new: Layout) -> None:
         if m != 16:
             raise BadInput(f"a wgmma layout (versionMajor = 3) has instrShape M = 16, not {shape}")
         if not (8 <= n <= 256 and n & (n - 1) == 0):
-            raise BadInput(f"a wgmma layout (versionMajor = 3) has instrShape N a power of two from 8 to 256 "
-                           f"(wgmma takes multiples of 8; Triton's layouts need powers of two), not {n} in {shape}")
+            raise BadInput(
+                f"a wgmma layout (versionMajor = 3) has instrShape N a power of two from 8 to 256 "
+                f"(wgmma takes multiples of 8; Triton's layouts need powers of two), not {n} in {shape}"
+            )
         old_shape = old.value("instrShape")
-        old_k = old_shape[2] if old.value("versionMajor") == 3 and isinstance(old_shape, list) \
-            and len(old_shape) == 3 else None
+        old_k = (
+            old_shape[2]
+            if old.value("versionMajor") == 3 and isinstance(old_shape, list) and len(old_shape) == 3
+            else None
+        )
         if old_k is not None and k != old_k:
             raise BadInput(f"instrShape K is fixed by the operands' bit width (256 / bits): {old_k} here, not {k}")
         if old_k is None and k not in (8, 16, 32):
-            raise BadInput(f"a wgmma layout (versionMajor = 3) has instrShape K = 256 / the operands' bit width "
-                           f"(8, 16 or 32), not {k}")
+            raise BadInput(
+                f"a wgmma layout (versionMajor = 3) has instrShape K = 256 / the operands' bit width "
+                f"(8, 16 or 32), not {k}"
+            )
 
 
 CONTIGUITY_HINT = re.compile(r" \{contiguity = \d+ : i32\}|contiguity = \d+ : i32, |, contiguity = \d+ : i32")

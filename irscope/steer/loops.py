@@ -38,8 +38,11 @@ def rewrite_loops(ttir: str, pins: list[LoopPin], kernel: str, kernel_file: str)
         if not hit and pin.line is not None:
             starts = sorted({ln for lp in loops for f, ln in lp.lines[:1]})
             where = f"{os.path.basename(pin.file or kernel_file)}:{pin.line}"
-            have = (f"its loops are at line{'s' if len(starts) > 1 else ''} {', '.join(map(str, starts))}"
-                    if starts else "it has no scf.for loop")
+            have = (
+                f"its loops are at line{'s' if len(starts) > 1 else ''} {', '.join(map(str, starts))}"
+                if starts
+                else "it has no scf.for loop"
+            )
             if pin.optional:
                 done.append({"pin": pin, "loops": [], "skipped": f"no loop of {kernel} starts at {where}; {have}"})
                 continue

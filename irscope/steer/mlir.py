@@ -62,7 +62,7 @@ def split_at_word(text: str, word: str) -> list[str]:
     """Split at the first `word` outside brackets and strings: 'a at b' -> ['a', 'b']."""
     for i, ch, depth in _scan(text):
         if depth == 0 and ch not in OPENING + CLOSING and text.startswith(word, i):
-            return [text[:i], text[i + len(word):]]
+            return [text[:i], text[i + len(word) :]]
     return [text]
 
 
@@ -88,10 +88,10 @@ def squash(text: str) -> str:
 class Layout:
     """'#ttg.blocked<{sizePerThread = [4], ...}>' split into its kind and ordered fields."""
 
-    dialect: str                # 'ttg'
-    kind: str                   # 'blocked'
-    fields: dict[str, str]      # name -> MLIR text of the value
-    braced: bool                # '<{...}>' (most) or '<...>' (e.g. ttng.tensor_memory_encoding)
+    dialect: str  # 'ttg'
+    kind: str  # 'blocked'
+    fields: dict[str, str]  # name -> MLIR text of the value
+    braced: bool  # '<{...}>' (most) or '<...>' (e.g. ttng.tensor_memory_encoding)
     raw: str = ""
 
     @property
@@ -197,18 +197,18 @@ def loc_lines(expr: str, table: dict[str, str], depth: int = 0) -> list[tuple[st
         return [(m.group(1), int(m.group(2)))]
     if e.startswith("callsite(") and e.endswith(")"):
         out = []
-        for p in split_at_word(e[len("callsite("):-1], " at "):
+        for p in split_at_word(e[len("callsite(") : -1], " at "):
             out += loc_lines(p, table, depth + 1)
         return out
     if e.startswith("fused"):
         i = e.find("[")
         if i != -1 and e.endswith("]"):
             out = []
-            for p in split_attrs(e[i + 1:-1]):
+            for p in split_attrs(e[i + 1 : -1]):
                 out += loc_lines(p, table, depth + 1)
             return out
         return []
-    m = re.fullmatch(r'"(?:[^"\\]|\\.)*"\((.*)\)', e, re.S)   # a name location: "acc"(#loc12)
+    m = re.fullmatch(r'"(?:[^"\\]|\\.)*"\((.*)\)', e, re.S)  # a name location: "acc"(#loc12)
     if m:
         return loc_lines(m.group(1), table, depth + 1)
     return []
@@ -224,12 +224,12 @@ _FOR = re.compile(r"^(\s*)(?:%[^=]+= )?scf\.for\b")
 class Loop:
     """One scf.for of a module: where it is, its attribute dict, and the Python lines it came from."""
 
-    start: int                  # index of the 'scf.for' line
-    end: int                    # index of its closing '}' line
+    start: int  # index of the 'scf.for' line
+    end: int  # index of its closing '}' line
     indent: str
-    attrs: dict[str, str | None]   # attribute -> value text (None: a unit attribute)
+    attrs: dict[str, str | None]  # attribute -> value text (None: a unit attribute)
     loc: str
-    lines: list[tuple[str, int]]   # the Python (file, line)s its location names
+    lines: list[tuple[str, int]]  # the Python (file, line)s its location names
 
     def attr_value(self, attr: str) -> Any:
         """An attribute's value: an integer, True for a unit attribute, None when absent, else text."""
@@ -264,7 +264,7 @@ def find_loops(ir_text: str) -> list[Loop]:
                 break
         else:
             continue
-        attrs, loc = _closing(lines[j][len(close):])
+        attrs, loc = _closing(lines[j][len(close) :])
         loops.append(Loop(i, j, indent, attrs, loc, loc_lines(loc, table) if loc else []))
     return loops
 
@@ -278,5 +278,5 @@ def _closing(rest: str) -> tuple[dict[str, str | None], str]:
         for item in split_attrs(r[1:k]):
             key, sep, val = item.partition("=")
             attrs[key.strip()] = val.strip() if sep else None
-        r = r[k + 1:].strip()
+        r = r[k + 1 :].strip()
     return attrs, r

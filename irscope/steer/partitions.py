@@ -21,20 +21,24 @@ def apply_partition_pins(ttgir: str, pins: list[PartitionPin], kernel: str) -> t
     """The TTGIR with each pinned worker's budget set; what was done, per pin (for the checks)."""
     workers = len(WORKERS.findall(ttgir))
     if not workers:
-        raise BadInput(f"{pins[0].source} {pins[0].text()}: {kernel} has no warp-specialized partitions in TTGIR "
-                       f"(no ttg.warp_specialize op: nothing to give registers to)")
+        raise BadInput(
+            f"{pins[0].source} {pins[0].text()}: {kernel} has no warp-specialized partitions in TTGIR "
+            f"(no ttg.warp_specialize op: nothing to give registers to)"
+        )
     m = REQUESTED.search(ttgir)
     current = [int(x) for x in m.group(1).replace(" ", "").split(",") if x] if m else [0] * workers
     done = []
     for pin in pins:
         if pin.index >= workers:
-            raise BadInput(f"{pin.source} {pin.text()}: {kernel} has {workers} worker partition(s) "
-                           f"(worker0 .. worker{workers - 1})")
+            raise BadInput(
+                f"{pin.source} {pin.text()}: {kernel} has {workers} worker partition(s) "
+                f"(worker0 .. worker{workers - 1})"
+            )
         done.append({"pin": pin, "before": current[pin.index] or None})
         current[pin.index] = pin.registers
     array = f"requestedRegisters = array<i32: {', '.join(map(str, current))}>"
     if m:
-        ttgir = ttgir[:m.start()] + array + ttgir[m.end():]
+        ttgir = ttgir[: m.start()] + array + ttgir[m.end() :]
     else:  # no budgets requested yet: give the op its attribute
         ttgir = re.sub(r"(ttg\.warp_specialize\([^)]*\))", rf"\1 attributes {{{array}}}", ttgir, count=1)
     return ttgir, done

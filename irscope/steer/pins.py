@@ -36,11 +36,46 @@ LOOP_ATTRS: dict[str, tuple[str, type]] = {
 
 # every field name a TTGIR layout attribute prints (3.5-3.9); a recipe's field edit must use one of them
 LAYOUT_FIELDS = (
-    "sizePerThread", "threadsPerWarp", "warpsPerCTA", "order", "CGALayout", "CTAsPerCGA", "CTASplitNum",
-    "CTAOrder", "versionMajor", "versionMinor", "instrShape", "version", "isTransposed", "tilesPerWarp",
-    "elementBitWidth", "dim", "parent", "opIdx", "kWidth", "vec", "perPhase", "maxPhase", "swizzlingByteWidth",
-    "transposed", "fp4Padded", "register", "lane", "warp", "block", "blockM", "blockN", "colStride",
-    "unpacked", "CTASplitM", "CTASplitN", "isBlockScale", "twoCTAs", "offset", "alignment", "isSigned",
+    "sizePerThread",
+    "threadsPerWarp",
+    "warpsPerCTA",
+    "order",
+    "CGALayout",
+    "CTAsPerCGA",
+    "CTASplitNum",
+    "CTAOrder",
+    "versionMajor",
+    "versionMinor",
+    "instrShape",
+    "version",
+    "isTransposed",
+    "tilesPerWarp",
+    "elementBitWidth",
+    "dim",
+    "parent",
+    "opIdx",
+    "kWidth",
+    "vec",
+    "perPhase",
+    "maxPhase",
+    "swizzlingByteWidth",
+    "transposed",
+    "fp4Padded",
+    "register",
+    "lane",
+    "warp",
+    "block",
+    "blockM",
+    "blockN",
+    "colStride",
+    "unpacked",
+    "CTASplitM",
+    "CTASplitN",
+    "isBlockScale",
+    "twoCTAs",
+    "offset",
+    "alignment",
+    "isSigned",
 )
 
 
@@ -52,7 +87,7 @@ class ConstPin:
     """A recipe's constexpr value, bound in the specialization."""
 
     name: str
-    text: str                   # what spec.parse_value reads back (e.g. 'gl.BlockedLayout(...)', '128')
+    text: str  # what spec.parse_value reads back (e.g. 'gl.BlockedLayout(...)', '128')
     source: str
 
 
@@ -60,11 +95,11 @@ class ConstPin:
 class LoopPin:
     """Per-loop attributes for the scf.for of one Python line (or every loop: line None)."""
 
-    file: str | None            # None: the kernel's own file
-    line: int | None            # None: every loop ('*')
+    file: str | None  # None: the kernel's own file
+    line: int | None  # None: every loop ('*')
     attrs: tuple[tuple[str, Any], ...]
     source: str
-    optional: bool = False      # a recipe default: skipped, not refused, where no loop is at the line
+    optional: bool = False  # a recipe default: skipped, not refused, where no loop is at the line
 
     @property
     def where(self) -> str:
@@ -81,11 +116,11 @@ class LoopPin:
 class LayoutPin:
     """A TTGIR alias's layout: replaced whole (value) or edited field by field (fields)."""
 
-    alias: str                  # without '#'
-    value: str | None           # full replacement, '#ttg.blocked<{...}>'
-    fields: tuple[tuple[str, str], ...]   # field -> MLIR text of its new value
+    alias: str  # without '#'
+    value: str | None  # full replacement, '#ttg.blocked<{...}>'
+    fields: tuple[tuple[str, str], ...]  # field -> MLIR text of its new value
     source: str
-    optional: bool = False      # a recipe default: skipped, not refused, where the alias or a field is missing
+    optional: bool = False  # a recipe default: skipped, not refused, where the alias or a field is missing
 
     def text(self) -> str:
         """The pin as --pin-layout takes it."""
@@ -107,20 +142,24 @@ class PartitionPin:
         return f"worker{self.index}:registers={self.registers}"
 
 
-SETMAXNREG_RANGE = (24, 256)   # PTX: setmaxnreg takes 24..256, a multiple of 8
+SETMAXNREG_RANGE = (24, 256)  # PTX: setmaxnreg takes 24..256, a multiple of 8
 
 
 def parse_pin_partition(text: str, source: str = "--pin-partition") -> PartitionPin:
     """'worker0:registers=48' (or '0:registers=48')."""
     m = re.fullmatch(r"\s*(?:worker)?(\d+)\s*:\s*registers\s*=\s*(\d+)\s*", text)
     if not m:
-        raise BadInput(f"{source} {text!r}: expected workerN:registers=R, e.g. 'worker0:registers=48' (the "
-                       f"register budget of the first worker partition)")
+        raise BadInput(
+            f"{source} {text!r}: expected workerN:registers=R, e.g. 'worker0:registers=48' (the "
+            f"register budget of the first worker partition)"
+        )
     regs = int(m.group(2))
     lo, hi = SETMAXNREG_RANGE
     if not lo <= regs <= hi or regs % 8:
-        raise BadInput(f"{source} {text!r}: a partition's registers are a multiple of 8 from {lo} to {hi} "
-                       f"(what PTX's setmaxnreg accepts), not {regs}")
+        raise BadInput(
+            f"{source} {text!r}: a partition's registers are a multiple of 8 from {lo} to {hi} "
+            f"(what PTX's setmaxnreg accepts), not {regs}"
+        )
     return PartitionPin(int(m.group(1)), regs, source)
 
 
@@ -149,8 +188,10 @@ def same_file(a: str, b: str) -> bool:
 def loop_attr_value(name: str, value: Any, where: str) -> Any:
     """Check one per-loop attribute and its value (TOML-typed or text)."""
     if name not in LOOP_ATTRS:
-        raise BadInput(f"{where}: {name!r} is not a per-loop attribute{did_you_mean(name, LOOP_ATTRS)}; "
-                       f"valid: {', '.join(LOOP_ATTRS)}")
+        raise BadInput(
+            f"{where}: {name!r} is not a per-loop attribute{did_you_mean(name, LOOP_ATTRS)}; "
+            f"valid: {', '.join(LOOP_ATTRS)}"
+        )
     typ = LOOP_ATTRS[name][1]
     if isinstance(value, str):
         low = value.strip().lower()
@@ -191,8 +232,10 @@ def parse_pin_loop(text: str, source: str = "--pin-loop") -> LoopPin:
     """'33:num_stages=4', 'examples/softmax.py:15:num_stages=1,loop_unroll_factor=2', '*:num_stages=2'."""
     m = _LOOP_PIN.match(text.strip())
     if not m:
-        raise BadInput(f"{source} {text!r}: expected LINE:KEY=VALUE[,KEY=VALUE], e.g. '33:num_stages=4' or "
-                       f"'examples/softmax.py:15:num_stages=1' ('*' for every loop); keys: {', '.join(LOOP_ATTRS)}")
+        raise BadInput(
+            f"{source} {text!r}: expected LINE:KEY=VALUE[,KEY=VALUE], e.g. '33:num_stages=4' or "
+            f"'examples/softmax.py:15:num_stages=1' ('*' for every loop); keys: {', '.join(LOOP_ATTRS)}"
+        )
     file, line = m.group("file"), m.group("line")
     attrs = []
     for item in m.group("attrs").split(","):
@@ -231,9 +274,11 @@ def parse_pin_layout(text: str, source: str = "--pin-layout") -> LayoutPin:
         return LayoutPin(alias_name(alias, source, text), None, tuple(fields), source)
     alias, sep, value = t.partition("=")
     if not sep:
-        raise BadInput(f"{source} {text!r}: expected ALIAS=#ttg.KIND<{{...}}> or ALIAS:FIELD=VALUE, e.g. "
-                       f"'blocked=#ttg.blocked<{{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], "
-                       f"order = [0]}}>' or 'blocked:sizePerThread=[1]'")
+        raise BadInput(
+            f"{source} {text!r}: expected ALIAS=#ttg.KIND<{{...}}> or ALIAS:FIELD=VALUE, e.g. "
+            f"'blocked=#ttg.blocked<{{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], "
+            f"order = [0]}}>' or 'blocked:sizePerThread=[1]'"
+        )
     return LayoutPin(alias_name(alias, source, text), layout_value(value, f"{source} {text!r}"), (), source)
 
 
@@ -241,8 +286,10 @@ def alias_name(alias: str, source: str, whole: str) -> str:
     """'#blocked1' or 'blocked1' -> 'blocked1'; BadInput for what cannot be a layout alias."""
     m = _ALIAS.match(alias.strip())
     if not m or m.group(1).startswith("loc"):
-        raise BadInput(f"{source} {whole!r}: {alias.strip()!r} is not a layout alias of the TTGIR (e.g. blocked, "
-                       f"blocked1, mma, shared)")
+        raise BadInput(
+            f"{source} {whole!r}: {alias.strip()!r} is not a layout alias of the TTGIR (e.g. blocked, "
+            f"blocked1, mma, shared)"
+        )
     return m.group(1)
 
 
@@ -252,8 +299,10 @@ def layout_value(value: str, where: str) -> str:
     if not v.startswith("#"):
         v = "#" + v
     if not re.fullmatch(r"#\w+\.\w+<.*>", v, re.S):
-        raise BadInput(f"{where}: {value.strip()!r} is not a layout attribute; expected e.g. "
-                       f"#ttg.blocked<{{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}}>")
+        raise BadInput(
+            f"{where}: {value.strip()!r} is not a layout attribute; expected e.g. "
+            f"#ttg.blocked<{{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}}>"
+        )
     if not balanced(v):
         raise BadInput(f"{where}: {value.strip()!r}: unbalanced brackets")
     return v
@@ -262,8 +311,10 @@ def layout_value(value: str, where: str) -> str:
 def layout_field(name: str, value: Any, where: str) -> tuple[str, str]:
     """One field edit; value is TOML data (list, int, bool) or text ('[1]', '#blocked')."""
     if name not in LAYOUT_FIELDS:
-        raise BadInput(f"{where}: {name!r} is not a field of a TTGIR layout{did_you_mean(name, LAYOUT_FIELDS)}; "
-                       f"e.g. sizePerThread, threadsPerWarp, warpsPerCTA, order, instrShape")
+        raise BadInput(
+            f"{where}: {name!r} is not a field of a TTGIR layout{did_you_mean(name, LAYOUT_FIELDS)}; "
+            f"e.g. sizePerThread, threadsPerWarp, warpsPerCTA, order, instrShape"
+        )
     if isinstance(value, str):
         text = value.strip()
         try:
@@ -290,8 +341,11 @@ def sets_again(later: LoopPin | LayoutPin, pin: LoopPin | LayoutPin, attr: str |
     if isinstance(pin, LayoutPin) or isinstance(later, LayoutPin):  # a layout pin and a loop pin never overlap
         if not (isinstance(pin, LayoutPin) and isinstance(later, LayoutPin)):
             return False
-        return later.alias == pin.alias and (pin.value is not None or later.value is not None
-                                            or bool({k for k, _ in pin.fields} & {k for k, _ in later.fields}))
+        return later.alias == pin.alias and (
+            pin.value is not None
+            or later.value is not None
+            or bool({k for k, _ in pin.fields} & {k for k, _ in later.fields})
+        )
     names = {attr} if attr is not None else {a for a, _ in pin.attrs}
     return bool(names & {a for a, _ in later.attrs})
 

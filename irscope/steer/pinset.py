@@ -37,8 +37,8 @@ class Pins:
     layouts: list[LayoutPin] = field(default_factory=list)
     partitions: list[PartitionPin] = field(default_factory=list)
     constexprs: dict[str, ConstPin] = field(default_factory=dict)
-    recipe: RecipeRef | None = None           # {"name", "path", "variant", "target"} when a recipe was applied
-    overridden: dict[str, str] = field(default_factory=dict)   # constexpr -> what the command line gave
+    recipe: RecipeRef | None = None  # {"name", "path", "variant", "target"} when a recipe was applied
+    overridden: dict[str, str] = field(default_factory=dict)  # constexpr -> what the command line gave
 
     def __bool__(self) -> bool:
         return bool(self.loops or self.layouts or self.partitions or self.constexprs or self.recipe)
@@ -55,9 +55,10 @@ class Pins:
             "partitions": [[p.index, p.registers] for p in self.partitions],
             "constexprs": {k: v.text for k, v in sorted(self.constexprs.items())},
             "recipe": self.recipe,
-            "sources": [p.source for p in self.loops] + [p.source for p in self.layouts]
-                       + [p.source for p in self.partitions]
-                       + [v.source for _, v in sorted(self.constexprs.items())],
+            "sources": [p.source for p in self.loops]
+            + [p.source for p in self.layouts]
+            + [p.source for p in self.partitions]
+            + [v.source for _, v in sorted(self.constexprs.items())],
         }
 
 
@@ -68,15 +69,18 @@ class Plan:
     spec: KernelSpec
     settings: Settings
     edits: list[tuple[str, Callable[[str], str]]] = field(default_factory=list)
-    loop_done: list[dict] = field(default_factory=list)     # what rewrite_loops did, per pin
-    layout_done: list[dict] = field(default_factory=list)   # what apply_layout_pins did, per pin
-    partition_done: list[dict] = field(default_factory=list)   # what apply_partition_pins did, per pin
+    loop_done: list[dict] = field(default_factory=list)  # what rewrite_loops did, per pin
+    layout_done: list[dict] = field(default_factory=list)  # what apply_layout_pins did, per pin
+    partition_done: list[dict] = field(default_factory=list)  # what apply_partition_pins did, per pin
 
     def describe(self) -> str:
         """The loop and layout pins, as they are written on the command line."""
         pins = self.settings.pins
-        parts = ([p.text() for p in pins.loops] + [p.text() for p in pins.layouts]
-                 + [p.text() for p in pins.partitions]) if pins else []
+        parts = (
+            ([p.text() for p in pins.loops] + [p.text() for p in pins.layouts] + [p.text() for p in pins.partitions])
+            if pins
+            else []
+        )
         return "; ".join(parts)
 
     def check(self, art: Artifacts) -> list[PinCheck]:
@@ -100,12 +104,14 @@ def plan(spec: KernelSpec, settings: Settings) -> Plan:
         return p
     gluon = adapter.is_gluon(spec.fn)
     if pins.loops and not gluon:
+
         def edit_ttir(text: str) -> str:
             out, p.loop_done = rewrite_loops(text, pins.loops, spec.kernel, spec.file)
             return out
 
         p.edits.append(("ttir", edit_ttir))
     if pins.layouts or pins.partitions:
+
         def edit_ttgir(text: str) -> str:
             if pins.partitions:
                 from irscope.steer.partitions import apply_partition_pins

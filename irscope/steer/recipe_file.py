@@ -64,8 +64,11 @@ class _Checker:
     def error(self, keys: tuple[str, ...], message: str) -> None:
         where = "[" + ".".join(_quote(k) for k in keys[:-1]) + "] " if len(keys) > 1 else ""
         key = _quote(keys[-1]) if keys else ""
-        self.errors.append(f"{self.path}:{self.lines.line(keys)}: {where}{key}: {message}" if key
-                           else f"{self.path}:{self.lines.line(keys)}: {message}")
+        self.errors.append(
+            f"{self.path}:{self.lines.line(keys)}: {where}{key}: {message}"
+            if key
+            else f"{self.path}:{self.lines.line(keys)}: {message}"
+        )
 
     def table(self, value: Any, keys: tuple[str, ...]) -> dict | None:
         if not isinstance(value, dict):
@@ -85,8 +88,14 @@ def _quote(k: str) -> str:
 
 
 def _tname(v: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array",
-            dict: "a table"}.get(type(v), type(v).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(v), type(v).__name__)
 
 
 def read(path: Path) -> tuple[Recipe | None, list[str]]:  # noqa: C901, PLR0915
@@ -96,9 +105,10 @@ def read(path: Path) -> tuple[Recipe | None, list[str]]:  # noqa: C901, PLR0915
     except OSError as e:
         return None, [f"{path}: cannot read: {e.strerror or e}"]
     except UnicodeDecodeError as e:
-        line = path.read_bytes()[:e.start].count(b"\n") + 1
-        return None, [f"{path}:{line}: not UTF-8 text (byte {e.start}: {e.reason}); a recipe is a TOML file, "
-                      f"which is UTF-8"]
+        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        return None, [
+            f"{path}:{line}: not UTF-8 text (byte {e.start}: {e.reason}); a recipe is a TOML file, which is UTF-8"
+        ]
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -115,7 +125,7 @@ def read(path: Path) -> tuple[Recipe | None, list[str]]:  # noqa: C901, PLR0915
     target = None
     target_text = meta.get("target")
     if target_text is None and "recipe" in doc:
-        c.error(("recipe", "target"), "missing: the target this recipe is for, e.g. target = \"h100\"")
+        c.error(("recipe", "target"), 'missing: the target this recipe is for, e.g. target = "h100"')
     elif target_text is not None:
         target = _target(c, target_text, ("recipe", "target"))
     targets = [target] if target else []
@@ -126,8 +136,11 @@ def read(path: Path) -> tuple[Recipe | None, list[str]]:  # noqa: C901, PLR0915
     for t in extra:
         tt = _target(c, t, ("recipe", "targets"))
         if tt and target and tt.backend != target.backend:
-            c.error(("recipe", "targets"), f"{t!r} is a {tt.backend} target but the recipe's target is "
-                                           f"{target.backend}; a recipe holds one backend's options")
+            c.error(
+                ("recipe", "targets"),
+                f"{t!r} is a {tt.backend} target but the recipe's target is "
+                f"{target.backend}; a recipe holds one backend's options",
+            )
         elif tt and all(tt.name != x.name for x in targets):
             targets.append(tt)
     purpose = meta.get("purpose", "")
@@ -164,7 +177,7 @@ def read(path: Path) -> tuple[Recipe | None, list[str]]:  # noqa: C901, PLR0915
 
 def _target(c: _Checker, text: Any, keys: tuple[str, ...]) -> Target | None:
     if not isinstance(text, str):
-        c.error(keys, f"expected a target name (e.g. \"h100\", \"cuda:90\", \"gfx942\"), got {_tname(text)}")
+        c.error(keys, f'expected a target name (e.g. "h100", "cuda:90", "gfx942"), got {_tname(text)}')
         return None
     try:
         return parse_target(text)
@@ -187,16 +200,25 @@ def _kernel_sections(c, table, keys, source_prefix, target, variant=False) -> li
     return out
 
 
-def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: Target,  # noqa: C901, PLR0915
-           kernel_specific: bool) -> Layer:
+def _layer(  # noqa: C901, PLR0915
+    c: _Checker,
+    body: dict,
+    keys: tuple[str, ...],
+    source: str,
+    target: Target,
+    kernel_specific: bool,
+) -> Layer:
     layer = Layer(source, kernel_specific)
     valid_options = settable_options(target)
     opts = c.table(body.get("options", {}), keys + ("options",)) or {}
     for k, v in opts.items():
         kk = keys + ("options", k)
         if k not in valid_options:
-            c.error(kk, f"not an option of Triton {adapter.triton_version()}'s {target.backend} backend"
-                        f"{did_you_mean(k, valid_options)}; valid: {', '.join(sorted(valid_options))}")
+            c.error(
+                kk,
+                f"not an option of Triton {adapter.triton_version()}'s {target.backend} backend"
+                f"{did_you_mean(k, valid_options)}; valid: {', '.join(sorted(valid_options))}",
+            )
             continue
         problem = _type_problem(v, valid_options[k].type) or _value_problem(k, v, target)
         if problem:
@@ -209,8 +231,11 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
         for k, v in env.items():
             kk = keys + ("env", k)
             if k not in knobs:
-                c.error(kk, f"not a compile knob of Triton {adapter.triton_version()} for {target.backend}"
-                            f"{did_you_mean(k, knobs)}; valid: {', '.join(sorted(knobs))}")
+                c.error(
+                    kk,
+                    f"not a compile knob of Triton {adapter.triton_version()} for {target.backend}"
+                    f"{did_you_mean(k, knobs)}; valid: {', '.join(sorted(knobs))}",
+                )
                 continue
             text = _env_text(v, knobs[k])
             if text is None:
@@ -234,8 +259,9 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
         try:
             name = alias_name(alias, "layouts", alias)
             if isinstance(v, str):
-                layer.layouts.append(LayoutPin(name, layout_value(v, "value"), (), source,
-                                               optional=not kernel_specific))
+                layer.layouts.append(
+                    LayoutPin(name, layout_value(v, "value"), (), source, optional=not kernel_specific)
+                )
             elif isinstance(v, dict) and v:
                 fields_ = []
                 for f, fv in v.items():
@@ -245,8 +271,10 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
                         c.error(kk + (f,), str(e).removeprefix("field: "))
                 layer.layouts.append(LayoutPin(name, None, tuple(fields_), source, optional=not kernel_specific))
             else:
-                c.error(kk, "expected a layout string (\"#ttg.blocked<{...}>\") or a table of fields "
-                            "(sizePerThread = [1], ...)")
+                c.error(
+                    kk,
+                    'expected a layout string ("#ttg.blocked<{...}>") or a table of fields (sizePerThread = [1], ...)',
+                )
         except BadInput as e:
             c.error(kk, str(e).removeprefix("value: "))
     loops = c.table(body.get("loops", {}), keys + ("loops",)) or {}
@@ -271,8 +299,11 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
     for name, v in parts.items():
         kk = keys + ("partitions", name)
         if not kernel_specific:
-            c.error(kk, "a partition's registers belong in a kernel section ([kernel.NAME.partitions]): "
-                        "kernels without warp specialization have none")
+            c.error(
+                kk,
+                "a partition's registers belong in a kernel section ([kernel.NAME.partitions]): "
+                "kernels without warp specialization have none",
+            )
             continue
         v = c.table(v, kk)
         if v is None:
@@ -282,12 +313,18 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
             continue
         regs = v["registers"]
         if not isinstance(regs, int) or isinstance(regs, bool):
-            c.error(kk + ("registers",), f"expected an integer (a multiple of 8 from 24 to 256, e.g. registers = 48), "
-                                         f"got {_tname(regs)} {regs!r}")
+            c.error(
+                kk + ("registers",),
+                f"expected an integer (a multiple of 8 from 24 to 256, e.g. registers = 48), "
+                f"got {_tname(regs)} {regs!r}",
+            )
             continue
         if not re.fullmatch(r"(?:worker)?\d+", name):
-            c.error(kk, "a partition is named workerN (worker0 is the first worker partition), e.g. "
-                        "worker0 = { registers = 48 }")
+            c.error(
+                kk,
+                "a partition is named workerN (worker0 is the first worker partition), e.g. "
+                "worker0 = { registers = 48 }",
+            )
             continue
         try:
             layer.partitions.append(parse_pin_partition(f"{name}:registers={regs}", source))
@@ -296,7 +333,7 @@ def _layer(c: _Checker, body: dict, keys: tuple[str, ...], source: str, target: 
     return layer
 
 
-MAX_OPTION_INT = 2 ** 31 - 1  # every integer option is a C int in the compiler
+MAX_OPTION_INT = 2**31 - 1  # every integer option is a C int in the compiler
 
 
 def _value_problem(key: str, value: Any, target: Target) -> str | None:
@@ -326,11 +363,17 @@ def _type_problem(value: Any, typ: Any) -> str | None:
     if typ is bool:
         return None if isinstance(value, bool) else f"expected true or false, got {_tname(value)} {value!r}"
     if typ is int:
-        return None if isinstance(value, int) and not isinstance(value, bool) else \
-            f"expected an integer, got {_tname(value)} {value!r}"
+        return (
+            None
+            if isinstance(value, int) and not isinstance(value, bool)
+            else f"expected an integer, got {_tname(value)} {value!r}"
+        )
     if typ is float:
-        return None if isinstance(value, (int, float)) and not isinstance(value, bool) else \
-            f"expected a number, got {_tname(value)} {value!r}"
+        return (
+            None
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            else f"expected a number, got {_tname(value)} {value!r}"
+        )
     if typ is str:
         return None if isinstance(value, str) else f"expected a string, got {_tname(value)} {value!r}"
     if origin in (tuple, tuple) or typ is tuple:
@@ -379,13 +422,17 @@ def constexpr_text(value: Any, where: str) -> str:
 def _layout_call(table: dict, where: str) -> str:
     """{ BlockedLayout = { size_per_thread = [4], ... } } -> 'gl.BlockedLayout(size_per_thread=[4], ...)'."""
     if len(table) != 1:
-        raise BadInput("a layout table has one key, the Gluon layout class, e.g. "
-                       "{ BlockedLayout = { size_per_thread = [4], threads_per_warp = [32], warps_per_cta = [4], "
-                       "order = [0] } }")
-    (cls, args), = table.items()
+        raise BadInput(
+            "a layout table has one key, the Gluon layout class, e.g. "
+            "{ BlockedLayout = { size_per_thread = [4], threads_per_warp = [32], warps_per_cta = [4], "
+            "order = [0] } }"
+        )
+    ((cls, args),) = table.items()
     if not re.fullmatch(r"[A-Za-z_][\w.]*Layout", cls):
-        raise BadInput(f"{cls!r} is not a Gluon layout class (BlockedLayout, SliceLayout, NVMMASharedLayout, "
-                       f"amd.AMDMFMALayout, ...)")
+        raise BadInput(
+            f"{cls!r} is not a Gluon layout class (BlockedLayout, SliceLayout, NVMMASharedLayout, "
+            f"amd.AMDMFMALayout, ...)"
+        )
     if not isinstance(args, dict):
         raise BadInput(f"{cls}: expected a table of its arguments (size_per_thread = [4], ...)")
 

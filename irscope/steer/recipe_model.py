@@ -24,11 +24,11 @@ from irscope.steer.pins import LayoutPin, LoopPin, PartitionPin
 class Layer:
     """One table of a recipe: defaults, a kernel section, a variant, or a variant's kernel section."""
 
-    source: str                      # shown in the summary: 'recipe h100 [variant deep, kernel matmul_kernel]'
+    source: str  # shown in the summary: 'recipe h100 [variant deep, kernel matmul_kernel]'
     kernel_specific: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
-    constexprs: dict[str, str] = field(default_factory=dict)   # name -> text spec.parse_value reads
+    constexprs: dict[str, str] = field(default_factory=dict)  # name -> text spec.parse_value reads
     layouts: list[LayoutPin] = field(default_factory=list)
     loops: list[LoopPin] = field(default_factory=list)
     partitions: list[PartitionPin] = field(default_factory=list)
@@ -64,12 +64,14 @@ class Recipe:
 
     def layers(self, kernel: str | None, variant: str | None) -> list[Layer]:
         """The layers that apply to `kernel`, lowest precedence first (kernel None: the default tables only)."""
-        out = [self.defaults] + [layer for glob, layer in self.kernels
-                                 if kernel is not None and fnmatch.fnmatchcase(kernel, glob)]
+        out = [self.defaults] + [
+            layer for glob, layer in self.kernels if kernel is not None and fnmatch.fnmatchcase(kernel, glob)
+        ]
         if variant is not None:
             v = self.variant(variant)
-            out += [v.layer] + [layer for glob, layer in v.kernels
-                                if kernel is not None and fnmatch.fnmatchcase(kernel, glob)]
+            out += [v.layer] + [
+                layer for glob, layer in v.kernels if kernel is not None and fnmatch.fnmatchcase(kernel, glob)
+            ]
         return out
 
     def variant(self, name: str) -> Variant:
@@ -78,7 +80,8 @@ class Recipe:
             have = ", ".join(self.variants) or "none"
             starts = [v for v in self.variants if v.startswith(name)]
             hint = did_you_mean(name, self.variants) or (
-                " (did you mean " + " or ".join(repr(v) for v in starts) + "?)" if starts else "")
+                " (did you mean " + " or ".join(repr(v) for v in starts) + "?)" if starts else ""
+            )
             raise BadInput(f"recipe {self.name} has no variant {name!r}{hint}; variants: {have}")
         return self.variants[name]
 

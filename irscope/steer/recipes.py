@@ -41,8 +41,10 @@ def find(name_or_path: str) -> Path:
     p = Path(name_or_path)
     if p.suffix == ".toml" or os.sep in name_or_path or "/" in name_or_path:
         if p.is_dir():
-            raise BadInput(f"--recipe {name_or_path}: is a folder; give a recipe's .toml file, or a recipe's name "
-                           f"(irscope recipes list)")
+            raise BadInput(
+                f"--recipe {name_or_path}: is a folder; give a recipe's .toml file, or a recipe's name "
+                f"(irscope recipes list)"
+            )
         if p.exists() and not p.is_file():
             raise BadInput(f"--recipe {name_or_path}: not a regular file (a device, FIFO or socket); give a .toml file")
         if not p.is_file():
@@ -53,8 +55,10 @@ def find(name_or_path: str) -> Path:
         if cand.is_file():
             return cand
     names = available()
-    raise BadInput(f"--recipe {name_or_path}: no such recipe{did_you_mean(name_or_path, names)}; "
-                   f"recipes: {', '.join(names) or 'none'} (or give a path to a .toml file)")
+    raise BadInput(
+        f"--recipe {name_or_path}: no such recipe{did_you_mean(name_or_path, names)}; "
+        f"recipes: {', '.join(names) or 'none'} (or give a path to a .toml file)"
+    )
 
 
 def all_paths() -> list[Path]:
@@ -112,10 +116,17 @@ def summary_rows() -> list[tuple[str, str, str, str]]:
         if recipe is None:
             rows.append((path.stem, "?", "", errors[0] if errors else "unreadable"))
             continue
-        targets = recipe.target_text + (f" (+{', '.join(t.name for t in recipe.targets[1:])})"
-                                        if len(recipe.targets) > 1 else "")
-        rows.append((recipe.name, f"{targets} = {recipe.target.name}" if recipe.target_text != recipe.target.name
-                     else targets, recipe.purpose, errors[0] if errors else ""))
+        targets = recipe.target_text + (
+            f" (+{', '.join(t.name for t in recipe.targets[1:])})" if len(recipe.targets) > 1 else ""
+        )
+        rows.append(
+            (
+                recipe.name,
+                f"{targets} = {recipe.target.name}" if recipe.target_text != recipe.target.name else targets,
+                recipe.purpose,
+                errors[0] if errors else "",
+            )
+        )
     return rows
 
 

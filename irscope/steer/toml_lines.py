@@ -31,7 +31,7 @@ class KeyLines:
     """Which line of a TOML text defines a key path, found from table headers + keys."""
 
     def __init__(self, text: str):
-        self.defs: list[tuple[tuple[str, ...], int, str]] = []   # (full path, line, rest of the line)
+        self.defs: list[tuple[tuple[str, ...], int, str]] = []  # (full path, line, rest of the line)
         header: list[str] = []
         in_multi = None
         for n, raw in enumerate(text.splitlines(), 1):
@@ -63,11 +63,10 @@ class KeyLines:
         for p, n, rest in self.defs:
             if p == path:
                 return n
-            if path[:len(p)] == p and len(p) > best_len:
+            if path[: len(p)] == p and len(p) > best_len:
                 # an inline table may hold the rest: { num_warps = 4 }
-                tail = path[len(p):]
-                if tail and re.search(r"(?:^|[{,\s])" + r"\s*\.?\s*".join(re.escape(k) for k in tail) + r"\s*=",
-                                      rest):
+                tail = path[len(p) :]
+                if tail and re.search(r"(?:^|[{,\s])" + r"\s*\.?\s*".join(re.escape(k) for k in tail) + r"\s*=", rest):
                     return n
                 best, best_len = n, len(p)
         return best

@@ -27,11 +27,17 @@ TIMEOUT_S = 120
 
 def verify_isolated(text: str, ext: str, target) -> str | None:
     """The verifier's diagnostic for this module (an abort included), or None when it verifies."""
-    request = json.dumps({"text": text, "ext": ext, "backend": target.backend, "arch": target.arch,
-                          "warp_size": target.warp_size})
+    request = json.dumps(
+        {"text": text, "ext": ext, "backend": target.backend, "arch": target.arch, "warp_size": target.warp_size}
+    )
     try:
-        p = subprocess.run([sys.executable, "-m", "irscope.steer.verify_child"], input=request, text=True,
-                           capture_output=True, timeout=TIMEOUT_S)
+        p = subprocess.run(
+            [sys.executable, "-m", "irscope.steer.verify_child"],
+            input=request,
+            text=True,
+            capture_output=True,
+            timeout=TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired:
         return f"the MLIR verifier did not finish in {TIMEOUT_S} s"
     if p.returncode == 0:

@@ -35,28 +35,28 @@ class SweepOptions:
 
     out_dir: Path
     use_cache: bool = True
-    axes: tuple[str, ...] = ()             # --grid
-    jobs: int | None = None                # --jobs (None: the cores, or the cluster's CPUs)
+    axes: tuple[str, ...] = ()  # --grid
+    jobs: int | None = None  # --jobs (None: the cores, or the cluster's CPUs)
     timeout: float = 300.0
-    sort_key: str = "config"               # --sort
+    sort_key: str = "config"  # --sort
     cluster: str = "local"
-    strategy: str | None = None            # --search
+    strategy: str | None = None  # --search
     trials: int | None = None
     time_budget: float | None = None
     seed: int = 0
     max_registers: int | None = None
-    do_time: bool = False                  # --time
-    launch_args: str | None = None         # --args
-    launch_grid: str | None = None         # --launch-grid
+    do_time: bool = False  # --time
+    launch_args: str | None = None  # --args
+    launch_grid: str | None = None  # --launch-grid
     max_seconds: float = 20.0
     graph: str = "off"
     duty: Any = None
-    db_path: Path | None = None            # --db
+    db_path: Path | None = None  # --db
     no_db: bool = False
-    with_sass: bool = False                # --sass
+    with_sass: bool = False  # --sass
     write_recipe: Path | None = None
     top: int = 1
-    ref_text: str | None = None            # --ref
+    ref_text: str | None = None  # --ref
 
 
 @dataclass
@@ -66,11 +66,11 @@ class Prepared:
     opts: SweepOptions
     base: jobs.Job
     axes: list
-    total: int                             # configs the progress counts
+    total: int  # configs the progress counts
     strategy: str | None
     engine: sweep_job.Engine
     timers: Any = None
-    notes: list[str] = field(default_factory=list)   # what the sweep does differently from what was asked
+    notes: list[str] = field(default_factory=list)  # what the sweep does differently from what was asked
 
 
 @dataclass
@@ -87,8 +87,10 @@ class Outcome:
 def check_db(opts: SweepOptions, history: bool) -> None:
     """--db is used with --time or --history, and not with --no-db."""
     if opts.db_path is not None and not (opts.do_time or history):
-        raise BadInput("--db: the measurements database is used with --time (to reuse and record timings) or "
-                       "--history (to list them); add one of them, or leave out --db")
+        raise BadInput(
+            "--db: the measurements database is used with --time (to reuse and record timings) or "
+            "--history (to list them); add one of them, or leave out --db"
+        )
     if opts.db_path is not None and opts.no_db:
         raise BadInput("--db and --no-db: give one of them")
 
@@ -104,7 +106,7 @@ def prepare(request: jobs.Request, opts: SweepOptions, start_session: Callable[[
     """Every check of the sweep's options, then the engine; `start_session` starts the local timing
     process (called early, so the GPU comes up while irscope compiles)."""
     engine_name, address = ray_engine.parse_cluster(opts.cluster)
-    search.check_search(opts.strategy, opts.trials, opts.time_budget, 0)   # an unknown strategy: before anything loads
+    search.check_search(opts.strategy, opts.trials, opts.time_budget, 0)  # an unknown strategy: before anything loads
     session = start_session() if opts.do_time and engine_name == "local" else None
     base = jobs.resolve_one(request, "sweep explores")
     axes_typed = sweep_configs.parse_axes(list(opts.axes), base)
@@ -117,8 +119,10 @@ def prepare(request: jobs.Request, opts: SweepOptions, start_session: Callable[[
     if opts.sort_key not in rank.COLUMNS and opts.sort_key != "config":
         raise BadInput(f"--sort {opts.sort_key!r}: sort by one of config, {', '.join(rank.COLUMNS)}")
     if opts.strategy is None and size > sweep_configs.MAX_GRID:
-        raise BadInput(f"--grid: {size} configs is more than a sweep enumerates ({sweep_configs.MAX_GRID}); "
-                       "search the space instead: --search random|optuna --trials N")
+        raise BadInput(
+            f"--grid: {size} configs is more than a sweep enumerates ({sweep_configs.MAX_GRID}); "
+            "search the space instead: --search random|optuna --trials N"
+        )
     launch = _launch(request, opts)
     ref = None
     if opts.ref_text is not None:
@@ -127,18 +131,24 @@ def prepare(request: jobs.Request, opts: SweepOptions, start_session: Callable[[
         ref = reference.parse(opts.ref_text, launch)
     db = sweep_history.History(opts.db_path) if opts.do_time and not opts.no_db else None
     resources = ray_engine.connect(address, need_gpu=opts.do_time) if engine_name == "ray" else {}
-    measure = {"max_seconds": opts.max_seconds, "prune": sweep_job.PRUNE_MARGIN, "graph": opts.graph,
-               "duty": opts.duty, "ref": ref}
+    measure = {
+        "max_seconds": opts.max_seconds,
+        "prune": sweep_job.PRUNE_MARGIN,
+        "graph": opts.graph,
+        "duty": opts.duty,
+        "ref": ref,
+    }
     timers: ray_engine.Timers | LocalTimers | None = None
     if opts.do_time and engine_name == "ray":
         timers = ray_engine.Timers(launch, measure)
     elif opts.do_time:
-        assert session is not None   # started above for a local timing
+        assert session is not None  # started above for a local timing
         timers = LocalTimers(session, launch, measure)
     if engine_name == "ray":
         n_jobs = opts.jobs or int(resources.get("CPU", 1))
-    engine = sweep_job.Engine(n_jobs, opts.timeout, opts.use_cache, opts.with_sass, engine_name, timers, db,
-                              {"launch": launch, **measure})
+    engine = sweep_job.Engine(
+        n_jobs, opts.timeout, opts.use_cache, opts.with_sass, engine_name, timers, db, {"launch": launch, **measure}
+    )
     strategy, notes = opts.strategy, []
     if strategy is not None:
         strategy, degraded = search.available(strategy)
@@ -152,9 +162,9 @@ def _launch(request: jobs.Request, opts: SweepOptions):
     if not opts.do_time:
         return None
     if not opts.launch_args and not request.is_spec_file:
-        raise BadInput("--time needs launch arguments: --args \"a=randn(M, K, bf16), ...\" and --launch-grid")
+        raise BadInput('--time needs launch arguments: --args "a=randn(M, K, bf16), ..." and --launch-grid')
     if opts.launch_args and not opts.launch_grid:
-        raise BadInput("--time needs the launch grid: --launch-grid \"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)\"")
+        raise BadInput('--time needs the launch grid: --launch-grid "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"')
     _, launch = bench_variants(request, (), opts.launch_args, opts.launch_grid)
     return launch
 
@@ -173,9 +183,15 @@ def run(p: Prepared, progress: Callable[[int], AbstractContextManager[Callable]]
             else:
                 result = sweep_job.search_and_time(
                     search.make_strategy(p.strategy, p.axes, opts.seed),
-                    lambda i, values: sweep_configs.make_config(base, i, values), opts.out_dir, p.engine, advance,
-                    trials=opts.trials, time_budget=opts.time_budget, max_registers=opts.max_registers,
-                    name=p.strategy)
+                    lambda i, values: sweep_configs.make_config(base, i, values),
+                    opts.out_dir,
+                    p.engine,
+                    advance,
+                    trials=opts.trials,
+                    time_budget=opts.time_budget,
+                    max_registers=opts.max_registers,
+                    name=p.strategy,
+                )
                 configs = result.configs
     finally:
         if p.timers is not None:

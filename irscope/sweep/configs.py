@@ -26,17 +26,17 @@ class Config:
     """One point of the grid: its job (spec, settings) and, once compiled, its result and stats."""
 
     index: int
-    label: str                       # "num_warps=4, num_stages=3, BLOCK_M=64"
+    label: str  # "num_warps=4, num_stages=3, BLOCK_M=64"
     values: dict[str, Any]
     spec: KernelSpec
     settings: Settings
-    status: str = "pending"          # ok | cached | compile failed | bad input | crashed | timed out | does not fit
+    status: str = "pending"  # ok | cached | compile failed | bad input | crashed | timed out | does not fit
     reason: str = ""
     folder: str = ""
     stats: Stats = field(default_factory=Stats)
     seconds: float = 0.0
-    node: str = ""                   # where it compiled (--cluster ray), when not this machine
-    retried: str = ""                # why it was compiled again elsewhere (a node or worker lost), if it was
+    node: str = ""  # where it compiled (--cluster ray), when not this machine
+    retried: str = ""  # why it was compiled again elsewhere (a node or worker lost), if it was
 
     @property
     def usable(self) -> bool:
@@ -69,23 +69,27 @@ def parse_axes(items: list[str], base: Job) -> list[tuple[str, list[Any]]]:
         seen.add(key)
         if len(set(values)) != len(values):
             twice = next(v for v in values if values.count(v) > 1)
-            raise BadInput(f"--grid {key}: {twice} is listed twice; give each value once, "
-                           f"e.g. {key}={','.join(dict.fromkeys(values))}")
+            raise BadInput(
+                f"--grid {key}: {twice} is listed twice; give each value once, "
+                f"e.g. {key}={','.join(dict.fromkeys(values))}"
+            )
         if key in options:
             typed = [convert(key, v, options[key].type, "--grid") for v in values]
         elif key in constexprs:
             typed = [parse_value(v, f"--grid {key}") for v in values]
         else:
-            raise BadInput(f"--grid {key}: neither an option of the {base.settings.target.backend} backend nor a "
-                           f"constexpr of {spec.kernel}{did_you_mean(key, list(options) + sorted(constexprs))}; constexprs: "
-                           f"{', '.join(sorted(constexprs)) or 'none'}")
+            raise BadInput(
+                f"--grid {key}: neither an option of the {base.settings.target.backend} backend nor a "
+                f"constexpr of {spec.kernel}{did_you_mean(key, list(options) + sorted(constexprs))}; constexprs: "
+                f"{', '.join(sorted(constexprs)) or 'none'}"
+            )
         axes.append((key, typed))
     return axes
 
 
 RANGE = re.compile(r"^(-?\d+)\.\.(-?\d+)(?::(pow2|step(\d+)))?$")
-MAX_AXIS_VALUES = 4096   # a range longer than this is a typo (1..1000000), not a tuning axis
-MAX_GRID = 10_000        # configs a plain sweep enumerates; past it, --search
+MAX_AXIS_VALUES = 4096  # a range longer than this is a typo (1..1000000), not a tuning axis
+MAX_GRID = 10_000  # configs a plain sweep enumerates; past it, --search
 RANGE_HELP = "A..B (every integer), A..B:pow2 (the powers of 2) or A..B:stepN (A, A+N, ... up to B)"
 
 
@@ -108,8 +112,10 @@ def expand_values(key: str, raw: str, item: str) -> list[str]:
                 raise BadInput(f"--grid {item!r}: {part} has over {MAX_AXIS_VALUES} values; narrow it or add :stepN")
             vals = list(range(lo, hi + 1, step))
         if not vals:
-            raise BadInput(f"--grid {item!r}: the range {part} is empty (no {'power of 2' if kind == 'pow2' else 'value'}"
-                           f" from {lo} to {hi}); give low..high with low <= high, e.g. {key}=16..256:pow2")
+            raise BadInput(
+                f"--grid {item!r}: the range {part} is empty (no {'power of 2' if kind == 'pow2' else 'value'}"
+                f" from {lo} to {hi}); give low..high with low <= high, e.g. {key}=16..256:pow2"
+            )
         out += [str(v) for v in vals]
     return out
 
@@ -120,8 +126,9 @@ def grid_items(table: dict[str, Any], where: str) -> list[str]:
     items = []
     for key, value in table.items():
         if isinstance(value, bool) or not isinstance(value, (str, int, float, list)) or value in ("", []):
-            raise BadInput(f"{where}: sweep axis {key} = {value!r}; give a list ([4, 8]), a range "
-                           f"(\"16..256:pow2\") or one value")
+            raise BadInput(
+                f'{where}: sweep axis {key} = {value!r}; give a list ([4, 8]), a range ("16..256:pow2") or one value'
+            )
         text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
         items.append(f"{key}={text}")
     return items
@@ -131,8 +138,9 @@ def make_config(base: Job, index: int, values: dict[str, Any]) -> Config:
     """One combination of axis values as a config: a job on top of the base (jobs.vary)."""
     options = settable_options(base.settings.target)
     job = vary(base, values, "--grid")
-    label = ", ".join(f"{k}={job.spec.args[k].text() if k in job.spec.args and k not in options else v}"
-                      for k, v in values.items())
+    label = ", ".join(
+        f"{k}={job.spec.args[k].text() if k in job.spec.args and k not in options else v}" for k, v in values.items()
+    )
     return Config(index, label, values, job.spec, job.settings)
 
 
@@ -147,5 +155,7 @@ def space_size(axes: list[tuple[str, list[Any]]]) -> int:
 def expand(base: Job, axes: list[tuple[str, list[Any]]]) -> list[Config]:
     """Every combination of the axes, each a job on top of the base (jobs.vary: options and constexprs)."""
     keys = [k for k, _ in axes]
-    return [make_config(base, i, dict(zip(keys, combo)))
-            for i, combo in enumerate(itertools.product(*[vals for _, vals in axes]))]
+    return [
+        make_config(base, i, dict(zip(keys, combo)))
+        for i, combo in enumerate(itertools.product(*[vals for _, vals in axes]))
+    ]

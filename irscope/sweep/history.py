@@ -86,8 +86,9 @@ class History:
         except OSError as e:
             raise BadInput(f"--db {self.path}: cannot create it ({e.strerror or e}); give a writable path") from None
         except sqlite3.DatabaseError as e:
-            raise BadInput(f"--db {self.path}: not a usable SQLite database ({e}); give another file, or "
-                           "remove this one") from None
+            raise BadInput(
+                f"--db {self.path}: not a usable SQLite database ({e}); give another file, or remove this one"
+            ) from None
 
     def _check_own(self) -> None:
         """An existing database must be irscope's (or empty): BadInput, before anything is written to it (not
@@ -99,8 +100,10 @@ class History:
         foreign = sorted(n for n in names - OWN_TABLES if not n.startswith("sqlite_"))
         if foreign:
             shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-            raise BadInput(f"--db {self.path}: holds tables that are not irscope's ({shown}); irscope keeps its "
-                           f"measurements in a database of its own: give a new file")
+            raise BadInput(
+                f"--db {self.path}: holds tables that are not irscope's ({shown}); irscope keeps its "
+                f"measurements in a database of its own: give a new file"
+            )
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=BUSY_MS / 1000)
@@ -111,29 +114,65 @@ class History:
     def lookup(self, cache_key: str, device: str, triton: str, method: str) -> Stored | None:
         """The latest measurement of this compiled kernel under the same conditions, or None."""
         with closing(self._connect()) as db:
-            r = db.execute("SELECT sweep, median_ms, samples, status, dropped FROM measurements WHERE cache_key = ? "
-                           "AND device = ? AND triton = ? AND method = ? AND status = 'ok' ORDER BY id DESC LIMIT 1",
-                           (cache_key, device, triton, method)).fetchone()
+            r = db.execute(
+                "SELECT sweep, median_ms, samples, status, dropped FROM measurements WHERE cache_key = ? "
+                "AND device = ? AND triton = ? AND method = ? AND status = 'ok' ORDER BY id DESC LIMIT 1",
+                (cache_key, device, triton, method),
+            ).fetchone()
         return Stored(r[0], r[1], json.loads(r[2]), r[3], r[4] or "") if r else None
 
     def record(self, sweep: dict[str, Any], rows: list[dict[str, Any]]) -> int:
         """One sweep and its measurements, in one transaction; the sweep's id."""
         with closing(self._connect()) as db, db:
-            cur = db.execute("INSERT INTO sweeps (started, kernel, file, target, device, triton, strategy, configs, "
-                             "timed, reused, winner, winner_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                             [sweep.get(k) for k in ("started", "kernel", "file", "target", "device", "triton",
-                                                     "strategy", "configs", "timed", "reused", "winner",
-                                                     "winner_ms")])
+            cur = db.execute(
+                "INSERT INTO sweeps (started, kernel, file, target, device, triton, strategy, configs, "
+                "timed, reused, winner, winner_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    sweep.get(k)
+                    for k in (
+                        "started",
+                        "kernel",
+                        "file",
+                        "target",
+                        "device",
+                        "triton",
+                        "strategy",
+                        "configs",
+                        "timed",
+                        "reused",
+                        "winner",
+                        "winner_ms",
+                    )
+                ],
+            )
             sid = cur.lastrowid
-            assert sid is not None   # an INSERT's row
-            db.executemany("INSERT INTO measurements (sweep, cache_key, kernel, label, device, triton, method, "
-                           "median_ms, samples, status, dropped, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                           [(sid, r["cache_key"], sweep.get("kernel"), r["label"], r["device"], r["triton"],
-                             r["method"], r["median_ms"], json.dumps(r["samples"]), r["status"], r.get("dropped", ""),
-                             time.time()) for r in rows])
+            assert sid is not None  # an INSERT's row
+            db.executemany(
+                "INSERT INTO measurements (sweep, cache_key, kernel, label, device, triton, method, "
+                "median_ms, samples, status, dropped, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        sid,
+                        r["cache_key"],
+                        sweep.get("kernel"),
+                        r["label"],
+                        r["device"],
+                        r["triton"],
+                        r["method"],
+                        r["median_ms"],
+                        json.dumps(r["samples"]),
+                        r["status"],
+                        r.get("dropped", ""),
+                        time.time(),
+                    )
+                    for r in rows
+                ],
+            )
         return sid
 
-    def sweeps(self, kernels: list[str] | None = None, file: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def sweeps(
+        self, kernels: list[str] | None = None, file: str | None = None, limit: int = 50
+    ) -> list[dict[str, Any]]:
         """Past sweeps, newest first: of these kernels, or of this kernel file, or all."""
         with closing(self._connect()) as db:
             db.row_factory = sqlite3.Row
@@ -143,11 +182,19 @@ class History:
                 where, args = "WHERE file = ?", [file]
             else:
                 where, args = "", []
-            return [dict(r) for r in db.execute(f"SELECT * FROM sweeps {where} ORDER BY started DESC, id DESC "
-                                                "LIMIT ?", [*args, limit])]
+            return [
+                dict(r)
+                for r in db.execute(
+                    f"SELECT * FROM sweeps {where} ORDER BY started DESC, id DESC LIMIT ?", [*args, limit]
+                )
+            ]
 
     def measurements(self, sweep: int) -> Iterator[dict[str, Any]]:
         with closing(self._connect()) as db:
             db.row_factory = sqlite3.Row
-            yield from (dict(r) for r in db.execute("SELECT * FROM measurements WHERE sweep = ? ORDER BY median_ms",
-                                                    (sweep,)).fetchall())
+            yield from (
+                dict(r)
+                for r in db.execute(
+                    "SELECT * FROM measurements WHERE sweep = ? ORDER BY median_ms", (sweep,)
+                ).fetchall()
+            )

@@ -30,14 +30,23 @@ from irscope.kernel.settings import Settings
 from irscope.kernel.spec import KernelSpec
 from irscope.sweep.configs import Config
 
-WORKER = workers.COMPILE_WORKER   # a worker's Python arguments (read at each hire: tests replace it)
+WORKER = workers.COMPILE_WORKER  # a worker's Python arguments (read at each hire: tests replace it)
 NICENESS = 5
 HANDLER = "irscope.sweep.pool:compile_config"
 
 
-def compile_all(configs: list[Config], out_dir: Path, jobs: int, timeout: float,  # noqa: PLR0913
-                done: Callable[[Config], None] | None = None, *, use_cache: bool = True, with_sass: bool = False,
-                for_launch: bool = False, pool: Pool | None = None) -> None:
+def compile_all(  # noqa: PLR0913
+    configs: list[Config],
+    out_dir: Path,
+    jobs: int,
+    timeout: float,
+    done: Callable[[Config], None] | None = None,
+    *,
+    use_cache: bool = True,
+    with_sass: bool = False,
+    for_launch: bool = False,
+    pool: Pool | None = None,
+) -> None:
     """Compile every config in `jobs` reused worker processes; `done` sees each result as it comes.
 
     use_cache: the workers store what they compile in irscope's cache. for_launch: the configs
@@ -53,8 +62,9 @@ def compile_all(configs: list[Config], out_dir: Path, jobs: int, timeout: float,
 
     def message(cfg: Config) -> dict[str, Any]:
         wanted, launcher[0] = launcher[0], False
-        return dict(job, file=cfg.spec.file, kernel=cfg.spec.kernel, args=cfg.spec.args,
-                    settings=cfg.settings, launcher=wanted)
+        return dict(
+            job, file=cfg.spec.file, kernel=cfg.spec.kernel, args=cfg.spec.args, settings=cfg.settings, launcher=wanted
+        )
 
     def finished(cfg: Config, outcome: dict[str, Any], seconds: float) -> None:
         cfg.seconds = seconds
@@ -89,7 +99,7 @@ def _read_result(cfg: Config, result: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- the worker
 
 
-_kernels: dict[tuple[str, str], Any] = {}   # in a worker: each kernel file is run once, not once per config
+_kernels: dict[tuple[str, str], Any] = {}  # in a worker: each kernel file is run once, not once per config
 
 
 def compile_config(job: dict[str, Any]) -> tuple[dict[str, Any], Callable[[], None] | None]:
@@ -100,14 +110,15 @@ def compile_config(job: dict[str, Any]) -> tuple[dict[str, Any], Callable[[], No
         if key not in _kernels:
             _kernels[key] = loader.select_kernels(job["file"], [job["kernel"]])[0].fn
         spec = KernelSpec(job["kernel"], job["file"], _kernels[key], job["args"])
-        result = dump.dump(spec, job["settings"], Path(job["out_dir"]), use_cache=job["use_cache"],
-                           with_sass=job["with_sass"])
+        result = dump.dump(
+            spec, job["settings"], Path(job["out_dir"]), use_cache=job["use_cache"], with_sass=job["with_sass"]
+        )
         doc = {"status": "ok", "folder": str(result.folder)}
     except CompileFailure as e:
         status = "does not fit" if e.stage == "resources" else "compile failed"
         doc = {"status": status, "reason": f"stage {e.stage}: {e.reason}"[:500]}
     except BadInput as e:
-        doc = {"status": "bad input", "reason": str(e)[:500]}   # e.g. a layout pin the TTGIR cannot take
+        doc = {"status": "bad input", "reason": str(e)[:500]}  # e.g. a layout pin the TTGIR cannot take
     after = None
     if job["launcher"] and doc["status"] == "ok":
         after = lambda: _prebuild_launcher(spec, job["settings"])  # noqa: E731

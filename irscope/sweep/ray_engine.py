@@ -1,22 +1,22 @@
 """--cluster ray[:ADDRESS]: compiles as Ray tasks on any node's CPUs, timing in one Ray actor per GPU.
 
-    connect      ray.init on ADDRESS (host:port, ray://host:port, auto), or a local Ray when none is
-                 given; refused in one line, before any work, when the address does not answer or
-                 --time is asked of a cluster without a GPU
-    compile_all  one task a config (num_cpus=1; a compile needs no GPU), at most as many in flight as
-                 the cluster has CPUs, so that --timeout counts from a task's start. Each task dumps
-                 with irscope's cache on its node (the node's IRSCOPE_CACHE_DIR or ~/.cache/irscope);
-                 on the caller's node it writes into -o directly, elsewhere it sends the folder back
-                 as a tar, published under -o atomically. A task lost with its node (or its worker,
-                 while a node died) is compiled again on a live node, up to RETRIES times, and the
-                 config says so (Config.retried); a crash with every node alive is the config's
-                 result ("crashed"), as in the local pool
-    Timers       one long-lived actor per GPU (num_gpus=1), each wrapping a TimingSession exactly as
-                 the local sweep does (start, add as configs compile, then bench.run), on its node;
-                 the reference config (the first survivor) goes to every actor, the rest to the
-                 least loaded. An actor that dies loses its configs, which are timed again on the
-                 others (with the reference), and the sweep notes it. timed.conclude ranks across
-                 actors by ratio to the reference and re-times the finalists on one GPU.
+connect      ray.init on ADDRESS (host:port, ray://host:port, auto), or a local Ray when none is
+             given; refused in one line, before any work, when the address does not answer or
+             --time is asked of a cluster without a GPU
+compile_all  one task a config (num_cpus=1; a compile needs no GPU), at most as many in flight as
+             the cluster has CPUs, so that --timeout counts from a task's start. Each task dumps
+             with irscope's cache on its node (the node's IRSCOPE_CACHE_DIR or ~/.cache/irscope);
+             on the caller's node it writes into -o directly, elsewhere it sends the folder back
+             as a tar, published under -o atomically. A task lost with its node (or its worker,
+             while a node died) is compiled again on a live node, up to RETRIES times, and the
+             config says so (Config.retried); a crash with every node alive is the config's
+             result ("crashed"), as in the local pool
+Timers       one long-lived actor per GPU (num_gpus=1), each wrapping a TimingSession exactly as
+             the local sweep does (start, add as configs compile, then bench.run), on its node;
+             the reference config (the first survivor) goes to every actor, the rest to the
+             least loaded. An actor that dies loses its configs, which are timed again on the
+             others (with the reference), and the sweep notes it. timed.conclude ranks across
+             actors by ratio to the reference and re-times the finalists on one GPU.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ from irscope.timing.launch import Launch
 from irscope.timing.session import TimingSession
 from irscope.timing.variant import Variant
 
-RETRIES = 3          # times a config lost with a node is compiled again elsewhere
+RETRIES = 3  # times a config lost with a node is compiled again elsewhere
 CONNECT_SECONDS = 5.0
-_KERNELS: dict[tuple[str, str], Any] = {}   # in a Ray worker: each kernel file is run once per process
+_KERNELS: dict[tuple[str, str], Any] = {}  # in a Ray worker: each kernel file is run once per process
 
 
 def parse_cluster(text: str | None) -> tuple[str, str | None]:
@@ -55,12 +55,14 @@ def parse_cluster(text: str | None) -> tuple[str, str | None]:
         return "local", None
     engine, sep, address = text.partition(":")
     if engine != "ray" or (sep and not address.strip()):
-        raise BadInput(f"--cluster {text!r}: give local, ray (a local Ray, or RAY_ADDRESS) or ray:ADDRESS "
-                       "(host:port, ray://host:port, auto)")
+        raise BadInput(
+            f"--cluster {text!r}: give local, ray (a local Ray, or RAY_ADDRESS) or ray:ADDRESS "
+            "(host:port, ray://host:port, auto)"
+        )
     return "ray", address.strip() or None
 
 
-HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"   # + empty SETTINGS
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + empty SETTINGS
 
 
 def _reachable(address: str, timeout: float = CONNECT_SECONDS) -> str | None:
@@ -102,18 +104,23 @@ def connect(address: str | None, need_gpu: bool) -> dict[str, float]:
         raise BadInput("--cluster ray needs Ray: pip install 'irscope[ray]'") from None
     shown = address or "a local Ray"
     if address and address != "auto" and (why := _reachable(address)) is not None:
-        raise BadInput(f"--cluster ray:{address}: the Ray address does not answer ({why}); give the head's "
-                       "host:port (ray status shows it), ray://host:10001 or auto")
+        raise BadInput(
+            f"--cluster ray:{address}: the Ray address does not answer ({why}); give the head's "
+            "host:port (ray status shows it), ray://host:10001 or auto"
+        )
     if not ray.is_initialized():
         try:
             ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as e:
-            raise BadInput(f"--cluster ray:{shown}: could not join the cluster ({str(e).splitlines()[0][:200]})") \
-                from None
+            raise BadInput(
+                f"--cluster ray:{shown}: could not join the cluster ({str(e).splitlines()[0][:200]})"
+            ) from None
     resources = ray.cluster_resources()
     if need_gpu and resources.get("GPU", 0) < 1:
-        raise BadInput(f"--time: the Ray cluster at {shown} has no GPU ({int(resources.get('CPU', 0))} CPUs, "
-                       "0 GPUs); time on a cluster with GPU nodes, or leave out --time")
+        raise BadInput(
+            f"--time: the Ray cluster at {shown} has no GPU ({int(resources.get('CPU', 0))} CPUs, "
+            "0 GPUs); time on a cluster with GPU nodes, or leave out --time"
+        )
     return resources
 
 
@@ -139,8 +146,11 @@ def compile_task(job: dict[str, Any]) -> dict[str, Any]:
             doc["relative"] = str(result.folder.relative_to(out_dir))
             doc["tar"] = _tar(result.folder)
     except CompileFailure as e:
-        doc = {"status": "does not fit" if e.stage == "resources" else "compile failed",
-               "reason": f"stage {e.stage}: {e.reason}"[:500], "node": here}
+        doc = {
+            "status": "does not fit" if e.stage == "resources" else "compile failed",
+            "reason": f"stage {e.stage}: {e.reason}"[:500],
+            "node": here,
+        }
     except BadInput as e:
         doc = {"status": "bad input", "reason": str(e)[:500], "node": here}
     finally:
@@ -166,16 +176,27 @@ def _unpack(doc: dict[str, Any], out_dir: Path) -> Path:
     return final
 
 
-def compile_all(configs: list[Config], out_dir: Path, timeout: float, done: Callable[[Config], None], *,
-                use_cache: bool, with_sass: bool) -> None:
+def compile_all(
+    configs: list[Config],
+    out_dir: Path,
+    timeout: float,
+    done: Callable[[Config], None],
+    *,
+    use_cache: bool,
+    with_sass: bool,
+) -> None:
     """Every config as a Ray task (see the module's docstring); `done` sees each result as it comes."""
     import ray
 
     task = ray.remote(num_cpus=1, max_retries=0)(compile_task)
     # through Ray Client (ray://) this process is on no node: every folder comes back as a tar
     caller = "" if _client_mode() else ray.get_runtime_context().get_node_id()
-    base = {"out_dir": str(Path(out_dir).resolve()), "use_cache": use_cache, "with_sass": with_sass,
-            "caller_node": caller}
+    base = {
+        "out_dir": str(Path(out_dir).resolve()),
+        "use_cache": use_cache,
+        "with_sass": with_sass,
+        "caller_node": caller,
+    }
     queued = list(configs)
     flight: dict[Any, tuple[Config, float, set[str]]] = {}
     tries: dict[int, int] = {}
@@ -183,8 +204,9 @@ def compile_all(configs: list[Config], out_dir: Path, timeout: float, done: Call
         slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         while queued and len(flight) < slots:
             cfg = queued.pop(0)
-            ref = task.remote(dict(base, file=cfg.spec.file, kernel=cfg.spec.kernel, args=cfg.spec.args,
-                                   settings=cfg.settings))
+            ref = task.remote(
+                dict(base, file=cfg.spec.file, kernel=cfg.spec.kernel, args=cfg.spec.args, settings=cfg.settings)
+            )
             flight[ref] = (cfg, time.perf_counter(), _alive())
         ready, _ = ray.wait(list(flight), num_returns=1, timeout=0.2)
         for ref in ready:
@@ -192,18 +214,26 @@ def compile_all(configs: list[Config], out_dir: Path, timeout: float, done: Call
             cfg.seconds = time.perf_counter() - started
             try:
                 doc = ray.get(ref)
-            except ray.exceptions.RayTaskError as e:   # an exception in irscope: the config's result
+            except ray.exceptions.RayTaskError as e:  # an exception in irscope: the config's result
                 cfg.status, cfg.reason = "crashed", str(e.cause if hasattr(e, "cause") else e).splitlines()[0][:300]
-            except ray.exceptions.RayError as e:       # the worker or its node is gone
+            except ray.exceptions.RayError as e:  # the worker or its node is gone
                 lost = nodes - _alive()
                 if lost and tries.get(cfg.index, 0) < RETRIES:
                     tries[cfg.index] = tries.get(cfg.index, 0) + 1
-                    cfg.retried = (f"lost with node {min(lost)[:12]} ({type(e).__name__}); compiled again "
-                                   f"on a live node ({tries[cfg.index]}x)")
+                    cfg.retried = (
+                        f"lost with node {min(lost)[:12]} ({type(e).__name__}); compiled again "
+                        f"on a live node ({tries[cfg.index]}x)"
+                    )
                     queued.insert(0, cfg)
                     continue
-                cfg.status, cfg.reason = "crashed", (f"the compiler process died ({type(e).__name__})" if not lost
-                                                     else f"lost with its node {RETRIES + 1} times")
+                cfg.status, cfg.reason = (
+                    "crashed",
+                    (
+                        f"the compiler process died ({type(e).__name__})"
+                        if not lost
+                        else f"lost with its node {RETRIES + 1} times"
+                    ),
+                )
             else:
                 cfg.node = doc.get("node", "")
                 if doc["status"] == "ok":
@@ -260,8 +290,15 @@ class TimingActor:
     def start(self) -> None:
         self.session = TimingSession()
         self.variants = []
-        self.session.start(self.launch, ref=self.measure.get("ref"), max_seconds=self.measure["max_seconds"],
-                           prune=self.measure["prune"], warmup=1, graph=self.measure["graph"], duty=self.measure["duty"])
+        self.session.start(
+            self.launch,
+            ref=self.measure.get("ref"),
+            max_seconds=self.measure["max_seconds"],
+            prune=self.measure["prune"],
+            warmup=1,
+            graph=self.measure["graph"],
+            duty=self.measure["duty"],
+        )
 
     def add(self, job: dict[str, Any]) -> str:
         """Compile here (Triton's cache on this node serves a binary made before) and hand to the session."""
@@ -272,30 +309,37 @@ class TimingActor:
         bench.compile_variants([v])
         self.variants.append(v)
         if v.status == "ok":
-            assert self.session is not None, "start() before add()"   # the engine starts each batch first
+            assert self.session is not None, "start() before add()"  # the engine starts each batch first
             self.session.add(v)
         return v.status
 
     def finish(self) -> bench.BenchReport:
         assert self.session is not None, "start() before finish()"
         try:
-            return bench.run(self.variants, self.launch, max_seconds=self.measure["max_seconds"],
-                             session=self.session, compiled=True)
+            return bench.run(
+                self.variants, self.launch, max_seconds=self.measure["max_seconds"], session=self.session, compiled=True
+            )
         finally:
             self.session.close()
 
 
 def job_of(cfg: Config) -> dict[str, Any]:
     """What an actor needs of a config (the kernel function is loaded on its node)."""
-    return {"name": cfg.label, "file": cfg.spec.file, "kernel": cfg.spec.kernel, "args": cfg.spec.args,
-            "settings": cfg.settings}
+    return {
+        "name": cfg.label,
+        "file": cfg.spec.file,
+        "kernel": cfg.spec.kernel,
+        "args": cfg.spec.args,
+        "settings": cfg.settings,
+    }
 
 
 class Timers:
     """The actors, one per GPU, and the batches they time (see the module's docstring)."""
 
-    def __init__(self, launch: Launch, measure: dict[str, Any], actor_cls: type = TimingActor,
-                 count: int | None = None) -> None:
+    def __init__(
+        self, launch: Launch, measure: dict[str, Any], actor_cls: type = TimingActor, count: int | None = None
+    ) -> None:
         import ray
 
         n = count or int(ray.cluster_resources().get("GPU", 0))
@@ -312,7 +356,7 @@ class Timers:
         """A new batch on every actor (each a fresh timing process); the next config added is its reference."""
         import ray
 
-        if self.started and not any(self.load.values()):   # started and still unused: it serves
+        if self.started and not any(self.load.values()):  # started and still unused: it serves
             return
         self.load = {a: [] for a in self.actors}
         self.reference = None
@@ -345,27 +389,30 @@ class Timers:
             refs = {a: a.finish.remote() for a in self.actors if self.load[a]}
             lost: list[Config] = []
             for a, ref in refs.items():
-                assert self.reference is not None   # the first config added, to every actor
+                assert self.reference is not None  # the first config added, to every actor
                 try:
                     batches.append(Batch(ray.get(ref), self.where[a], self.reference.label))
-                except ray.exceptions.RayTaskError as e:   # irscope's own error on that node: said as it is
+                except ray.exceptions.RayTaskError as e:  # irscope's own error on that node: said as it is
                     cause = getattr(e, "cause", None) or e
                     if isinstance(cause, IrscopeError):
                         raise type(cause)(f"timing on {self.where[a]}: {cause}") from None
-                    raise IrscopeError(f"timing on {self.where[a]} failed: {str(cause).splitlines()[0][:300]}") \
-                        from None
+                    raise IrscopeError(
+                        f"timing on {self.where[a]} failed: {str(cause).splitlines()[0][:300]}"
+                    ) from None
                 except ray.exceptions.RayActorError as e:
                     self.actors.remove(a)
                     again = [c for c in self.load[a] if c is not self.reference]
                     lost += again
-                    self.notes.append(f"the timing actor on {self.where[a]} died ({type(e).__name__}); its "
-                                      f"{len(again)} configs were timed again on another GPU")
+                    self.notes.append(
+                        f"the timing actor on {self.where[a]} died ({type(e).__name__}); its "
+                        f"{len(again)} configs were timed again on another GPU"
+                    )
             if not lost:
                 return batches
             if not self.actors:
                 raise BadInput("every timing actor died; no GPU left in the Ray cluster to time on")
             reference = self.reference
-            assert reference is not None   # configs were timed, so the batch had its reference
+            assert reference is not None  # configs were timed, so the batch had its reference
             self.started = False
             self.start()
             for cfg in [reference, *lost]:
@@ -392,4 +439,3 @@ class Timers:
 
         for a in self.actors:
             ray.kill(a)
-

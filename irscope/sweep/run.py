@@ -42,8 +42,8 @@ from irscope.sweep.rank import survivors
 from irscope.sweep.timed import Batch, SweepTiming, combine, conclude
 from irscope.sweep.timers import PRUNE_MARGIN
 
-SLOW_COMPILE = 8.0            # a search config compiling this many times the median so far is cut off ...
-SEARCH_COMPILE_FLOOR = 20.0   # ... but never under this many seconds
+SLOW_COMPILE = 8.0  # a search config compiling this many times the median so far is cut off ...
+SEARCH_COMPILE_FLOOR = 20.0  # ... but never under this many seconds
 
 __all__ = [
     "PRUNE_MARGIN",
@@ -60,12 +60,12 @@ __all__ = [
 class SweepRun:
     """What a sweep did: the compile phase's wall time, the timings (--time), the search's log."""
 
-    compile_seconds: float                  # the parallel compile phase, wall clock
-    compile_end: float                      # when it ended (epoch seconds), to line it up with the timing process
-    timed: SweepTiming | None = None        # with --time
+    compile_seconds: float  # the parallel compile phase, wall clock
+    compile_end: float  # when it ended (epoch seconds), to line it up with the timing process
+    timed: SweepTiming | None = None  # with --time
     search: search.SearchLog | None = None  # with --search
     configs: list[Config] = field(default_factory=list)
-    sweep_id: int | None = None             # its row in the database (--time)
+    sweep_id: int | None = None  # its row in the database (--time)
 
 
 @dataclass
@@ -76,11 +76,11 @@ class Engine:
     timeout: float = 300.0
     use_cache: bool = True
     with_sass: bool = False
-    cluster: str = "local"                  # local | ray
-    timers: Any = None                      # timers.LocalTimers or ray_engine.Timers (with --time)
+    cluster: str = "local"  # local | ray
+    timers: Any = None  # timers.LocalTimers or ray_engine.Timers (with --time)
     history: History | None = None
     method: dict[str, Any] = field(default_factory=dict)  # what makes measurements comparable besides the binary
-    workers: pool.Pool | None = None        # compile workers kept across a search's generations
+    workers: pool.Pool | None = None  # compile workers kept across a search's generations
 
     def compile(self, configs: list[Config], out_dir: Path, done: Callable[[Config], None]) -> None:
         """Serve from the cache what it holds, compile the rest (pool or Ray tasks)."""
@@ -91,11 +91,21 @@ class Engine:
             else:
                 to_compile.append(cfg)
         if self.cluster == "ray":
-            ray_engine.compile_all(to_compile, out_dir, self.timeout, done, use_cache=self.use_cache,
-                                   with_sass=self.with_sass)
+            ray_engine.compile_all(
+                to_compile, out_dir, self.timeout, done, use_cache=self.use_cache, with_sass=self.with_sass
+            )
         else:
-            pool.compile_all(to_compile, out_dir, self.jobs, self.timeout, done, use_cache=self.use_cache,
-                             with_sass=self.with_sass, for_launch=self.timers is not None, pool=self.workers)
+            pool.compile_all(
+                to_compile,
+                out_dir,
+                self.jobs,
+                self.timeout,
+                done,
+                use_cache=self.use_cache,
+                with_sass=self.with_sass,
+                for_launch=self.timers is not None,
+                pool=self.workers,
+            )
 
 
 class _Timing:
@@ -135,9 +145,10 @@ class _Timing:
 
         result = conclude(self.batches, self.reused, retime if self.batches else None)
         result.notes = list(getattr(self.timers, "notes", [])) + result.notes
-        if self.reused and self.engine.history is not None:   # only the database fills reused
-            result.notes.append(f"{len(self.reused)} configs reused from the database ({self.engine.history.path}), "
-                                "not timed again")
+        if self.reused and self.engine.history is not None:  # only the database fills reused
+            result.notes.append(
+                f"{len(self.reused)} configs reused from the database ({self.engine.history.path}), not timed again"
+            )
         return result
 
     def record(self, run: SweepRun, base: Config, strategy: str) -> None:
@@ -147,25 +158,50 @@ class _Timing:
         for b in self.batches:
             for v in b.report.variants:
                 if v.summary and v.name in self.keys:
-                    rows.append({"cache_key": self.keys[v.name], "label": v.name,
-                                 "device": self.device or b.report.device, "triton": _triton(), "method": self.method,
-                                 "median_ms": v.summary.median, "samples": b.report.samples.get(v.name, []),
-                                 "status": v.status, "dropped": v.dropped})
+                    rows.append(
+                        {
+                            "cache_key": self.keys[v.name],
+                            "label": v.name,
+                            "device": self.device or b.report.device,
+                            "triton": _triton(),
+                            "method": self.method,
+                            "median_ms": v.summary.median,
+                            "samples": b.report.samples.get(v.name, []),
+                            "status": v.status,
+                            "dropped": v.dropped,
+                        }
+                    )
         w = run.timed.winner
         run.sweep_id = self.engine.history.record(
-            {"started": time.time(), "kernel": base.spec.kernel, "file": str(Path(base.spec.file).resolve()),
-             "target": base.settings.target.name, "device": run.timed.device or self.device, "triton": _triton(),
-             "strategy": strategy, "configs": len(run.configs), "timed": len(rows), "reused": len(self.reused),
-             "winner": w.name if w else None, "winner_ms": w.median_ms if w else None}, rows)
+            {
+                "started": time.time(),
+                "kernel": base.spec.kernel,
+                "file": str(Path(base.spec.file).resolve()),
+                "target": base.settings.target.name,
+                "device": run.timed.device or self.device,
+                "triton": _triton(),
+                "strategy": strategy,
+                "configs": len(run.configs),
+                "timed": len(rows),
+                "reused": len(self.reused),
+                "winner": w.name if w else None,
+                "winner_ms": w.median_ms if w else None,
+            },
+            rows,
+        )
 
 
-def compile_and_time(configs: list[Config], out_dir: Path, engine: Engine, progress: Callable[[Config], None],
-                     ) -> SweepRun:
+def compile_and_time(
+    configs: list[Config],
+    out_dir: Path,
+    engine: Engine,
+    progress: Callable[[Config], None],
+) -> SweepRun:
     """Compile every config; with timers, hand each survivor over as it compiles, then time, conclude, record."""
     check_inputs(out_dir, engine.jobs, engine.timeout)
     timing = _Timing(engine) if engine.timers is not None else None
     if timing is not None:
-        engine.timers.start()   # the launch now: the timing process makes the inputs while configs compile
+        engine.timers.start()  # the launch now: the timing process makes the inputs while configs compile
 
     def done(cfg: Config) -> None:
         progress(cfg)
@@ -178,25 +214,37 @@ def compile_and_time(configs: list[Config], out_dir: Path, engine: Engine, progr
     refuse_if_all_bad(configs)
     if timing is not None:
         if not survivors(configs):
-            raise BadInput("no config survived the static checks (all failed, spilled or did not fit): "
-                           "nothing to time")
+            raise BadInput("no config survived the static checks (all failed, spilled or did not fit): nothing to time")
         timing.batch()
         run.timed = timing.conclude({c.label: c for c in configs})
         timing.record(run, configs[0], "grid")
     return run
 
 
-def search_and_time(strategy: search.Strategy, make: Callable[[int, dict[str, Any]], Config], out_dir: Path,  # noqa: PLR0913
-                    engine: Engine, progress: Callable[[Config], None], *, trials: int | None,
-                    time_budget: float | None, max_registers: int | None, name: str) -> SweepRun:
+def search_and_time(  # noqa: PLR0913
+    strategy: search.Strategy,
+    make: Callable[[int, dict[str, Any]], Config],
+    out_dir: Path,
+    engine: Engine,
+    progress: Callable[[Config], None],
+    *,
+    trials: int | None,
+    time_budget: float | None,
+    max_registers: int | None,
+    name: str,
+) -> SweepRun:
     """--search: generations of proposals compiled in parallel, pruned statically, scored, told."""
     check_inputs(out_dir, engine.jobs, engine.timeout)
     timing = _Timing(engine) if engine.timers is not None else None
     if engine.timers is not None:
-        engine.timers.more = True   # a batch a generation: each next timing process starts as one ends
+        engine.timers.more = True  # a batch a generation: each next timing process starts as one ends
         engine.timers.start()
-    log = search.SearchLog(name, "timed median (estimate across batches)" if timing else
-                           "static rank (not timed): fewest spills, then occupancy, then registers")
+    log = search.SearchLog(
+        name,
+        "timed median (estimate across batches)"
+        if timing
+        else "static rank (not timed): fewest spills, then occupancy, then registers",
+    )
     incumbent: list[Config] = []
 
     compile_seconds: list[float] = []
@@ -207,20 +255,24 @@ def search_and_time(strategy: search.Strategy, make: Callable[[int, dict[str, An
         config is a spill monster (ptxas on a 256x256 tile over 2 warps), and one of them held a whole
         generation of the H200 search for 100 s of its 240."""
         if engine.workers is not None and compile_seconds:
-            engine.workers.timeout = min(engine.timeout, max(SEARCH_COMPILE_FLOOR,
-                                                             SLOW_COMPILE * statistics.median(compile_seconds)))
+            engine.workers.timeout = min(
+                engine.timeout, max(SEARCH_COMPILE_FLOOR, SLOW_COMPILE * statistics.median(compile_seconds))
+            )
         engine.compile(batch, out_dir, progress)
         compile_seconds.extend(c.seconds for c in batch if c.status == "ok" and c.seconds > 0)
 
     def objective(live: list[Config]) -> dict[int, float]:
         """Time the generation with the incumbent as its reference; estimates on the common scale."""
-        assert timing is not None   # search() is given the objective only with a timing
+        assert timing is not None  # search() is given the objective only with a timing
         for cfg in incumbent[:1] + live:
             timing.offer(cfg)  # those in the database are reused, not timed
         timing.batch()
         rows = combine(timing.batches, timing.reused)
-        good = {c.label: estimate for c in incumbent[:1] + live
-                if c.label in rows and rows[c.label].status == "ok" and (estimate := rows[c.label].estimate_ms)}
+        good = {
+            c.label: estimate
+            for c in incumbent[:1] + live
+            if c.label in rows and rows[c.label].status == "ok" and (estimate := rows[c.label].estimate_ms)
+        }
         best = min((c for c in incumbent[:1] + live if c.label in good), key=lambda c: good[c.label], default=None)
         incumbent[:] = [best] if best is not None else incumbent
         return {c.index: good[c.label] for c in live if c.label in good}
@@ -228,9 +280,17 @@ def search_and_time(strategy: search.Strategy, make: Callable[[int, dict[str, An
     start = time.perf_counter()
     engine.workers = pool.Pool(engine.jobs, engine.timeout) if engine.cluster == "local" else None
     try:
-        tried = search.search(strategy, make, trials=trials, time_budget=time_budget,
-                              width=max(engine.jobs, 8 if timing else 1), compile_batch=compile_batch,
-                              objective=objective if timing else None, max_registers=max_registers, log=log)
+        tried = search.search(
+            strategy,
+            make,
+            trials=trials,
+            time_budget=time_budget,
+            width=max(engine.jobs, 8 if timing else 1),
+            compile_batch=compile_batch,
+            objective=objective if timing else None,
+            max_registers=max_registers,
+            log=log,
+        )
     finally:
         if engine.workers is not None:
             engine.workers.close()
@@ -239,8 +299,7 @@ def search_and_time(strategy: search.Strategy, make: Callable[[int, dict[str, An
     refuse_if_all_bad(tried)
     if timing is not None:
         if not timing.batches and not timing.reused:
-            raise BadInput("no config survived the static checks (all failed, spilled or did not fit): "
-                           "nothing to time")
+            raise BadInput("no config survived the static checks (all failed, spilled or did not fit): nothing to time")
         run.timed = timing.conclude({c.label: c for c in tried})
         timing.record(run, tried[0], name)
     return run
@@ -275,8 +334,7 @@ def _from_cache(cfg: Config, out_dir: Path, with_sass: bool) -> bool:
 
 def check_inputs(out_dir: Path, jobs: int, timeout: float) -> None:
     """What a sweep is told, refused before any worker starts: --timeout, --jobs, a writable -o."""
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout) \
-            or timeout <= 0:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout) or timeout <= 0:
         shown = f"{timeout:g}" if isinstance(timeout, (int, float)) else repr(timeout)
         raise BadInput(f"--timeout {shown}: the seconds one config may compile must be > 0, e.g. --timeout 300")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:

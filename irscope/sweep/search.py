@@ -78,19 +78,24 @@ def check_search(strategy: str | None, trials: int | None, time_budget: float | 
     if time_budget is not None and not time_budget > 0:
         raise BadInput(f"--time-budget {time_budget!r}: seconds, > 0, e.g. --time-budget 600")
     if trials is None and time_budget is None and size > 100_000:
-        raise BadInput(f"--search {strategy}: the space has {size} configs; bound it with --trials N or "
-                       "--time-budget S")
+        raise BadInput(
+            f"--search {strategy}: the space has {size} configs; bound it with --trials N or --time-budget S"
+        )
 
 
 def available(strategy: str) -> tuple[str, str]:
     """(the strategy to run, a note when it is not the one asked for): without Optuna (or cmaes), a search
     degrades to random search, said in one line, rather than failing."""
     if strategy.startswith("optuna") and importlib.util.find_spec("optuna") is None:
-        return "random", (f"--search {strategy} needs Optuna (pip install 'irscope[search]'), which is not installed: "
-                          "searching with --search random instead")
+        return "random", (
+            f"--search {strategy} needs Optuna (pip install 'irscope[search]'), which is not installed: "
+            "searching with --search random instead"
+        )
     if strategy == "optuna-cmaes" and importlib.util.find_spec("cmaes") is None:  # Optuna's CMA-ES runs on it
-        return "optuna", ("--search optuna-cmaes needs the cmaes package (pip install cmaes), which is not installed: "
-                          "searching with --search optuna (TPE) instead")
+        return "optuna", (
+            "--search optuna-cmaes needs the cmaes package (pip install cmaes), which is not installed: "
+            "searching with --search optuna (TPE) instead"
+        )
     return strategy, ""
 
 
@@ -122,12 +127,14 @@ class SearchLog:
     objective: str
     proposed: int = 0
     pruned: int = 0
-    skipped: int = 0        # never compiled: needs the shared memory of one that did not fit
+    skipped: int = 0  # never compiled: needs the shared memory of one that did not fit
     generations: int = 0
     stopped: str = ""
     started_from: str = ""  # the base config proposed first ("": outside the space, or a grid search)
-    refined: int = 0        # configs proposed as neighbours of the best so far (local refinement)
-    history: list[dict[str, Any]] = field(default_factory=list)  # per generation: when, how many, how many near the best
+    refined: int = 0  # configs proposed as neighbours of the best so far (local refinement)
+    history: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # per generation: when, how many, how many near the best
 
 
 def base_values(base: Config, axes: list[tuple[str, list[Any]]]) -> dict[str, Any] | None:
@@ -151,15 +158,23 @@ def base_values(base: Config, axes: list[tuple[str, list[Any]]]) -> dict[str, An
     return out
 
 
-def search(strategy: Strategy, make: Callable[[int, dict[str, Any]], Config], *, trials: int | None,  # noqa: PLR0913
-           time_budget: float | None, width: int, compile_batch: Callable[[list[Config]], None],
-           objective: Callable[[list[Config]], dict[int, float]] | None, max_registers: int | None,
-           log: SearchLog) -> list[Config]:
+def search(  # noqa: PLR0913
+    strategy: Strategy,
+    make: Callable[[int, dict[str, Any]], Config],
+    *,
+    trials: int | None,
+    time_budget: float | None,
+    width: int,
+    compile_batch: Callable[[list[Config]], None],
+    objective: Callable[[list[Config]], dict[int, float]] | None,
+    max_registers: int | None,
+    log: SearchLog,
+) -> list[Config]:
     """Propose, compile, prune statically, score (objective: timed estimates by config index; None:
     the static rank), tell; until --trials, --time-budget or the space runs out. Every config tried."""
     tried: list[Config] = []
     start = time.perf_counter()
-    if strategy.start is None and not isinstance(strategy, Grid):   # the base config first (make's config of no values)
+    if strategy.start is None and not isinstance(strategy, Grid):  # the base config first (make's config of no values)
         try:
             strategy.start_from(base_values(make(-1, {}), strategy.axes))
         except BadInput:
@@ -180,9 +195,15 @@ def search(strategy: Strategy, make: Callable[[int, dict[str, Any]], Config], *,
             break
         refined_before = strategy.refined
         proposals = strategy.propose(width if left is None else min(width, left))
-        log.history.append({"at_s": round(time.perf_counter() - start, 1), "spent": round(strategy.spent, 3),
-                            "proposed": len(proposals), "refined": strategy.refined - refined_before,
-                            "best": _best_text(strategy)})
+        log.history.append(
+            {
+                "at_s": round(time.perf_counter() - start, 1),
+                "spent": round(strategy.spent, 3),
+                "proposed": len(proposals),
+                "refined": strategy.refined - refined_before,
+                "best": _best_text(strategy),
+            }
+        )
         if not tried and proposals and strategy.start == [] and _is_base(strategy, proposals[0]):
             log.started_from = ", ".join(f"{k}={v}" for k, v in proposals[0].items())
         if not proposals:

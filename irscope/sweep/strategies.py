@@ -18,31 +18,31 @@ from typing import Any
 
 STRATEGIES = ("grid", "random", "optuna", "optuna-cmaes")
 SIZE_AXES = ("BLOCK", "num_stages")  # axes whose growth never shrinks shared memory (by name prefix)
-ASK_LIMIT = 50      # asks in a row that return seen configs before the strategy counts as exhausted
+ASK_LIMIT = 50  # asks in a row that return seen configs before the strategy counts as exhausted
 REFINE_FROM = 1 / 3  # from this share of the trials or the time budget, a quarter of each generation refines
-REFINE_AT = 2 / 3   # the share of the trials or the time budget after which the incumbent's neighbours come first
-REFINE_TOP = 2      # refine around this many of the best configs so far (the best first): estimates carry noise
+REFINE_AT = 2 / 3  # the share of the trials or the time budget after which the incumbent's neighbours come first
+REFINE_TOP = 2  # refine around this many of the best configs so far (the best first): estimates carry noise
 REFINE_FIRST = ("GROUP_M", "num_stages", "BLOCK_K", "num_warps")  # the axes a neighbour moves first, in order
-MIN_STARTUP = 10    # TPE's random startup trials at least (Optuna's default), else one generation
+MIN_STARTUP = 10  # TPE's random startup trials at least (Optuna's default), else one generation
 
 
 class Strategy:
     """Proposes combinations (value dicts) it has not seen; told each one's objective (None: pruned)."""
 
-    refines = False     # proposes the incumbent's neighbours late in the search (REFINE_AT)
+    refines = False  # proposes the incumbent's neighbours late in the search (REFINE_AT)
 
     def __init__(self, axes: list[tuple[str, list[Any]]], seed: int) -> None:
         self.axes, self.seed = axes, seed
         self.keys = [k for k, _ in axes]
         self.seen: dict[tuple, float | None] = {}
-        self.values: dict[tuple, dict[str, Any]] = {}   # a seen key's values
-        self.proposed: set[tuple] = set()               # every key proposed so far
-        self.too_big: list[dict[str, Any]] = []   # configs that did not fit (shared memory)
+        self.values: dict[tuple, dict[str, Any]] = {}  # a seen key's values
+        self.proposed: set[tuple] = set()  # every key proposed so far
+        self.too_big: list[dict[str, Any]] = []  # configs that did not fit (shared memory)
         self.skipped = 0
         self.start: list[dict[str, Any]] | None = None  # what to propose first (the base config); None: not set
-        self.base: dict[str, Any] | None = None         # the base config, when it lies in the space
-        self.spent = 0.0    # the share of the trials or the time budget spent (search() keeps it)
-        self.refined = 0    # neighbours proposed by the local refinement
+        self.base: dict[str, Any] | None = None  # the base config, when it lies in the space
+        self.spent = 0.0  # the share of the trials or the time budget spent (search() keeps it)
+        self.refined = 0  # neighbours proposed by the local refinement
 
     def key(self, values: dict[str, Any]) -> tuple:
         return tuple(repr(values[k]) for k in self.keys)
@@ -105,8 +105,10 @@ class Strategy:
     def neighbours(self, values: dict[str, Any]) -> list[dict[str, Any]]:
         """The configs one axis away by one value: REFINE_FIRST's axes first, then the others in order;
         on each axis the next value, then the previous."""
-        order = sorted(range(len(self.keys)), key=lambda i: (
-            REFINE_FIRST.index(self.keys[i]) if self.keys[i] in REFINE_FIRST else len(REFINE_FIRST), i))
+        order = sorted(
+            range(len(self.keys)),
+            key=lambda i: (REFINE_FIRST.index(self.keys[i]) if self.keys[i] in REFINE_FIRST else len(REFINE_FIRST), i),
+        )
         out = []
         for i in order:
             k, vals = self.axes[i]
@@ -130,6 +132,7 @@ class Strategy:
 
     def dominated(self, values: dict[str, Any]) -> bool:
         """At least as large as a config that did not fit on every size axis, equal on the others."""
+
         def covers(small: dict[str, Any]) -> bool:
             for k in self.keys:
                 a, b = values[k], small[k]
@@ -218,22 +221,28 @@ class Optuna(Strategy):
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.optuna = optuna
-        self.study: Any = None                 # an optuna.Study (untyped here), made at the first proposal: its startup is one generation
+        self.study: Any = (
+            None  # an optuna.Study (untyped here), made at the first proposal: its startup is one generation
+        )
         self.cmaes = cmaes
-        self.trials: dict[tuple, Any] = {}     # a proposed combination's open trial
-        self.explorer: Random | None = None    # random draws once the sampler only repeats itself
-        self.worst: float | None = None        # the worst score told: what an infeasible trial is told
+        self.trials: dict[tuple, Any] = {}  # a proposed combination's open trial
+        self.explorer: Random | None = None  # random draws once the sampler only repeats itself
+        self.worst: float | None = None  # the worst score told: what an infeasible trial is told
 
     def _open(self, n: int) -> None:
         if self.study is not None:
             return
         if self.cmaes:
             sampler = self.optuna.samplers.CmaEsSampler(seed=self.seed)
-        else:   # Optuna 5 reads a trial's own constraints (Trial.set_constraint); before, constraints_func
+        else:  # Optuna 5 reads a trial's own constraints (Trial.set_constraint); before, constraints_func
             own = hasattr(self.optuna.trial.Trial, "set_constraint")
             sampler = self.optuna.samplers.TPESampler(
-                seed=self.seed, multivariate=True, constant_liar=True, n_startup_trials=max(MIN_STARTUP, n),
-                **({} if own else {"constraints_func": _infeasible}))
+                seed=self.seed,
+                multivariate=True,
+                constant_liar=True,
+                n_startup_trials=max(MIN_STARTUP, n),
+                **({} if own else {"constraints_func": _infeasible}),
+            )
         self.study = self.optuna.create_study(direction="minimize", sampler=sampler)
 
     def _ask(self):
@@ -301,7 +310,7 @@ class Optuna(Strategy):
             self.study.tell(trial, score)
         elif self.cmaes:
             self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
-        else:   # complete and infeasible: TPE puts it with the bad configs (its value plays no part)
+        else:  # complete and infeasible: TPE puts it with the bad configs (its value plays no part)
             if hasattr(trial, "set_constraint"):
                 trial.set_constraint(INFEASIBLE, 1.0)
             else:

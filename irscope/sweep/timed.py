@@ -37,11 +37,11 @@ class Row:
     name: str
     status: str
     reason: str = ""
-    median_ms: float | None = None      # in its own batch (or as stored)
-    estimate_ms: float | None = None    # on the common scale (see the module's docstring)
+    median_ms: float | None = None  # in its own batch (or as stored)
+    estimate_ms: float | None = None  # on the common scale (see the module's docstring)
     dropped: str = ""
-    source: str = ""                    # the batch: "this GPU", "GPU 1 (node ...)", "reused (sweep #3)"
-    vs_winner: float | None = None      # ratio to the winner: paired when `paired`, else estimates
+    source: str = ""  # the batch: "this GPU", "GPU 1 (node ...)", "reused (sweep #3)"
+    vs_winner: float | None = None  # ratio to the winner: paired when `paired`, else estimates
     paired: bool = False
 
 
@@ -50,7 +50,7 @@ class SweepTiming:
     """Every config's row, the batch the winner comes from, and what was done to get there."""
 
     rows: dict[str, Row]
-    final: BenchReport | None                    # the paired batch of the winner (None: all reused)
+    final: BenchReport | None  # the paired batch of the winner (None: all reused)
     winner: Winner | None
     notes: list[str] = field(default_factory=list)
     batches: int = 0
@@ -88,20 +88,29 @@ def combine(batches: list[Batch], reused: dict[str, tuple[float, str, str]] | No
             old = rows.get(v.name)
             if old is not None and old.status == "ok" and not old.dropped and (v.dropped or v.status != "ok"):
                 continue  # timed to the end elsewhere: that row stands
-            rows[v.name] = Row(v.name, v.status, v.reason, v.summary.median if v.summary else None,
-                               est if old is None or old.estimate_ms is None or v.name != b.reference
-                               else old.estimate_ms, v.dropped, b.where)
+            rows[v.name] = Row(
+                v.name,
+                v.status,
+                v.reason,
+                v.summary.median if v.summary else None,
+                est if old is None or old.estimate_ms is None or v.name != b.reference else old.estimate_ms,
+                v.dropped,
+                b.where,
+            )
     return rows
 
 
 def finalists(rows: dict[str, Row], n: int = FINALISTS) -> list[str]:
     """The n best estimates among the configs that were timed to the end and computed the right result."""
-    ok = [(r.name, estimate) for r in rows.values() if r.status == "ok" and not r.dropped and (estimate := r.estimate_ms)]
+    ok = [
+        (r.name, estimate) for r in rows.values() if r.status == "ok" and not r.dropped and (estimate := r.estimate_ms)
+    ]
     return [name for name, _ in sorted(ok, key=lambda pair: pair[1])[:n]]
 
 
-def conclude(batches: list[Batch], reused: dict[str, tuple[float, str, str]] | None,
-             retime: Callable[[list[str]], Batch] | None) -> SweepTiming:
+def conclude(
+    batches: list[Batch], reused: dict[str, tuple[float, str, str]] | None, retime: Callable[[list[str]], Batch] | None
+) -> SweepTiming:
     """Rows on one scale, then the winner: from the one batch that timed every finalist to the end, or
     from a paired re-time of the finalists on one GPU (`retime`)."""
     rows = combine(batches, reused)
@@ -112,15 +121,17 @@ def conclude(batches: list[Batch], reused: dict[str, tuple[float, str, str]] | N
         notes.append("every config to time was measured before under the same conditions; nothing was timed again")
     elif final is None and best and retime is not None:
         final = retime(best)
-        notes.append(f"the {len(best)} finalists, timed in {len(batches) + bool(reused)} separate batches, "
-                     f"were re-timed together on {final.where}: the winner and its margin come from those rounds")
+        notes.append(
+            f"the {len(best)} finalists, timed in {len(batches) + bool(reused)} separate batches, "
+            f"were re-timed together on {final.where}: the winner and its margin come from those rounds"
+        )
         for v in final.report.variants:
             if v.name in rows and v.summary:
                 rows[v.name].median_ms, rows[v.name].source = v.summary.median, f"{rows[v.name].source}; re-timed"
     w = paired_winner(final.report) if final is not None else None
     if w is None and best:
         top = rows[best[0]]
-        assert top.estimate_ms is not None   # a finalist has its estimate
+        assert top.estimate_ms is not None  # a finalist has its estimate
         w = Winner(top.name, top.estimate_ms)
     if w is not None:
         ref = rows[w.name]
@@ -137,8 +148,7 @@ def conclude(batches: list[Batch], reused: dict[str, tuple[float, str, str]] | N
 
 def _times_all(report: BenchReport, names: list[str]) -> bool:
     by = {v.name: v for v in report.variants}
-    return bool(names) and all(n in by and by[n].status == "ok" and by[n].summary and not by[n].dropped
-                               for n in names)
+    return bool(names) and all(n in by and by[n].status == "ok" and by[n].summary and not by[n].dropped for n in names)
 
 
 def local_device() -> str | None:
@@ -148,16 +158,22 @@ def local_device() -> str | None:
         return None
     visible = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip() or "0"
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", visible],
-                             check=False, capture_output=True, text=True, timeout=20)
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", visible],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     name = out.stdout.strip().splitlines()[0].strip() if out.returncode == 0 and out.stdout.strip() else ""
     return name or None
 
 
-def time_together(base, launch, configs: dict[str, dict], *, max_seconds: float = 20.0, duty: float = 0.5,
-                  precision: float = 0.003) -> BenchReport:
+def time_together(
+    base, launch, configs: dict[str, dict], *, max_seconds: float = 20.0, duty: float = 0.5, precision: float = 0.003
+) -> BenchReport:
     """Named configs (axis values on top of the base job, as a sweep makes them) timed in one batch, as the
     finalists' re-time is: the same interleaved, L2-flushed rounds, so any two compare pairwise (versus)
     without another batch's noise or another GPU's difference. Needs this machine's GPU."""
@@ -173,5 +189,6 @@ def versus(report: BenchReport, a: str, b: str) -> statistics.Comparison | None:
     sa, sb = report.samples.get(a), report.samples.get(b)
     if not sa or not sb:
         return None
-    return statistics.compare_shared_rounds(sa, sb, margin=report.margin, tick_ms=report.tick_ms,
-                                            runs=report.runs_per_round)
+    return statistics.compare_shared_rounds(
+        sa, sb, margin=report.margin, tick_ms=report.tick_ms, runs=report.runs_per_round
+    )

@@ -33,7 +33,7 @@ class LocalTimers:
         self.reference: Config | None = None
         self.notes: list[str] = []
         self.where = "this machine's GPU"
-        self.more = False   # more batches follow (a search): spawn the next session as one ends
+        self.more = False  # more batches follow (a search): spawn the next session as one ends
 
     def device(self) -> str | None:
         return local_device()
@@ -48,8 +48,15 @@ class LocalTimers:
         else:
             self.session, self.spare = self.spare or TimingSession(), None
         self.variants, self.reference = [], None
-        self.session.start(self.launch, ref=self.measure.get("ref"), max_seconds=self.measure["max_seconds"],
-                           prune=self.measure["prune"], warmup=1, graph=self.measure["graph"], duty=self.measure["duty"])
+        self.session.start(
+            self.launch,
+            ref=self.measure.get("ref"),
+            max_seconds=self.measure["max_seconds"],
+            prune=self.measure["prune"],
+            warmup=1,
+            graph=self.measure["graph"],
+            duty=self.measure["duty"],
+        )
 
     def add(self, cfg: Config) -> None:
         """A compiled config: the timing process preflights it while the sweep goes on."""
@@ -58,7 +65,7 @@ class LocalTimers:
         self.reference = self.reference or cfg
         v = Variant(cfg.label, cfg.spec, cfg.settings)
         self.variants.append(v)
-        assert self.session is not None   # start() made it
+        assert self.session is not None  # start() made it
         self.session.add(v)
 
     def finish(self) -> list[Batch]:
@@ -66,10 +73,11 @@ class LocalTimers:
         if not self.variants:
             return []
         session, self.session = self.session, None
-        assert session is not None and self.reference is not None   # add() set both with the first variant
+        assert session is not None and self.reference is not None  # add() set both with the first variant
         try:
-            report = bench.run(self.variants, self.launch, max_seconds=self.measure["max_seconds"],
-                               session=session, compiled=True)
+            report = bench.run(
+                self.variants, self.launch, max_seconds=self.measure["max_seconds"], session=session, compiled=True
+            )
         finally:
             session.close()
         if self.more and self.spare is None:

@@ -61,7 +61,7 @@ class VariantReport:
     gbps: float | None = None
     peak_fraction: float | None = None
     dropped: str = ""
-    versus_reference: timing.Comparison | None = None   # t_variant / t_ref (--ref): below 1, the kernel is faster
+    versus_reference: timing.Comparison | None = None  # t_variant / t_ref (--ref): below 1, the kernel is faster
 
 
 @dataclass
@@ -73,16 +73,16 @@ class BenchReport:
     precision_target: float
     variants: list[VariantReport]
     method: str = ""
-    samples: dict[str, list[float]] = field(default_factory=dict)   # per variant, ms, in round order
-    phases: dict[str, float] = field(default_factory=dict)          # the timing process's seconds, by phase
-    reference: str = ""         # the variant every versus_baseline is against
-    margin: float = timing.DEFAULT_MARGIN   # the equivalence margin of the verdicts
-    runs_per_round: int = 1     # runs of each variant a round; a sample is their mean
-    tick_ms: float = 0.0        # the timer's tick seen in the run times (0: continuous)
-    rounds_run: int = 0         # rounds run, including those dropped for a low clock
-    clocks: dict[str, Any] = field(default_factory=dict)    # clocks.ClockReport as a dict
-    ref: VariantReport | None = None    # --ref: the torch call timed in the same rounds
-    batch: int = 1              # launches back to back between one pair of events in each run (a sample: per launch)
+    samples: dict[str, list[float]] = field(default_factory=dict)  # per variant, ms, in round order
+    phases: dict[str, float] = field(default_factory=dict)  # the timing process's seconds, by phase
+    reference: str = ""  # the variant every versus_baseline is against
+    margin: float = timing.DEFAULT_MARGIN  # the equivalence margin of the verdicts
+    runs_per_round: int = 1  # runs of each variant a round; a sample is their mean
+    tick_ms: float = 0.0  # the timer's tick seen in the run times (0: continuous)
+    rounds_run: int = 0  # rounds run, including those dropped for a low clock
+    clocks: dict[str, Any] = field(default_factory=dict)  # clocks.ClockReport as a dict
+    ref: VariantReport | None = None  # --ref: the torch call timed in the same rounds
+    batch: int = 1  # launches back to back between one pair of events in each run (a sample: per launch)
 
 
 def require_gpu() -> None:
@@ -93,8 +93,10 @@ def require_gpu() -> None:
     if importlib.util.find_spec("torch") is None:
         raise BadInput("timing needs a GPU and torch: torch is not installed here")
     if not local_gpu_present():
-        raise BadInput("timing needs a GPU: no CUDA/ROCm device is visible on this machine "
-                       "(irscope dump and diff work without one; bench and diff --time do not)")
+        raise BadInput(
+            "timing needs a GPU: no CUDA/ROCm device is visible on this machine "
+            "(irscope dump and diff work without one; bench and diff --time do not)"
+        )
 
 
 def compile_variants(variants: list[Variant]) -> None:
@@ -137,8 +139,9 @@ def _throughput(row: VariantReport, flops: float | None, nbytes: float | None, p
     if flops:
         row.tflops = flops / secs / 1e12
         if peaks:
-            peak = {"fp16": peaks[0], "bf16": peaks[0], "fp32": peaks[1], "fp8e4nv": peaks[2],
-                    "fp8e5": peaks[2]}.get(dtype)
+            peak = {"fp16": peaks[0], "bf16": peaks[0], "fp32": peaks[1], "fp8e4nv": peaks[2], "fp8e5": peaks[2]}.get(
+                dtype
+            )
             row.peak_fraction = row.tflops / peak if peak else None
     if nbytes:
         row.gbps = nbytes / secs / 1e9
@@ -146,9 +149,19 @@ def _throughput(row: VariantReport, flops: float | None, nbytes: float | None, p
             row.peak_fraction = row.gbps / (peaks[3] * 1e3)
 
 
-def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any], seconds: float, precision: float,  # noqa: PLR0913
-           flops_expr: str | None, bytes_expr: str | None, device: str, against_leader: bool = False,
-           margin: float = timing.DEFAULT_MARGIN, ref: Variant | None = None) -> BenchReport:
+def report(  # noqa: PLR0913
+    variants: list[Variant],
+    launch: Launch,
+    measurement: dict[str, Any],
+    seconds: float,
+    precision: float,
+    flops_expr: str | None,
+    bytes_expr: str | None,
+    device: str,
+    against_leader: bool = False,
+    margin: float = timing.DEFAULT_MARGIN,
+    ref: Variant | None = None,
+) -> BenchReport:
     """The per-variant rows; ratios against the baseline (the first variant), or for a sweep the leader;
     with a reference, each row's ratio to it too (the reference's own row apart: never a winner)."""
     import triton
@@ -180,22 +193,59 @@ def report(variants: list[Variant], launch: Launch, measurement: dict[str, Any],
         rows.append(row)
     ref_row = None
     if ref is not None:
-        ref_row = VariantReport(ref.name, {}, ref.status, ref.reason,
-                                timing.summarize(ref.samples_ms, tick_ms=tick / batch) if ref_ok else None, None)
+        ref_row = VariantReport(
+            ref.name,
+            {},
+            ref.status,
+            ref.reason,
+            timing.summarize(ref.samples_ms, tick_ms=tick / batch) if ref_ok else None,
+            None,
+        )
         if ref_row.summary:
             _throughput(ref_row, flops, nbytes, peaks, dtype)
-    samples = {v.name: list(v.samples_ms) for v in variants + ([ref] if ref_ok and ref is not None else []) if v.samples_ms}
-    return BenchReport(device, triton.__version__, measurement.get("rounds", 0), seconds, precision, rows,
-                       measurement.get("method", ""), samples, measurement.get("phases", {}),
-                       base.name if base else "", margin, runs, tick, measurement.get("rounds_run", 0),
-                       measurement.get("clocks", {}), ref_row, batch)
+    samples = {
+        v.name: list(v.samples_ms) for v in variants + ([ref] if ref_ok and ref is not None else []) if v.samples_ms
+    }
+    return BenchReport(
+        device,
+        triton.__version__,
+        measurement.get("rounds", 0),
+        seconds,
+        precision,
+        rows,
+        measurement.get("method", ""),
+        samples,
+        measurement.get("phases", {}),
+        base.name if base else "",
+        margin,
+        runs,
+        tick,
+        measurement.get("rounds_run", 0),
+        measurement.get("clocks", {}),
+        ref_row,
+        batch,
+    )
 
 
-def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | None = None,  # noqa: PLR0913
-        nbytes: str | None = None, precision: float = 0.005, max_seconds: float = 20.0, min_rounds: int = 20,
-        graph: str = "off", prune: float | None = None, duty: float = 0.5, session: TimingSession | None = None,
-        compiled: bool = False, ref: Reference | None = None, margin: float = timing.DEFAULT_MARGIN,
-        batch: int | str = "auto") -> BenchReport:
+def run(  # noqa: PLR0913
+    variants: list[Variant],
+    launch: Launch,
+    *,
+    seed: int = 0,
+    flops: str | None = None,
+    nbytes: str | None = None,
+    precision: float = 0.005,
+    max_seconds: float = 20.0,
+    min_rounds: int = 20,
+    graph: str = "off",
+    prune: float | None = None,
+    duty: float = 0.5,
+    session: TimingSession | None = None,
+    compiled: bool = False,
+    ref: Reference | None = None,
+    margin: float = timing.DEFAULT_MARGIN,
+    batch: int | str = "auto",
+) -> BenchReport:
     """Time the variants; the first is the baseline.
 
     session: a TimingSession started early by the caller (so torch comes up while it parses and
@@ -212,8 +262,18 @@ def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | 
     session = session or TimingSession()
     try:
         if session.launch is None:
-            session.start(launch, ref=ref, seed=seed, precision=precision, max_seconds=max_seconds,
-                          min_rounds=min_rounds, graph=graph, prune=prune, duty=duty, batch=batch)
+            session.start(
+                launch,
+                ref=ref,
+                seed=seed,
+                precision=precision,
+                max_seconds=max_seconds,
+                min_rounds=min_rounds,
+                graph=graph,
+                prune=prune,
+                duty=duty,
+                batch=batch,
+            )
         if not compiled:
             launcher_built = False
             for v in variants:
@@ -239,15 +299,27 @@ def run(variants: list[Variant], launch: Launch, *, seed: int = 0, flops: str | 
             ref_variant.name, ref_variant.reason, ref_variant.samples_ms = result["ref"]
         else:
             ref_variant.status, ref_variant.reason = "not timed", "no variant was timed"
-    return report(variants, launch, result, time.perf_counter() - start, precision, flops, nbytes, device,
-                  against_leader=session.measure_kwargs.get("prune") is not None, margin=margin, ref=ref_variant)
+    return report(
+        variants,
+        launch,
+        result,
+        time.perf_counter() - start,
+        precision,
+        flops,
+        nbytes,
+        device,
+        against_leader=session.measure_kwargs.get("prune") is not None,
+        margin=margin,
+        ref=ref_variant,
+    )
 
 
 def check_margin(margin: float) -> None:
     """--margin: a fraction from 0 (any difference counts) to below 1."""
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
-        raise BadInput(f"--margin {margin!r}: the equivalence margin is a fraction from 0 to below 1, "
-                       f"e.g. --margin 0.01 (+-1 %)")
+        raise BadInput(
+            f"--margin {margin!r}: the equivalence margin is a fraction from 0 to below 1, e.g. --margin 0.01 (+-1 %)"
+        )
 
 
 def parse_batch(text: str) -> int | str:

@@ -21,13 +21,13 @@ from typing import Any
 
 from irscope.timing.statistics import median
 
-CLOCK_FLOOR = 0.95      # a round whose SM clock is below this fraction of the rounds' median is dropped
-INTERVAL = 0.002        # seconds between readings (an NVML query takes tens of microseconds)
+CLOCK_FLOOR = 0.95  # a round whose SM clock is below this fraction of the rounds' median is dropped
+INTERVAL = 0.002  # seconds between readings (an NVML query takes tens of microseconds)
 
 
 @dataclass
 class Reading:
-    at: float           # time.perf_counter()
+    at: float  # time.perf_counter()
     sm_mhz: float
     power_w: float | None = None
     temp_c: float | None = None
@@ -86,8 +86,9 @@ def amdsmi_reader(device_index: int = 0) -> tuple[Callable[[], Reading] | None, 
             p = amdsmi.amdsmi_get_power_info(handle)
             power = p.get("current_socket_power") or p.get("average_socket_power")
         with contextlib.suppress(Exception):
-            temp = amdsmi.amdsmi_get_temp_metric(handle, amdsmi.AmdSmiTemperatureType.HOTSPOT,
-                                                 amdsmi.AmdSmiTemperatureMetric.CURRENT)
+            temp = amdsmi.amdsmi_get_temp_metric(
+                handle, amdsmi.AmdSmiTemperatureType.HOTSPOT, amdsmi.AmdSmiTemperatureMetric.CURRENT
+            )
         if mhz is None:  # no clock in the answer: a missing reading
             raise LookupError("amdsmi gave no clock")
         return Reading(time.perf_counter(), float(mhz), power, temp)
@@ -173,9 +174,9 @@ def slow_rounds(clocks: list[float | None], floor: float = CLOCK_FLOOR) -> set[i
 class ClockReport:
     """What the report shows: the source (or why none), ranges, and the rounds dropped."""
 
-    source: str = ""                # "NVML", "amdsmi", or "" (not watched)
-    why_not: str = ""               # one line when not watched
-    sm_mhz: tuple[float, float, float] | None = None     # min, median, max over the rounds
+    source: str = ""  # "NVML", "amdsmi", or "" (not watched)
+    why_not: str = ""  # one line when not watched
+    sm_mhz: tuple[float, float, float] | None = None  # min, median, max over the rounds
     power_w: tuple[float, float] | None = None
     temp_c: tuple[float, float] | None = None
     dropped_rounds: int = 0
@@ -183,14 +184,21 @@ class ClockReport:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def summarize_clocks(watch: ClockWatch, clocks: list[float | None], dropped: int, t0: float, t1: float,
-                     floor: float = CLOCK_FLOOR) -> ClockReport:
+def summarize_clocks(
+    watch: ClockWatch, clocks: list[float | None], dropped: int, t0: float, t1: float, floor: float = CLOCK_FLOOR
+) -> ClockReport:
     if not watch.watching:
         return ClockReport(why_not=watch.source)
     known = [c for c in clocks if c is not None]
     during = [r for r in watch.readings if t0 <= r.at <= t1]
     power = [r.power_w for r in during if r.power_w is not None]
     temp = [r.temp_c for r in during if r.temp_c is not None]
-    return ClockReport(watch.source, "", (min(known), median(known), max(known)) if known else None,
-                       (min(power), max(power)) if power else None, (min(temp), max(temp)) if temp else None,
-                       dropped, floor)
+    return ClockReport(
+        watch.source,
+        "",
+        (min(known), median(known), max(known)) if known else None,
+        (min(power), max(power)) if power else None,
+        (min(temp), max(temp)) if temp else None,
+        dropped,
+        floor,
+    )

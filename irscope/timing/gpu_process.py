@@ -70,7 +70,7 @@ class Runner:
         self.variants[v.name] = v
         wrote = self.outputs.get(baseline, {}) if baseline else {}
         if len(wrote) == 1 and isinstance(result, torch.Tensor):
-            (name, out), = wrote.items()
+            ((name, out),) = wrote.items()
             if tuple(out.shape) == tuple(result.shape):
                 rtol, atol = inputs.TOLERANCE.get(self._dtype(name), (1e-2, 1e-2))
                 if not torch.allclose(out.float(), result.float(), rtol=rtol, atol=atol, equal_nan=True):
@@ -149,6 +149,7 @@ def main() -> int:  # noqa: C901, PLR0915
     # (`triton.backends`), and torch._inductor's import fails on it — a kernel file importing
     # torch._dynamo (liger-kernel's) faulted so on the H200
     import triton  # noqa: F401
+
     threading.Thread(target=read, daemon=True).start()
     helper = threading.Thread(target=prepare, daemon=True)
     helper.start()
@@ -164,8 +165,13 @@ def main() -> int:  # noqa: C901, PLR0915
         return 1
     workers.say("UP")
     # seconds: torch + CUDA up; all loads + first launches; the first alone (Triton's driver comes up then)
-    phases = {"start": time.perf_counter() - born, "preflight": 0.0, "first_preflight": 0.0,
-              "at_born": time.time() - (time.perf_counter() - born), "at_ready": time.time()}  # wall clock
+    phases = {
+        "start": time.perf_counter() - born,
+        "preflight": 0.0,
+        "first_preflight": 0.0,
+        "at_born": time.time() - (time.perf_counter() - born),
+        "at_ready": time.time(),
+    }  # wall clock
     runner: Runner | None = None
     ref: reference.Reference | None = None
     measure_kwargs: dict[str, Any] = {}
@@ -218,8 +224,12 @@ def main() -> int:  # noqa: C901, PLR0915
             except BaseException as e:  # noqa: BLE001 - e.g. out of memory: said, not blamed on a kernel
                 workers.say("FAIL", ("measure", _one_line(e)))
                 return 1
-            result["phases"] = dict(phases, measure=result["seconds"], at_result=time.time(),
-                                    **{f"prepared_{k}": v for k, v in prepared.items()})
+            result["phases"] = dict(
+                phases,
+                measure=result["seconds"],
+                at_result=time.time(),
+                **{f"prepared_{k}": v for k, v in prepared.items()},
+            )
             result["device"] = torch.cuda.get_device_name()
             result["variants"] = {v.name: (v.status, v.reason, v.samples_ms, v.dropped) for v in order}
             if ref_variant is not None:

@@ -11,8 +11,14 @@ from typing import Any
 
 from irscope.timing.launch import DTYPES, Launch, TensorSpec
 
-TOLERANCE = {"fp16": (1e-2, 1e-2), "bf16": (2e-2, 2e-2), "fp32": (1e-3, 1e-3), "fp64": (1e-8, 1e-8),
-             "fp8e4nv": (1.25e-1, 1.25e-1), "fp8e5": (2.5e-1, 2.5e-1)}
+TOLERANCE = {
+    "fp16": (1e-2, 1e-2),
+    "bf16": (2e-2, 2e-2),
+    "fp32": (1e-3, 1e-3),
+    "fp64": (1e-8, 1e-8),
+    "fp8e4nv": (1.25e-1, 1.25e-1),
+    "fp8e5": (2.5e-1, 2.5e-1),
+}
 
 
 def _torch_dtype(short: str):
@@ -31,7 +37,7 @@ def make_tensor(t: TensorSpec, device, gen):
         return torch.as_strided(base, t.shape, t.strides, t.offset)
     total = t.numel() + t.offset
     base = _fill(t.maker, (total,), dtype, device, gen)
-    view = base[t.offset:].view(t.shape)
+    view = base[t.offset :].view(t.shape)
     return view.t() if t.transpose else view
 
 

@@ -29,30 +29,60 @@ from irscope.errors import BadInput
 from irscope.kernel.spec import split_signature
 from irscope.records import Launch as LaunchRecord
 
-DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8_e4m3fn",
-          "fp8e5": "float8_e5m2", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
-          "bool": "bool"}
+DTYPES = {
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "fp8e4nv": "float8_e4m3fn",
+    "fp8e5": "float8_e5m2",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "bool": "bool",
+}
 MAKERS = ("randn", "rand", "zeros", "ones", "empty", "arange")
 FUNCTIONS = ("cdiv", "min", "max", "numel", "size", "stride")
-BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
-          ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow}
-ELEM_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8, "fp8e4nv": 1, "fp8e5": 1, "i8": 1, "i16": 2, "i32": 4,
-              "i64": 8, "u8": 1, "bool": 1}
+BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Div: operator.truediv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+ELEM_BYTES = {
+    "fp16": 2,
+    "bf16": 2,
+    "fp32": 4,
+    "fp64": 8,
+    "fp8e4nv": 1,
+    "fp8e5": 1,
+    "i8": 1,
+    "i16": 2,
+    "i32": 4,
+    "i64": 8,
+    "u8": 1,
+    "bool": 1,
+}
 # bounds: the arithmetic is data, and data must not hang or exhaust the machine (9**9**9 would)
-MAX_EXPR_CHARS = 2000       # longer is no launch description; also keeps the tree shallow
-MAX_MAGNITUDE = 2 ** 63     # any integer result, as a launch argument could hold (u64 at most)
+MAX_EXPR_CHARS = 2000  # longer is no launch description; also keeps the tree shallow
+MAX_MAGNITUDE = 2**63  # any integer result, as a launch argument could hold (u64 at most)
 MAX_DIMS = 8
-MAX_TENSOR_BYTES = 2 ** 38  # 256 GiB: more than any one GPU holds
-GRID_LIMITS = (2 ** 31 - 1, 65535, 65535)  # CUDA's grid limits (x, y, z)
+MAX_TENSOR_BYTES = 2**38  # 256 GiB: more than any one GPU holds
+GRID_LIMITS = (2**31 - 1, 65535, 65535)  # CUDA's grid limits (x, y, z)
 
 
 @dataclass
 class TensorSpec:
     maker: str
     shape: tuple[int, ...]
-    dtype: str              # irscope short name (fp16, ...)
+    dtype: str  # irscope short name (fp16, ...)
     transpose: bool = False
-    offset: int = 0         # elements: a view starting this far in (unaligned pointers)
+    offset: int = 0  # elements: a view starting this far in (unaligned pointers)
     strides: tuple[int, ...] | None = None  # from a capture: the exact strides
 
     def numel(self) -> int:
@@ -76,9 +106,9 @@ class TensorSpec:
 
 @dataclass
 class Launch:
-    args: dict[str, Any] = field(default_factory=dict)   # name -> TensorSpec | int | float | bool
+    args: dict[str, Any] = field(default_factory=dict)  # name -> TensorSpec | int | float | bool
     grid: tuple[int, int, int] = (1, 1, 1)
-    grid_expr: str | None = None      # evaluated per variant, over the args and that variant's constexprs
+    grid_expr: str | None = None  # evaluated per variant, over the args and that variant's constexprs
     flops: float | None = None
     bytes: float | None = None
 
@@ -131,8 +161,9 @@ def _bounded(value: Any, node: ast.AST, where: str, whole: str) -> Any:
     if isinstance(value, bool):
         return value
     if isinstance(value, int) and abs(value) >= MAX_MAGNITUDE:
-        raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} is too large "
-                       f"(results must stay below 2**63 in magnitude)")
+        raise BadInput(
+            f"{where}: {ast.unparse(node)!r} in {whole!r} is too large (results must stay below 2**63 in magnitude)"
+        )
     if isinstance(value, float) and not math.isfinite(value):
         raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} is not a finite number")
     if not isinstance(value, (int, float)):  # (-8) ** 0.5 is complex
@@ -143,11 +174,17 @@ def _bounded(value: Any, node: ast.AST, where: str, whole: str) -> Any:
 def _power(base: float, exp: float, node: ast.AST, where: str, whole: str) -> float:
     """base ** exp, refused before computing an integer power that would leave the bounds (float
     powers overflow by themselves: OverflowError, reported by evaluate)."""
-    if isinstance(base, int) and isinstance(exp, int) and abs(base) > 1 and exp > 0 \
-            and exp * math.log2(abs(base)) >= 63:
-        raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} is too large "
-                       f"(results must stay below 2**63 in magnitude)")
-    return base ** exp
+    if (
+        isinstance(base, int)
+        and isinstance(exp, int)
+        and abs(base) > 1
+        and exp > 0
+        and exp * math.log2(abs(base)) >= 63
+    ):
+        raise BadInput(
+            f"{where}: {ast.unparse(node)!r} in {whole!r} is too large (results must stay below 2**63 in magnitude)"
+        )
+    return base**exp
 
 
 def _eval(node: ast.AST, env: dict[str, Any], where: str, whole: str) -> Any:  # noqa: C901
@@ -181,18 +218,23 @@ def _eval(node: ast.AST, env: dict[str, Any], where: str, whole: str) -> Any:  #
         if not isinstance(t, TensorSpec):
             raise BadInput(f"{where}: [o:] needs a tensor in {whole!r}")
         if not isinstance(off, int) or isinstance(off, bool) or not 0 <= t.offset + off < t.numel():
-            raise BadInput(f"{where}: the offset in {ast.unparse(node)!r} must be an integer from 0 to "
-                           f"{t.numel() - t.offset - 1} (the tensor has {t.numel()} elements), got {off!r}")
+            raise BadInput(
+                f"{where}: the offset in {ast.unparse(node)!r} must be an integer from 0 to "
+                f"{t.numel() - t.offset - 1} (the tensor has {t.numel()} elements), got {off!r}"
+            )
         return TensorSpec(t.maker, t.shape, t.dtype, t.transpose, t.offset + off)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         fname = node.func.id
         if fname not in MAKERS + FUNCTIONS:
-            raise BadInput(f"{where}: {fname}(…) in {whole!r} is not allowed: not a function of the grammar; functions: "
-                           f"{', '.join(FUNCTIONS)}, and the tensor makers {', '.join(MAKERS)}")
+            raise BadInput(
+                f"{where}: {fname}(…) in {whole!r} is not allowed: not a function of the grammar; functions: "
+                f"{', '.join(FUNCTIONS)}, and the tensor makers {', '.join(MAKERS)}"
+            )
         if node.keywords:
             raise BadInput(f"{where}: {fname}(…) in {whole!r} takes no keyword arguments")
-        args = [_eval(a, env, where, whole) if not (isinstance(a, ast.Name) and a.id in DTYPES) else a.id
-                for a in node.args]
+        args = [
+            _eval(a, env, where, whole) if not (isinstance(a, ast.Name) and a.id in DTYPES) else a.id for a in node.args
+        ]
         if fname in MAKERS:
             if not args or not isinstance(args[-1], str):
                 raise BadInput(f"{where}: {fname}(…) needs a dtype last, one of {', '.join(DTYPES)}")
@@ -203,9 +245,11 @@ def _eval(node: ast.AST, env: dict[str, Any], where: str, whole: str) -> Any:  #
                 raise BadInput(f"{where}: {fname}(…) has {len(shape)} dimensions in {whole!r}; at most {MAX_DIMS}")
             spec = TensorSpec(fname, shape, args[-1])
             if spec.numel() * ELEM_BYTES[spec.dtype] > MAX_TENSOR_BYTES:
-                raise BadInput(f"{where}: {fname}{shape} of {spec.dtype} would take "
-                               f"{spec.numel() * ELEM_BYTES[spec.dtype] / 2**30:.0f} GiB; at most "
-                               f"{MAX_TENSOR_BYTES // 2**30} GiB per tensor")
+                raise BadInput(
+                    f"{where}: {fname}{shape} of {spec.dtype} would take "
+                    f"{spec.numel() * ELEM_BYTES[spec.dtype] / 2**30:.0f} GiB; at most "
+                    f"{MAX_TENSOR_BYTES // 2**30} GiB per tensor"
+                )
             return spec
         if any(isinstance(a, str) for a in args):
             raise BadInput(f"{where}: a dtype is only the last argument of a tensor maker, in {whole!r}")
@@ -219,18 +263,24 @@ def _eval(node: ast.AST, env: dict[str, Any], where: str, whole: str) -> Any:  #
         if fname in ("size", "stride") and len(args) == 2 and isinstance(args[0], TensorSpec):
             d, rank = _integer(args[1], node, where, whole), len(args[0].shape)
             if not -rank <= d < rank:
-                raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r}: dimension {d} of a rank-{rank} "
-                               f"tensor (0 to {rank - 1})")
+                raise BadInput(
+                    f"{where}: {ast.unparse(node)!r} in {whole!r}: dimension {d} of a rank-{rank} "
+                    f"tensor (0 to {rank - 1})"
+                )
             return args[0].dims()[d] if fname == "size" else args[0].stride_of(d)
-    raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} is not allowed (numbers, names, + - * / // % **, "
-                   f"cdiv/min/max/numel/size/stride, and {'/'.join(MAKERS)}(shape…, dtype))")
+    raise BadInput(
+        f"{where}: {ast.unparse(node)!r} in {whole!r} is not allowed (numbers, names, + - * / // % **, "
+        f"cdiv/min/max/numel/size/stride, and {'/'.join(MAKERS)}(shape…, dtype))"
+    )
 
 
 def _number(value: Any, node: ast.AST, where: str, whole: str) -> int | float:
     if isinstance(value, (int, float)):
         return value
-    raise BadInput(f"{where}: {ast.unparse(node)!r} in {whole!r} needs numbers, not a "
-                   f"{'tensor' if isinstance(value, TensorSpec) else type(value).__name__}")
+    raise BadInput(
+        f"{where}: {ast.unparse(node)!r} in {whole!r} needs numbers, not a "
+        f"{'tensor' if isinstance(value, TensorSpec) else type(value).__name__}"
+    )
 
 
 def _integer(value: Any, node: ast.AST, where: str, whole: str) -> int:
@@ -263,7 +313,7 @@ def spec_element(value: Any) -> str:
     if isinstance(value, bool):
         return "i1"
     if isinstance(value, int):
-        kind = "i32" if -2**31 <= value < 2**31 else ("i64" if -2**63 <= value < 2**63 else "u64")
+        kind = "i32" if -(2**31) <= value < 2**31 else ("i64" if -(2**63) <= value < 2**63 else "u64")
         if value == 1:
             return f"{kind}:1"
         return f"{kind}:16" if value % 16 == 0 else kind
@@ -279,8 +329,13 @@ def from_capture(record: LaunchRecord) -> Launch:
         if isinstance(a, dict) and "shape" in a:
             dtype = _short_dtype(a.get("dtype", "fp32"))
             strides = tuple(a["strides"]) if a.get("strides") else None
-            args[name] = TensorSpec("randn" if dtype.startswith(("fp", "bf")) else "zeros", tuple(a["shape"]), dtype,
-                                    strides=strides, offset=int(a.get("offset", 0)))
+            args[name] = TensorSpec(
+                "randn" if dtype.startswith(("fp", "bf")) else "zeros",
+                tuple(a["shape"]),
+                dtype,
+                strides=strides,
+                offset=int(a.get("offset", 0)),
+            )
         elif isinstance(a, dict) and "value" in a:
             args[name] = a["value"]
         else:

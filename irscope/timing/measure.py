@@ -60,25 +60,27 @@ class Workbench:
     launch: Launch
 
 
-DUTY = 0.5               # the fraction of the rounds' wall time the GPU is kept busy (_rest)
+DUTY = 0.5  # the fraction of the rounds' wall time the GPU is kept busy (_rest)
 # auto: kernels shorter than this would be timed inside CUDA graphs. 0: never, for now. On the H200
 # (triton 3.6, 4 us vector add, A/A with one binary) graph replays (unbatched, variant 0 always first)
 # said faster/slower in 20 of 20 runs, deltas up to 9 %; events with one run a round: 0 of 20.
 GRAPH_BELOW_MS = 0.0
-GRAPH_BIAS_NOTE = ("graph mode is biased for short kernels timed one launch a sample (A/A on the H200: up to 9 % "
-                   "at 4 us; within 0.4 % at 200 us and 1.6 ms); for kernels under 100 us prefer events "
-                   "(--graph off) or batched samples")
-RUNS_TARGET_MS = 0.1     # a round holds at least this much of each variant's kernel time ...
-MAX_RUNS = 10            # ... in at most this many runs of it
-GRAPH_RUNS = MAX_RUNS    # (the former name)
-BATCH_BELOW_MS = 0.02    # batch="auto": kernels shorter than this (fastest held warm-up sample) are timed in batches ...
-BATCH_TARGET_MS = 0.05   # ... of K launches back to back lasting about this long ...
-MAX_BATCH = 256          # ... K at most this
-SPIN_HZ = 2.5e9          # cycles a second assumed for the spin kernel (above any SM clock: spins err long)
-SPIN_MARGIN_S = 20e-6    # the spin covers 1.5 x the CPU's launches of a batch, plus this
-PRUNE_AFTER = 4          # rounds before a sweep drops a variant by the confidence interval of its ratio
+GRAPH_BIAS_NOTE = (
+    "graph mode is biased for short kernels timed one launch a sample (A/A on the H200: up to 9 % "
+    "at 4 us; within 0.4 % at 200 us and 1.6 ms); for kernels under 100 us prefer events "
+    "(--graph off) or batched samples"
+)
+RUNS_TARGET_MS = 0.1  # a round holds at least this much of each variant's kernel time ...
+MAX_RUNS = 10  # ... in at most this many runs of it
+GRAPH_RUNS = MAX_RUNS  # (the former name)
+BATCH_BELOW_MS = 0.02  # batch="auto": kernels shorter than this (fastest held warm-up sample) are timed in batches ...
+BATCH_TARGET_MS = 0.05  # ... of K launches back to back lasting about this long ...
+MAX_BATCH = 256  # ... K at most this
+SPIN_HZ = 2.5e9  # cycles a second assumed for the spin kernel (above any SM clock: spins err long)
+SPIN_MARGIN_S = 20e-6  # the spin covers 1.5 x the CPU's launches of a batch, plus this
+PRUNE_AFTER = 4  # rounds before a sweep drops a variant by the confidence interval of its ratio
 PRUNE_EARLY = (2, 0.25)  # ... and before that: after 2 rounds, one 25 % behind the leader in both
-RAW_KEPT = 20000         # raw run times kept to find the timer's tick
+RAW_KEPT = 20000  # raw run times kept to find the timer's tick
 
 
 def schedule(n: int, round_index: int, runs: int) -> list[int]:
@@ -140,36 +142,57 @@ def spin_cycles(cpu_launch_s: float, batch: int) -> int:
     return int((1.5 * (batch + 2) * cpu_launch_s + SPIN_MARGIN_S) * SPIN_HZ)
 
 
-def method_line(use_graph: bool, runs: int, batch: int, n: int, duty: float, fastest_ms: float,
-                spin: int = 0) -> str:
+def method_line(use_graph: bool, runs: int, batch: int, n: int, duty: float, fastest_ms: float, spin: int = 0) -> str:
     """What was done, in words (the report's method line)."""
     if batch > 1:
-        held = (f", a spin kernel of about {spin / SPIN_HZ * 1e6:.0f} us before the start event so that the CPU "
-                f"has queued the batch" if spin else "")
-        sample = (f"{batch} launches back to back per sample, L2 warm after the first (each sample: an input "
-                  f"restore, an L2 flush, one untimed launch of the variant{held}, then the {batch} between one "
-                  f"pair of events; sample = elapsed / {batch})")
+        held = (
+            f", a spin kernel of about {spin / SPIN_HZ * 1e6:.0f} us before the start event so that the CPU "
+            f"has queued the batch"
+            if spin
+            else ""
+        )
+        sample = (
+            f"{batch} launches back to back per sample, L2 warm after the first (each sample: an input "
+            f"restore, an L2 flush, one untimed launch of the variant{held}, then the {batch} between one "
+            f"pair of events; sample = elapsed / {batch})"
+        )
         unit, units = "batch", "batches"
     else:
         sample = "one launch per sample, right after an input restore and an L2 flush"
         unit, units = "run", "runs"
     if use_graph:
-        text = (f"CUDA graphs: one replay a round holds every variant, {runs} {units} each in mirrored order after "
-                f"an untimed lead-in, events inside; {period(n)} graphs (every rotation and its mirror) replayed "
-                f"in rotation, each first replay discarded; {sample}; a variant's sample in a round is the mean of "
-                f"its {units} in the replay; rounds at {duty:.0%} duty")
+        text = (
+            f"CUDA graphs: one replay a round holds every variant, {runs} {units} each in mirrored order after "
+            f"an untimed lead-in, events inside; {period(n)} graphs (every rotation and its mirror) replayed "
+            f"in rotation, each first replay discarded; {sample}; a variant's sample in a round is the mean of "
+            f"its {units} in the replay; rounds at {duty:.0%} duty"
+        )
         if batch == 1 and fastest_ms < 0.1:
             text += f"; {GRAPH_BIAS_NOTE}"
         return text
-    return (f"CUDA events around each {unit}; {runs} {unit if runs == 1 else units} of each variant a round in "
-            f"mirrored order, rotated every two rounds, after an untimed lead-in {unit} of the round's last "
-            f"variant; {sample}; rounds at {duty:.0%} duty")
+    return (
+        f"CUDA events around each {unit}; {runs} {unit if runs == 1 else units} of each variant a round in "
+        f"mirrored order, rotated every two rounds, after an untimed lead-in {unit} of the round's last "
+        f"variant; {sample}; rounds at {duty:.0%} duty"
+    )
 
 
-def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_rounds: int = 20,  # noqa: C901, PLR0913, PLR0915
-            max_rounds: int = 2000, max_seconds: float = 20.0, precision: float = 0.005, graph: str = "off",
-            prune: float | None = None, duty: float = DUTY, clock_floor: float = clock_watch.CLOCK_FLOOR,
-            watch: clock_watch.ClockWatch | None = None, batch: int | str = "auto") -> dict[str, Any]:
+def measure(  # noqa: C901, PLR0913, PLR0915
+    workbench: Workbench,
+    live: list[Variant],
+    *,
+    warmup: int = 2,
+    min_rounds: int = 20,
+    max_rounds: int = 2000,
+    max_seconds: float = 20.0,
+    precision: float = 0.005,
+    graph: str = "off",
+    prune: float | None = None,
+    duty: float = DUTY,
+    clock_floor: float = clock_watch.CLOCK_FLOOR,
+    watch: clock_watch.ClockWatch | None = None,
+    batch: int | str = "auto",
+) -> dict[str, Any]:
     """Fill each live variant's samples_ms: warm-up, then balanced interleaved rounds until precise enough.
 
     `live`: the variants whose outputs passed the check against the baseline (Runner.check), and a
@@ -190,7 +213,7 @@ def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_r
     flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
     go = {v.name: launcher(v, work, workbench.launch) for v in live}
     k_launches = 1  # launches between a sample's events (set after the warm-up)
-    spin = 0        # cycles of the spin kernel before a batch's start event (batched events)
+    spin = 0  # cycles of the spin kernel before a batch's start event (batched events)
     sleep = getattr(torch.cuda, "_sleep", None)
 
     def run_one(v: Variant, events=None, hold: int = 0) -> None:
@@ -232,7 +255,7 @@ def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_r
         for v, (start, end) in pending:
             warm[v.name].append(start.elapsed_time(end))
     kernels = [v for v in live if v.ref is None] or live
-    fastest = min(min(warm[v.name]) for v in kernels)   # a cold first sample (clocks, caches) must not decide
+    fastest = min(min(warm[v.name]) for v in kernels)  # a cold first sample (clocks, caches) must not decide
     use_graph = graph == "on" or (graph == "auto" and fastest < GRAPH_BELOW_MS)
     k_launches = batch_size(fastest, batch)
     runs = runs_per_round(fastest * k_launches, use_graph)
@@ -304,9 +327,16 @@ def measure(workbench: Workbench, live: list[Variant], *, warmup: int = 2, min_r
     for v in everyone:
         v.samples_ms = [s for i, s in enumerate(v.samples_ms) if i not in slow]
     report = clock_watch.summarize_clocks(watch, round_clocks, len(slow), start_time, end_time, clock_floor)
-    return {"rounds": rounds - len(slow), "rounds_run": rounds, "seconds": end_time - start_time,
-            "method": method, "runs_per_round": runs, "batch": k_launches, "tick_ms": timing.timer_tick(raw),
-            "clocks": asdict(report)}
+    return {
+        "rounds": rounds - len(slow),
+        "rounds_run": rounds,
+        "seconds": end_time - start_time,
+        "method": method,
+        "runs_per_round": runs,
+        "batch": k_launches,
+        "tick_ms": timing.timer_tick(raw),
+        "clocks": asdict(report),
+    }
 
 
 def _cpu_launch_seconds(go: dict, torch) -> float:
@@ -377,8 +407,10 @@ def _prune(live: list[Variant], margin: float, rounds: int) -> list[Variant]:
         if v is not leader and v.ref is None:
             c = timing.compare(leader.samples_ms, v.samples_ms)
             if c.ci_low > 1 + margin:
-                v.dropped = (f"dropped after {rounds} rounds: {c.delta_percent:+.1f}% "
-                             f"[{(c.ci_low - 1) * 100:+.1f}, {(c.ci_high - 1) * 100:+.1f}] against {leader.name}")
+                v.dropped = (
+                    f"dropped after {rounds} rounds: {c.delta_percent:+.1f}% "
+                    f"[{(c.ci_low - 1) * 100:+.1f}, {(c.ci_high - 1) * 100:+.1f}] against {leader.name}"
+                )
                 continue
         keep.append(v)
     return keep

@@ -34,28 +34,41 @@ def _words(text: str) -> list[str]:
     return text.split()
 
 
-NAMESPACES = {"torch": "torch", "F": "torch.nn.functional", "torch.nn.functional": "torch.nn.functional",
-              "torch.linalg": "torch.linalg", "torch.special": "torch.special"}
+NAMESPACES = {
+    "torch": "torch",
+    "F": "torch.nn.functional",
+    "torch.nn.functional": "torch.nn.functional",
+    "torch.linalg": "torch.linalg",
+    "torch.special": "torch.special",
+}
 ALLOWED = {
-    "torch": set(_words("""matmul mm bmm baddbmm addmm addmv addbmm mv dot vdot outer einsum tensordot add sub mul div
+    "torch": set(
+        _words("""matmul mm bmm baddbmm addmm addmv addbmm mv dot vdot outer einsum tensordot add sub mul div
         true_divide exp exp2 expm1 log log2 log10 log1p sqrt rsqrt abs neg reciprocal sin cos tan tanh sigmoid
         relu erf erfc softmax log_softmax logsumexp sum mean amax amin max min prod cumsum cumprod var std norm
         maximum minimum where clamp pow square lerp addcmul addcdiv transpose permute reshape flatten t cat
         stack topk sort argsort argmax argmin any all gather index_select masked_fill clone contiguous
-        flip roll tril triu cross diag cdist kron repeat_interleave nan_to_num sign floor ceil round""")),
-    "torch.nn.functional": set(_words("""softmax log_softmax softmin gelu silu relu relu6 leaky_relu elu selu celu mish
+        flip roll tril triu cross diag cdist kron repeat_interleave nan_to_num sign floor ceil round""")
+    ),
+    "torch.nn.functional": set(
+        _words("""softmax log_softmax softmin gelu silu relu relu6 leaky_relu elu selu celu mish
         sigmoid tanh softplus hardswish hardsigmoid hardtanh logsigmoid glu linear bilinear layer_norm rms_norm
         group_norm normalize scaled_dot_product_attention cross_entropy nll_loss mse_loss l1_loss
         smooth_l1_loss kl_div binary_cross_entropy_with_logits embedding conv1d conv2d conv3d
         conv_transpose1d conv_transpose2d pad max_pool1d max_pool2d avg_pool1d avg_pool2d adaptive_avg_pool2d
-        interpolate one_hot cosine_similarity pairwise_distance unfold fold""")),
-    "torch.linalg": set(_words("""matmul vecdot vector_norm matrix_norm norm solve inv cholesky qr svd svdvals eigh
-        eigvalsh det slogdet lstsq cross""")),
+        interpolate one_hot cosine_similarity pairwise_distance unfold fold""")
+    ),
+    "torch.linalg": set(
+        _words("""matmul vecdot vector_norm matrix_norm norm solve inv cholesky qr svd svdvals eigh
+        eigvalsh det slogdet lstsq cross""")
+    ),
     "torch.special": set(_words("""erf erfc erfinv expit logit log_softmax softmax logsumexp i0 ndtr""")),
 }
 DTYPE_NAMES = set(DTYPES.values())
-GRAMMAR = ("a call of torch.*, F.* (torch.nn.functional), torch.linalg.* or torch.special.* over names of --args, "
-           "numbers, strings, True/False/None, tuples, dtypes, name.T, and such calls")
+GRAMMAR = (
+    "a call of torch.*, F.* (torch.nn.functional), torch.linalg.* or torch.special.* over names of --args, "
+    "numbers, strings, True/False/None, tuples, dtypes, name.T, and such calls"
+)
 
 
 @dataclass(frozen=True)
@@ -63,7 +76,7 @@ class Reference:
     """A parsed --ref: the text as given, and the call as plain data (picklable, for the timing process)."""
 
     text: str
-    call: tuple     # ("call", "torch.nn.functional.softmax", (args...), (("dim", arg), ...))
+    call: tuple  # ("call", "torch.nn.functional.softmax", (args...), (("dim", arg), ...))
 
     @property
     def label(self) -> str:
@@ -75,7 +88,7 @@ def parse(text: str, launch: Launch | dict[str, Any], flag: str = "--ref") -> Re
     args = launch.args if isinstance(launch, Launch) else launch
     where = f"{flag} {text!r}"
     if not text.strip():
-        raise BadInput(f"{where}: empty; give {GRAMMAR}, e.g. --ref \"torch.matmul(a_ptr, b_ptr)\"")
+        raise BadInput(f'{where}: empty; give {GRAMMAR}, e.g. --ref "torch.matmul(a_ptr, b_ptr)"')
     if len(text) > MAX_EXPR_CHARS:
         raise BadInput(f"{where}: {len(text)} characters long; at most {MAX_EXPR_CHARS}")
     try:
@@ -108,12 +121,16 @@ def _function(node: ast.AST, where: str) -> str:
     space, _, name = dotted.rpartition(".")
     module = NAMESPACES.get(space)
     if module is None:
-        raise BadInput(f"{where}: {dotted}(…) is not allowed: functions come from "
-                       f"torch, F (torch.nn.functional), torch.linalg or torch.special")
+        raise BadInput(
+            f"{where}: {dotted}(…) is not allowed: functions come from "
+            f"torch, F (torch.nn.functional), torch.linalg or torch.special"
+        )
     if name not in ALLOWED[module]:
         hint = " (it writes its inputs)" if name.endswith("_") else ""
-        raise BadInput(f"{where}: {dotted}(…) is not a known reference function{hint}; "
-                       f"{space}. allows {', '.join(sorted(ALLOWED[module])[:12])}, … (irscope/timing/reference.py)")
+        raise BadInput(
+            f"{where}: {dotted}(…) is not a known reference function{hint}; "
+            f"{space}. allows {', '.join(sorted(ALLOWED[module])[:12])}, … (irscope/timing/reference.py)"
+        )
     return f"{module}.{name}"
 
 
@@ -137,8 +154,13 @@ def _node(node: ast.AST, args: dict[str, Any], where: str) -> tuple:
         raise BadInput(f"{where}: *args is not part of the grammar")
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool, str, type(None))):
         return ("const", node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, (int, float))
+        and not isinstance(node.operand.value, bool)
+    ):
         return ("const", -node.operand.value)
     if isinstance(node, (ast.Tuple, ast.List)):
         return ("tuple" if isinstance(node, ast.Tuple) else "list", tuple(_node(e, args, where) for e in node.elts))
@@ -156,8 +178,9 @@ def _node(node: ast.AST, args: dict[str, Any], where: str) -> tuple:
         if node.attr in ("T", "mT"):
             inner = _node(node.value, args, where)
             if inner[0] != "arg" or not isinstance(args[inner[1]], TensorSpec):
-                raise BadInput(f"{where}: .{node.attr} follows the name of a tensor of --args, "
-                               f"not {ast.unparse(node.value)!r}")
+                raise BadInput(
+                    f"{where}: .{node.attr} follows the name of a tensor of --args, not {ast.unparse(node.value)!r}"
+                )
             return ("attr", inner, node.attr)
     raise BadInput(f"{where}: {ast.unparse(node)!r} is not allowed; give {GRAMMAR}")
 
@@ -211,6 +234,7 @@ def check(ref: Reference, launch: Launch) -> None:
     except (RuntimeError, TypeError, ValueError, IndexError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise BadInput(f"--ref {ref.text!r}: does not fit the --args: {first[:200]}") from None
-    if not isinstance(result, torch.Tensor) and not (isinstance(result, (tuple, list)) and result
-                                                      and isinstance(result[0], torch.Tensor)):
+    if not isinstance(result, torch.Tensor) and not (
+        isinstance(result, (tuple, list)) and result and isinstance(result[0], torch.Tensor)
+    ):
         raise BadInput(f"--ref {ref.text!r}: returns {type(result).__name__}, not a tensor: nothing a kernel computes")

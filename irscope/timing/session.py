@@ -36,8 +36,8 @@ CHILD = ("-m", "irscope.timing.gpu_process")
 class TimingSession:
     """The process that holds the GPU, started before anything is compiled (see the module's docstring)."""
 
-    STARTUP_SECONDS = 300.0     # torch + a CUDA context (seconds normally; a cold machine takes longer)
-    PREFLIGHT_SECONDS = 300.0   # one variant's load + first launch; past it, the variant is reported hung
+    STARTUP_SECONDS = 300.0  # torch + a CUDA context (seconds normally; a cold machine takes longer)
+    PREFLIGHT_SECONDS = 300.0  # one variant's load + first launch; past it, the variant is reported hung
 
     def __init__(self) -> None:
         self.launch: Launch | None = None
@@ -47,8 +47,8 @@ class TimingSession:
 
     def _spawn(self) -> None:
         self.worker = workers.Worker(CHILD, ready="UP")
-        self.ok = 0                         # preflights passed in the current child
-        self.sent: list[Variant] = []       # what the current child was given, in order
+        self.ok = 0  # preflights passed in the current child
+        self.sent: list[Variant] = []  # what the current child was given, in order
         if self.launch is not None:
             self.worker.send({"op": "launch", "launch": self.launch, "measure": self.measure_kwargs, "ref": self.ref})
 
@@ -76,8 +76,17 @@ class TimingSession:
     def add(self, v: Variant) -> None:
         """Hand over a compiled variant: the child preflights it while the parent goes on."""
         self.sent.append(v)
-        self.worker.send({"op": "variant", "i": len(self.sent) - 1, "name": v.name, "file": v.spec.file,
-                          "kernel": v.spec.kernel, "args": v.spec.args, "settings": v.settings})
+        self.worker.send(
+            {
+                "op": "variant",
+                "i": len(self.sent) - 1,
+                "name": v.name,
+                "file": v.spec.file,
+                "kernel": v.spec.kernel,
+                "args": v.spec.args,
+                "settings": v.settings,
+            }
+        )
 
     def finish(self, order: list[Variant], budget: float) -> tuple[str, dict[str, Any]]:
         """Measure the live variants of `order` (the first is the baseline); (device, measurement)."""

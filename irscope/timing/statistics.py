@@ -35,12 +35,12 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-DEFAULT_MARGIN = 0.01   # equivalence margin of a ratio: within +-1 % is "same"
-TRIM = 0.2              # Yuen's trimmed mean: 20 % off each end
-MIN_BLOCKS = 6          # fewer blocks: the CI is the whole range of the ratios (nothing narrower is honest)
-CALIBRATION = 0.01      # Yuen's 95 % interval runs liberal (5.5-6 % misses for 10-60 samples, Gaussian or
-                        # simulated GPU noise: tests/test_timing_statistics.py); its 96 % one misses <= 5 %
-MIN_PRECISE_ROUNDS = 32 # stopping once the CI looks narrow after fewer rounds inflates the A/A rate (~6.5 %)
+DEFAULT_MARGIN = 0.01  # equivalence margin of a ratio: within +-1 % is "same"
+TRIM = 0.2  # Yuen's trimmed mean: 20 % off each end
+MIN_BLOCKS = 6  # fewer blocks: the CI is the whole range of the ratios (nothing narrower is honest)
+CALIBRATION = 0.01  # Yuen's 95 % interval runs liberal (5.5-6 % misses for 10-60 samples, Gaussian or
+# simulated GPU noise: tests/test_timing_statistics.py); its 96 % one misses <= 5 %
+MIN_PRECISE_ROUNDS = 32  # stopping once the CI looks narrow after fewer rounds inflates the A/A rate (~6.5 %)
 
 
 def median(xs: list[float]) -> float:
@@ -85,10 +85,14 @@ def t_quantile(p: float, df: float) -> float:
     if df <= 0 or math.isinf(df):
         return z
     df = max(df, 1.0)
-    z3, z5, z7, z9 = z ** 3, z ** 5, z ** 7, z ** 9
-    return (z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df ** 2)
-            + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df ** 3)
-            + (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / (92160 * df ** 4))
+    z3, z5, z7, z9 = z**3, z**5, z**7, z**9
+    return (
+        z
+        + (z3 + z) / (4 * df)
+        + (5 * z5 + 16 * z3 + 3 * z) / (96 * df**2)
+        + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df**3)
+        + (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / (92160 * df**4)
+    )
 
 
 def trimmed_mean_ci(xs: list[float], confidence: float = 0.95, extra_var: float = 0.0) -> tuple[float, float, float]:
@@ -98,7 +102,7 @@ def trimmed_mean_ci(xs: list[float], confidence: float = 0.95, extra_var: float 
     n = len(s)
     g = int(TRIM * n)
     h = n - 2 * g
-    kept = s[g:n - g]
+    kept = s[g : n - g]
     tm = sum(kept) / h
     wins = [s[g]] * g + kept + [s[n - g - 1]] * g
     wm = sum(wins) / n
@@ -128,8 +132,14 @@ def summarize(samples_ms: list[float], confidence: float = 0.95, tick_ms: float 
     """Median, quartiles and the median's CI; with a timer tick, the CI widened by half a tick each
     side (a median of quantized samples is only known to the tick)."""
     lo, hi = median_ci(samples_ms, confidence)
-    return Summary(len(samples_ms), median(samples_ms), quantile(samples_ms, 0.25), quantile(samples_ms, 0.75),
-                   lo - tick_ms / 2, hi + tick_ms / 2)
+    return Summary(
+        len(samples_ms),
+        median(samples_ms),
+        quantile(samples_ms, 0.25),
+        quantile(samples_ms, 0.75),
+        lo - tick_ms / 2,
+        hi + tick_ms / 2,
+    )
 
 
 @dataclass
@@ -139,10 +149,10 @@ class Comparison:
     ratio: float
     ci_low: float
     ci_high: float
-    verdict: str                    # "same" | "faster" | "slower" | "ambiguous"
+    verdict: str  # "same" | "faster" | "slower" | "ambiguous"
     margin: float = DEFAULT_MARGIN  # the equivalence margin the verdict used (at least the resolution)
-    resolution: float = 0.0         # one timer tick as a fraction of one run of A (0: not quantized)
-    note: str = ""                  # e.g. "below resolution: 32 ns ticks on a 3.6 us kernel"
+    resolution: float = 0.0  # one timer tick as a fraction of one run of A (0: not quantized)
+    note: str = ""  # e.g. "below resolution: 32 ns ticks on a 3.6 us kernel"
 
     @property
     def delta_percent(self) -> float:
@@ -159,8 +169,16 @@ def paired_blocks(a_ms: list[float], b_ms: list[float]) -> list[float]:
     return [(d[i] + d[i + 1]) / 2 for i in range(0, len(d) - 1, 2)]
 
 
-def compare(a_ms: list[float], b_ms: list[float], confidence: float = 0.95, *, margin: float = DEFAULT_MARGIN,
-            tick_ms: float = 0.0, runs: int = 1, batch: int = 1) -> Comparison:
+def compare(
+    a_ms: list[float],
+    b_ms: list[float],
+    confidence: float = 0.95,
+    *,
+    margin: float = DEFAULT_MARGIN,
+    tick_ms: float = 0.0,
+    runs: int = 1,
+    batch: int = 1,
+) -> Comparison:
     """B against A over paired rounds; tick_ms: the timer's tick, runs: the runs averaged into each sample,
     batch: the launches timed between one pair of events in each run (a sample is per launch, so one
     tick is tick_ms / batch of a sample).
@@ -188,27 +206,31 @@ def compare(a_ms: list[float], b_ms: list[float], confidence: float = 0.95, *, m
     else:
         # one tick, uniform, in each run: variance r^2/12 per run, per log-ratio of a block (4 samples of
         # `runs` runs, half weight each) r^2/(12 runs), over len(blocks) blocks
-        quant = resolution ** 2 / (12 * max(1, runs)) / len(blocks)
+        quant = resolution**2 / (12 * max(1, runs)) / len(blocks)
         tm, lo_l, hi_l = trimmed_mean_ci(blocks, confidence, quant)
         ratio, lo, hi = math.exp(tm), math.exp(lo_l), math.exp(hi_l)
     used = max(margin, resolution)
     note = ""
     below = resolution > 0 and (lo > 1 or hi < 1) and abs(math.log(ratio)) < resolution
     if resolution > margin or below:
-        where = (f"below resolution: {tick_ms * 1e6:.0f} ns ticks on a {typical * 1e3:.1f} us kernel"
-                 if tick_ms > 0 else f"below resolution: samples in steps of {resolution * typical * 1e6:.0f} ns "
-                                     f"on a {typical * 1e3:.1f} us kernel")
+        where = (
+            f"below resolution: {tick_ms * 1e6:.0f} ns ticks on a {typical * 1e3:.1f} us kernel"
+            if tick_ms > 0
+            else f"below resolution: samples in steps of {resolution * typical * 1e6:.0f} ns "
+            f"on a {typical * 1e3:.1f} us kernel"
+        )
         if batch > 1 and tick_ms > 0:
             where += f" ({batch} launches a sample: {tick_ms / batch * 1e6:.2g} ns a launch)"
         if resolution > margin:
             note = f"{where} (margin raised to ±{resolution * 100:.2g}%)"
         else:
-            note = (f"{where}: the difference, {(ratio - 1) * 100:+.2g}%, is less than one tick "
-                    f"(±{resolution * 100:.2g}%)")
+            note = (
+                f"{where}: the difference, {(ratio - 1) * 100:+.2g}%, is less than one tick (±{resolution * 100:.2g}%)"
+            )
     return Comparison(ratio, lo, hi, verdict(lo, hi, used), used, resolution, note)
 
 
-EVENT_RESOLUTION_MS = 0.0005   # cudaEventElapsedTime: "a resolution of around 0.5 microseconds"
+EVENT_RESOLUTION_MS = 0.0005  # cudaEventElapsedTime: "a resolution of around 0.5 microseconds"
 
 
 def _sample_quantum(samples_ms: list[float], batch: int) -> float:
@@ -219,8 +241,7 @@ def _sample_quantum(samples_ms: list[float], batch: int) -> float:
     return min(gaps) if gaps else EVENT_RESOLUTION_MS / batch
 
 
-def compare_shared_rounds(a_ms: list[float], b_ms: list[float], confidence: float = 0.95,
-                          **kwargs) -> Comparison:
+def compare_shared_rounds(a_ms: list[float], b_ms: list[float], confidence: float = 0.95, **kwargs) -> Comparison:
     """compare() over the rounds both variants ran: a sweep stops timing a dropped variant early,
     and round i of each is the same round, so the common prefix is what pairs."""
     n = min(len(a_ms), len(b_ms))
@@ -242,8 +263,7 @@ def verdict(ci_low: float, ci_high: float, margin: float = DEFAULT_MARGIN) -> st
     return "ambiguous"
 
 
-def precise_enough(a_ms: list[float], b_ms: list[float], target_half_width: float,
-                   confidence: float = 0.95) -> bool:
+def precise_enough(a_ms: list[float], b_ms: list[float], target_half_width: float, confidence: float = 0.95) -> bool:
     """True once the ratio's CI half-width (as a fraction) is within the target (never before
     MIN_PRECISE_ROUNDS rounds: an early narrow-looking interval is often an underestimate)."""
     if len(a_ms) < MIN_PRECISE_ROUNDS:

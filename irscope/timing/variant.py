@@ -26,13 +26,13 @@ class Variant:
     name: str
     spec: KernelSpec
     settings: Settings
-    art: Any = None             # the dump (compile_spec), in the parent
-    binary: Any = None          # Triton's CompiledKernel, in the timing process
-    status: str = "ok"          # ok | compile failed | faulted | wrong result
+    art: Any = None  # the dump (compile_spec), in the parent
+    binary: Any = None  # Triton's CompiledKernel, in the timing process
+    status: str = "ok"  # ok | compile failed | faulted | wrong result
     reason: str = ""
     samples_ms: list[float] = field(default_factory=list)
-    dropped: str = ""           # a sweep stopped timing it: clearly slower than the leader (why)
-    ref: Any = None             # a reference.Reference (--ref): a torch call timed alike, not a kernel
+    dropped: str = ""  # a sweep stopped timing it: clearly slower than the leader (why)
+    ref: Any = None  # a reference.Reference (--ref): a torch call timed alike, not a kernel
 
     @classmethod
     def of_reference(cls, ref: Any) -> Variant:

@@ -47,8 +47,10 @@ def clocks_line(clocks: dict[str, Any]) -> str:
     if clocks.get("temp_c"):
         parts.append(f"{clocks['temp_c'][0]:.0f}-{clocks['temp_c'][1]:.0f} C")
     dropped = clocks.get("dropped_rounds", 0)
-    parts.append(f"{dropped} round{'s' if dropped != 1 else ''} dropped below {clocks.get('floor', 0.95):.0%} "
-                 f"of the median clock")
+    parts.append(
+        f"{dropped} round{'s' if dropped != 1 else ''} dropped below {clocks.get('floor', 0.95):.0%} "
+        f"of the median clock"
+    )
     return " ".join(parts[:1]) + " " + ", ".join(parts[1:])
 
 
@@ -65,22 +67,31 @@ def _throughput(v: VariantReport) -> str:
 
 def _print_header(con: Console, result: BenchReport, margin: float) -> None:
     """The device and rounds, the clocks, the timer and the timing process's phases."""
-    con.print(f"[bold]{result.device}[/bold]  triton {result.triton_version}  {result.rounds} interleaved rounds "
-              f"in {result.seconds:.1f} s (target: ratio CI within ±{result.precision_target * 100:.2g}%; "
-              f"verdicts: same within ±{margin * 100:.2g}%)" + (f"; {result.method}" if result.method else ""))
+    con.print(
+        f"[bold]{result.device}[/bold]  triton {result.triton_version}  {result.rounds} interleaved rounds "
+        f"in {result.seconds:.1f} s (target: ratio CI within ±{result.precision_target * 100:.2g}%; "
+        f"verdicts: same within ±{margin * 100:.2g}%)" + (f"; {result.method}" if result.method else "")
+    )
     if line := clocks_line(getattr(result, "clocks", {})):
         con.print(line)
     if getattr(result, "tick_ms", 0):
         runs, batch = result.runs_per_round, getattr(result, "batch", 1)
-        per = f" of {batch} launches each (timed together: a tick is {result.tick_ms / batch * 1e6:.2g} ns a launch)" \
-            if batch > 1 else ""
-        con.print(f"[dim]timer: {result.tick_ms * 1e6:.0f} ns ticks; a sample is the mean of {runs} "
-                  f"run{'s' if runs != 1 else ''}{per} of a variant in a round[/dim]")
+        per = (
+            f" of {batch} launches each (timed together: a tick is {result.tick_ms / batch * 1e6:.2g} ns a launch)"
+            if batch > 1
+            else ""
+        )
+        con.print(
+            f"[dim]timer: {result.tick_ms * 1e6:.0f} ns ticks; a sample is the mean of {runs} "
+            f"run{'s' if runs != 1 else ''}{per} of a variant in a round[/dim]"
+        )
     if result.phases:
         p = result.phases
-        con.print(f"[dim]timing process: torch and CUDA up in {p.get('start', 0):.1f} s (while irscope compiled), "
-                  f"binaries loaded and preflighted in {p.get('preflight', 0):.1f} s, rounds {p.get('measure', 0):.1f} s"
-                  "[/dim]")
+        con.print(
+            f"[dim]timing process: torch and CUDA up in {p.get('start', 0):.1f} s (while irscope compiled), "
+            f"binaries loaded and preflighted in {p.get('preflight', 0):.1f} s, rounds {p.get('measure', 0):.1f} s"
+            "[/dim]"
+        )
 
 
 def bench_summary(result: BenchReport, out: Console | None = None) -> None:
@@ -93,8 +104,9 @@ def bench_summary(result: BenchReport, out: Console | None = None) -> None:
     _print_header(con, result, margin)
     ref = getattr(result, "ref", None)
     t = Table(box=None, header_style="bold")
-    cols = ["variant", "median", "IQR", "95% CI", "vs baseline", "verdict"] + (["vs ref"] if ref else []) \
-        + ["throughput"]
+    cols = (
+        ["variant", "median", "IQR", "95% CI", "vs baseline", "verdict"] + (["vs ref"] if ref else []) + ["throughput"]
+    )
     for col in cols:
         t.add_column(col, justify="right" if col in ("median", "IQR") else "left")
     notes: list[str] = []
@@ -114,9 +126,14 @@ def bench_summary(result: BenchReport, out: Console | None = None) -> None:
             verdict = f"[red]{v.status}[/red]: {v.reason}"
         elif is_ref and v.reason:
             verdict = f"reference; [yellow]{v.reason}[/yellow]"
-        cells = [v.name, f"{s.median * 1e3:.1f} us", f"{s.iqr * 1e3:.1f} us",
-                 f"[{s.ci_low * 1e3:.1f}, {s.ci_high * 1e3:.1f}] us",
-                 ratio_text(vs) if vs else ("" if is_ref else "baseline"), verdict]
+        cells = [
+            v.name,
+            f"{s.median * 1e3:.1f} us",
+            f"{s.iqr * 1e3:.1f} us",
+            f"[{s.ci_low * 1e3:.1f}, {s.ci_high * 1e3:.1f}] us",
+            ratio_text(vs) if vs else ("" if is_ref else "baseline"),
+            verdict,
+        ]
         if ref:
             vr = v.versus_reference
             cells.append(f"{ratio_text(vr)} {verdict_text(vr)}" if vr else "")
@@ -128,13 +145,16 @@ def bench_summary(result: BenchReport, out: Console | None = None) -> None:
         for v in result.variants:
             if v.versus_reference:
                 c = v.versus_reference
-                con.print(f"{v.name} takes {c.ratio:.3f}x the time of {ref.name[5:]} "
-                          f"[{c.ci_low:.3f}, {c.ci_high:.3f}]: {verdict_text(c)} (margin ±{c.margin * 100:.2g}%)")
+                con.print(
+                    f"{v.name} takes {c.ratio:.3f}x the time of {ref.name[5:]} "
+                    f"[{c.ci_low:.3f}, {c.ci_high:.3f}]: {verdict_text(c)} (margin ±{c.margin * 100:.2g}%)"
+                )
                 break
 
 
 def bench_json(result: BenchReport) -> str:
     """The bench --json document: the report's dataclasses as JSON, each ratio with its delta_percent."""
+
     def conv(o):
         if dataclasses.is_dataclass(o):
             d = {f.name: conv(getattr(o, f.name)) for f in dataclasses.fields(o)}

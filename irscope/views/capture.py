@@ -27,7 +27,7 @@ def render(run: ScriptRun, stage: str | None, as_json: bool, debug: bool = False
     one line per failed dump."""
     print_run(run, debug)
     if stage and run.dumps_stopped and not capture.results(run):
-        pass   # stopped before the first dump finished: the line below says so
+        pass  # stopped before the first dump finished: the line below says so
     elif stage:
         dump_view.print_stage(capture.with_stage(capture.results(run), stage, run.target), stage)
     elif as_json:
@@ -42,8 +42,10 @@ def render(run: ScriptRun, stage: str | None, as_json: bool, debug: bool = False
 def print_dumps_stopped(run: ScriptRun) -> None:
     """The one stderr line that says a signal stopped the dumps, and how far they got."""
     specs = sum(1 for c in run.captures if c.spec_path)
-    _err(f"irscope: stopped by {run.dumps_stopped}; the dumps finished are kept, and the spec files of all "
-         f"{specs} capture{'s' if specs != 1 else ''} are written (irscope dump CAPTURE.json dumps one)")
+    _err(
+        f"irscope: stopped by {run.dumps_stopped}; the dumps finished are kept, and the spec files of all "
+        f"{specs} capture{'s' if specs != 1 else ''} are written (irscope dump CAPTURE.json dumps one)"
+    )
 
 
 def print_run(run: ScriptRun, debug: bool = False) -> None:
@@ -71,12 +73,16 @@ def computed_notes(run: ScriptRun) -> list[str]:
         lines.append(f"{kernel}: Triton's interpreter cannot run it ({why}); its results are not computed")
     if c.over_launch_budget:
         shown = ", ".join(c.over_launch_budget[:3]) + (" ..." if len(c.over_launch_budget) > 3 else "")
-        lines.append(f"{len(c.over_launch_budget)} launch{'es' if len(c.over_launch_budget) != 1 else ''} over the "
-                     f"per-launch budget of {c.launch_budget_s:g} s not computed: {shown} "
-                     f"(IRSCOPE_INTERPRET_LAUNCH_S)")
+        lines.append(
+            f"{len(c.over_launch_budget)} launch{'es' if len(c.over_launch_budget) != 1 else ''} over the "
+            f"per-launch budget of {c.launch_budget_s:g} s not computed: {shown} "
+            f"(IRSCOPE_INTERPRET_LAUNCH_S)"
+        )
     if c.not_computed_from is not None:
-        lines.append(f"results are not computed from launch {c.not_computed_from} on: the interpreter's budget of "
-                     f"{c.total_budget_s:g} s for the run was spent (IRSCOPE_INTERPRET_TOTAL_S)")
+        lines.append(
+            f"results are not computed from launch {c.not_computed_from} on: the interpreter's budget of "
+            f"{c.total_budget_s:g} s for the run was spent (IRSCOPE_INTERPRET_TOTAL_S)"
+        )
     return lines
 
 
@@ -85,12 +91,18 @@ def print_stopped(run: ScriptRun) -> None:
     if stopped_from_outside(run.stopped):  # SIGINT, SIGTERM, --time-limit: the count is in `stopped`
         _err(f"irscope: the script stopped: {run.stopped}; the captures up to there are kept")
         return
-    uncomputed = run.computed is not None and bool(run.computed.off or run.computed.cannot_run
-                                                   or run.computed.over_launch_budget
-                                                   or run.computed.not_computed_from or run.standin_notes)
-    why = ("on the stand-in GPU some results the script checks were not computed: see the notes"
-           if run.mode == "compile-only" and uncomputed and not (run.stopped or "").startswith("called os._exit")
-           else "the captures up to there are kept")
+    uncomputed = run.computed is not None and bool(
+        run.computed.off
+        or run.computed.cannot_run
+        or run.computed.over_launch_budget
+        or run.computed.not_computed_from
+        or run.standin_notes
+    )
+    why = (
+        "on the stand-in GPU some results the script checks were not computed: see the notes"
+        if run.mode == "compile-only" and uncomputed and not (run.stopped or "").startswith("called os._exit")
+        else "the captures up to there are kept"
+    )
     n = len(run.captures)
     _err(f"irscope: the script stopped: {run.stopped} ({why}); {n} kernel{'s' if n != 1 else ''} captured")
 
@@ -102,8 +114,10 @@ def print_warning(text: str) -> None:
 
 def print_old_spelling() -> None:
     """The one stderr line `irscope dump SCRIPT` (no --signature/--arg/--const) says before it captures."""
-    _err("irscope: note: 'irscope dump SCRIPT' is now 'irscope capture SCRIPT'; the old form goes away in the "
-         "next release")
+    _err(
+        "irscope: note: 'irscope dump SCRIPT' is now 'irscope capture SCRIPT'; the old form goes away in the "
+        "next release"
+    )
 
 
 def print_failures(run: ScriptRun) -> None:
@@ -181,9 +195,11 @@ def summary(run: ScriptRun) -> None:
     if run.mode != "gpu" and run.computed is not None:
         how += f"; {run.computed.computed} computed by Triton's interpreter on the CPU"
     n = len(run.captures)
-    con.print(f"[bold]capture[/bold]  {escape(str(run.script))}{' ' + escape(' '.join(run.args)) if run.args else ''}"
-              f"  ->  {n} kernel{'s' if n != 1 else ''} from {run.launches} launch"
-              f"{'es' if run.launches != 1 else ''} on {run.target.name} ({how})")
+    con.print(
+        f"[bold]capture[/bold]  {escape(str(run.script))}{' ' + escape(' '.join(run.args)) if run.args else ''}"
+        f"  ->  {n} kernel{'s' if n != 1 else ''} from {run.launches} launch"
+        f"{'es' if run.launches != 1 else ''} on {run.target.name} ({how})"
+    )
     if run.script_log:
         con.print(f"  script output in {escape(str(run.script_log))}")
     if (line := timing_line(run)) is not None:
@@ -200,10 +216,12 @@ def timing_line(run: ScriptRun) -> str | None:
         return None
     here = t["dumped_in_process"]
     why = sorted({c.in_process_why for c in run.captures if c.dumped_in == "in-process" and c.in_process_why})
-    return (f"time: script {t['script_s']:.1f} s (interpreter {t['interpreter_s']:.1f} s, "
-            f"{t['shape_only_ops']} shape-only torch ops), specs {t['specs_s']:.1f} s, dumps {t['dumps_s']:.1f} s "
-            f"({t['dumped_in_workers']} in workers, {here} here{': ' + '; '.join(why[:2]) if why else ''})"
-            f"; {t['dominant']} dominate{'s' if t['dominant'] != 'the dumps' else ''}")
+    return (
+        f"time: script {t['script_s']:.1f} s (interpreter {t['interpreter_s']:.1f} s, "
+        f"{t['shape_only_ops']} shape-only torch ops), specs {t['specs_s']:.1f} s, dumps {t['dumps_s']:.1f} s "
+        f"({t['dumped_in_workers']} in workers, {here} here{': ' + '; '.join(why[:2]) if why else ''})"
+        f"; {t['dominant']} dominate{'s' if t['dominant'] != 'the dumps' else ''}"
+    )
 
 
 def _capture_lines(con: Any, cap: Capture, n: int) -> None:
@@ -211,8 +229,11 @@ def _capture_lines(con: Any, cap: Capture, n: int) -> None:
 
     bits = []
     if cap.config:
-        won = {True: "  [green](chosen by the autotuner)[/green]", False: "  (not chosen)",
-               None: "  [dim](no timing in compile-only mode)[/dim]"}[cap.winner]
+        won = {
+            True: "  [green](chosen by the autotuner)[/green]",
+            False: "  (not chosen)",
+            None: "  [dim](no timing in compile-only mode)[/dim]",
+        }[cap.winner]
         bits.append(f"config {escape(cap.config)}{won}")
     grid = cap.launch.get("grid")
     if grid:
@@ -222,8 +243,11 @@ def _capture_lines(con: Any, cap: Capture, n: int) -> None:
     if cap.cache_hit:
         bits.append("from Triton's cache")
     con.print(f"[bold cyan]capture {cap.index}/{n}[/bold cyan]  {escape(cap.name)}  " + "  ·  ".join(bits))
-    tensors = [f"{name} {tuple(a['shape'])} {a['dtype']}" + (f" align {a['align']}" if a.get("align", 16) < 16 else "")
-               for name, a in (cap.launch.get("args") or {}).items() if isinstance(a, dict) and "shape" in a]
+    tensors = [
+        f"{name} {tuple(a['shape'])} {a['dtype']}" + (f" align {a['align']}" if a.get("align", 16) < 16 else "")
+        for name, a in (cap.launch.get("args") or {}).items()
+        if isinstance(a, dict) and "shape" in a
+    ]
     if tensors:
         con.print(f"  tensors    {escape(', '.join(tensors))}")
     if cap.spec_path:
@@ -237,8 +261,10 @@ def _capture_lines(con: Any, cap: Capture, n: int) -> None:
     if cap.matches_launch:
         same = [s for s, ok in cap.matches_launch.items() if ok]
         diff = [s for s, ok in cap.matches_launch.items() if not ok]
-        con.print(f"  launched   {'identical ' + ', '.join(same) if same else ''}"
-                  f"{'; [red]differs[/red] in ' + ', '.join(diff) if diff else ''}")
+        con.print(
+            f"  launched   {'identical ' + ', '.join(same) if same else ''}"
+            f"{'; [red]differs[/red] in ' + ', '.join(diff) if diff else ''}"
+        )
     if cap.result is not None:
         dump_view.summary([cap.result], out=con)
     else:

@@ -80,12 +80,16 @@ def diff_summary(result: DiffResult, out: Console | None = None) -> None:  # noq
     a, b = result.a, result.b
     fa, fb = result.files
     if fa == fb:
-        con.print(f"[bold]diff[/bold]  {esc(a.manifest['kernel'])}  {esc(fa)}"
-                  + ("  [yellow](the source changed)[/yellow]" if result.sources_differ else ""))
+        con.print(
+            f"[bold]diff[/bold]  {esc(a.manifest['kernel'])}  {esc(fa)}"
+            + ("  [yellow](the source changed)[/yellow]" if result.sources_differ else "")
+        )
     else:
-        con.print(f"[bold]diff[/bold]  {esc(a.manifest['kernel'])}  [yellow]from two files"
-                  f"{', sources differ' if result.sources_differ else ', same source'}[/yellow]: "
-                  f"a {esc(fa)}, b {esc(fb)}")
+        con.print(
+            f"[bold]diff[/bold]  {esc(a.manifest['kernel'])}  [yellow]from two files"
+            f"{', sources differ' if result.sources_differ else ', same source'}[/yellow]: "
+            f"a {esc(fa)}, b {esc(fb)}"
+        )
     con.print(f"  a  {_side_line(a)}")
     con.print(f"  b  {_side_line(b)}")
     user = set(a.manifest.get("user_options") or {}) | set(b.manifest.get("user_options") or {})
@@ -105,14 +109,20 @@ def diff_summary(result: DiffResult, out: Console | None = None) -> None:  # noq
     if result.stats.changed:
         both = [d for d in result.stats.deltas if d.a is not None and d.b is not None]
         one = len(result.stats.deltas) - len(both)
-        con.print(f"[bold]stats[/bold]  {len(both)} changed" + (f", {one} on one side only (--json lists them)"
-                                                                  if one else ""))
+        con.print(
+            f"[bold]stats[/bold]  {len(both)} changed"
+            + (f", {one} on one side only (--json lists them)" if one else "")
+        )
         t = Table(box=None, pad_edge=False, header_style="bold")
         for col, just in (("  stat", "left"), ("a", "right"), ("b", "right"), ("change", "right")):
             t.add_column(col, justify="left" if just == "left" else "right")
         for d in both:
-            t.add_row(f"  {d.name}", esc(_diff_value(d.name, d.a)), esc(_diff_value(d.name, d.b)),
-                      _diff_change(d.name, d.a, d.b))
+            t.add_row(
+                f"  {d.name}",
+                esc(_diff_value(d.name, d.a)),
+                esc(_diff_value(d.name, d.b)),
+                _diff_change(d.name, d.a, d.b),
+            )
         if both:
             con.print(t)
         for d in both:
@@ -132,15 +142,26 @@ def diff_summary(result: DiffResult, out: Console | None = None) -> None:  # noq
     differ = [s for s in result.stages if not s.equal]
     con.print(f"[bold]stages[/bold]  {len(differ)} of {len(result.stages)} differ [dim]({how})[/dim]")
     t = Table(box=None, pad_edge=False, header_style="bold")
-    for col, just in (("  stage", "left"), ("", "left"), ("+lines", "right"), ("-lines", "right"),
-                      ("lines a", "right"), ("lines b", "right")):
+    for col, just in (
+        ("  stage", "left"),
+        ("", "left"),
+        ("+lines", "right"),
+        ("-lines", "right"),
+        ("lines a", "right"),
+        ("lines b", "right"),
+    ):
         t.add_column(col, justify="left" if just == "left" else "right")
     for s in result.stages:
         style = "" if s.equal else "yellow"
         word = _STATUS_WORDS[s.status]
-        t.add_row(f"  {s.stage}", f"[{style}]{word}[/{style}]" if style else word,
-                  str(s.added) if s.added else "", str(s.removed) if s.removed else "",
-                  "-" if s.a is None else str(len(s.a.lines)), "-" if s.b is None else str(len(s.b.lines)))
+        t.add_row(
+            f"  {s.stage}",
+            f"[{style}]{word}[/{style}]" if style else word,
+            str(s.added) if s.added else "",
+            str(s.removed) if s.removed else "",
+            "-" if s.a is None else str(len(s.a.lines)),
+            "-" if s.b is None else str(len(s.b.lines)),
+        )
     con.print(t)
 
     if result.passes is not None:
@@ -158,8 +179,7 @@ def _passes_summary(con, p, limit: int = 25) -> None:
     from rich.table import Table
 
     con.print()
-    con.print(f"[bold]passes[/bold]  a: {p.a_count} MLIR passes, b: {p.b_count}; "
-              f"{len(p.deltas)} behaved differently")
+    con.print(f"[bold]passes[/bold]  a: {p.a_count} MLIR passes, b: {p.b_count}; {len(p.deltas)} behaved differently")
     d = p.divergence
     if d.where == "frontend":
         con.print("  the IR differs already out of the frontend, before any pass")
@@ -198,8 +218,10 @@ def unified_lines(result: DiffResult, sd: StageDiff, context: int = 3) -> list[s
         return []
     a_lines = sd.a.lines if sd.a is not None else []
     b_lines = sd.b.lines if sd.b is not None else []
-    out = [f"--- a/{sd.stage}  {_stage_path(result.a, sd.stage)}  ({result.a.label})",
-           f"+++ b/{sd.stage}  {_stage_path(result.b, sd.stage)}  ({result.b.label})"]
+    out = [
+        f"--- a/{sd.stage}  {_stage_path(result.a, sd.stage)}  ({result.a.label})",
+        f"+++ b/{sd.stage}  {_stage_path(result.b, sd.stage)}  ({result.b.label})",
+    ]
     for group in hunks(sd.opcodes, context):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
         ra = f"{i1 + 1},{i2 - i1}" if i2 > i1 else f"{i1},0"
@@ -265,10 +287,13 @@ def print_side_by_side(result: DiffResult, sd: StageDiff, context: int = 3, out=
                 x = left[r] if r < len(left) else None
                 y = right[r] if r < len(right) else None
                 mark = "|" if x is not None and y is not None else ("<" if y is None else ">")
-                t.add_row("" if x is None else str(_origin(sd.a, x)),
-                          Text("" if x is None else a_lines[x], style="red"), Text(mark, style="yellow"),
-                          "" if y is None else str(_origin(sd.b, y)),
-                          Text("" if y is None else b_lines[y], style="green"))
+                t.add_row(
+                    "" if x is None else str(_origin(sd.a, x)),
+                    Text("" if x is None else a_lines[x], style="red"),
+                    Text(mark, style="yellow"),
+                    "" if y is None else str(_origin(sd.b, y)),
+                    Text("" if y is None else b_lines[y], style="green"),
+                )
     con.print(t)
 
 
@@ -307,19 +332,30 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
                                              only with --by-line; figure: an opcode, spills, ptx registers, ...;
                                              line 0 / file "": units with no line
     """
+
     def side(s):
         m = s.manifest
-        return {"label": s.label, "folder": str(s.folder), "target": m.get("target"),
-                "signature": m.get("signature"), "triton_version": m.get("triton_version"),
-                "user_options": m.get("user_options") or {}, "cached": s.cached}
+        return {
+            "label": s.label,
+            "folder": str(s.folder),
+            "target": m.get("target"),
+            "signature": m.get("signature"),
+            "triton_version": m.get("triton_version"),
+            "user_options": m.get("user_options") or {},
+            "cached": s.cached,
+        }
 
     stages = {}
     for s in result.stages:
         stages[s.stage] = {
-            "status": s.status, "added": s.added, "removed": s.removed,
-            "lines_a": None if s.a is None else len(s.a.lines), "lines_b": None if s.b is None else len(s.b.lines),
+            "status": s.status,
+            "added": s.added,
+            "removed": s.removed,
+            "lines_a": None if s.a is None else len(s.a.lines),
+            "lines_b": None if s.b is None else len(s.b.lines),
             "diff": "\n".join(unified_lines(result, s, context)) + "\n"
-            if s.stage in result.selected and not s.equal else ("" if s.stage in result.selected else None),
+            if s.stage in result.selected and not s.equal
+            else ("" if s.stage in result.selected else None),
         }
     passes = None
     if result.passes is not None:
@@ -327,9 +363,15 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
         rec = lambda r: None if r is None else {"index": r.index, "added": r.added, "removed": r.removed}
         d = p.divergence
         passes = {
-            "a_count": p.a_count, "b_count": p.b_count,
-            "first_divergence": {"where": d.where, "stage": d.stage or None, "pass": d.name or None,
-                                 "a_index": d.a_index, "b_index": d.b_index},
+            "a_count": p.a_count,
+            "b_count": p.b_count,
+            "first_divergence": {
+                "where": d.where,
+                "stage": d.stage or None,
+                "pass": d.name or None,
+                "a_index": d.a_index,
+                "b_index": d.b_index,
+            },
             "differ": [{"stage": x.stage, "pass": x.name, "a": rec(x.a), "b": rec(x.b)} for x in p.deltas],
         }
     doc = {
@@ -349,9 +391,15 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
     }
     if result.by_line is not None:
         doc["by_line"] = [
-            {"file": d.file, "line": d.line, "text": d.text, "changes": {n: {"a": x, "b": y} for n, x, y in d.changes},
-             "classes": {n: {"a": x, "b": y} for n, x, y in d.classes}}
-            for d in result.by_line]
+            {
+                "file": d.file,
+                "line": d.line,
+                "text": d.text,
+                "changes": {n: {"a": x, "b": y} for n, x, y in d.changes},
+                "classes": {n: {"a": x, "b": y} for n, x, y in d.classes},
+            }
+            for d in result.by_line
+        ]
     return json.dumps(doc, indent=1, default=str)
 
 
@@ -379,8 +427,10 @@ def by_line_summary(result: DiffResult, limit: int = 40, out=None) -> None:
     con = console(file=out)
     deltas = result.by_line or []
     con.print()
-    con.print(f"[bold]by line[/bold]  {len(deltas)} source lines changed"
-              + ("  [yellow](the sources differ: lines are matched by number)[/yellow]" if result.sources_differ else ""))
+    con.print(
+        f"[bold]by line[/bold]  {len(deltas)} source lines changed"
+        + ("  [yellow](the sources differ: lines are matched by number)[/yellow]" if result.sources_differ else "")
+    )
     for d in deltas[:limit]:
         where = "(no line)" if not d.line else f"{d.file.rsplit('/', 1)[-1]}:{d.line}"
         con.print(f"  [bold]{where}[/bold]  [dim]{esc((d.text or '')[:60])}[/dim]")
@@ -393,10 +443,10 @@ def by_line_summary(result: DiffResult, limit: int = 40, out=None) -> None:
 class DiffView:
     """How a diff is shown: diff's --side-by-side/--unified, -U, --json and --html."""
 
-    side_by_side: bool | None = None   # None: side by side on a terminal of 160 columns or more
+    side_by_side: bool | None = None  # None: side by side on a terminal of 160 columns or more
     context: int = 3
     as_json: bool = False
-    html: Path | None = None           # also write the page here (its line goes to stderr with --json)
+    html: Path | None = None  # also write the page here (its line goes to stderr with --json)
 
 
 def render(result: DiffResult, view: DiffView, timed: BenchReport | None = None, out=None) -> int:

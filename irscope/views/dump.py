@@ -23,11 +23,25 @@ if TYPE_CHECKING:
 
     from irscope.compile.dump import DumpResult
 
-SHOWN_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim",
-                 "kpack", "enable_fp_fusion")
+SHOWN_OPTIONS = (
+    "num_warps",
+    "num_stages",
+    "num_ctas",
+    "maxnreg",
+    "waves_per_eu",
+    "matrix_instr_nonkdim",
+    "kpack",
+    "enable_fp_fusion",
+)
 LEXERS = stages.column("lexer")
-PIN_STATUS_STYLE = {"ok": "green", "no effect": "yellow", "changed": "yellow", "overridden": "yellow",
-                    "not applicable": "dim", "unchecked": "dim"}
+PIN_STATUS_STYLE = {
+    "ok": "green",
+    "no effect": "yellow",
+    "changed": "yellow",
+    "overridden": "yellow",
+    "not applicable": "dim",
+    "unchecked": "dim",
+}
 
 
 def _size(path: Path, stage: str) -> str:
@@ -72,15 +86,21 @@ def summary(results: list[DumpResult], out: Console | None = None) -> None:
         t.add_column("file")
         for stage, fname in m["stages"].items():
             ms = None if stage == "source" else (m.get("times_ms") or {}).get(stage)
-            t.add_row(f"  {stage}", _describe(stage), _size(r.folder / fname, stage),
-                      "" if ms is None else f"{ms:.0f} ms", fname)
+            t.add_row(
+                f"  {stage}",
+                _describe(stage),
+                _size(r.folder / fname, stage),
+                "" if ms is None else f"{ms:.0f} ms",
+                fname,
+            )
         con.print(t)
         for line in resource_lines(m):
             con.print("  " + line)
-        if passes := m.get("passes") or []:   # None: dumped without --passes
+        if passes := m.get("passes") or []:  # None: dumped without --passes
             changed = sum(1 for p in passes if p.get("added") or p.get("removed"))
-            con.print(f"  passes     {len(passes)} MLIR passes recorded, {changed} changed the IR "
-                      f"(irscope passes {r.folder})")
+            con.print(
+                f"  passes     {len(passes)} MLIR passes recorded, {changed} changed the IR (irscope passes {r.folder})"
+            )
         con.print()
 
 
@@ -108,20 +128,25 @@ def pin_lines(m: Manifest) -> list[str]:
     lines = []
     r = m.get("recipe")
     if r:
-        lines.append(f"recipe     {esc(r['name'])}" + (f", variant {esc(r['variant'])}" if r.get("variant") else "")
-                     + f"  [dim]({esc(r['path'])})[/dim]")
+        lines.append(
+            f"recipe     {esc(r['name'])}"
+            + (f", variant {esc(r['variant'])}" if r.get("variant") else "")
+            + f"  [dim]({esc(r['path'])})[/dim]"
+        )
     width = max([10] + [len(p["status"]) for p in m.get("pins") or []])
     for i, p in enumerate(m.get("pins") or []):
         style = PIN_STATUS_STYLE.get(p["status"], "default")
         what = f"{p['name']} = {p['value']}" if p["kind"] == "layout" else f"{p['name']}={p['value']}"
-        lines.append(f"{'pins' if i == 0 else '':<10} [{style}]{p['status']:<{width}}[/{style}] {p['kind']} "
-                     f"{esc(what)}  [cyan]({esc(p['source'])})[/cyan]  [dim]{esc(p['detail'])}[/dim]")
+        lines.append(
+            f"{'pins' if i == 0 else '':<10} [{style}]{p['status']:<{width}}[/{style}] {p['kind']} "
+            f"{esc(what)}  [cyan]({esc(p['source'])})[/cyan]  [dim]{esc(p['detail'])}[/dim]"
+        )
     return lines
 
 
 def resource_lines(m: Manifest) -> list[str]:
     """Registers, spills, occupancy, access widths and instruction mix, from manifest["stats"]."""
-    s: Mapping[str, Any] = m.get("stats") or {}   # None or absent in an older folder's manifest
+    s: Mapping[str, Any] = m.get("stats") or {}  # None or absent in an older folder's manifest
     lines = []
     occ = s.get("occupancy") or {}
     if m["target"].startswith("cuda"):
@@ -129,51 +154,75 @@ def resource_lines(m: Manifest) -> list[str]:
         lines.append(
             f"resources  {regs} registers, spills {s.get('spill_store_bytes', 0)} B stored / "
             f"{s.get('spill_load_bytes', 0)} B loaded, stack {s.get('stack_bytes', 0)} B, "
-            f"shared {fmt_bytes(s.get('shared_bytes', 0))}")
+            f"shared {fmt_bytes(s.get('shared_bytes', 0))}"
+        )
         if occ:
-            lines.append(f"occupancy  {occ['occupancy'] * 100:.0f}% ({occ['blocks_per_sm']} blocks, "
-                         f"{occ['warps_per_sm']} warps per SM; limited by {occ['limited_by']})")
+            lines.append(
+                f"occupancy  {occ['occupancy'] * 100:.0f}% ({occ['blocks_per_sm']} blocks, "
+                f"{occ['warps_per_sm']} warps per SM; limited by {occ['limited_by']})"
+            )
         ptx = s.get("ptx") or {}
         sass = s.get("sass") or {}
         if ptx:
-            lines.append(f"global     loads {widths(ptx['global_load'])}; stores {widths(ptx['global_store'])} "
-                         f"[dim](bits per thread per PTX instruction)[/dim]")
+            lines.append(
+                f"global     loads {widths(ptx['global_load'])}; stores {widths(ptx['global_store'])} "
+                f"[dim](bits per thread per PTX instruction)[/dim]"
+            )
             mma = ", ".join(f"{k} {ptx[k]}" for k in ("mma.sync", "wgmma", "tcgen05.mma") if ptx.get(k))
-            lines.append(f"mix        mma: {mma or 'none'}; cp.async {ptx['cp.async']}, TMA {ptx['tma']}, "
-                         f"ldmatrix {ptx['ldmatrix']}, bar.sync {ptx['bar.sync']}, mbarrier {ptx['mbarrier']}")
+            lines.append(
+                f"mix        mma: {mma or 'none'}; cp.async {ptx['cp.async']}, TMA {ptx['tma']}, "
+                f"ldmatrix {ptx['ldmatrix']}, bar.sync {ptx['bar.sync']}, mbarrier {ptx['mbarrier']}"
+            )
         if sass:
             c = sass["classes"]
-            lines.append(f"sass       {sass['instructions']} instructions: mma {c['mma']}, LDG {c['global_load']}, "
-                         f"STG {c['global_store']}, LDS {c['shared_load']}, STS {c['shared_store']}, "
-                         f"LDGSTS {c['async_copy']}, TMA {c['tma']}, LDL/STL {c['local_load']}/{c['local_store']}, "
-                         f"BAR {c['barrier']}")
+            lines.append(
+                f"sass       {sass['instructions']} instructions: mma {c['mma']}, LDG {c['global_load']}, "
+                f"STG {c['global_store']}, LDS {c['shared_load']}, STS {c['shared_store']}, "
+                f"LDGSTS {c['async_copy']}, TMA {c['tma']}, LDL/STL {c['local_load']}/{c['local_store']}, "
+                f"BAR {c['barrier']}"
+            )
     else:
         lines.append(
             f"resources  {s.get('vgpr_count', '?')} VGPRs ({s.get('arch_vgprs', '?')} arch + {s.get('acc_vgprs', 0)} acc), "
             f"{s.get('sgpr_count', '?')} SGPRs, spills {s.get('vgpr_spill_count', 0)} VGPR / "
             f"{s.get('sgpr_spill_count', 0)} SGPR, scratch {s.get('scratch_bytes', 0)} B, "
-            f"LDS {fmt_bytes(s.get('shared_bytes', 0))}")
+            f"LDS {fmt_bytes(s.get('shared_bytes', 0))}"
+        )
         if occ:
-            lines.append(f"occupancy  {occ['waves_per_simd']} waves per SIMD ({occ['occupancy'] * 100:.0f}%; "
-                         f"limited by {occ['limited_by']})")
+            lines.append(
+                f"occupancy  {occ['waves_per_simd']} waves per SIMD ({occ['occupancy'] * 100:.0f}%; "
+                f"limited by {occ['limited_by']})"
+            )
         a = s.get("amdgcn") or {}
         if a:
             lines.append(f"global     loads {widths(a['global_load'])}; stores {widths(a['global_store'])}")
-            lines.append(f"mix        {a['instructions']} instructions: mfma {a['mfma']}, wmma {a['wmma']}, "
-                         f"LDS read {a['lds_load']} / write {a['lds_store']}, async copy to LDS "
-                         f"{a['async_copy_to_lds']}, s_barrier {a['barrier']}")
+            lines.append(
+                f"mix        {a['instructions']} instructions: mfma {a['mfma']}, wmma {a['wmma']}, "
+                f"LDS read {a['lds_load']} / write {a['lds_store']}, async copy to LDS "
+                f"{a['async_copy_to_lds']}, s_barrier {a['barrier']}"
+            )
     lines += machinery_lines(s.get("machinery") or {})
     tg = s.get("ttgir") or {}
     if tg:
-        lines.append(f"ttgir      convert_layout {tg['convert_layout']}, local_alloc {tg['local_alloc']}, "
-                     f"async_copy {tg['async_copy']}, tma {tg['tma_load']}, dot {tg['dot']}, loops {tg['loops']}")
+        lines.append(
+            f"ttgir      convert_layout {tg['convert_layout']}, local_alloc {tg['local_alloc']}, "
+            f"async_copy {tg['async_copy']}, tma {tg['tma_load']}, dot {tg['dot']}, loops {tg['loops']}"
+        )
         for lay in tg["layouts"]:
             lines.append(f"  layout   #{lay['alias']} = {lay['kind']}<{lay['params']}>")
     return lines
 
 
-OP_WORDS = {"tma_load": "TMA load", "tma_store": "TMA store", "mma": "MMA", "barrier_wait": "mbarrier wait",
-            "barrier_arrive": "mbarrier arrive", "tmem": "TMEM", "shared": "shared", "global": "global"}
+OP_WORDS = {
+    "tma_load": "TMA load",
+    "tma_store": "TMA store",
+    "mma": "MMA",
+    "barrier_wait": "mbarrier wait",
+    "barrier_arrive": "mbarrier arrive",
+    "tmem": "TMEM",
+    "shared": "shared",
+    "global": "global",
+}
 
 
 def machinery_lines(mach: dict[str, Any]) -> list[str]:
@@ -187,17 +236,24 @@ def machinery_lines(mach: dict[str, Any]) -> list[str]:
     if mach.get("partitions") and mach.get("total_warps"):
         lines.append(f"  warps    {mach['total_warps']} in all (partitions are allocated by warpgroups of 4)")
     if n := mach.get("warp_specialize_not_applied"):
-        lines.append(f"partition  none: {n} loop(s) ask for warp_specialize but this Triton did not split them "
-                     f"(the attribute stays in TTGIR)")
+        lines.append(
+            f"partition  none: {n} loop(s) ask for warp_specialize but this Triton did not split them "
+            f"(the attribute stays in TTGIR)"
+        )
     parts = []
     if descs := mach.get("tma_descriptors"):
         boxes = ", ".join("x".join(map(str, d["block"])) + f"/{d['elem_bytes']}B" for d in descs)
         parts.append(f"{len(descs)} TMA descriptors (boxes {boxes})")
     if n := mach.get("device_descriptors"):
         parts.append(f"{n} device-side descriptors")
-    for key, word in (("mbarriers", "mbarriers"), ("wgmma", "wgmma"), ("tcgen05.mma", "tcgen05.mma"),
-                      ("tcgen05.mma.cta_pair", "2-CTA tcgen05.mma"), ("tmem_columns", "TMEM columns"),
-                      ("cluster_launch_control", "cluster launch control ops")):
+    for key, word in (
+        ("mbarriers", "mbarriers"),
+        ("wgmma", "wgmma"),
+        ("tcgen05.mma", "tcgen05.mma"),
+        ("tcgen05.mma.cta_pair", "2-CTA tcgen05.mma"),
+        ("tmem_columns", "TMEM columns"),
+        ("cluster_launch_control", "cluster launch control ops"),
+    ):
         if mach.get(key):
             parts.append(f"{word} {mach[key]}")
     if cl := mach.get("cluster"):
@@ -233,28 +289,30 @@ def as_json(results: list[DumpResult]) -> str:
     kernels = []
     for r in results:
         m = r.manifest
-        kernels.append({
-            "name": m["kernel"],
-            "file": m["file"],
-            "target": m["target"],
-            "signature": m["signature"],
-            "triton_version": m["triton_version"],
-            "options": m["options"],
-            "user_options": m["user_options"],
-            "folder": str(r.folder),
-            "cached": r.cached,
-            # how a cached dump was found: "direct" (from the command line alone, Triton not imported),
-            # "key" (by the full key, after loading the kernel); null when compiled now
-            "cache": {"direct": "direct", "cache": "key"}.get(r.served),
-            "stages": {name: str(r.folder / f) for name, f in m["stages"].items()},
-            "times_ms": m["times_ms"],
-            "stats": m["stats"],
-            "notes": m.get("notes") or [],
-            "passes": m.get("passes"),
-            "option_sources": m.get("option_sources") or {},
-            "recipe": m.get("recipe"),
-            "pins": m.get("pins") or [],
-        })
+        kernels.append(
+            {
+                "name": m["kernel"],
+                "file": m["file"],
+                "target": m["target"],
+                "signature": m["signature"],
+                "triton_version": m["triton_version"],
+                "options": m["options"],
+                "user_options": m["user_options"],
+                "folder": str(r.folder),
+                "cached": r.cached,
+                # how a cached dump was found: "direct" (from the command line alone, Triton not imported),
+                # "key" (by the full key, after loading the kernel); null when compiled now
+                "cache": {"direct": "direct", "cache": "key"}.get(r.served),
+                "stages": {name: str(r.folder / f) for name, f in m["stages"].items()},
+                "times_ms": m["times_ms"],
+                "stats": m["stats"],
+                "notes": m.get("notes") or [],
+                "passes": m.get("passes"),
+                "option_sources": m.get("option_sources") or {},
+                "recipe": m.get("recipe"),
+                "pins": m.get("pins") or [],
+            }
+        )
     return json.dumps({"kernels": kernels}, indent=1)
 
 
@@ -265,5 +323,8 @@ def warn_pins_without_effect(results: list[DumpResult]) -> None:
     for r in results:
         for p in r.manifest.get("pins") or []:
             if p["status"] in ("no effect", "changed", "overridden"):
-                click.echo(f"irscope: warning: {r.manifest['kernel']}: {p['kind']} {p['name']}={p['value']} "
-                           f"({p['source']}): {p['status']}: {p['detail']}", err=True)
+                click.echo(
+                    f"irscope: warning: {r.manifest['kernel']}: {p['kind']} {p['name']}={p['value']} "
+                    f"({p['source']}): {p['status']}: {p['detail']}",
+                    err=True,
+                )

@@ -15,9 +15,16 @@ from irscope.compare.frontier import Frontier, FrontierSide, Kernel
 from irscope.views.console import console, esc, fmt_bytes, widths
 
 FRONTIER_JSON_VERSION = 1
-_FIGURES = (("kernels", "kernels"), ("launches", "launches per run"), ("load_bytes", "loaded B / program"),
-            ("store_bytes", "stored B / program"), ("registers_max", "registers (most)"), ("spills", "spills"),
-            ("shared_bytes_max", "shared memory (most)"), ("occupancy_min", "occupancy (lowest)"))
+_FIGURES = (
+    ("kernels", "kernels"),
+    ("launches", "launches per run"),
+    ("load_bytes", "loaded B / program"),
+    ("store_bytes", "stored B / program"),
+    ("registers_max", "registers (most)"),
+    ("spills", "spills"),
+    ("shared_bytes_max", "shared memory (most)"),
+    ("occupancy_min", "occupancy (lowest)"),
+)
 
 
 def _value(name: str, v: Any) -> str:
@@ -68,17 +75,45 @@ def frontier_table(f: Frontier) -> None:
     for side in (f.a, f.b):
         con.print(f"\n[bold]{_side_title(side)}[/bold]")
         kt = Table(box=None, pad_edge=False, show_edge=False)
-        for col in ("direction", "kernel", "made by", "launches", "grid", "threads", "loaded / program",
-                    "stored / program", "loops", "regs", "spills", "smem", "occ"):
-            kt.add_column(col, justify="left" if col in ("direction", "kernel", "made by") else "right",
-                          no_wrap=col != "made by", overflow="fold", min_width=26 if col == "made by" else None)
+        for col in (
+            "direction",
+            "kernel",
+            "made by",
+            "launches",
+            "grid",
+            "threads",
+            "loaded / program",
+            "stored / program",
+            "loops",
+            "regs",
+            "spills",
+            "smem",
+            "occ",
+        ):
+            kt.add_column(
+                col,
+                justify="left" if col in ("direction", "kernel", "made by") else "right",
+                no_wrap=col != "made by",
+                overflow="fold",
+                min_width=26 if col == "made by" else None,
+            )
         for k in side.kernels:
             grid = "x".join(str(g) for g in (k.grid[:1] if k.grid[1:] == [1, 1] else k.grid)) if k.grid else "-"
-            kt.add_row(k.direction or "?", esc(_label(k)), esc(_made_by(k)),
-                       _launches(k), grid, _value("", k.threads),
-                       _moved(k.load_bytes, k.load_widths), _moved(k.store_bytes, k.store_widths), _value("", k.loops),
-                       _value("", k.registers), _value("", k.spills), _value("bytes", k.shared_bytes),
-                       _value("occupancy", k.occupancy))
+            kt.add_row(
+                k.direction or "?",
+                esc(_label(k)),
+                esc(_made_by(k)),
+                _launches(k),
+                grid,
+                _value("", k.threads),
+                _moved(k.load_bytes, k.load_widths),
+                _moved(k.store_bytes, k.store_widths),
+                _value("", k.loops),
+                _value("", k.registers),
+                _value("", k.spills),
+                _value("bytes", k.shared_bytes),
+                _value("occupancy", k.occupancy),
+            )
         con.print(kt)
         for k in side.kernels:
             if k.problem:
@@ -104,10 +139,22 @@ def _moved(n: int | None, w: dict[str, int]) -> str:
 
 def frontier_json(f: Frontier) -> str:
     def side(s: FrontierSide) -> dict[str, Any]:
-        return {"folder": str(s.folder), "scripts": s.scripts, "kernels": [asdict(k) for k in s.kernels],
-                "by_direction": {d: asdict(t) for d, t in s.by_direction.items()}, "total": asdict(s.total)}
+        return {
+            "folder": str(s.folder),
+            "scripts": s.scripts,
+            "kernels": [asdict(k) for k in s.kernels],
+            "by_direction": {d: asdict(t) for d, t in s.by_direction.items()},
+            "total": asdict(s.total),
+        }
 
-    return json.dumps({"irscope_frontier": FRONTIER_JSON_VERSION, "bytes_note": f.bytes_note,
-                       "directions": f.directions, "paired": f.paired, "a": side(f.a), "b": side(f.b)},
-                      indent=1)
-
+    return json.dumps(
+        {
+            "irscope_frontier": FRONTIER_JSON_VERSION,
+            "bytes_note": f.bytes_note,
+            "directions": f.directions,
+            "paired": f.paired,
+            "a": side(f.a),
+            "b": side(f.b),
+        },
+        indent=1,
+    )

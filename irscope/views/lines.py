@@ -25,8 +25,18 @@ from irscope.artifacts.sourcemap import CLASSES
 from irscope.records import Manifest, SourceMap
 from irscope.views.console import console, esc
 
-SHORT = {"mma": "mma", "global_load": "gld", "global_store": "gst", "shared_load": "sld", "shared_store": "sst",
-         "async_copy": "async", "tma": "tma", "local_load": "lld", "local_store": "lst", "barrier": "bar"}
+SHORT = {
+    "mma": "mma",
+    "global_load": "gld",
+    "global_store": "gst",
+    "shared_load": "sld",
+    "shared_store": "sst",
+    "async_copy": "async",
+    "tma": "tma",
+    "local_load": "lld",
+    "local_store": "lst",
+    "barrier": "bar",
+}
 
 
 def _where(row: dict[str, Any], kernel_file: str) -> str:
@@ -35,17 +45,27 @@ def _where(row: dict[str, Any], kernel_file: str) -> str:
     return str(row["line"]) if row["file"] == kernel_file else f"{os.path.basename(row['file'])}:{row['line']}"
 
 
-def hot_table(manifest: Manifest, source_map: SourceMap, rows: list[dict[str, Any]],
-              no_line: dict[str, Any], top: int = 0, indent: str = "", out=None) -> None:
+def hot_table(
+    manifest: Manifest,
+    source_map: SourceMap,
+    rows: list[dict[str, Any]],
+    no_line: dict[str, Any],
+    top: int = 0,
+    indent: str = "",
+    out=None,
+) -> None:
     """Per source line: machine instructions by class, spills, PTX registers, convert_layouts, layouts."""
     from rich.table import Table
 
     con = console(file=out)
     machine = source_map.get("machine") or "-"
     total = source_map["stages"].get(machine, {})
-    con.print(f"{indent}[bold]{manifest['kernel']}[/bold] on {manifest['target']}: {len(rows)} source lines with "
-              f"code; {machine}: {total.get('units', 0)} instructions, "
-              f"{total.get('units', 0) - total.get('mapped', 0)} with no line", emoji=False)
+    con.print(
+        f"{indent}[bold]{manifest['kernel']}[/bold] on {manifest['target']}: {len(rows)} source lines with "
+        f"code; {machine}: {total.get('units', 0)} instructions, "
+        f"{total.get('units', 0) - total.get('mapped', 0)} with no line",
+        emoji=False,
+    )
     shown = rows[:top] if top else rows
     used = [c for c in CLASSES if any(r[c] for r in rows + [no_line])]
     t = Table(box=None, header_style="bold", pad_edge=False)
@@ -73,11 +93,27 @@ def hot_table(manifest: Manifest, source_map: SourceMap, rows: list[dict[str, An
         con.print(f"{indent}[dim]{len(rows) - top} more lines (irscope lines DIR --top 0)[/dim]", emoji=False)
 
 
-def hot_json(folder: Path, manifest: Manifest, source_map: SourceMap, sort: str,
-             rows: list[dict[str, Any]], no_line: dict[str, Any]) -> str:
-    return json.dumps({"irscope_lines": 1, "kernel": manifest["kernel"], "target": manifest["target"],
-                       "folder": str(folder), "machine": source_map.get("machine"), "sort": sort,
-                       "lines": rows, "no_line": no_line}, indent=1)
+def hot_json(
+    folder: Path,
+    manifest: Manifest,
+    source_map: SourceMap,
+    sort: str,
+    rows: list[dict[str, Any]],
+    no_line: dict[str, Any],
+) -> str:
+    return json.dumps(
+        {
+            "irscope_lines": 1,
+            "kernel": manifest["kernel"],
+            "target": manifest["target"],
+            "folder": str(folder),
+            "machine": source_map.get("machine"),
+            "sort": sort,
+            "lines": rows,
+            "no_line": no_line,
+        },
+        indent=1,
+    )
 
 
 def _stage_summary(stage: str, fig: dict[str, Any]) -> str:
@@ -92,13 +128,19 @@ def _stage_summary(stage: str, fig: dict[str, Any]) -> str:
     if fig.get("layouts"):
         parts.append("layouts " + " ".join("#" + a for a in fig["layouts"]))
     top_ops = list(fig.get("ops", {}).items())[:6]
-    parts.append(" ".join(f"{op} x{n}" if n > 1 else op for op, n in top_ops)
-                 + (" ..." if len(fig.get("ops", {})) > 6 else ""))
+    parts.append(
+        " ".join(f"{op} x{n}" if n > 1 else op for op, n in top_ops) + (" ..." if len(fig.get("ops", {})) > 6 else "")
+    )
     return "; ".join(parts)
 
 
-def line_detail(manifest: Manifest, source_map: SourceMap, entry: dict[str, Any],
-                ir: dict[str, list[tuple[int, str]]] | None = None, out=None) -> None:
+def line_detail(
+    manifest: Manifest,
+    source_map: SourceMap,
+    entry: dict[str, Any],
+    ir: dict[str, list[tuple[int, str]]] | None = None,
+    out=None,
+) -> None:
     """One source line in every stage (its callees under it); with --stage, that stage's lines too."""
     con = console(file=out)
     name = os.path.basename(entry["file"])
@@ -109,9 +151,14 @@ def line_detail(manifest: Manifest, source_map: SourceMap, entry: dict[str, Any]
         if ir is not None and stage not in ir:
             continue
         file = source_map["stages"].get(stage, {}).get("file", "")
-        con.print(f"  [bold]{stage:7}[/bold] {esc(_stage_summary(stage, fig))}  [dim]({file}: {_span(fig['at'])})[/dim]", emoji=False)
+        con.print(
+            f"  [bold]{stage:7}[/bold] {esc(_stage_summary(stage, fig))}  [dim]({file}: {_span(fig['at'])})[/dim]",
+            emoji=False,
+        )
     for callee in entry.get("callees", []):
-        con.print(f"  inlined from {os.path.basename(callee['file'])}:{callee['line']}  {esc(callee['text'])}", emoji=False)
+        con.print(
+            f"  inlined from {os.path.basename(callee['file'])}:{callee['line']}  {esc(callee['text'])}", emoji=False
+        )
         for stage, fig in callee["stages"].items():
             if ir is None or stage in ir:
                 con.print(f"    {stage:7} {esc(_stage_summary(stage, fig))}", emoji=False)
@@ -127,10 +174,21 @@ def _span(at: list[int]) -> str:
     return f"line {at[0]}" if len(at) == 1 else f"{len(at)} lines, {at[0]}-{at[-1]}"
 
 
-def line_json(folder: Path, manifest: Manifest, source_map: SourceMap, entry: dict[str, Any],
-              ir: dict[str, list[tuple[int, str]]] | None = None) -> str:
-    doc: dict[str, Any] = {"irscope_lines": 1, "kernel": manifest["kernel"], "target": manifest["target"],
-                           "folder": str(folder), "machine": source_map.get("machine"), "line": entry}
+def line_json(
+    folder: Path,
+    manifest: Manifest,
+    source_map: SourceMap,
+    entry: dict[str, Any],
+    ir: dict[str, list[tuple[int, str]]] | None = None,
+) -> str:
+    doc: dict[str, Any] = {
+        "irscope_lines": 1,
+        "kernel": manifest["kernel"],
+        "target": manifest["target"],
+        "folder": str(folder),
+        "machine": source_map.get("machine"),
+        "line": entry,
+    }
     if ir is not None:
         doc["ir"] = {s: [{"line": n, "text": t} for n, t in lines] for s, lines in ir.items()}
     return json.dumps(doc, indent=1)

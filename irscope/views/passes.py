@@ -17,8 +17,11 @@ from irscope.views.console import console
 
 def header(folder: Path, manifest: dict, records: list[PassRecord], out=None) -> None:
     """'KERNEL on TARGET: N MLIR passes, M changed the IR  (FOLDER/passes)'."""
-    console(file=out).print(f"[bold]{manifest['kernel']}[/bold] on {manifest['target']}: {len(records)} MLIR passes, "
-                    f"{sum(r.changed for r in records)} changed the IR  ({folder}/passes)", emoji=False)
+    console(file=out).print(
+        f"[bold]{manifest['kernel']}[/bold] on {manifest['target']}: {len(records)} MLIR passes, "
+        f"{sum(r.changed for r in records)} changed the IR  ({folder}/passes)",
+        emoji=False,
+    )
 
 
 def first_match(pattern: str, hit: FirstMatch, folder: Path, out=None) -> None:
@@ -30,8 +33,11 @@ def first_match(pattern: str, hit: FirstMatch, folder: Path, out=None) -> None:
     if hit.where == "pass":
         rec = hit.record
         assert rec is not None, "a hit after a pass names its record"
-        click.echo(f"{pattern} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
-                   f"in stage {rec.stage}: {folder / rec.file}", file=out)
+        click.echo(
+            f"{pattern} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
+            f"in stage {rec.stage}: {folder / rec.file}",
+            file=out,
+        )
     elif hit.where == "frontend":
         click.echo(f"{pattern} is already in the frontend's IR, before any pass", file=out)
     elif hit.where == "stage":
@@ -49,8 +55,7 @@ def table(records: list[PassRecord], show_all: bool = False, out=None) -> None:
         t.add_column(col, justify="right" if col in ("#", "+lines", "-lines") else "left")
     for rec in records:
         if show_all or rec.changed:
-            t.add_row(str(rec.index), rec.stage, f"{rec.name} [dim]({rec.arg})[/dim]",
-                      str(rec.added), str(rec.removed))
+            t.add_row(str(rec.index), rec.stage, f"{rec.name} [dim]({rec.arg})[/dim]", str(rec.added), str(rec.removed))
     console(file=out).print(t)
 
 

@@ -54,9 +54,11 @@ def summary(doc: Profile, folder: str, top: int = 12) -> None:
     lines = doc["lines"]
     files = [ln["file"] for ln in lines]
     kernel_file = max(set(files), key=files.count) if files else None
-    con.print(f"[bold]{esc(doc['kernel'])}[/bold] on {esc(doc.get('device') or '?')}, measured by "
-              f"{esc(doc['tool'])}: {t['samples']:.0f} warp samples over {len(lines)} lines"
-              + (f" of {esc(os.path.basename(kernel_file))}" if kernel_file else ""))
+    con.print(
+        f"[bold]{esc(doc['kernel'])}[/bold] on {esc(doc.get('device') or '?')}, measured by "
+        f"{esc(doc['tool'])}: {t['samples']:.0f} warp samples over {len(lines)} lines"
+        + (f" of {esc(os.path.basename(kernel_file))}" if kernel_file else "")
+    )
     table = Table(box=None, header_style="bold", pad_edge=False)
     table.add_column("line", justify="right")
     table.add_column("share", justify="right")
@@ -67,8 +69,14 @@ def summary(doc: Profile, folder: str, top: int = 12) -> None:
     for line in lines[:top]:
         stalls = sorted(line.get("stalls", {}).items(), key=lambda kv: -kv[1])[:2]
         words = ", ".join(f"{stall_word(k)} {v / line['samples']:.0%}" for k, v in stalls if line["samples"])
-        table.add_row(_where(line, kernel_file), f"{100 * line['share']:.1f} %", esc(words),
-                      _gb(line.get("bytes")), esc(line.get("text") or ""), esc(_became(line)))
+        table.add_row(
+            _where(line, kernel_file),
+            f"{100 * line['share']:.1f} %",
+            esc(words),
+            _gb(line.get("bytes")),
+            esc(line.get("text") or ""),
+            esc(_became(line)),
+        )
     con.print(table)
     for line in lines[:top]:
         for p in line.get("passes", []):
@@ -91,9 +99,10 @@ def _roofline(con, t: ProfileTotals, doc: Profile) -> None:
     parts = [f"{duration / 1000:.1f} us"]
     if t.get("dram_gbps") is not None:
         peak = f" of {t['peak_dram_gbps']:.0f} GB/s" if t.get("peak_dram_gbps") else ""
-        parts.append(f"DRAM {_gb(t.get('dram_bytes'))} at {t['dram_gbps']:.0f} GB/s = "
-                     f"{_pct(t.get('dram_peak_share'))}{peak}")
-    if t.get("tensor_flops") == 0:   # measured: the tensor pipe did nothing (a memory-bound kernel)
+        parts.append(
+            f"DRAM {_gb(t.get('dram_bytes'))} at {t['dram_gbps']:.0f} GB/s = {_pct(t.get('dram_peak_share'))}{peak}"
+        )
+    if t.get("tensor_flops") == 0:  # measured: the tensor pipe did nothing (a memory-bound kernel)
         parts.append("no tensor-core work")
     elif t.get("tensor_tflops") is not None:
         peak = f" of {t['peak_tensor_tflops']:.0f}" if t.get("peak_tensor_tflops") else ""

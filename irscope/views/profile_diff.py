@@ -26,7 +26,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def _t(x: Any, limit: int = 80) -> str:
     """A string from a profile as one line of plain text."""
     s = _CONTROL.sub(" ", str(x))
-    return esc(s if len(s) <= limit else s[:limit - 3] + "...")
+    return esc(s if len(s) <= limit else s[: limit - 3] + "...")
 
 
 def _pct(x: float) -> str:
@@ -57,8 +57,10 @@ def line_words(c: LineChange, with_b: str) -> str:
     """`line 34: 46 % of stalls, long scoreboard -> 26 %, barrier with num_stages=3`."""
     top = lambda t: f", {_t(stall_word(t[0][0]), 30)}" if t else ""
     same = bool(c.a_top and c.b_top and c.a_top[0][0] == c.b_top[0][0])
-    return (f"line {c.line}: {_pct(c.a_share)} of stalls{top(c.a_top)} → {_pct(c.b_share)}"
-            f"{'' if same else top(c.b_top)} with {with_b}")
+    return (
+        f"line {c.line}: {_pct(c.a_share)} of stalls{top(c.a_top)} → {_pct(c.b_share)}"
+        f"{'' if same else top(c.b_top)} with {with_b}"
+    )
 
 
 def _side_line(s: ProfileSide) -> str:
@@ -75,9 +77,11 @@ def profile_summary(d: ProfileDiff, out: Console | None = None, limit: int = 15)
     con.print(f"  a  {_side_line(d.a)}")
     con.print(f"  b  {_side_line(d.b)}")
     if d.settings:
-        con.print("  settings that differ: " + "; ".join(
-            f"{_t(s.name, 40)} {_t(s.a, 30)} → {_t(s.b, 30)}" for s in d.settings[:8])
-            + (f" (and {len(d.settings) - 8} more: --json lists them)" if len(d.settings) > 8 else ""))
+        con.print(
+            "  settings that differ: "
+            + "; ".join(f"{_t(s.name, 40)} {_t(s.a, 30)} → {_t(s.b, 30)}" for s in d.settings[:8])
+            + (f" (and {len(d.settings) - 8} more: --json lists them)" if len(d.settings) > 8 else "")
+        )
     else:
         con.print("  [yellow]the two dumps were compiled with the same settings[/yellow]")
     t = Table(box=None, pad_edge=False, header_style="bold")
@@ -112,19 +116,34 @@ def profile_json(d: ProfileDiff) -> str:
                 "a"/"b": {"samples", "share", "top_stalls": [[reason, share of the line's stalls]]}}]}
                                          biggest |change| first
     """
+
     def side(s: ProfileSide) -> dict[str, Any]:
-        return {"label": s.label, "folder": str(s.folder), "tool": s.tool, "device": s.device, "totals": s.totals,
-                "top_stalls": [list(x) for x in s.top]}
+        return {
+            "label": s.label,
+            "folder": str(s.folder),
+            "tool": s.tool,
+            "device": s.device,
+            "totals": s.totals,
+            "top_stalls": [list(x) for x in s.top],
+        }
 
     doc = {
         "irscope_profile_diff": PROFILE_DIFF_JSON_VERSION,
         "kernel": d.kernel,
-        "a": side(d.a), "b": side(d.b),
+        "a": side(d.a),
+        "b": side(d.b),
         "settings": {s.name: {"a": s.a, "b": s.b} for s in d.settings},
         "with": d.setting_words,
-        "lines": [{"file": c.file, "line": c.line, "text": c.text, "change": c.change,
-                   "a": {"samples": c.a_samples, "share": c.a_share, "top_stalls": [list(x) for x in c.a_top]},
-                   "b": {"samples": c.b_samples, "share": c.b_share, "top_stalls": [list(x) for x in c.b_top]}}
-                  for c in d.lines],
+        "lines": [
+            {
+                "file": c.file,
+                "line": c.line,
+                "text": c.text,
+                "change": c.change,
+                "a": {"samples": c.a_samples, "share": c.a_share, "top_stalls": [list(x) for x in c.a_top]},
+                "b": {"samples": c.b_samples, "share": c.b_share, "top_stalls": [list(x) for x in c.b_top]},
+            }
+            for c in d.lines
+        ],
     }
     return json.dumps(doc, indent=1, default=str)

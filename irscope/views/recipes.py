@@ -34,15 +34,22 @@ def show_header(recipe: recipes.Recipe, variant: recipe_model.Variant | None) ->
     """The recipe's name, file, target(s), purpose and the variant chosen."""
     con = console()
     con.print(f"[bold]{recipe.name}[/bold]  {recipe.path}")
-    con.print(f"  target    {recipe.target_text} ({recipe.target.name}, {recipe.target.hardware.family})"
-              + (f"; also fits {', '.join(t.name for t in recipe.targets[1:])}" if len(recipe.targets) > 1 else ""))
+    con.print(
+        f"  target    {recipe.target_text} ({recipe.target.name}, {recipe.target.hardware.family})"
+        + (f"; also fits {', '.join(t.name for t in recipe.targets[1:])}" if len(recipe.targets) > 1 else "")
+    )
     con.print(f"  purpose   {esc(recipe.purpose)}")
     if variant:
         con.print(f"  variant   {esc(variant.name)}  {esc(variant.purpose)}")
 
 
-def show_applied(recipe: recipes.Recipe, variant_name: str | None, variant: recipe_model.Variant | None,
-                 kernel: str | None, settings: Settings) -> None:
+def show_applied(
+    recipe: recipes.Recipe,
+    variant_name: str | None,
+    variant: recipe_model.Variant | None,
+    kernel: str | None,
+    settings: Settings,
+) -> None:
     """What a variant and/or kernel gets (settings: the recipe applied), each value with its source;
     without a kernel, the recipe's kernel sections after it, as the variant leaves them."""
     con = console()
@@ -55,17 +62,21 @@ def show_applied(recipe: recipes.Recipe, variant_name: str | None, variant: reci
     for k, val in settings.env.items():
         con.print(f"    env {k} = {val}  [cyan]({esc(settings.sources['env:' + k])})[/cyan]")
     pins = settings.pins
-    for c in (pins.constexprs.values() if pins else []):
+    for c in pins.constexprs.values() if pins else []:
         con.print(f"    constexpr {c.name} = {esc(c.text)}  [cyan]({esc(c.source)})[/cyan]")
     for kind, listed in (("loop", pins.loops if pins else []), ("layout", pins.layouts if pins else [])):
         for i, p in enumerate(listed):
-            by = recipes.overridden_by(p, listed[i + 1:])
-            con.print(f"    {kind} {esc(p.text())}  [cyan]({esc(p.source)})[/cyan]"
-                      + (f"  [yellow]overridden by {esc(by)}[/yellow]" if by else ""))
+            by = recipes.overridden_by(p, listed[i + 1 :])
+            con.print(
+                f"    {kind} {esc(p.text())}  [cyan]({esc(p.source)})[/cyan]"
+                + (f"  [yellow]overridden by {esc(by)}[/yellow]" if by else "")
+            )
     if kernel or variant is None:
         return
     # the variant's defaults rank above the recipe's kernel sections, its own kernel sections above both
-    sections: list[tuple[str, recipe_model.Layer, recipe_model.Layer | None]] = [(f"kernel {g}", lay, variant.layer) for g, lay in recipe.kernels]
+    sections: list[tuple[str, recipe_model.Layer, recipe_model.Layer | None]] = [
+        (f"kernel {g}", lay, variant.layer) for g, lay in recipe.kernels
+    ]
     sections += [(f"variant {variant.name}, kernel {g}", lay, None) for g, lay in variant.kernels]
     for title, layer, over in sections:
         con.print(f"  [bold]{esc(title)}[/bold]")

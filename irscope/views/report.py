@@ -30,15 +30,22 @@ SCRIPT_KEYS = {"dumps": ("id", "stages", "source_first_line", "map", "profile", 
 def _script_data(model: dict[str, Any]) -> str:
     """The model's part the script needs, as JSON safe inside <script> (no '<', '>' or '&' left raw)."""
     if model["kind"] == "dumps":
-        data: dict[str, Any] = {"kind": "dumps", "dumps": [{k: d[k] for k in SCRIPT_KEYS["dumps"]}
-                                                          for d in model["dumps"]]}
+        data: dict[str, Any] = {
+            "kind": "dumps",
+            "dumps": [{k: d[k] for k in SCRIPT_KEYS["dumps"]} for d in model["dumps"]],
+        }
     elif model["kind"] == "diff":
         data = {"kind": "diff", "stages": model["stages"]}
     else:
         data = {"kind": model["kind"]}
     text = json.dumps(data, separators=(",", ":"), default=str)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") \
-        .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def _inlined(name: str, end_tag: str) -> str:
@@ -60,16 +67,23 @@ def csp(js: str, css: str) -> str:
     (by hash: no 'unsafe-inline', so no injected handler, script or style attribute would), no form
     submits, no <base>. (No navigate-to: Chromium no longer knows it and logs a console error.) The JSON
     data's <script type="application/json"> is not executed and needs no hash."""
-    return (f"default-src 'none'; script-src {csp_hash(js)}; style-src {csp_hash(css)}; "
-            "img-src 'none'; form-action 'none'; base-uri 'none'")
+    return (
+        f"default-src 'none'; script-src {csp_hash(js)}; style-src {csp_hash(css)}; "
+        "img-src 'none'; form-action 'none'; base-uri 'none'"
+    )
 
 
 def render(model: dict[str, Any]) -> str:
     """The page for a model of kind "dumps", "diff" or "sweep"."""
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                             trim_blocks=False, lstrip_blocks=False, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,
+        trim_blocks=False,
+        lstrip_blocks=False,
+        undefined=jinja2.StrictUndefined,
+    )
     template = env.get_template("report.html.j2")
     css, js = _inlined("report.css", "</style"), _inlined("report.js", "</script")
     return template.render(model=model, data=_script_data(model), css=css, js=js, csp=csp(js, css))
@@ -77,8 +91,11 @@ def render(model: dict[str, Any]) -> str:
 
 def wrote(path: Path, model: dict[str, Any], size: int) -> str:
     """The one line after writing a page."""
-    what = (f"{len(model['dumps'])} dump{'s' if len(model['dumps']) != 1 else ''}" if model["kind"] == "dumps"
-            else model["kind"])
+    what = (
+        f"{len(model['dumps'])} dump{'s' if len(model['dumps']) != 1 else ''}"
+        if model["kind"] == "dumps"
+        else model["kind"]
+    )
     if model.get("skipped"):
         what += f"; {len(model['skipped'])} damaged left out"
     return f"wrote {path} ({what}, {size / 1024:.0f} KiB)"

@@ -29,20 +29,36 @@ def listing(file: Path, shown: list) -> None:
         for col in ("  #", "parameter", "kind", "default", "template"):
             t.add_column(col)
         for i, r in enumerate(rows):
-            t.add_row(f"  {i}", esc(r["name"]), "constexpr" if r["constexpr"] else "argument",
-                      esc(r["default"]) if r["has_default"] else "", esc(r["element"]))
+            t.add_row(
+                f"  {i}",
+                esc(r["name"]),
+                "constexpr" if r["constexpr"] else "argument",
+                esc(r["default"]) if r["has_default"] else "",
+                esc(r["element"]),
+            )
         con.print(t)
-        con.print("  pointers are shown as *fp32:16: put each tensor's dtype (*fp16:16, *bf16:16, ...); "
-                  "ints as i32: i32:16 when a launch passes a multiple of 16, i32:1 when it passes 1", soft_wrap=True)
-        con.print(f"  irscope dump {esc(file)} --kernel {esc(ref.name)} --signature \"{esc(template(rows))}\"",
-                  soft_wrap=True)
+        con.print(
+            "  pointers are shown as *fp32:16: put each tensor's dtype (*fp16:16, *bf16:16, ...); "
+            "ints as i32: i32:16 when a launch passes a multiple of 16, i32:1 when it passes 1",
+            soft_wrap=True,
+        )
+        con.print(
+            f'  irscope dump {esc(file)} --kernel {esc(ref.name)} --signature "{esc(template(rows))}"', soft_wrap=True
+        )
         con.print()
 
 
 def as_json(file: Path, shown: list) -> str:
     """{"kernels": [{"name", "file", "params": [...], "signature"}]}."""
-    return json.dumps({"kernels": [{"name": ref.name, "file": str(file), "params": rows, "signature": template(rows)}
-                                   for ref, rows in shown]}, indent=2)
+    return json.dumps(
+        {
+            "kernels": [
+                {"name": ref.name, "file": str(file), "params": rows, "signature": template(rows)}
+                for ref, rows in shown
+            ]
+        },
+        indent=2,
+    )
 
 
 def print_json(file: Path, shown: list) -> None:

@@ -56,8 +56,15 @@ def sweep_progress(total: int, enabled: bool = True) -> AbstractContextManager[C
 
     @contextmanager
     def bar():
-        with Progress(TextColumn("compiling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TextColumn("{task.description}"), console=console(stderr=True), transient=True) as p:
+        with Progress(
+            TextColumn("compiling"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=console(stderr=True),
+            transient=True,
+        ) as p:
             task = p.add_task("", total=total)
             yield lambda cfg: p.update(task, advance=1, description=f"{cfg.label}: {cfg.status}")
 
@@ -68,14 +75,19 @@ def _timed_cells(v: Row | None, timed: SweepTiming) -> list[str]:
     """A config's median, its distance to the winner and where its timing came from (or its status)."""
     if not (v and v.median_ms is not None):
         return ["", v.status if v else "", ""]
-    vs = ("winner" if timed.winner and v.name == timed.winner.name else
-          "" if v.vs_winner is None else
-          f"{(v.vs_winner - 1) * 100:+.2f}%" + ("" if v.paired else " [dim](est.)[/dim]"))
+    vs = (
+        "winner"
+        if timed.winner and v.name == timed.winner.name
+        else ""
+        if v.vs_winner is None
+        else f"{(v.vs_winner - 1) * 100:+.2f}%" + ("" if v.paired else " [dim](est.)[/dim]")
+    )
     return [f"{v.median_ms * 1e3:.1f} us" + (" [dim](dropped)[/dim]" if v.dropped else ""), vs, esc(v.source)]
 
 
-def sweep_table(configs: list[Config], timed: SweepTiming | None = None, out: Console | None = None,
-                search: SearchLog | None = None) -> None:
+def sweep_table(
+    configs: list[Config], timed: SweepTiming | None = None, out: Console | None = None, search: SearchLog | None = None
+) -> None:
     """The configs in the order given, with their static stats (and timings after --time), then the tallies."""
     from rich.table import Table
 
@@ -86,8 +98,11 @@ def sweep_table(configs: list[Config], timed: SweepTiming | None = None, out: Co
     if timed:
         cols += ["median", "vs winner", "timed"]
     for c in cols:
-        t.add_column(c, justify="left" if c in ("config", "status", "timed") else "right",
-                     overflow="fold" if c == "status" else "ellipsis")
+        t.add_column(
+            c,
+            justify="left" if c in ("config", "status", "timed") else "right",
+            overflow="fold" if c == "status" else "ellipsis",
+        )
     for cfg in configs:
         r = row(cfg)
         status = cfg.status if cfg.usable else f"[red]{cfg.status}[/red]: {esc(cfg.reason)}"  # whole: rich wraps
@@ -95,32 +110,45 @@ def sweep_table(configs: list[Config], timed: SweepTiming | None = None, out: Co
             status = f"{cfg.status} [yellow](spills)[/yellow]"
         if cfg.retried:
             status += f" [dim](retried: {esc(cfg.retried)})[/dim]"
-        cells = [str(cfg.index), cfg.label, status,
-                 *("" if r[k] is None else (f"{r[k] * 100:.0f}%" if k == "occupancy" else
-                                            fmt_bytes(r[k]) if k == "shared" else str(r[k]))
-                   for k in ("registers", "spills", "shared", "occupancy", "mma", "ld128"))]
+        cells = [
+            str(cfg.index),
+            cfg.label,
+            status,
+            *(
+                ""
+                if r[k] is None
+                else (f"{r[k] * 100:.0f}%" if k == "occupancy" else fmt_bytes(r[k]) if k == "shared" else str(r[k]))
+                for k in ("registers", "spills", "shared", "occupancy", "mma", "ld128")
+            ),
+        ]
         if timed:
             cells += _timed_cells(rows.get(cfg.label), timed)
         t.add_row(*cells)
     con.print(t)
     done = sum(c.usable for c in configs)
-    con.print(f"{done} of {len(configs)} configs compiled "
-              f"({sum(c.status == 'cached' for c in configs)} from cache); "
-              f"{sum(c.usable and c.spills for c in configs)} spill"
-              + "".join(f"; {n} {status}" for status, n in _failures(configs).items())
-              + (f"; {n} compiled again after a node was lost" if (n := sum(bool(c.retried) for c in configs)) else ""))
+    con.print(
+        f"{done} of {len(configs)} configs compiled "
+        f"({sum(c.status == 'cached' for c in configs)} from cache); "
+        f"{sum(c.usable and c.spills for c in configs)} spill"
+        + "".join(f"; {n} {status}" for status, n in _failures(configs).items())
+        + (f"; {n} compiled again after a node was lost" if (n := sum(bool(c.retried) for c in configs)) else "")
+    )
     if search is not None:
-        con.print(f"search {search.strategy}: {search.proposed} configs tried in {search.generations} generations, "
-                  f"{search.pruned} pruned statically (not timed), {search.skipped} skipped uncompiled (at least the size "
-                  f"of one that did not fit); objective: {search.objective}; "
-                  f"stopped: {search.stopped}")
+        con.print(
+            f"search {search.strategy}: {search.proposed} configs tried in {search.generations} generations, "
+            f"{search.pruned} pruned statically (not timed), {search.skipped} skipped uncompiled (at least the size "
+            f"of one that did not fit); objective: {search.objective}; "
+            f"stopped: {search.stopped}"
+        )
     if timed:
         final = timed.final
         if final is not None:
             dropped = sum(1 for v in rows.values() if v.dropped)
-            con.print(f"timed {sum(1 for v in rows.values() if v.median_ms is not None)} configs in {timed.batches} "
-                      f"batch(es), the winner's in {final.rounds} interleaved rounds; {dropped} dropped early as "
-                      f"clearly slower than the leader" + (f"; {final.method}" if final.method else ""))
+            con.print(
+                f"timed {sum(1 for v in rows.values() if v.median_ms is not None)} configs in {timed.batches} "
+                f"batch(es), the winner's in {final.rounds} interleaved rounds; {dropped} dropped early as "
+                f"clearly slower than the leader" + (f"; {final.method}" if final.method else "")
+            )
         for note in timed.notes:
             con.print(f"[dim]{esc(note)}[/dim]")
         w = sweep_winner(timed)
@@ -131,8 +159,10 @@ def sweep_table(configs: list[Config], timed: SweepTiming | None = None, out: Co
             for report in final.variants:
                 if report.name == timed.winner.name and report.versus_reference:
                     cmp = report.versus_reference
-                    con.print(f"the winner takes {cmp.ratio:.3f}x the time of {final.ref.name[5:]} "
-                              f"[{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] (in the winner's rounds): {cmp.verdict}")
+                    con.print(
+                        f"the winner takes {cmp.ratio:.3f}x the time of {final.ref.name[5:]} "
+                        f"[{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] (in the winner's rounds): {cmp.verdict}"
+                    )
 
 
 def _failures(configs: list[Config]) -> dict[str, int]:
@@ -152,8 +182,10 @@ def sweep_winner(timed: SweepTiming) -> tuple[str, float, str] | None:
     margin = ""
     if w.margin is not None:
         c = w.margin
-        margin = (f", {c.delta_percent:.2f}% ahead of {w.runner_up} (95% CI [{(c.ci_low - 1) * 100:+.2f}, "
-                  f"{(c.ci_high - 1) * 100:+.2f}]%: {'significant' if c.ci_low > 1 else 'not significant'})")
+        margin = (
+            f", {c.delta_percent:.2f}% ahead of {w.runner_up} (95% CI [{(c.ci_low - 1) * 100:+.2f}, "
+            f"{(c.ci_high - 1) * 100:+.2f}]%: {'significant' if c.ci_low > 1 else 'not significant'})"
+        )
     elif w.others_dropped:
         margin = " (every other config was dropped as clearly slower; see their rows)"
     elif timed.final is None:
@@ -163,8 +195,11 @@ def sweep_winner(timed: SweepTiming) -> tuple[str, float, str] | None:
 
 def sweep_json(configs: list[Config], result: SweepRun) -> str:
     """The sweep --json document: one entry per config, the compile phase's time, the timing and its winner."""
-    doc = {"configs": to_json(configs), "compile_seconds": round(result.compile_seconds, 3),
-           "compile_end": result.compile_end}   # the parallel compile phase, wall clock; when it ended (epoch s)
+    doc = {
+        "configs": to_json(configs),
+        "compile_seconds": round(result.compile_seconds, 3),
+        "compile_end": result.compile_end,
+    }  # the parallel compile phase, wall clock; when it ended (epoch s)
     if result.search is not None:
         doc["search"] = asdict(result.search)
     timed = result.timed
@@ -190,14 +225,36 @@ def history_table(sweeps: list[dict], db: Path, as_json: bool) -> None:
         con.print(f"no timed sweep of this kernel in {esc(db)}")
         return
     t = Table(box=None, header_style="bold")
-    for c in ("#", "when", "kernel", "target", "device", "triton", "strategy", "configs", "timed", "reused",
-              "winner", "median"):
+    for c in (
+        "#",
+        "when",
+        "kernel",
+        "target",
+        "device",
+        "triton",
+        "strategy",
+        "configs",
+        "timed",
+        "reused",
+        "winner",
+        "median",
+    ):
         t.add_column(c, justify="right" if c in ("#", "configs", "timed", "reused", "median") else "left")
     for s in sweeps:
-        t.add_row(str(s["id"]), time.strftime("%Y-%m-%d %H:%M", time.localtime(s["started"])), s["kernel"],
-                  s["target"], s["device"] or "", s["triton"] or "", s["strategy"] or "", str(s["configs"]),
-                  str(s["timed"]), str(s["reused"]), esc(s["winner"] or ""),
-                  f"{s['winner_ms'] * 1e3:.1f} us" if s["winner_ms"] else "")
+        t.add_row(
+            str(s["id"]),
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(s["started"])),
+            s["kernel"],
+            s["target"],
+            s["device"] or "",
+            s["triton"] or "",
+            s["strategy"] or "",
+            str(s["configs"]),
+            str(s["timed"]),
+            str(s["reused"]),
+            esc(s["winner"] or ""),
+            f"{s['winner_ms'] * 1e3:.1f} us" if s["winner_ms"] else "",
+        )
     con.print(t)
     con.print(f"[dim]{len(sweeps)} sweeps in {esc(db)}[/dim]")
 

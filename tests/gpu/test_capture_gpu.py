@@ -40,8 +40,10 @@ def test_real_run_capture_gives_the_ptx_of_the_compile_only_capture(tmp_path):
     assert only_doc["capture"]["mode"] == "compile-only"
 
     def ptx_by_capture(doc):
-        return {(k["name"], k["capture"]["config"], k["signature"]): Path(k["stages"]["ptx"]).read_text()
-                for k in doc["kernels"]}
+        return {
+            (k["name"], k["capture"]["config"], k["signature"]): Path(k["stages"]["ptx"]).read_text()
+            for k in doc["kernels"]
+        }
 
     a, b = ptx_by_capture(real_doc), ptx_by_capture(only_doc)
     assert set(a) == set(b) and len(a) == 4

@@ -57,9 +57,25 @@ def test_matmul_ptx_equals_jit():
     b = torch.randn(K, N, device="cuda", dtype=torch.float16)
     c = torch.empty(M, N, device="cuda", dtype=torch.float16)
     grid = (triton_cdiv(M, 128) * triton_cdiv(N, 128),)
-    kernel = mod.matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                     c.stride(0), c.stride(1), BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8,
-                                     num_warps=8)
+    kernel = mod.matmul_kernel[grid](
+        a,
+        b,
+        c,
+        M,
+        N,
+        K,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+        BLOCK_M=128,
+        BLOCK_N=128,
+        BLOCK_K=64,
+        GROUP_M=8,
+        num_warps=8,
+    )
     torch.testing.assert_close(c, a @ b, rtol=1e-2, atol=1e-2)
     sig = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
     art = compile_example(MATMUL, sig, kernel="matmul_kernel", target=_local_target(), sets=("num_warps=8",))
@@ -81,14 +97,20 @@ def test_tma_descriptor_matmul_ptx_equals_jit(ws):
     b = torch.randn(N, K, device="cuda", dtype=torch.float16)
     c = torch.empty(M, N, device="cuda", dtype=torch.float16)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    descs = (TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [256, 64]),
-             TensorDescriptor.from_tensor(c, [128, 256]))
+    descs = (
+        TensorDescriptor.from_tensor(a, [128, 64]),
+        TensorDescriptor.from_tensor(b, [256, 64]),
+        TensorDescriptor.from_tensor(c, [128, 256]),
+    )
     tiles = triton_cdiv(M, 128) * triton_cdiv(N, 256)
-    kernel = mod.matmul_tma_persistent[(min(sms, tiles),)](*descs, M, N, K, 128, 256, 64, 8, sms, ws, not ws,
-                                                            num_warps=8, num_stages=3)
+    kernel = mod.matmul_tma_persistent[(min(sms, tiles),)](
+        *descs, M, N, K, 128, 256, 64, 8, sms, ws, not ws, num_warps=8, num_stages=3
+    )
     torch.testing.assert_close(c, a @ b.T, rtol=1e-2, atol=1e-2)
-    sig = (f"tensordesc<fp16[128, 64]>, tensordesc<fp16[256, 64]>, tensordesc<fp16[128, 256]>, i32:16, i32:16, "
-           f"i32:16, 128, 256, 64, 8, {sms}, {ws}, {not ws}")
+    sig = (
+        f"tensordesc<fp16[128, 64]>, tensordesc<fp16[256, 64]>, tensordesc<fp16[128, 256]>, i32:16, i32:16, "
+        f"i32:16, 128, 256, 64, 8, {sms}, {ws}, {not ws}"
+    )
     art = compile_example(EXAMPLES / "tma_matmul.py", sig, target=_local_target(), sets=("num_warps=8", "num_stages=3"))
     assert _strip_header(art.stages["ptx"]) == _strip_header(kernel.asm["ptx"])
     assert "cp.async.bulk.tensor" in art.stages["ptx"]
@@ -104,8 +126,10 @@ def test_gluon_warp_specialized_matmul_is_correct_and_ptx_equals_jit():
     torch.testing.assert_close(c, a @ b, rtol=1e-2, atol=1e-2)
     launched = [k for k in mod.matmul_ws_kernel.device_caches[0][0].values()]
     assert len(launched) == 1
-    sig = ("tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, i32:16, "
-           "i32:16, 128, 128, 64, 4, 24, 4")
+    sig = (
+        "tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, i32:16, "
+        "i32:16, 128, 128, 64, 4, 24, 4"
+    )
     art = compile_example(EXAMPLES / "gluon_ws_matmul.py", sig, target=_local_target())
     assert _strip_header(art.stages["ptx"]) == _strip_header(launched[0].asm["ptx"])
     assert list(art.stats["machinery"]["partitions"]) == ["default", "worker0"]

@@ -21,10 +21,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _dump(script: str, tmp_path: Path) -> tuple[dict, str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               TRITON_CACHE_DIR=str(tmp_path / "triton"), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
-    p = subprocess.run([sys.executable, "-m", "irscope", "capture", str(LAYERS / script), "-o", str(tmp_path / "out"),
-                        "--json"], capture_output=True, text=True, env=env, timeout=600, check=False)
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        TRITON_CACHE_DIR=str(tmp_path / "triton"),
+        TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"),
+    )
+    p = subprocess.run(
+        [sys.executable, "-m", "irscope", "capture", str(LAYERS / script), "-o", str(tmp_path / "out"), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)
     assert doc["capture"]["mode"] == "gpu" and doc["capture"]["stopped"] is None
@@ -32,8 +42,10 @@ def _dump(script: str, tmp_path: Path) -> tuple[dict, str]:
 
 
 def _launched_and_checked(k: dict) -> None:
-    assert k["capture"]["grid"], k["name"]           # its launch through the real driver was seen
-    assert (k["capture"]["matches_launch"] or {}).get("ptx") is True, k["name"]   # the dump's PTX is the launched kernel's
+    assert k["capture"]["grid"], k["name"]  # its launch through the real driver was seen
+    assert (k["capture"]["matches_launch"] or {}).get("ptx") is True, k[
+        "name"
+    ]  # the dump's PTX is the launched kernel's
 
 
 def test_inductor_forward_and_backward_kernels_on_a_gpu(tmp_path):
@@ -47,11 +59,13 @@ def test_inductor_forward_and_backward_kernels_on_a_gpu(tmp_path):
     assert launched
     for k in launched:
         _launched_and_checked(k)
-    assert "compile_threads=1" in err                               # the notes say what irscope changed
+    assert "compile_threads=1" in err  # the notes say what irscope changed
     # kernels with several configs (the stand-in test shows there are): the config Inductor launched is marked
     labelled = [k for k in doc["kernels"] if k["capture"]["config"]]
     assert labelled and any(k["capture"]["winner"] is True for k in labelled)
-    assert all(k["capture"]["winner"] is not None for k in labelled if k["capture"]["generated_by"]["category"] != "template")
+    assert all(
+        k["capture"]["winner"] is not None for k in labelled if k["capture"]["generated_by"]["category"] != "template"
+    )
 
 
 needs_helion = pytest.mark.skipif(importlib.util.find_spec("helion") is None, reason="helion is not installed")

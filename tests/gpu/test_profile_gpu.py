@@ -15,11 +15,15 @@ from tests.helpers import MATMUL, VECTOR_ADD, run_cli
 
 pytestmark = pytest.mark.gpu
 
-ADD = ("x_ptr=randn(16777216, fp32), y_ptr=randn(16777216, fp32), out_ptr=empty(16777216, fp32), "
-       "n_elements=16777216, BLOCK_SIZE=1024")
-MM = ("a_ptr=randn(4096, 4096, fp16), b_ptr=randn(4096, 4096, fp16), c_ptr=empty(4096, 4096, fp16), M=4096, N=4096, "
-      "K=4096, stride_am=4096, stride_ak=1, stride_bk=4096, stride_bn=1, stride_cm=4096, stride_cn=1, BLOCK_M=128, "
-      "BLOCK_N=128, BLOCK_K=64, GROUP_M=8")
+ADD = (
+    "x_ptr=randn(16777216, fp32), y_ptr=randn(16777216, fp32), out_ptr=empty(16777216, fp32), "
+    "n_elements=16777216, BLOCK_SIZE=1024"
+)
+MM = (
+    "a_ptr=randn(4096, 4096, fp16), b_ptr=randn(4096, 4096, fp16), c_ptr=empty(4096, 4096, fp16), M=4096, N=4096, "
+    "K=4096, stride_am=4096, stride_ak=1, stride_bk=4096, stride_bn=1, stride_cm=4096, stride_cn=1, BLOCK_M=128, "
+    "BLOCK_N=128, BLOCK_K=64, GROUP_M=8"
+)
 NO_NCU = shutil.which("ncu") is None
 
 
@@ -49,8 +53,21 @@ def test_num_stages_3_takes_the_long_scoreboard_stalls_off_the_a_load(tmp_path):
     if torch.cuda.get_device_capability() < (9, 0):
         pytest.skip("recorded on Hopper: the pipelined load is cp.async there")
     grid = "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"
-    docs = [_profile(tmp_path / f"s{s}", str(MATMUL), "--args", MM, "--grid", grid, "--set", f"num_stages={s}",
-                     "--set", "num_warps=4") for s in (1, 3)]
+    docs = [
+        _profile(
+            tmp_path / f"s{s}",
+            str(MATMUL),
+            "--args",
+            MM,
+            "--grid",
+            grid,
+            "--set",
+            f"num_stages={s}",
+            "--set",
+            "num_warps=4",
+        )
+        for s in (1, 3)
+    ]
     a_load = [next(x for x in d["lines"] if x["text"].startswith("a = tl.load")) for d in docs]
     long_sb = [x["stalls"].get("long_sb", 0) / x["samples"] for x in a_load]
     assert long_sb[0] > 0.5 and long_sb[1] < 0.2
@@ -59,10 +76,21 @@ def test_num_stages_3_takes_the_long_scoreboard_stalls_off_the_a_load(tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("triton.profiler") is None, reason="needs Triton's Proton")
 def test_without_ncu_proton_samples_the_lines_and_says_so(tmp_path):
-    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
-                           if not (p and os.path.exists(os.path.join(p, "ncu"))))
-    r = run_cli("profile", str(VECTOR_ADD), "--args", ADD, "--grid", "cdiv(n_elements, BLOCK_SIZE)",
-                "-o", str(tmp_path / "out"), "--json", env={"PATH": path})
+    path = os.pathsep.join(
+        p for p in os.environ["PATH"].split(os.pathsep) if not (p and os.path.exists(os.path.join(p, "ncu")))
+    )
+    r = run_cli(
+        "profile",
+        str(VECTOR_ADD),
+        "--args",
+        ADD,
+        "--grid",
+        "cdiv(n_elements, BLOCK_SIZE)",
+        "-o",
+        str(tmp_path / "out"),
+        "--json",
+        env={"PATH": path},
+    )
     assert r.code == 0, r.err
     assert "Proton" in r.err
     doc = json.loads(r.out)

@@ -36,7 +36,7 @@ print(json.dumps(got))
 
 
 def _json(value):
-    return json.loads(json.dumps(value))   # tuples as lists, as the child's answers come back
+    return json.loads(json.dumps(value))  # tuples as lists, as the child's answers come back
 
 
 def _real() -> dict:
@@ -52,8 +52,9 @@ def test_the_table_says_what_this_gpu_answers():
 def test_the_stand_in_answers_as_this_gpu(tmp_path):
     real = _real()
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-c", STANDIN], capture_output=True, text=True, env=env, cwd=ROOT,
-                       timeout=600, check=False)
+    p = subprocess.run(
+        [sys.executable, "-c", STANDIN], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600, check=False
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     standin = json.loads(p.stdout.strip().splitlines()[-1])
     differ = {n: {"gpu": real[n], "stand-in": standin[n]} for n in CASES if standin[n] != real[n]}
