@@ -1,8 +1,8 @@
 """Command line: each command parses its options, calls the jobs and packages, and hands the result
 to its view (irscope/views); main() turns errors into one line and an exit status.
 
-One module per command (dump, lines, report, passes, signature, diff, bench, sweep, recipes, profile). No compiler logic and
-no formatting lives here. Imports of irscope's packages stay inside the commands (this is the command
+One module per command, one command per job (docs/architecture.md's cli/ row lists them). No compiler
+logic and no formatting lives here. Imports of irscope's packages stay inside the commands (this is the command
 boundary), so `irscope --help` loads neither Triton nor torch.
 """
 
