@@ -9,7 +9,6 @@ another release's would, with no env made and no package index asked.
 
 from __future__ import annotations
 
-import ast
 import json
 import sys
 from pathlib import Path
@@ -21,8 +20,6 @@ from tests.helpers import ROOT, VECTOR_ADD, run_cli
 SIG = "*fp32, *fp32, *fp32, i32, 1024"
 F = [str(VECTOR_ADD), "-k", "add_kernel", "-s", SIG, "-t", "cuda:90"]
 PY = sys.executable
-CLI = ROOT / "irscope" / "cli"
-MINE = ("diff.py", "diff_old.py", "diff_options.py", "diff_releases.py", "diff_profiles.py", "frontier.py")
 
 
 def note(old: str, new: str) -> str:
@@ -55,14 +52,7 @@ def dumps(tmp_path_factory) -> dict[str, Path]:
 # ---------------------------------------------------------------- the commands' shape
 
 
-def test_each_command_is_thin():
-    """No module of these commands over 130 lines, no function over 60."""
-    for name in MINE:
-        text = (CLI / name).read_text()
-        assert len(text.splitlines()) <= 130, name
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.FunctionDef):
-                assert node.end_lineno - node.lineno + 1 <= 60, f"{name}: {node.name}"
+# (the commands' size is tests/test_cli_shape.py's, for every module of irscope/cli with one measure)
 
 
 @pytest.mark.parametrize(
