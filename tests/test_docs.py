@@ -5,9 +5,12 @@ the same for the built site; these checks run without MkDocs installed."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import unicodedata
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -119,3 +122,30 @@ def test_docs_hold_no_run_logs_or_raw_records():
     stray = [p.relative_to(ROOT) for p in DOCS.rglob("*") if p.suffix in (".log", ".json")]
     assert stray == []
     assert (ROOT / "benchmarks" / "results" / "history.md").is_file()
+
+
+def test_column_docstrings_become_lists_for_the_api_pages():
+    """docs/hooks/columns.py (the griffe extension mkdocs.yml loads) turns irscope's aligned-column docstrings
+    into Markdown lists and escapes what Markdown would read as emphasis or HTML; prose and examples pass."""
+    pytest.importorskip("griffe", reason="griffe comes with the docs extra (mkdocstrings[python])")
+    spec = importlib.util.spec_from_file_location("columns", DOCS / "hooks" / "columns.py")
+    columns = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(columns)
+    doc = (
+        "Compile one kernel: `irscope dump`.\n\n"
+        "kernel     the @triton.jit function, or the path of its file (then `name`\n"
+        "           picks the kernel)\n"
+        'signature  as --signature: "*fp16:16, i32:16"\n'
+        "the rest as irscope.dump, fn(*args) in __init__.\n\n"
+        "    irscope.dump(k)  -> Dump"
+    )
+    assert columns.columns_to_markdown(doc).split("\n") == [
+        "Compile one kernel: `irscope dump`.",
+        "",
+        "- `kernel`: the @triton.jit function, or the path of its file (then `name` picks the kernel)",
+        '- `signature`: as --signature: "\\*fp16:16, i32:16"',
+        "",
+        "the rest as irscope.dump, fn(\\*args) in \\_\\_init\\_\\_.",
+        "",
+        "    irscope.dump(k)  -> Dump",
+    ]
