@@ -3,7 +3,7 @@ and the process-wide settings, each typed, with its default and a line on what i
 
 This is the only module that reads an IRSCOPE_* variable. Each is read when it is used (`.get()`),
 never at import: the tests (and a user's script, during a capture) set them at run time.
-README.md's "Environment knobs" table lists every knob here (tests/test_knobs.py holds it to that).
+docs/guides/knobs.md's table lists every knob here (tests/test_knobs.py holds it to that).
 
     CACHE_DIR, RECIPES, STANDIN_OP_S, INTERPRET_LAUNCH_S, INTERPRET_TOTAL_S, SMI_FACTS   read by irscope
     TRITON_PROVIDER, TRITON_TUTORIALS    documented here only: setup.py and the tests read them
@@ -191,7 +191,7 @@ def cache_dir() -> Path:
 
 
 def table() -> list[tuple[str, str, str]]:
-    """(name, default, what it does) of every knob and setting: README.md's table."""
+    """(name, default, what it does) of every knob and setting: the table in docs/guides/knobs.md."""
     rows = [
         (
             k.name,

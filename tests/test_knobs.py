@@ -1,4 +1,4 @@
-"""irscope/knobs.py is the one table of knobs: README.md lists each, and no other module reads one."""
+"""irscope/knobs.py is the one table of knobs: docs/guides/knobs.md lists each, and no other module reads one."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from irscope import knobs
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "irscope"
+GUIDE = ROOT / "docs" / "guides" / "knobs.md"
 
 
 def _readme_table() -> list[tuple[str, str, str]]:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("### Environment knobs", 1)[1].split("\n## ", 1)[0]
+    text = GUIDE.read_text()
+    section = text.split("# Environment knobs", 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -25,18 +26,22 @@ def _readme_table() -> list[tuple[str, str, str]]:
     return rows
 
 
-def test_every_knob_is_in_the_readme_table_as_knobs_py_says_it():
+def test_every_knob_is_in_the_guide_table_as_knobs_py_says_it():
     readme = _readme_table()
-    assert readme == knobs.table(), "README.md's 'Environment knobs' table differs from irscope/knobs.py's"
+    assert readme == knobs.table(), "docs/guides/knobs.md's 'Environment knobs' table differs from irscope/knobs.py's"
     names = {name for name, _, _ in readme}
     assert {k.name for k in knobs.KNOBS} | {s.name for s in knobs.SETTINGS} <= names
 
 
-def test_the_knobs_section_comes_right_before_the_layout_of_the_code():
-    text = (ROOT / "README.md").read_text()
-    assert text.index("### Environment knobs") < text.index("## Layout of the code")
-    between = text[text.index("### Environment knobs") : text.index("## Layout of the code")]
+def test_the_knobs_guide_is_the_one_table_under_its_title():
+    """The guide's title comes first and no other heading splits the table (a row under a later heading would
+    be read as part of another section); the README and the other guides link to it rather than copy it."""
+    text = GUIDE.read_text()
+    assert text.startswith("# Environment knobs\n")
+    table_end = text.rindex("\n| ")
+    between = text[:table_end]
     assert "\n## " not in between and between.count("\n### ") == 0
+    assert "(docs/guides/knobs.md)" in (ROOT / "README.md").read_text()
 
 
 def _environ_reads(tree: ast.Module) -> list[tuple[int, str]]:

@@ -231,7 +231,7 @@ def load_module(path: str | Path) -> ModuleType:
             raise BadInput(
                 f"{file}{line}: a TLX kernel, but this Triton ({adapter.triton_version()}) has no "
                 f"triton.language.extra.tlx: TLX comes with Meta's fork (pip install fbtriton, then "
-                f"irscope; see the README)"
+                f"irscope; see docs/guides/installation.md)"
             ) from None
         raise BadInput(f"{file}{line}: importing the file raised {type(e).__name__}: {first}") from e
     return module
