@@ -34,8 +34,24 @@ from irscope.errors import CaptureHookError, IrscopeError
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="irscope")
-def cli():
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the output: auto (on a terminal, unless NO_COLOR is set), always, never.",
+)
+@click.option(
+    "--no-pager",
+    is_flag=True,
+    help="Print long output (--stage) straight to the terminal; else it goes through "
+    "$IRSCOPE_PAGER, $PAGER or less -FRX (never when piped).",
+)
+def cli(color, no_pager):
     """irscope: see and steer what the Triton compiler makes of a kernel."""
+    from irscope.views.console import configure
+
+    configure(color=color, pager=not no_pager, locs=False)
 
 
 for _command in (
@@ -64,6 +80,9 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
         cli.main(args=argv, prog_name="irscope", standalone_mode=False, obj=recorder)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except click.exceptions.NoArgsIsHelpError as e:  # a bare `irscope` (or `irscope recipes`): its help, exit 0
+        click.echo(e.ctx.get_help())
+        sys.exit(0)
     except click.exceptions.Abort:
         click.echo("irscope: aborted", err=True)
         sys.exit(1)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from irscope.compare.diff import hunks
 from irscope.views.bench import bench_json, bench_summary
-from irscope.views.console import console, esc, fmt_bytes, widths
+from irscope.views.console import colour, console, esc, fmt_bytes, widths
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -243,7 +243,7 @@ def print_unified(result: DiffResult, sd: StageDiff, context: int = 3, out=None)
     """unified_lines to `out` (stdout): plain when piped, coloured on a terminal."""
     lines = unified_lines(result, sd, context)
     stream = out or sys.stdout
-    if not stream.isatty():
+    if not colour(stream):
         if lines:
             stream.write("\n".join(lines) + "\n")
         return
