@@ -168,7 +168,9 @@ def run_call(
                 f"it launched: {', '.join(session.rec.filtered_out)}"
             )
         if failure is not None:
-            raise BadInput(f"{name}() raised {stopped} before it launched a Triton kernel{_needs(failure)}") from failure
+            raise BadInput(
+                f"{name}() raised {stopped} before it launched a Triton kernel{_needs(failure)}"
+            ) from failure
         raise BadInput(
             f"{name}() returned without launching a Triton kernel"
             + (f"; {threads_note(threads_left)}" if threads_left else "")
