@@ -155,7 +155,7 @@ PAGER: Knob[str | None] = Knob(
     "IRSCOPE_PAGER",
     None,
     str,
-    "the pager for long output on a terminal (dump/capture --stage), run through the shell; unset: $PAGER, "
+    "the pager for long output on a terminal (dump/capture --stage, diff), run through the shell; unset: $PAGER, "
     "else less (LESS=FRX unless set); '' or cat: none",
 )
 

@@ -135,3 +135,18 @@ def test_stage_hides_locs_unless_asked():
     assert kept.out == Path(json.loads(doc.out)["kernels"][0]["stages"]["ttgir"]).read_text()
     # a stage other than MLIR is never touched
     assert run_cli(*args[:-1], "ptx").out == run_cli(*args[:-1], "ptx", "--locs").out
+
+
+def test_a_diff_goes_through_the_pager_on_a_terminal(tmp_path):
+    paged = tmp_path / "paged.txt"
+    args = ("diff", str(VECTOR_ADD), "--signature", VECTOR_SIG, "--target", "cuda:90")
+    args += ("--a", "num_warps=4", "--b", "num_warps=8", "--stage", "ttgir")
+    code, shown = on_a_terminal(*args, env={"IRSCOPE_PAGER": _recording_pager(paged)})
+    assert code == 1  # the sides differ
+    text = ANSI.sub("", paged.read_text().split("\n", 1)[1])
+    assert '-module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4' in text
+    assert '+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 8' in text
+    assert "num-warps" not in ANSI.sub("", shown)  # the pager had the diff, not the terminal
+    piped = run_cli(*args, env={"IRSCOPE_PAGER": _recording_pager(tmp_path / "never.txt")})
+    assert piped.code == 1 and '+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 8' in piped.out
+    assert not (tmp_path / "never.txt").exists()

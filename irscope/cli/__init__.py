@@ -44,7 +44,7 @@ from irscope.errors import CaptureHookError, IrscopeError
 @click.option(
     "--no-pager",
     is_flag=True,
-    help="Print long output (--stage) straight to the terminal; else it goes through "
+    help="Print long output (--stage, diff) straight to the terminal; else it goes through "
     "$IRSCOPE_PAGER, $PAGER or less -FRX (never when piped).",
 )
 def cli(color, no_pager):

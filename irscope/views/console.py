@@ -98,12 +98,14 @@ class _ToPager(io.TextIOWrapper):
 
 
 @contextlib.contextmanager
-def paged() -> Iterator[None]:
-    """Within it, sys.stdout goes to the pager (`pager_command`) when there is one: run through the shell
-    as git runs it, LESS=FRX unless LESS is set. A pager quit early (q) ends the output quietly."""
-    command = pager_command()
+def paged(out: IO | None = None) -> Iterator[IO | None]:
+    """Long output through the pager (`pager_command`) when it goes to stdout (`out` None or sys.stdout) and
+    there is one: run through the shell as git runs it, LESS=FRX unless LESS is set. Yields where to write:
+    `out` as it is, or the pager's input, which sys.stdout is too within the block. A pager quit early (q)
+    ends the output quietly."""
+    command = pager_command() if out is None or out is sys.stdout else None
     if command is None:
-        yield
+        yield out
         return
     sys.stdout.flush()
     env = dict(os.environ)
@@ -111,13 +113,13 @@ def paged() -> Iterator[None]:
     try:
         proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
     except OSError:
-        yield  # the pager cannot start: the output goes to the terminal as it would without one
+        yield out  # the pager cannot start: the output goes to the terminal as it would without one
         return
     assert proc.stdin is not None
     stream, saved = _ToPager(proc.stdin, encoding="utf-8", errors="replace"), sys.stdout
     sys.stdout = stream
     try:
-        yield
+        yield stream
     except BrokenPipeError:
         pass  # the reader quit before the end
     finally:
