@@ -150,3 +150,13 @@ def test_a_diff_goes_through_the_pager_on_a_terminal(tmp_path):
     piped = run_cli(*args, env={"IRSCOPE_PAGER": _recording_pager(tmp_path / "never.txt")})
     assert piped.code == 1 and '+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 8' in piped.out
     assert not (tmp_path / "never.txt").exists()
+
+
+def test_color_after_the_command_says_where_it_goes():
+    for option, args, hint in (
+        ("--color", ("dump", "--color", "never", "k.py"), "irscope --color never dump ..."),
+        ("--no-pager", ("recipes", "show", "--no-pager", "h100"), "irscope --no-pager recipes show ..."),
+    ):
+        run = run_cli(*args)
+        assert run.code == 2 and run.out == ""
+        assert run.err == f"irscope: error: {option} is an option of irscope itself, given before the command: {hint}\n"

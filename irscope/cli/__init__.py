@@ -91,6 +91,8 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
             raise
         from_click = isinstance(e, click.ClickException)
         message = e.format_message() if isinstance(e, click.ClickException) else str(e)
+        if isinstance(e, click.NoSuchOption) and e.option_name in ("--color", "--no-pager"):
+            message = _before_the_command(e)
         click.echo(f"irscope: error: {message}", err=True)
         sys.exit(2 if from_click else e.exit_code)
     except KeyboardInterrupt:
@@ -105,6 +107,13 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
         )
         click.echo(f"irscope: {what} (run again with --debug for the traceback)", err=True)
         sys.exit(1)
+
+
+def _before_the_command(e: click.NoSuchOption) -> str:
+    """--color or --no-pager after a command: where they go, said with the command typed."""
+    command = e.ctx.command_path.partition(" ")[2] if e.ctx else "COMMAND"
+    value = " never" if e.option_name == "--color" else ""
+    return f"{e.option_name} is an option of irscope itself, given before the command: irscope {e.option_name}{value} {command} ..."
 
 
 if __name__ == "__main__":
