@@ -17,21 +17,28 @@ from irscope.views import console, lexers
 from irscope.views import dump as dump_view
 from tests.helpers import EXAMPLES, MATMUL, MATMUL_SIG16, compile_example
 
-SOFTMAX_SIG = "*fp32, *fp32, i32, i32, i32, i32, 1024, 4"
+PLAIN = ((MATMUL, MATMUL_SIG16), (EXAMPLES / "softmax.py", "*fp32, *fp32, i32, i32, i32, i32, 1024, 4"))
+TMA_SIG = (
+    "tensordesc<fp16[128, 64]>, tensordesc<fp16[256, 64]>, tensordesc<fp16[128, 256]>, "
+    "i32:16, i32:16, i32:16, 128, 256, 64, 8, 132, False, True"
+)
+TMA_SETS = ("num_warps=8", "num_stages=3")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-TARGETS = ("cuda:90", "hip:gfx942")
+TARGETS = ("cuda:90", "hip:gfx942", "cuda:100")
 
 
 @pytest.fixture(scope="module")
 def outputs() -> dict[tuple[str, str, str], str]:
-    """{(example, target, stage): text} of every text stage of matmul and softmax for both targets."""
+    """{(example, target, stage): text} of every text stage of matmul and softmax for cuda:90 and hip:gfx942,
+    and of the TMA matmul for Hopper (wgmma, TMA) and Blackwell (tcgen05, tensor memory)."""
     found = {}
-    for path, sig in ((MATMUL, MATMUL_SIG16), (EXAMPLES / "softmax.py", SOFTMAX_SIG)):
-        for target in TARGETS:
-            art = compile_example(path, sig, target=target)
-            for stage, text in art.stages.items():
-                if isinstance(text, str) and stage != "source":
-                    found[(path.stem, target, stage)] = text
+    compiles = [(path, sig, target, ()) for path, sig in PLAIN for target in ("cuda:90", "hip:gfx942")]
+    compiles += [(EXAMPLES / "tma_matmul.py", TMA_SIG, target, TMA_SETS) for target in ("cuda:90", "cuda:100")]
+    for path, sig, target, sets in compiles:
+        art = compile_example(path, sig, target=target, sets=sets)
+        for stage, text in art.stages.items():
+            if isinstance(text, str) and stage != "source":
+                found[(path.stem, target, stage)] = text
     return found
 
 
@@ -105,6 +112,18 @@ def test_the_ansi_spans_of_a_sass_line(outputs):
     predicated = _line(rendered, "@P0")
     assert "\x1b[94m@P0\x1b[0m" in predicated  # a predicate
     assert "\x1b[94m0x1\x1b[0m" in predicated  # an immediate
+
+
+def test_hopper_and_blackwell_sass(outputs):
+    hopper = _coloured(outputs[("tma_matmul", "cuda:90", "sass")], "sass")
+    line = _line(hopper, "HGMMA.")
+    assert re.search(r"\x1b\[92mHGMMA\.64x\d+x16\.F32[\w.]*\x1b\[0m", line)  # opcode and modifiers: one span
+    assert "\x1b[96mgdesc\x1b[0m" in line
+    blackwell = _coloured(outputs[("tma_matmul", "cuda:100", "sass")], "sass")
+    line = _line(blackwell, "UTCHMMA")
+    for builtin in ("gdesc", "tmem", "idesc"):
+        assert f"\x1b[96m{builtin}\x1b[0m" in line, line
+    assert re.search(r"\x1b\[91mUR\d+\x1b\[0m", line)  # a uniform register
 
 
 def test_the_ansi_spans_of_ptx_amdgcn_and_mlir(outputs):

@@ -63,7 +63,7 @@ class SassLexer(RegexLexer):
             (r"`\([^)\n]*\)", Name.Label),  # a branch target: `(.L_x_1)
             (register, Name.Variable),
             (r"c\[0x[0-9a-fA-F]+\]\[0x[0-9a-fA-F]+\]", Name.Builtin),  # a constant bank
-            (r"g?desc(?=\[)", Name.Builtin),
+            (r"(?:g?desc|idesc|tmem)(?=\[)", Name.Builtin),  # descriptors, tensor memory: desc[UR4], tmem[UR8]
             (r"[-+]?(?:INF|QNAN|NAN)\b", Number.Float),
             *_NUMBERS,
             (r"[-+|!~]", Operator),
