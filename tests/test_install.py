@@ -135,3 +135,16 @@ def test_search_and_clocks_name_their_extras(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", None)
     reader, why = clocks.nvml_reader()
     assert reader is None and "pip install 'irscope[nvml]'" in why
+
+
+def test_timing_without_torch_says_to_install_it():
+    args = (
+        "bench",
+        str(VECTOR_ADD),
+        "--args",
+        "x_ptr=randn(4096, fp32), y_ptr=randn(4096, fp32), out_ptr=empty(4096, fp32), n_elements=4096, BLOCK_SIZE=1024",
+        "--grid",
+        "4",
+    )
+    line = _one_line_error(without(("torch", "functorch"), *args))
+    assert "torch is not installed here (pip install torch: the build for this GPU)" in line

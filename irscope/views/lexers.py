@@ -8,7 +8,7 @@ small; tests/test_lexers.py runs them over real output of every stage and finds 
 Token choices (rich's ansi_dark theme colours them): an instruction's opcode is Name.Function, a
 register Name.Variable, a predicate Keyword, a directive Keyword.Pseudo, a label Name.Label, an
 immediate Number, a SASS constant bank `c[0x0][0x28]` Name.Builtin, SASS's `/*0040*/` offset one Comment.Special, MLIR's `loc(...)` one Comment span.
-`lexer(stage)` gives the lexer for a stage (stages.py's `lexer` column names it).
+`lexer(name)` gives the lexer stages.py's `lexer` column names for a stage.
 """
 
 from __future__ import annotations
