@@ -160,3 +160,27 @@ def test_color_after_the_command_says_where_it_goes():
         run = run_cli(*args)
         assert run.code == 2 and run.out == ""
         assert run.err == f"irscope: error: {option} is an option of irscope itself, given before the command: {hint}\n"
+
+
+def test_the_default_pager_is_less_where_installed(monkeypatch, tmp_path):
+    from irscope.views import console
+
+    class Terminal:
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    for name in ("IRSCOPE_PAGER", "PAGER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(console.DISPLAY, "pager", True)
+    monkeypatch.setattr("shutil.which", lambda name: f"/usr/bin/{name}")
+    assert console.pager_command() == "less"
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    assert console.pager_command() is None  # no less: straight to the terminal, not into a missing pager
+    monkeypatch.setenv("PAGER", "most")
+    assert console.pager_command() == "most"
+    monkeypatch.setenv("IRSCOPE_PAGER", "cat")
+    assert console.pager_command() is None
+    monkeypatch.setattr(console.DISPLAY, "pager", False)  # --no-pager
+    monkeypatch.delenv("IRSCOPE_PAGER")
+    assert console.pager_command() is None

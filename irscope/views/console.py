@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -80,13 +81,15 @@ def console(stderr: bool = False, file=None) -> Console:
 
 
 def pager_command() -> str | None:
-    """The pager for long output on a terminal: $IRSCOPE_PAGER, else $PAGER, else less; None where
-    --no-pager was given, stdout is not a terminal, or the pager is set to '' or 'cat' (as git)."""
+    """The pager for long output on a terminal: $IRSCOPE_PAGER, else $PAGER, else less where installed;
+    None where --no-pager was given, stdout is not a terminal, or the pager is set to '' or 'cat' (as git)."""
     if not (DISPLAY.pager and sys.stdout.isatty()):
         return None
     command = knobs.PAGER.get()
     if command is None:
-        command = os.environ.get("PAGER", DEFAULT_PAGER)
+        command = os.environ.get("PAGER")
+    if command is None:  # the default only where it is installed: else the output would go nowhere
+        return DEFAULT_PAGER if shutil.which(DEFAULT_PAGER) else None
     return None if command.strip() in ("", "cat") else command
 
 
