@@ -38,6 +38,7 @@ def _other_triton_provider() -> str:
 DEPENDENCIES = [
     "click>=8.1",                         # command-line parsing
     "rich>=13",                           # tables and syntax colouring on a terminal
+    "pygments>=2.16",                     # the lexers of --stage's colours (views/lexers.py; rich brings it too)
     "tomli>=2; python_version < '3.11'",  # recipes are TOML (tomllib from 3.11)
 ]
 

@@ -5,7 +5,7 @@ This is the only module that reads an IRSCOPE_* variable. Each is read when it i
 never at import: the tests (and a user's script, during a capture) set them at run time.
 docs/guides/knobs.md's table lists every knob here (tests/test_knobs.py holds it to that).
 
-    CACHE_DIR, RECIPES, STANDIN_OP_S, INTERPRET_LAUNCH_S, INTERPRET_TOTAL_S, SMI_FACTS   read by irscope
+    CACHE_DIR, RECIPES, STANDIN_OP_S, INTERPRET_LAUNCH_S, INTERPRET_TOTAL_S, SMI_FACTS, PAGER   read by irscope
     TRITON_PROVIDER, TRITON_TUTORIALS    documented here only: setup.py and the tests read them
     LOAD_TIMEOUT                          a process-wide setting (the CLI's --load-timeout), not the env
 """
@@ -151,6 +151,14 @@ TRITON_TUTORIALS: Knob[Path | None] = Knob(
     "the tests",
 )
 
+PAGER: Knob[str | None] = Knob(
+    "IRSCOPE_PAGER",
+    None,
+    str,
+    "the pager for long output on a terminal (dump/capture --stage, diff), run through the shell; unset: $PAGER, "
+    "else less (LESS=FRX unless set); '' or cat: none",
+)
+
 RELEASES: Knob[tuple[str, ...]] = Knob(
     "IRSCOPE_RELEASES",
     (),
@@ -167,6 +175,7 @@ KNOBS: tuple[Knob, ...] = (
     INTERPRET_LAUNCH_S,
     INTERPRET_TOTAL_S,
     SMI_FACTS,
+    PAGER,
     TRITON_PROVIDER,
     TRITON_TUTORIALS,
     RELEASES,

@@ -30,7 +30,7 @@ class Stage:
     language: str  # python, mlir, llvm, ptx, sass, amdgcn, binary: keys normalisers and parsers
     text: bool  # a text file (False: a binary, read as bytes, never diffed or printed as text)
     triton_key: str | None  # its key in CompiledKernel.asm; None: not one of Triton's outputs
-    lexer: str | None = None  # the terminal's syntax colouring (a pygments lexer name)
+    lexer: str | None = None  # the terminal's syntax colouring: views/lexers.py's name (python: Pygments')
     page: str | None = None  # the report page's highlighter (report.js languages); None: plain text
     pinnable: bool = False  # pins may edit it: Triton can compile onward from an edited file of it
     passes: bool = False  # Triton runs an MLIR pass pipeline in it: its output is the IR after its last pass
@@ -42,7 +42,7 @@ class Stage:
 
 ROWS: tuple[Stage, ...] = (
     Stage("source", "the kernel's Python source", None, "python", True, None, lexer="python", page="python"),
-    Stage("frontend", "Python -> TTIR (frontend)", None, "mlir", True, "source", lexer="llvm", page="mlir"),
+    Stage("frontend", "Python -> TTIR (frontend)", None, "mlir", True, "source", lexer="mlir", page="mlir"),
     Stage(
         "ttir",
         "TTIR optimisation",
@@ -50,13 +50,13 @@ ROWS: tuple[Stage, ...] = (
         "mlir",
         True,
         "ttir",
-        lexer="llvm",
+        lexer="mlir",
         page="mlir",
         pinnable=True,
         passes=True,
         mapped=True,
     ),
-    Stage("glir", "Gluon IR", None, "mlir", True, "glir", lexer="llvm", page="mlir", mapped=True, gluon=True),
+    Stage("glir", "Gluon IR", None, "mlir", True, "glir", lexer="mlir", page="mlir", mapped=True, gluon=True),
     Stage(
         "ttgir",
         "TTIR -> TTGIR (layouts, pipelining)",
@@ -64,7 +64,7 @@ ROWS: tuple[Stage, ...] = (
         "mlir",
         True,
         "ttgir",
-        lexer="llvm",
+        lexer="mlir",
         page="mlir",
         pinnable=True,
         passes=True,
@@ -93,7 +93,7 @@ ROWS: tuple[Stage, ...] = (
         "sass",
         True,
         None,
-        lexer="nasm",
+        lexer="sass",
         page="sass",
         mapped=True,
         isa="native",
@@ -105,7 +105,7 @@ ROWS: tuple[Stage, ...] = (
         "amdgcn",
         True,
         "amdgcn",
-        lexer="gas",
+        lexer="amdgcn",
         page="amdgcn",
         mapped=True,
         isa="native",

@@ -61,6 +61,7 @@ LAZY = {
         "irscope.views.dump": "the dump's views, only to render what the direct mode served",
         "irscope.views.console": "the console a served dump's summary renders into",
     },
+    "irscope.views.dump": {"irscope.views.lexers": "Pygments and the stages' lexers, only to print a stage in colour"},
     "irscope.entry": {
         "irscope.cli": "click and every command, only when the cache's direct mode cannot serve, "
         "or to render a served passes or lines on a terminal"

@@ -112,7 +112,7 @@ def run_script(  # noqa: PLR0913
             raise BadInput(f"{script}: {outside} before the script launched a Triton kernel; nothing written")
         if raised:
             raise BadInput(
-                f"{script}: the script {_stop_phrase(stopped)} before it launched a Triton kernel"
+                f"{script}: the script {_stop_phrase(stopped)} before it launched a Triton kernel{_needs(failure)}"
             ) from failure  # --debug shows the script's traceback under irscope's
         if threads_left:
             raise BadInput(
@@ -168,7 +168,9 @@ def run_call(
                 f"it launched: {', '.join(session.rec.filtered_out)}"
             )
         if failure is not None:
-            raise BadInput(f"{name}() raised {stopped} before it launched a Triton kernel") from failure
+            raise BadInput(
+                f"{name}() raised {stopped} before it launched a Triton kernel{_needs(failure)}"
+            ) from failure
         raise BadInput(
             f"{name}() returned without launching a Triton kernel"
             + (f"; {threads_note(threads_left)}" if threads_left else "")
@@ -408,6 +410,17 @@ def script_traceback(e: BaseException, script: Path) -> str:
     for _ in range(first):
         tb = tb.tb_next if tb is not None else None
     return "".join(traceback.format_exception(type(e), e, tb)).rstrip("\n")
+
+
+CPU_TORCH = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+
+
+def _needs(failure: BaseException | None) -> str:
+    """Where the script stopped on a missing torch, which torch to install (irscope has no `capture` extra:
+    PyPI's torch for Linux is the multi-GB CUDA build, and an extra cannot name another index)."""
+    if isinstance(failure, ModuleNotFoundError) and (failure.name or "").split(".")[0] == "torch":
+        return f"; capture runs the script, which needs torch (without a GPU, its CPU build: {CPU_TORCH})"
+    return ""
 
 
 def _stop_phrase(stopped: str | None) -> str:

@@ -34,8 +34,24 @@ from irscope.errors import CaptureHookError, IrscopeError
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="irscope")
-def cli():
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the output: auto (on a terminal, unless NO_COLOR is set), always, never.",
+)
+@click.option(
+    "--no-pager",
+    is_flag=True,
+    help="Print long output (--stage, diff) straight to the terminal; else it goes through "
+    "$IRSCOPE_PAGER, $PAGER or less -FRX (never when piped).",
+)
+def cli(color, no_pager):
     """irscope: see and steer what the Triton compiler makes of a kernel."""
+    from irscope.views.console import configure
+
+    configure(color=color, pager=not no_pager, locs=False)
 
 
 for _command in (
@@ -64,6 +80,9 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
         cli.main(args=argv, prog_name="irscope", standalone_mode=False, obj=recorder)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except click.exceptions.NoArgsIsHelpError as e:  # a bare `irscope` (or `irscope recipes`): its help, exit 0
+        click.echo(e.ctx.get_help())
+        sys.exit(0)
     except click.exceptions.Abort:
         click.echo("irscope: aborted", err=True)
         sys.exit(1)
@@ -72,6 +91,8 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
             raise
         from_click = isinstance(e, click.ClickException)
         message = e.format_message() if isinstance(e, click.ClickException) else str(e)
+        if isinstance(e, click.NoSuchOption) and e.option_name in ("--color", "--no-pager"):
+            message = _before_the_command(e)
         click.echo(f"irscope: error: {message}", err=True)
         sys.exit(2 if from_click else e.exit_code)
     except KeyboardInterrupt:
@@ -86,6 +107,13 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
         )
         click.echo(f"irscope: {what} (run again with --debug for the traceback)", err=True)
         sys.exit(1)
+
+
+def _before_the_command(e: click.NoSuchOption) -> str:
+    """--color or --no-pager after a command: where they go, said with the command typed."""
+    command = e.ctx.command_path.partition(" ")[2] if e.ctx else "COMMAND"
+    value = " never" if e.option_name == "--color" else ""
+    return f"{e.option_name} is an option of irscope itself, given before the command: irscope {e.option_name}{value} {command} ..."
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from irscope.cli.options import STAGE_CHOICES, script_options
+from irscope.cli.options import LOCS_OPTION, STAGE_CHOICES, script_options
 
 
 def capture_flags(hidden: bool):
@@ -60,6 +60,7 @@ def capture_flags(hidden: bool):
 @click.command()
 @script_options
 @click.option("--stage", type=click.Choice(STAGE_CHOICES), help="Print this stage of each dump instead of the summary.")
+@LOCS_OPTION
 @click.option("--passes", "with_passes", is_flag=True, help="Also record the IR after every MLIR pass.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead of the summary.")
 @capture_flags(hidden=False)

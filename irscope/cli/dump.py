@@ -7,13 +7,14 @@ from pathlib import Path
 import click
 
 from irscope.cli.capture import capture_flags, run_capture, write_report
-from irscope.cli.options import STAGE_CHOICES, recorder, spec_options
+from irscope.cli.options import LOCS_OPTION, STAGE_CHOICES, recorder, spec_options
 from irscope.errors import BadInput
 
 
 @click.command(context_settings={"allow_extra_args": True})  # ARGS after --: the old spelling of capture
 @spec_options
 @click.option("--stage", type=click.Choice(STAGE_CHOICES), help="Print this stage to stdout instead of the summary.")
+@LOCS_OPTION
 @click.option("--passes", "with_passes", is_flag=True, help="Also record the IR after every MLIR pass.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead of the summary.")
 @click.option(

@@ -23,6 +23,21 @@ LOAD_TIMEOUT_OPTION = click.option(
 )
 
 
+def _keep_locs(ctx, param, value):
+    from irscope.views.console import configure
+
+    configure(locs=value)
+
+
+LOCS_OPTION = click.option(
+    "--locs",
+    is_flag=True,
+    expose_value=False,
+    callback=_keep_locs,
+    help="With --stage: keep the loc(...) locations of an MLIR stage (TTIR, TTGIR), hidden by default.",
+)
+
+
 def spec_options(f):
     """The options every command that compiles a kernel shares: the command receives them as `request` (one
     jobs.Request) and `variants` (the --variant names, in order)."""

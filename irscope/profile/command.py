@@ -66,7 +66,9 @@ def require_gpu(target: Any) -> None:
     """A profile measures a launch: no GPU is one line (exit 2), never a simulation; and the kernel must be
     compiled for this GPU (a --target of another chip would profile nothing, or the wrong binary)."""
     if importlib.util.find_spec("torch") is None:
-        raise BadInput("profile needs a GPU and torch: torch is not installed here")
+        raise BadInput(
+            "profile needs a GPU and torch: torch is not installed here (pip install torch: the build for this GPU)"
+        )
     if not local_gpu_present():
         raise BadInput(
             "profile needs a GPU: no CUDA device is visible on this machine (irscope profile DIR shows "

@@ -93,7 +93,7 @@ def available(strategy: str) -> tuple[str, str]:
         )
     if strategy == "optuna-cmaes" and importlib.util.find_spec("cmaes") is None:  # Optuna's CMA-ES runs on it
         return "optuna", (
-            "--search optuna-cmaes needs the cmaes package (pip install cmaes), which is not installed: "
+            "--search optuna-cmaes needs the cmaes package (pip install 'irscope[search]'), which is not installed: "
             "searching with --search optuna (TPE) instead"
         )
     return strategy, ""

@@ -91,7 +91,9 @@ def require_gpu() -> None:
     Asked without importing torch (seconds): the timing process imports it, in parallel.
     """
     if importlib.util.find_spec("torch") is None:
-        raise BadInput("timing needs a GPU and torch: torch is not installed here")
+        raise BadInput(
+            "timing needs a GPU and torch: torch is not installed here (pip install torch: the build for this GPU)"
+        )
     if not local_gpu_present():
         raise BadInput(
             "timing needs a GPU: no CUDA/ROCm device is visible on this machine "

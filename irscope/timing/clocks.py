@@ -38,7 +38,7 @@ def nvml_reader(device_index: int = 0, uuid: str | None = None) -> tuple[Callabl
     try:
         import pynvml
     except ImportError:
-        return None, "clocks not watched: nvidia-ml-py (pynvml) is not installed"
+        return None, "clocks not watched: nvidia-ml-py (pynvml) is not installed (pip install 'irscope[nvml]')"
     try:
         pynvml.nvmlInit()
         handle = None

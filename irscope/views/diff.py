@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from irscope.compare.diff import hunks
 from irscope.views.bench import bench_json, bench_summary
-from irscope.views.console import console, esc, fmt_bytes, widths
+from irscope.views.console import colour, console, esc, fmt_bytes, paged, widths
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -243,7 +243,7 @@ def print_unified(result: DiffResult, sd: StageDiff, context: int = 3, out=None)
     """unified_lines to `out` (stdout): plain when piped, coloured on a terminal."""
     lines = unified_lines(result, sd, context)
     stream = out or sys.stdout
-    if not stream.isatty():
+    if not colour(stream):
         if lines:
             stream.write("\n".join(lines) + "\n")
         return
@@ -455,7 +455,8 @@ def render(result: DiffResult, view: DiffView, timed: BenchReport | None = None,
     (The --html page is the command's: cli/diff_options.show, the one place a diff is shown.)"""
     if view.as_json:
         print(diff_json_with_timing(result, view.context, timed), file=out or sys.stdout, flush=True)
-    else:
+        return 0 if result.equal else 1
+    with paged(out) as out:  # on a terminal, through the pager (the stages' diffs run long)
         diff_summary(result, out=console(file=out))
         if result.by_line is not None:
             by_line_summary(result, out=out)

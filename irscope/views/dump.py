@@ -8,6 +8,7 @@ same summary; `irscope diff` and `irscope passes` have their own views.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from irscope import artifacts, stages
 from irscope.kernel.hardware import TARGET_CHIP, for_target
 from irscope.records import Manifest
-from irscope.views.console import console, esc, fmt_bytes, widths
+from irscope.views.console import DISPLAY, colour, console, esc, fmt_bytes, paged, widths
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -34,6 +35,8 @@ SHOWN_OPTIONS = (
     "enable_fp_fusion",
 )
 LEXERS = stages.column("lexer")
+MLIR = frozenset(stages.names(language="mlir"))  # the stages whose loc(...) --stage hides without --locs
+_LOC_DEFINITION = re.compile(r"#loc\d*\s*=\s*loc\(.*\)\s*")
 PIN_STATUS_STYLE = {
     "ok": "green",
     "no effect": "yellow",
@@ -267,21 +270,78 @@ def machinery_lines(mach: dict[str, Any]) -> list[str]:
 
 
 def print_stage(results: list[DumpResult], stage: str) -> None:
-    """One stage to stdout: syntax-coloured on a terminal, plain bytes when piped."""
+    """One stage to stdout, through the pager on a terminal: syntax-coloured where output is coloured,
+    plain text otherwise; an MLIR stage without its loc(...) unless --locs was given."""
     many = len(results) > 1
-    for r in results:
-        text = artifacts.read_stage(r.folder, r.manifest, stage)
-        if many:
-            sys.stdout.write(f"// ===== {r.manifest['kernel']} ({r.manifest['target']}) =====\n")
-        if isinstance(text, bytes):  # a binary stage (cubin, hsaco): its bytes as they are
-            sys.stdout.flush()
-            sys.stdout.buffer.write(text)
-        elif sys.stdout.isatty():
-            from rich.syntax import Syntax
+    with paged():
+        for r in results:
+            text = artifacts.read_stage(r.folder, r.manifest, stage)
+            if many:
+                sys.stdout.write(f"// ===== {r.manifest['kernel']} ({r.manifest['target']}) =====\n")
+            if isinstance(text, bytes):  # a binary stage (cubin, hsaco): its bytes as they are
+                sys.stdout.flush()
+                sys.stdout.buffer.write(text)
+                continue
+            if stage in MLIR and not DISPLAY.locs:
+                text = without_locs(text)
+            if colour():
+                print_coloured(text, stage)
+            else:
+                sys.stdout.write(text)
 
-            console().print(Syntax(text, LEXERS.get(stage, "llvm"), theme="ansi_dark", background_color="default"))
-        else:
-            sys.stdout.write(text)
+
+def print_coloured(text: str, stage: str) -> None:
+    """A stage's text coloured by its lexer (views/lexers.py), byte for byte the text otherwise: tabs
+    and long lines as they are (rich's rendering would expand the one and the terminal wraps the other)."""
+    from rich.color import ColorSystem
+    from rich.syntax import Syntax
+
+    from irscope.views.lexers import lexer
+
+    highlighted = Syntax(text, lexer(str(LEXERS.get(stage, "mlir"))), theme="ansi_dark").highlight(text)
+    highlighted.rstrip()  # highlight() ends the text with a newline of its own
+    write = sys.stdout.write
+    for segment in highlighted.render(console(), end=""):
+        style = segment.style if segment.text.strip() else None  # spaces and newlines plain: a line's codes end on it
+        write(style.render(segment.text, color_system=ColorSystem.STANDARD) if style else segment.text)
+    write(text[len(text.rstrip("\n")) :])
+
+
+def without_locs(text: str) -> str:
+    """MLIR text without its locations: each ` loc(...)` (nested parentheses and quoted text within it)
+    and each `#locN = loc(...)` line that defines one."""
+    kept = []
+    for line in text.splitlines(keepends=True):
+        if _LOC_DEFINITION.fullmatch(line):
+            continue
+        kept.append(_strip_locs(line))
+    return "".join(kept)
+
+
+def _strip_locs(line: str) -> str:
+    out, i = [], 0
+    while (start := line.find(" loc(", i)) >= 0:
+        out.append(line[i:start])
+        depth, j, quoted = 0, start + 4, False
+        while j < len(line):
+            ch = line[j]
+            if quoted:
+                quoted = ch != '"' or line[j - 1] == "\\"
+            elif ch == '"':
+                quoted = True
+            elif ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        if depth != 0:  # not a whole loc(...) on this line: kept as it is
+            out.append(line[start:])
+            return "".join(out)
+        i = j + 1
+    out.append(line[i:])
+    return "".join(out)
 
 
 def as_json(results: list[DumpResult]) -> str:

@@ -75,6 +75,7 @@ def csp(js: str, css: str) -> str:
 
 def render(model: dict[str, Any]) -> str:
     """The page for a model of kind "dumps", "diff" or "sweep"."""
+    output.require_jinja2("the HTML report")
     import jinja2
 
     env = jinja2.Environment(
