@@ -310,8 +310,7 @@
     });
     box.appendChild(svg);
     box.appendChild(el("div", "note", "In a cell: the big number is the lane (the thread within its warp; thread = warp × " + c.lanes +
-      " + lane), the small r-number the register of that thread" + (size >= 24 ? "" : " (shown when the cells are large enough; hover a cell)") +
-      ". " + plural(c.warps, "warp") + " × " + plural(c.lanes, "lane") + " × " + plural(c.regs, "register") + "."));
+      " + lane), the small r-number the register of that thread" + (size >= 24 ? "" : " (shown when the cells are large enough; hover a cell)") + "."));
     return box;
   }
   function drawLayouts(d, section) {
