@@ -287,3 +287,26 @@ def test_capture_of_autotune_configs_in_the_picker(browser, tmp_path):
         assert "GROUP_SIZE_M" not in text  # the same in every config: not what tells them apart
     assert errors == []
     pg.close()
+
+
+@needs_browser
+def test_a_link_scrolls_the_wrapped_python_pane_to_its_line(browser, pages, dumps):
+    """The Python pane draws every line (wrapped), so a link from a SASS line scrolls it by the row's own
+    place: the highlighted line is on screen."""
+    pg, errors = _open(browser, pages["report"], height=520)
+    smap = json.loads((dumps[3] / "map.json").read_text())
+    store = next(e for e in smap["lines"] if "tl.store(" in e["text"])
+    sass_line = store["stages"]["sass"]["at"][0]
+    pg.evaluate(f"""() => {{ const s = document.querySelector("#d0 .pane[data-pane='2'] .scroller");
+                           s.scrollTop = {(sass_line - 5) * 18}; s.dispatchEvent(new Event('scroll')); }}""")
+    pg.wait_for_selector(f"#d0 .pane[data-pane='2'] .ln[data-n='{sass_line}']")
+    pg.click(f"#d0 .pane[data-pane='2'] .ln[data-n='{sass_line}']")
+    src = pg.locator("#d0 .pane[data-pane='0']")
+    first = int(src.get_attribute("data-hl-lines").split(",")[0])
+    scroller = src.locator(".scroller")
+    assert scroller.evaluate("s => s.scrollTop") > 0  # it had to scroll: the store is near the end
+    row, box = src.locator(f".ln[data-n='{first}']").bounding_box(), scroller.bounding_box()
+    assert box["y"] <= row["y"] and row["y"] + row["height"] <= box["y"] + box["height"]
+    assert "tl.store(" in src.locator(".ln.hl .code").first.inner_text()
+    assert errors == []
+    pg.close()
