@@ -310,3 +310,28 @@ def test_a_link_scrolls_the_wrapped_python_pane_to_its_line(browser, pages, dump
     assert "tl.store(" in src.locator(".ln.hl .code").first.inner_text()
     assert errors == []
     pg.close()
+
+
+def test_timed_sweep_lists_the_winner_first_and_medians_in_us():
+    from types import SimpleNamespace as t
+
+    from irscope.report import pages as report_pages
+    from irscope.sweep.configs import Config
+    from irscope.views import report as view
+
+    configs = [
+        Config(i, f"num_warps={w}", {"num_warps": w}, None, None, status="ok", stats={"registers": 100 + i})
+        for i, w in enumerate((2, 4, 8, 16))
+    ]
+    medians = {"num_warps=2": 0.0312, "num_warps=4": 0.0205, "num_warps=8": 0.0121}  # ms; 16 was not timed
+    timing = t(
+        rows={k: t(median_ms=v, vs_winner=v / 0.0205) for k, v in medians.items()},
+        winner=t(name="num_warps=4"),  # the winner of the final rounds, though 8 had the lower first median
+        notes=[],
+    )
+    m = report_pages.sweep_model(configs, timing, "matmul_kernel on cuda:90")
+    assert m["title"] == "matmul_kernel on cuda:90 · num_warps"
+    label, median = m["columns"].index("config"), m["columns"].index("median")
+    assert [r["cells"][label] for r in m["rows"]] == ["num_warps=4", "num_warps=8", "num_warps=2", "num_warps=16"]
+    html = view.render(m)
+    assert '<td data-v="20.5" class="num">20.5 us</td>' in html and m["rows"][0]["cells"][median] == 20.5
