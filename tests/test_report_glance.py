@@ -153,6 +153,12 @@ def test_picker_options_tell_configs_apart(browser, pages):
     pg, errors = _open(browser, pages["report"])
     options = pg.locator("#dump-pick option").all_inner_texts()
     assert len(set(options)) == 2 and [o.rsplit(" · ", 1)[-1] for o in options] == ["num_stages=3", "num_stages=4"]
+    # num_stages=4: one block per SM, said so on its occupancy card
+    pg.select_option("#dump-pick", index=1)
+    pg.click("#d1 nav.tabs button[data-tab='figures']")
+    card = pg.locator("#d1 .card", has=pg.locator(".l", has_text="occupancy"))
+    assert card.locator(".d").inner_text().startswith("1 block, 4 warps per SM;")
+    assert "1 blocks" not in pg.locator("body").inner_text()
     assert errors == []
     pg.close()
 
