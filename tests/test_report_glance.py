@@ -341,3 +341,28 @@ def test_timed_sweep_lists_the_winner_first_and_medians_in_us():
     assert [r["cells"][label] for r in m["rows"]] == ["num_warps=4", "num_warps=8", "num_warps=2", "num_warps=16"]
     html = view.render(m)
     assert '<td data-v="20.5" class="num">20.5 us</td>' in html and m["rows"][0]["cells"][median] == 20.5
+
+
+def test_cross_target_diff_title_and_inputs_as_the_terminal(tmp_path):
+    """cuda:90 against hip:gfx942: the title names the targets, the inputs table leaves out the options of
+    one backend only (as irscope diff's summary does) and says how many it left out."""
+    from irscope import artifacts
+    from irscope.compare import diff
+    from irscope.compare.sides import load_side
+    from irscope.report import pages as report_pages
+    from irscope.views import report as view
+    from tests.helpers import VECTOR_ADD
+
+    sig = "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024"
+    a, b = (
+        artifacts.write(compile_example(VECTOR_ADD, sig, target=t), tmp_path / t.replace(":", ""))
+        for t in ("cuda:90", "hip:gfx942")
+    )
+    result = diff.compare(load_side("a", a), load_side("b", b))
+    m = report_pages.diff_model(result)
+    assert m["title"] == "add_kernel: cuda:90 vs hip:gfx942"
+    one_sided = [d for d in result.inputs if d.a is None or d.b is None]
+    assert one_sided and m["inputs_left_out"] == len(one_sided)
+    assert all(a is not None and b is not None for _, a, b in m["inputs"])
+    html = view.render(m)
+    assert f"{len(one_sided)} options of one backend only left out" in html

@@ -127,18 +127,28 @@ def _what(name: str, v: Any) -> str:
     return f"no {key}" if v is None else f"{key}={v}"
 
 
-def title_inputs(a: Side, b: Side, inputs: list[Any]) -> list[tuple[str, Any, Any]]:
-    """What went in differently, as the title names it: the kernel's arguments one by one where the
-    signatures differ (BLOCK_M=128 vs BLOCK_M=64, not two signatures), options of one backend only left
-    out unless set by the user (as the terminal's summary does)."""
+def shown_inputs(a: Side, b: Side, inputs: list[Any]) -> list[Any]:
+    """The inputs a person compares: options of one backend only (a cross-target diff) left out unless
+    the user set them, as the terminal's summary leaves them out."""
     user = set(a.manifest.get("user_options") or {}) | set(b.manifest.get("user_options") or {})
+    return [d for d in inputs if (d.a is not None and d.b is not None) or d.name.split(".", 1)[-1] in user]
+
+
+def title_inputs(a: Side, b: Side, inputs: list[Any]) -> list[tuple[str, Any, Any]]:
+    """What went in differently, as the title names it: what was chosen (the target, the file, Triton,
+    the environment, options the user set; not the options that follow from the target's defaults, when
+    something chosen differs), with the kernel's arguments one by one where the signatures differ
+    (BLOCK_M=128 vs BLOCK_M=64, not two signatures)."""
+    user = set(a.manifest.get("user_options") or {}) | set(b.manifest.get("user_options") or {})
+    shown = shown_inputs(a, b, inputs)
+    chosen = [d for d in shown if not d.name.startswith("options.") or d.name.split(".", 1)[1] in user]
     out: list[tuple[str, Any, Any]] = []
     args_a, args_b = a.manifest.get("args") or {}, b.manifest.get("args") or {}
-    for d in inputs:
+    for d in chosen or shown:
         if d.name == "signature" and args_a and args_b:
-            out += [(k, args_a.get(k), args_b.get(k)) for k in dict.fromkeys([*args_a, *args_b])]
-            out = [x for x in out if x[1] != x[2]]
-        elif (d.a is not None and d.b is not None) or d.name.split(".", 1)[-1] in user:
+            keys = dict.fromkeys([*args_a, *args_b])
+            out += [(k, args_a.get(k), args_b.get(k)) for k in keys if args_a.get(k) != args_b.get(k)]
+        else:
             out.append((d.name, d.a, d.b))
     return out
 
@@ -200,7 +210,8 @@ def diff_model(result: DiffResult) -> dict[str, Any]:
         "equal": result.equal,
         "normalized": result.normalized,
         "sources_differ": result.sources_differ,
-        "inputs": [[d.name, _value(d.a), _value(d.b)] for d in result.inputs],
+        "inputs": [[d.name, _value(d.a), _value(d.b)] for d in shown_inputs(result.a, result.b, result.inputs)],
+        "inputs_left_out": len(result.inputs) - len(shown_inputs(result.a, result.b, result.inputs)),
         "stats": [[d.name, _value(d.a), _value(d.b), _direction(d.a, d.b)] for d in result.stats.deltas],
         "stages": stages,
         "passes": passes,
