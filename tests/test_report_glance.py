@@ -366,3 +366,21 @@ def test_cross_target_diff_title_and_inputs_as_the_terminal(tmp_path):
     assert all(a is not None and b is not None for _, a, b in m["inputs"])
     html = view.render(m)
     assert f"{len(one_sided)} options of one backend only left out" in html
+
+
+@needs_browser
+def test_python_pane_follows_a_narrower_window(browser, pages):
+    pg, errors = _open(browser, pages["report"])
+    src = pg.locator("#d0 .pane[data-pane='0']")
+    wide = src.bounding_box()["width"]
+    pg.set_viewport_size({"width": 900, "height": 900})
+    pg.wait_for_function("() => document.querySelector('#d0 .pane[data-pane=\"0\"]').offsetWidth < 600")
+    panes = pg.locator("#d0 .panes")
+    narrow = src.bounding_box()["width"]
+    assert narrow < wide
+    for i in (1, 2):  # the stage panes keep room to be read
+        assert pg.locator(f"#d0 .pane[data-pane='{i}']").bounding_box()["width"] >= 190
+    assert panes.evaluate("p => p.scrollWidth <= p.clientWidth")  # the three panes still fit side by side
+    assert src.locator(".scroller").evaluate("s => s.scrollWidth <= s.clientWidth")
+    assert errors == []
+    pg.close()

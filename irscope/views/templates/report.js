@@ -257,6 +257,11 @@
       srcWidth(section, (+box.dataset.srcW || 480) + step); pane.rendered = null; pane.render();
     });
     bar.addEventListener("dblclick", function () { delete box.dataset.userSized; fitSource(section, pane); });
+    window.addEventListener("resize", function () {   // a narrower window: fitted again, or the user's width kept within it
+      if (!box.clientWidth) return;
+      if (box.dataset.userSized) srcWidth(section, +box.dataset.srcW || 480); else fitSource(section, pane);
+      pane.rendered = null; pane.render();
+    });
   }
 
   function setupPasses(d, section) {
