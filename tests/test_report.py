@@ -386,7 +386,8 @@ def test_sweep_page_sorts(browser, tmp_path):
         for i, (w, s) in enumerate(zip((4, 8, 2), stats))
     ]
     m = pages.sweep_model(configs)
-    assert [r["cells"][m["columns"].index("static rank")] for r in m["rows"]] == [2, 1, 3]
+    # best first: static rank 1 (num_warps=8) leads
+    assert [r["cells"][m["columns"].index("static rank")] for r in m["rows"]] == [1, 2, 3]
     path = output.write_page(tmp_path / "sweep.html", view.render(m))
     p = Page(browser, path)
     pg = p.page

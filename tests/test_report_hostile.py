@@ -450,8 +450,8 @@ def test_report_page_runs_nothing_from_the_folder(browser, hostile):
     assert p.text("#d0 .meta b") == [a["manifest"]["kernel"]]
     meta = p.text("#d0 > .meta")[0]
     assert a["manifest"]["target"] in meta and a["manifest"]["triton_version"] in meta
-    assert p.text("#d0 > .note.mono") == [a["manifest"]["signature"]]
-    notes = p.text("#d0 > .note")
+    assert p.text("#d0 > details.notes > .note.mono") == [a["manifest"]["signature"]]
+    notes = p.text("#d0 > details.notes > .note")
     assert all(f"note: {n}" in notes for n in a["manifest"]["notes"])
     assert p.text("#dump-pick option") == [x["title"] for x in m["dumps"]]
     picks = p.text("#d0 .pane[data-pane='1'] .stage-pick option")
@@ -547,7 +547,8 @@ def test_sweep_page_runs_nothing_from_the_configs(browser, hostile):
     assert pg.title() == m["title"]
     assert p.text("table.sweep th") == m["columns"]
     label = m["columns"].index("config")
-    assert p.text(f"table.sweep tbody td:nth-child({label + 1})") == [c.label for c in hostile["configs"]]
+    assert p.text(f"table.sweep tbody td:nth-child({label + 1})") == [r["cells"][label] for r in m["rows"]]
+    assert sorted(r["cells"][label] for r in m["rows"]) == sorted(c.label for c in hostile["configs"])
     for note in m["notes"]:
         assert note in p.text("main > .note")
     for th in pg.locator("table.sweep th").all():

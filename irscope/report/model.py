@@ -62,6 +62,7 @@ def dump_model(folder: Path, index: int = 0, with_layouts: bool = True) -> dict[
     texts = _stage_texts(folder, m)
     source = texts.get("source", {}).get("text", "")
     smap, why = _load_map(folder, m)
+    options = {k: m["options"][k] for k in SHOWN_OPTIONS if (m.get("options") or {}).get(k) is not None}
     prof = measured.read(folder)  # a damaged profile.json is BadInput, as a damaged manifest is
     kernel_file = smap["kernel_file"] if smap else str(m.get("file") or "")
     first = (
@@ -73,14 +74,18 @@ def dump_model(folder: Path, index: int = 0, with_layouts: bool = True) -> dict[
     )
     return {
         "id": f"d{index}",
-        "title": f"{m['kernel']} · {m['target']}"
-        + (f" · {m['options'].get('num_warps')}w" if m.get("options", {}).get("num_warps") else ""),
+        "title": f"{m['kernel']} · {m['target']}",  # report_model names what tells it from the others
+        # what tells this compile from another of the kernel: its arguments (constexprs) and options
+        "facets": {
+            **{str(k): str(v) for k, v in (m.get("args") or {}).items()},
+            **{k: str(v) for k, v in options.items()},
+        },
         "folder": str(folder),
         "kernel": m["kernel"],
         "target": m["target"],
         "triton": m.get("triton_version", ""),
         "signature": m.get("signature", ""),
-        "options": {k: m["options"][k] for k in SHOWN_OPTIONS if m.get("options", {}).get(k) is not None},
+        "options": options,
         "notes": m.get("notes") or [],
         "stages": [dict(name=name, lang=LANGS.get(name, "text"), **t) for name, t in texts.items()],
         "source_first_line": first,
@@ -222,30 +227,34 @@ def resources(m: Manifest) -> list[dict[str, Any]]:
     cards.append(
         {
             "label": "shared memory",
-            "value": _bytes(s.get("shared_bytes", 0)),
+            "value": s.get("shared_bytes", 0),
+            "unit": "bytes",
             "detail": f"{s.get('shared_bytes', 0)} B per block",
         }
     )
     if occ:
         detail = (
-            f"{occ['blocks_per_sm']} blocks, {occ['warps_per_sm']} warps per SM"
+            f"{_count(occ['blocks_per_sm'], 'block')}, {_count(occ['warps_per_sm'], 'warp')} per SM"
             if "blocks_per_sm" in occ
-            else f"{occ.get('waves_per_simd')} waves per SIMD"
+            else f"{_count(occ.get('waves_per_simd'), 'wave')} per SIMD"
         )
         cards.append(
             {
                 "label": "occupancy",
-                "value": f"{occ['occupancy'] * 100:.0f}%",
+                "value": occ["occupancy"],
+                "unit": "share",
                 "detail": f"{detail}; limited by {occ['limited_by']}",
                 "fill": occ["occupancy"],
             }
         )
     cards.append({"label": "warps", "value": s.get("num_warps", "?"), "detail": "per block"})
-    return [{"fill": None, "bad": False, **c} for c in cards]
+    # the view prints a value of a "unit" with the terminal's formatters (views/console)
+    return [{"fill": None, "bad": False, "unit": "", **c} for c in cards]
 
 
-def _bytes(n: int) -> str:
-    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
+def _count(n: Any, word: str) -> str:
+    """'1 block', '2 blocks'."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def charts(s: Stats) -> list[dict[str, Any]]:
@@ -327,6 +336,27 @@ def pass_diffs(folder: Path, m: Manifest) -> list[dict[str, Any]]:
     return out
 
 
+def picker_titles(models: list[dict[str, Any]]) -> None:
+    """Each dump's title in the picker says what tells it from the other dumps of its kernel and target:
+    the arguments and options that differ among them ('matmul_kernel · cuda:90 · BLOCK_SIZE_M=64
+    num_stages=4'), not only the kernel's name; a dump alone keeps num_warps and num_stages; two dumps
+    alike in all of it are told apart by their folders' names."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for d in models:
+        groups.setdefault((d["kernel"], d["target"]), []).append(d)
+    for group in groups.values():
+        keys = list(dict.fromkeys(k for d in group for k in d["facets"]))
+        differ = [k for k in keys if len({d["facets"].get(k) for d in group}) > 1]
+        for d in group:
+            shown = differ or [k for k in ("num_warps", "num_stages") if k in d["facets"]]
+            what = " ".join(f"{k}={d['facets'][k]}" if k in d["facets"] else f"no {k}" for k in shown)
+            d["title"] += f" · {what}" if what else ""
+        titles = [d["title"] for d in group]
+        for d in group:
+            if titles.count(d["title"]) > 1:
+                d["title"] += f" · {Path(d['folder']).name}"
+
+
 def report_model(folders: list[Path], with_layouts: bool = True) -> dict[str, Any]:
     """The page for `irscope report DIR...`: one entry per dump folder found.
 
@@ -348,6 +378,7 @@ def report_model(folders: list[Path], with_layouts: bool = True) -> dict[str, An
         raise BadInput(
             f"no dump could be read: {skipped[0]}" + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")
         )
+    picker_titles(models)
     kernels = list(dict.fromkeys(m["kernel"] for m in models))
     return {
         "kind": "dumps",

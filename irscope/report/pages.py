@@ -9,6 +9,7 @@ points of a chart: median time when timed, else the static rank.
 from __future__ import annotations
 
 from itertools import zip_longest
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from irscope import artifacts
@@ -30,6 +31,16 @@ MAX_ROWS = 4000  # side-by-side rows per stage
 
 def _jsonable(v: Any) -> Any:
     return v if isinstance(v, (int, float, str, bool, type(None))) else str(v)
+
+
+def _value(v: Any) -> Any:
+    """A stat's value as the view formats it (views/diff: {128: 4} as '4x128b', a list of layouts as
+    '2 layouts'): numbers, text, and lists and dicts of them, kept; anything else as text."""
+    if isinstance(v, (list, tuple)):
+        return [_value(x) for x in v]
+    if isinstance(v, dict):
+        return {k if isinstance(k, (int, str)) else str(k): _value(x) for k, x in v.items()}
+    return _jsonable(v)
 
 
 def _side(s: Side) -> dict[str, Any]:
@@ -92,13 +103,71 @@ def _by_line(result: DiffResult) -> dict[str, Any]:
     rows: dict[int, Any] = {}
     other = []
     for d in deltas:
-        item = {"line": d.line, "text": d.text, "changes": [[n, _jsonable(x), _jsonable(y)] for n, x, y in d.changes]}
+        item = {"line": d.line, "text": d.text, "changes": [[n, _value(x), _value(y)] for n, x, y in d.changes]}
         src = d.line - first + 1
         if d.line and d.file == smap["kernel_file"] and 0 < src <= len(source.splitlines()):
             rows[src] = item
         else:
             other.append(item)
     return {"available": True, "source": source, "first": first, "rows": rows, "other": other}
+
+
+TITLE_ITEMS = 4  # differences named in a diff page's title; more are counted
+
+
+def _what(name: str, v: Any) -> str:
+    """One input of one side, as a title says it: 'num_stages=3', 'cuda:90', 'Triton 3.6.0'."""
+    if name == "target":
+        return str(v)
+    if name == "triton_version":
+        return f"Triton {v}"
+    if name == "file":
+        return Path(str(v)).name
+    key = name.split(".", 1)[-1]
+    return f"no {key}" if v is None else f"{key}={v}"
+
+
+def shown_inputs(a: Side, b: Side, inputs: list[Any]) -> list[Any]:
+    """The inputs a person compares: options of one backend only (a cross-target diff) left out unless
+    the user set them, as the terminal's summary leaves them out."""
+    user = set(a.manifest.get("user_options") or {}) | set(b.manifest.get("user_options") or {})
+    return [d for d in inputs if (d.a is not None and d.b is not None) or d.name.split(".", 1)[-1] in user]
+
+
+def title_inputs(a: Side, b: Side, inputs: list[Any]) -> list[tuple[str, Any, Any]]:
+    """What went in differently, as the title names it: what was chosen (the target, the file, Triton,
+    the environment, options the user set; not the options that follow from the target's defaults, when
+    something chosen differs), with the kernel's arguments one by one where the signatures differ
+    (BLOCK_M=128 vs BLOCK_M=64, not two signatures)."""
+    user = set(a.manifest.get("user_options") or {}) | set(b.manifest.get("user_options") or {})
+    shown = shown_inputs(a, b, inputs)
+    chosen = [d for d in shown if not d.name.startswith("options.") or d.name.split(".", 1)[1] in user]
+    out: list[tuple[str, Any, Any]] = []
+    args_a, args_b = a.manifest.get("args") or {}, b.manifest.get("args") or {}
+    for d in chosen or shown:
+        if d.name == "signature" and args_a and args_b:
+            keys = dict.fromkeys([*args_a, *args_b])
+            out += [(k, args_a.get(k), args_b.get(k)) for k in keys if args_a.get(k) != args_b.get(k)]
+        else:
+            out.append((d.name, d.a, d.b))
+    return out
+
+
+def diff_title(result: DiffResult) -> str:
+    """'matmul_kernel: num_stages=3 vs num_stages=4': what differs between the sides, from their
+    manifests (a diff of two folders, as one made from Python is, has folder names for labels)."""
+    a, b = result.a, result.b
+    diffs = title_inputs(a, b, result.inputs)
+    if diffs:
+        shown = diffs[:TITLE_ITEMS]
+        more = f" (and {len(diffs) - TITLE_ITEMS} more)" if len(diffs) > TITLE_ITEMS else ""
+        what = ", ".join(_what(n, x) for n, x, _ in shown) + " vs " + ", ".join(_what(n, y) for n, _, y in shown)
+        what += more
+    else:
+        la, lb = (Path(s.label).name if s.label == str(s.folder) else s.label for s in (a, b))
+        what = f"{la} vs {lb}" + (" (the same inputs)" if not result.sources_differ else " (the source differs)")
+    ka, kb = a.manifest.get("kernel"), b.manifest.get("kernel")
+    return (f"{ka}: " if ka == kb else f"{ka} vs {kb}: ") + what
 
 
 def diff_model(result: DiffResult) -> dict[str, Any]:
@@ -135,14 +204,15 @@ def diff_model(result: DiffResult) -> dict[str, Any]:
         }
     return {
         "kind": "diff",
-        "title": f"irscope diff: {result.a.label} vs {result.b.label}",
+        "title": diff_title(result),
         "a": _side(result.a),
         "b": _side(result.b),
         "equal": result.equal,
         "normalized": result.normalized,
         "sources_differ": result.sources_differ,
-        "inputs": [[d.name, _jsonable(d.a), _jsonable(d.b)] for d in result.inputs],
-        "stats": [[d.name, _jsonable(d.a), _jsonable(d.b), _direction(d.a, d.b)] for d in result.stats.deltas],
+        "inputs": [[d.name, _value(d.a), _value(d.b)] for d in shown_inputs(result.a, result.b, result.inputs)],
+        "inputs_left_out": len(result.inputs) - len(shown_inputs(result.a, result.b, result.inputs)),
+        "stats": [[d.name, _value(d.a), _value(d.b), _direction(d.a, d.b)] for d in result.stats.deltas],
         "stages": stages,
         "passes": passes,
         "by_line": _by_line(result),
@@ -155,8 +225,14 @@ def sweep_model(configs: list[Config], timing: SweepTiming | None = None, title:
     timed_rows = timing.rows if timing else {}
     winner = timing.winner.name if timing and timing.winner else None
     rank = {c.label: i + 1 for i, c in enumerate(static_best_first([c for c in configs if c.usable]))}
-    columns = ["#", "config", *axes, "status", *COLUMNS, "static rank"] + (["median us", "vs winner"] if timing else [])
-    rows = []
+
+    def _best_key(c: Config) -> tuple[Any, ...]:
+        t = timed_rows.get(c.label) if timing else None
+        med = t.median_ms if t and t.median_ms is not None else None
+        return (c.label != winner, med is None, med or 0.0, rank.get(c.label) is None, rank.get(c.label) or 0, c.index)
+
+    columns = ["#", "config", *axes, "status", *COLUMNS, "static rank"] + (["median", "vs winner"] if timing else [])
+    keyed: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     for c in configs:
         r = row(c)
         cells: list[Any] = [
@@ -178,11 +254,14 @@ def sweep_model(configs: list[Config], timing: SweepTiming | None = None, title:
                 if not t or t.vs_winner is None
                 else f"{(t.vs_winner - 1) * 100:+.2f}%",
             ]
-        rows.append({"cells": cells, "ok": c.usable, "winner": c.label == winner, "spills": c.spills})
+        keyed.append((_best_key(c), {"cells": cells, "ok": c.usable, "winner": c.label == winner, "spills": c.spills}))
+    rows = [r for _, r in sorted(keyed, key=lambda kr: kr[0])]  # best first
     y_name = "median (us)" if timing else f"static rank (1 = best: {STATIC_DEFAULT})"
     charts = []
     for k in axes:
         values = list(dict.fromkeys(_jsonable(c.values.get(k)) for c in configs))
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            values.sort()  # a numeric axis reads left to right, small to large
         points = []
         for c in configs:
             t = timed_rows.get(c.label) if timing else None
@@ -201,8 +280,11 @@ def sweep_model(configs: list[Config], timing: SweepTiming | None = None, title:
         )
     return {
         "kind": "sweep",
-        "title": title or "irscope sweep",
+        # what the configs differ in, after whose sweep it is: "matmul_kernel on cuda:90 · num_warps × num_stages"
+        "title": (title or "irscope sweep") + (" · " + " × ".join(str(k) for k in axes) if axes else ""),
         "columns": columns,
+        # how each column's cells are printed (views/sweep.static_cell's columns, the median in us)
+        "kinds": ["", "", *("" for _ in axes), "", *COLUMNS, ""] + (["median_us", ""] if timing else []),
         "rows": rows,
         "charts": charts,
         "timed": timing is not None,

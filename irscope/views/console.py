@@ -137,6 +137,16 @@ def fmt_bytes(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB"
 
 
+def fmt_share(x: float) -> str:
+    """A fraction as the terminal prints it: 0.125 -> '12%' (occupancy and other shares)."""
+    return f"{x * 100:.0f}%"
+
+
+def plural(n: int, word: str, many: str = "") -> str:
+    """'1 block', '2 blocks' ('1 copy', '3 copies' with `many`)."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
 def widths(d: dict[str, int], unit: str = "b") -> str:
     """Access widths and their counts ({128: 4, 32: 2}) as '4x128b, 2x32b' ('none' when empty)."""
     return ", ".join(f"{n}x{w}{unit}" for w, n in d.items()) or "none"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from irscope.compare.diff import hunks
 from irscope.views.bench import bench_json, bench_summary
-from irscope.views.console import colour, console, esc, fmt_bytes, paged, widths
+from irscope.views.console import colour, console, esc, fmt_bytes, fmt_share, paged, widths
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -38,7 +38,7 @@ def _diff_value(name: str, v: Any) -> str:
         unit = "" if name.endswith("widths") else "b"
         return widths(v, unit) if all(isinstance(n, int) for n in v.values()) else json.dumps(v)
     if name == "occupancy.occupancy" and isinstance(v, (int, float)):
-        return f"{v * 100:.0f}%"
+        return fmt_share(v)
     if name.endswith("_bytes") and isinstance(v, int) and not isinstance(v, bool):
         return fmt_bytes(v)
     if isinstance(v, (list, tuple)):

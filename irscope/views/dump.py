@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from irscope import artifacts, stages
 from irscope.kernel.hardware import TARGET_CHIP, for_target
 from irscope.records import Manifest
-from irscope.views.console import DISPLAY, colour, console, esc, fmt_bytes, paged, widths
+from irscope.views.console import DISPLAY, colour, console, esc, fmt_bytes, fmt_share, paged, plural, widths
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -161,8 +161,8 @@ def resource_lines(m: Manifest) -> list[str]:
         )
         if occ:
             lines.append(
-                f"occupancy  {occ['occupancy'] * 100:.0f}% ({occ['blocks_per_sm']} blocks, "
-                f"{occ['warps_per_sm']} warps per SM; limited by {occ['limited_by']})"
+                f"occupancy  {fmt_share(occ['occupancy'])} ({plural(occ['blocks_per_sm'], 'block')}, "
+                f"{plural(occ['warps_per_sm'], 'warp')} per SM; limited by {occ['limited_by']})"
             )
         ptx = s.get("ptx") or {}
         sass = s.get("sass") or {}
@@ -193,7 +193,7 @@ def resource_lines(m: Manifest) -> list[str]:
         )
         if occ:
             lines.append(
-                f"occupancy  {occ['waves_per_simd']} waves per SIMD ({occ['occupancy'] * 100:.0f}%; "
+                f"occupancy  {plural(occ['waves_per_simd'], 'wave')} per SIMD ({fmt_share(occ['occupancy'])}; "
                 f"limited by {occ['limited_by']})"
             )
         a = s.get("amdgcn") or {}

@@ -21,6 +21,9 @@ from typing import Any
 
 from irscope.report import model as report_model
 from irscope.report import output, pages
+from irscope.views.console import fmt_bytes, fmt_share, plural
+from irscope.views.diff import _diff_change, _diff_value, _line_change
+from irscope.views.sweep import median_text, static_cell
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # what the page's script reads, per page kind (the rest is rendered into the HTML)
@@ -73,6 +76,44 @@ def csp(js: str, css: str) -> str:
     )
 
 
+def _card_value(v: Any, unit: str) -> Any:
+    """A card's figure in the terminal's units ('96.0 KiB', '12%')."""
+    if unit == "bytes" and isinstance(v, int):
+        return fmt_bytes(v)
+    if unit == "share" and isinstance(v, (int, float)):
+        return fmt_share(v)
+    return v
+
+
+def _sweep_cell(v: Any, kind: str) -> Any:
+    """A sweep table's cell as `irscope sweep` prints it (the page sorts by the raw value in data-v)."""
+    if v is None:
+        return ""
+    if kind == "median_us" and isinstance(v, (int, float)):
+        return median_text(v)
+    return static_cell(kind, v) if kind else v
+
+
+def _line(change: list[Any]) -> str:
+    """A by-line change as `diff --by-line` prints it ('spills 0 -> 64 B'); a figure it does not know, as is."""
+    name, a, b = change
+    try:
+        return _line_change(name, a, b)
+    except (TypeError, ValueError):
+        return f"{name} {a} -> {b}"
+
+
+# the page prints what the terminal prints, through the terminal's own formatters
+FILTERS = {
+    "card_value": _card_value,
+    "sweep_cell": _sweep_cell,
+    "stat": lambda v, name: _diff_value(name, v),
+    "stat_change": lambda a, b, name: _diff_change(name, a, b),
+    "line_change": _line,
+    "plural": plural,
+}
+
+
 def render(model: dict[str, Any]) -> str:
     """The page for a model of kind "dumps", "diff" or "sweep"."""
     output.require_jinja2("the HTML report")
@@ -85,6 +126,7 @@ def render(model: dict[str, Any]) -> str:
         lstrip_blocks=False,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters.update(FILTERS)
     template = env.get_template("report.html.j2")
     css, js = _inlined("report.css", "</style"), _inlined("report.js", "</script")
     return template.render(model=model, data=_script_data(model), css=css, js=js, csp=csp(js, css))

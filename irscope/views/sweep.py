@@ -15,13 +15,13 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from irscope.sweep.rank import row, to_json
 from irscope.views.bench import bench_json
-from irscope.views.console import console, esc, fmt_bytes
+from irscope.views.console import console, esc, fmt_bytes, fmt_share
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -82,7 +82,20 @@ def _timed_cells(v: Row | None, timed: SweepTiming) -> list[str]:
         if v.vs_winner is None
         else f"{(v.vs_winner - 1) * 100:+.2f}%" + ("" if v.paired else " [dim](est.)[/dim]")
     )
-    return [f"{v.median_ms * 1e3:.1f} us" + (" [dim](dropped)[/dim]" if v.dropped else ""), vs, esc(v.source)]
+    return [median_text(v.median_ms * 1e3) + (" [dim](dropped)[/dim]" if v.dropped else ""), vs, esc(v.source)]
+
+
+def median_text(us: float) -> str:
+    """A config's median time as the table prints it: '12.3 us'."""
+    return f"{us:.1f} us"
+
+
+def static_cell(column: str, v: Any) -> str:
+    """One of sweep.rank.COLUMNS as the table prints it (shared memory in KiB, occupancy in %); the
+    report's sweep page prints the same."""
+    if v is None:
+        return ""
+    return fmt_share(v) if column == "occupancy" else fmt_bytes(v) if column == "shared" else str(v)
 
 
 def sweep_table(
@@ -114,12 +127,7 @@ def sweep_table(
             str(cfg.index),
             cfg.label,
             status,
-            *(
-                ""
-                if r[k] is None
-                else (f"{r[k] * 100:.0f}%" if k == "occupancy" else fmt_bytes(r[k]) if k == "shared" else str(r[k]))
-                for k in ("registers", "spills", "shared", "occupancy", "mma", "ld128")
-            ),
+            *(static_cell(k, r[k]) for k in ("registers", "spills", "shared", "occupancy", "mma", "ld128")),
         ]
         if timed:
             cells += _timed_cells(rows.get(cfg.label), timed)

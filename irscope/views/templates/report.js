@@ -8,6 +8,7 @@
   var DATA = JSON.parse(document.getElementById("irscope-data").textContent);
   var LH = 18;
   function str(x) { return x === null || x === undefined ? "" : String(x); }
+  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
   /* o[k] only when o has k itself: a stage named "constructor" or "__proto__" finds nothing inherited */
   function own(o, k) { return o && Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined; }
   /* an element of a fixed tag and class (classes are this file's constants), holding `text` as text */
@@ -70,11 +71,13 @@
   }
 
   /* ---------- a pane: only the visible lines are in the DOM */
-  function Pane(root, onClick, gutter) {
+  var WRAP_MAX_LINES = 5000;   // a Python pane this long or shorter wraps its lines (all in the DOM)
+  function Pane(root, onClick, gutter, wrap) {
     this.root = root; this.scroller = root.querySelector(".scroller");
     this.spacer = root.querySelector(".spacer"); this.rowsEl = root.querySelector(".rows");
     this.info = root.querySelector(".info"); this.onClick = onClick; this.gutter = gutter;
     this.lines = []; this.tokens = []; this.hl = {}; this.first = 0; this.stage = ""; this.lang = ""; this.offset = 0;
+    this.wrapAllowed = !!wrap; this.wrap = false;
     var self = this, queued = false;
     this.scroller.addEventListener("scroll", function () {
       if (!queued) { queued = true; requestAnimationFrame(function () { queued = false; self.render(); }); }
@@ -87,14 +90,18 @@
     this.stage = str(stage); this.lang = lang; this.root.dataset.stage = this.stage;
     this.lines = str(text).split("\n"); if (this.lines.length && this.lines[this.lines.length - 1] === "") this.lines.pop();
     this.tokens = new Array(this.lines.length); this.hl = {}; this.firstHl = 0;
-    this.spacer.style.height = (this.lines.length * LH) + "px"; this.scroller.scrollTop = 0;
-    this.setInfo(this.lines.length + " lines"); this.render();
+    this.wrap = this.wrapAllowed && this.lines.length <= WRAP_MAX_LINES;
+    this.root.classList.toggle("wrap", this.wrap);
+    this.spacer.style.height = this.wrap ? "" : (this.lines.length * LH) + "px"; this.scroller.scrollTop = 0;
+    this.setInfo(plural(this.lines.length, "line")); this.render();
   };
   Pane.prototype.setInfo = function (s) { this.info.textContent = s; };
   Pane.prototype.render = function () {
     var h = this.scroller.clientHeight || 600;
-    var first = Math.max(0, Math.floor(this.scroller.scrollTop / LH) - 30);
-    var last = Math.min(this.lines.length, first + Math.ceil(h / LH) + 60);
+    var first = this.wrap ? 0 : Math.max(0, Math.floor(this.scroller.scrollTop / LH) - 30);
+    var last = this.wrap ? this.lines.length : Math.min(this.lines.length, first + Math.ceil(h / LH) + 60);
+    if (this.wrap && this.rendered === this.hlKey()) return;   // every line is drawn: redraw on a new highlight only
+    this.rendered = this.wrap ? this.hlKey() : null;
     var out = document.createDocumentFragment();
     for (var i = first; i < last; i++) {
       if (this.tokens[i] === undefined) this.tokens[i] = colour(this.lines[i], this.lang);
@@ -105,8 +112,20 @@
       row.appendChild(codeSpan(this.tokens[i]));
       out.appendChild(row);
     }
-    this.rowsEl.style.transform = "translateY(" + (first * LH) + "px)";
+    this.rowsEl.style.transform = this.wrap ? "" : "translateY(" + (first * LH) + "px)";
     this.rowsEl.replaceChildren(out);
+  };
+  Pane.prototype.hlKey = function () { return this.stage + "|" + this.lines.length + "|" + Object.keys(this.hl).join(",") + "|" + this.firstHl; };
+  /* the widest line's width in pixels, as this pane draws it (number column and gutter included) */
+  Pane.prototype.fitWidth = function () {
+    var longest = 0; this.lines.forEach(function (l) { longest = Math.max(longest, l.replace(/\t/g, "    ").length); });
+    var probe = el("div", "ln"); probe.appendChild(el("span", "no", "0000"));
+    if (this.gutter) probe.appendChild(el("span", "gut"));
+    var code = el("span", "code", "0".repeat(100)); probe.appendChild(code);
+    probe.classList.add("probe"); this.rowsEl.appendChild(probe);
+    var w = probe.scrollWidth - code.offsetWidth + code.offsetWidth * (longest + 2) / 100;
+    probe.remove();
+    return Math.ceil(w + 24);   // the scroller's scroll bar
   };
   Pane.prototype.highlight = function (lines, why) {
     this.hl = {}; var sorted = lines.slice().sort(function (a, b) { return a - b; });
@@ -114,9 +133,10 @@
     this.firstHl = sorted.length ? sorted[0] : 0;
     this.root.dataset.hlCount = sorted.length; this.root.dataset.hlLines = sorted.join(",");
     if (sorted.length) {
-      this.scroller.scrollTop = Math.max(0, (sorted[0] - 1) * LH - this.scroller.clientHeight / 3);
-      this.setInfo(sorted.length + " line" + (sorted.length > 1 ? "s" : "") + " (" + why + "), first at " + sorted[0]);
-    } else { this.setInfo(why ? "nothing from " + why : this.lines.length + " lines"); }
+      if (this.wrap) { this.render(); var row = this.rowsEl.children[sorted[0] - 1]; this.scroller.scrollTop = Math.max(0, (row ? row.offsetTop : 0) - this.scroller.clientHeight / 3); }
+      else this.scroller.scrollTop = Math.max(0, (sorted[0] - 1) * LH - this.scroller.clientHeight / 3);
+      this.setInfo(plural(sorted.length, "line") + " (" + why + "), first at " + sorted[0]);
+    } else { this.setInfo(why ? "nothing from " + why : plural(this.lines.length, "line")); }
     this.render();
   };
 
@@ -177,7 +197,7 @@
       bar.dataset.share = str(r.share);
       return bar;
     }
-    paneEls.forEach(function (el, i) { panes.push(new Pane(el, click, i === 0 ? (prof ? heat : map.available ? gutter : null) : null)); });
+    paneEls.forEach(function (el, i) { panes.push(new Pane(el, click, i === 0 ? (prof ? heat : map.available ? gutter : null) : null, i === 0)); });
     var src = stages.source;
     panes[0].offset = d.source_first_line - 1;   // numbered as the kernel's file is
     panes[0].setText("source", src ? src.text : "(no source in this dump)", "python");
@@ -191,17 +211,57 @@
       pick.addEventListener("change", show); show();
     });
     setupTabs(section);
+    setupSplitter(section, panes[0]);
     section.querySelectorAll(".fill i[data-fill]").forEach(function (i) {   // the cards' bars: a percentage
       var f = parseFloat(i.dataset.fill); i.style.width = (isFinite(f) ? Math.max(0, Math.min(100, f)) : 0) + "%";
     });
     section.addEventListener("tab", function (e) {
-      if (e.detail === "code") panes.forEach(function (p) { p.render(); });
+      if (e.detail === "code") { fitSource(section, panes[0]); panes.forEach(function (p) { p.rendered = null; p.render(); }); }
       if (e.detail === "layouts") drawLayouts(d, section);
     });
     section.querySelectorAll("table.hot tr[data-src]").forEach(function (tr) {
       tr.addEventListener("click", function () { section.querySelector('nav.tabs button[data-tab="code"]').click(); fromSource(+tr.dataset.src); });
     });
     setupPasses(d, section);
+  }
+
+  /* ---------- the Python pane's width: fitted to its longest line (up to half the panes), then the
+     user's: drag the bar between it and the next pane (or focus it and press the arrow keys) */
+  function srcWidth(section, px) {
+    var box = section.querySelector(".panes"), total = box.clientWidth || 1200;
+    var w = Math.max(220, Math.min(total - 420, px));
+    box.querySelector(".pane").style.width = Math.round(isFinite(w) ? w : 480) + "px";   // CSSOM: a number
+    box.dataset.srcW = String(Math.round(w));
+  }
+  function fitSource(section, pane) {
+    var box = section.querySelector(".panes");
+    if (box.dataset.userSized || !box.clientWidth) return;
+    srcWidth(section, Math.min(pane.fitWidth(), Math.max(480, box.clientWidth * 0.45)));
+  }
+  function setupSplitter(section, pane) {
+    var bar = section.querySelector(".splitter"), box = section.querySelector(".panes");
+    if (!bar) return;
+    fitSource(section, pane);
+    bar.tabIndex = 0;
+    bar.addEventListener("pointerdown", function (e) {
+      e.preventDefault(); bar.setPointerCapture(e.pointerId); bar.classList.add("drag");
+      var left = box.getBoundingClientRect().left;
+      function move(ev) { box.dataset.userSized = "1"; srcWidth(section, ev.clientX - left - 3); pane.rendered = null; pane.render(); }
+      function up() { bar.classList.remove("drag"); bar.removeEventListener("pointermove", move); bar.removeEventListener("pointerup", up); }
+      bar.addEventListener("pointermove", move); bar.addEventListener("pointerup", up);
+    });
+    bar.addEventListener("keydown", function (e) {
+      var step = e.key === "ArrowLeft" ? -40 : e.key === "ArrowRight" ? 40 : 0;
+      if (!step) return;
+      e.preventDefault(); box.dataset.userSized = "1";
+      srcWidth(section, (+box.dataset.srcW || 480) + step); pane.rendered = null; pane.render();
+    });
+    bar.addEventListener("dblclick", function () { delete box.dataset.userSized; fitSource(section, pane); });
+    window.addEventListener("resize", function () {   // a narrower window: fitted again, or the user's width kept within it
+      if (!box.clientWidth) return;
+      if (box.dataset.userSized) srcWidth(section, +box.dataset.srcW || 480); else fitSource(section, pane);
+      pane.rendered = null; pane.render();
+    });
   }
 
   function setupPasses(d, section) {
@@ -231,44 +291,86 @@
   }
 
   /* ---------- layouts: SVG drawn when the tab is first opened */
+  function warpColour(w, warps, ln, lanes) {   // hue: the warp; lightness: the lane (darker: lane 0)
+    return w < 0 ? "#ddd" : "hsl(" + Math.round(w * 360 / warps) + ",65%," + (36 + Math.round(40 * ln / lanes) + (ln % 2) * 8) + "%)";
+  }
+  /* what the colours and numbers mean: a swatch per warp, the lane shades, the register */
+  function legend(lay, c, size) {
+    var box = el("div", "legend-box");
+    if (lay.shared) {
+      box.appendChild(el("span", "note", "number and hue: the " + str(c.chunk) + "-element column of shared memory an element lands in (0 to " + (c.columns - 1) + ")"));
+      return box;
+    }
+    var n = Math.min(c.warps, 16), sw = 16, W = 60 + n * (sw + 40);
+    var svg = svgEl("svg", {width: Math.max(W, 420), height: 54, "class": "legend", role: "img", "aria-label": "legend"});
+    var t = svgEl("text", {x: 0, y: 12}); t.textContent = "warp:"; svg.appendChild(t);
+    for (var w = 0; w < n; w++) {
+      svg.appendChild(svgEl("rect", {x: 44 + w * (sw + 40), y: 2, width: sw, height: sw, fill: warpColour(w, c.warps, 0, c.lanes), "class": "swatch", "data-w": w}));
+      var tw = svgEl("text", {x: 44 + w * (sw + 40) + sw + 4, y: 14}); tw.textContent = "w" + w; svg.appendChild(tw);
+    }
+    var tl = svgEl("text", {x: 0, y: 42}); tl.textContent = "lane:"; svg.appendChild(tl);
+    [0, Math.floor(c.lanes / 2), c.lanes - 1].forEach(function (ln, j) {
+      svg.appendChild(svgEl("rect", {x: 44 + j * 56, y: 30, width: sw, height: sw, fill: warpColour(0, c.warps, ln, c.lanes)}));
+      var x = svgEl("text", {x: 44 + j * 56 + sw + 4, y: 42}); x.textContent = String(ln); svg.appendChild(x);
+    });
+    box.appendChild(svg);
+    box.appendChild(el("div", "note", "In a cell: the big number is the lane (the thread within its warp; thread = warp × " + c.lanes +
+      " + lane), the small r-number the register of that thread" + (size >= 24 ? "" : " (shown when the cells are large enough; hover a cell)") + "."));
+    return box;
+  }
   function drawLayouts(d, section) {
     section.querySelectorAll(".layout[data-ok='1']").forEach(function (el) {
       if (el.dataset.drawn) return;
       el.dataset.drawn = "1";
       var lay = d.layouts[+el.dataset.i], c = lay.cells, shape = lay.tile;
       var rows = shape.length === 2 ? shape[0] : 1, cols = shape.length === 2 ? shape[1] : shape[0];
-      var size = Math.max(5, Math.min(22, Math.floor(1100 / cols)));
-      var svg = svgEl("svg", {width: cols * size + 1, height: rows * size + 1, "class": "layout-svg", role: "img"});
+      // cells large enough to read (a wide tile scrolls inside its box), the tile's axes on top and left
+      var size = cols <= 64 ? Math.max(26, Math.min(32, Math.floor(1400 / cols))) : 18, L = 44, T = 30;
+      var svg = svgEl("svg", {width: L + cols * size + 1, height: T + rows * size + 1, "class": "layout-svg", role: "img"});
       var parts = document.createDocumentFragment();
+      var tick = Math.max(1, Math.ceil(28 / size)); tick = Math.pow(2, Math.ceil(Math.log(tick) / Math.LN2));
+      for (var q0 = 0; q0 < cols; q0 += tick) {
+        var tx = svgEl("text", {x: L + q0 * size + size / 2, y: T - 6, "text-anchor": "middle", "class": "axis"}); tx.textContent = String(q0); parts.appendChild(tx);
+      }
+      for (var r0 = 0; r0 < rows; r0 += tick) {
+        var ty = svgEl("text", {x: L - 5, y: T + r0 * size + size * 0.68, "text-anchor": "end", "class": "axis"}); ty.textContent = String(r0); parts.appendChild(ty);
+      }
+      var cap = svgEl("text", {x: L, y: 10, "class": "axis-name"});
+      cap.textContent = shape.length === 2 ? "dim 1 (columns) →   dim 0 (rows) ↓" : "dim 0 →"; parts.appendChild(cap);
       for (var i = 0; i < rows * cols; i++) {
-        var r = Math.floor(i / cols), q = i % cols, fill, label = "", attrs;
+        var r = Math.floor(i / cols), q = i % cols, fill, label = "", sub = "", attrs;
         if (lay.shared) {
           var col = +c.column[i];
           fill = col < 0 ? "#ddd" : "hsl(" + Math.round(col * 360 / c.columns) + ",70%,72%)";
           attrs = {"data-col": col, "data-off": c.offset[i]};
-          if (size >= 12 && (q % c.chunk === 0)) label = String(col);
+          if (q % c.chunk === 0) label = String(col);
         } else {
           var w = +c.warp[i], ln = +c.lane[i];
-          fill = w < 0 ? "#ddd" : "hsl(" + Math.round(w * 360 / c.warps) + ",65%," + (36 + Math.round(40 * ln / c.lanes) + (ln % 2) * 8) + "%)";
+          fill = warpColour(w, c.warps, ln, c.lanes);
           attrs = {"data-w": w, "data-l": ln, "data-r": c.reg[i], "data-k": c.copies[i]};
-          if (size >= 18) label = String(ln);
+          label = String(ln); if (size >= 24 && c.regs > 1) sub = String(c.reg[i]);
         }
-        var rect = svgEl("rect", {"class": "cell", x: q * size, y: r * size, width: size, height: size, fill: fill,
+        var rect = svgEl("rect", {"class": "cell", x: L + q * size, y: T + r * size, width: size, height: size, fill: fill,
                                   stroke: "#fff", "stroke-width": ".5", "data-i": i});
         for (var k in attrs) rect.setAttribute(k, str(attrs[k]));
         parts.appendChild(rect);
         if (label) {
-          var text = svgEl("text", {x: q * size + size / 2, y: r * size + size * 0.68, "text-anchor": "middle"});
+          var text = svgEl("text", {x: L + q * size + size / 2, y: T + r * size + (sub ? size * 0.5 : size * 0.68), "text-anchor": "middle"});
           text.textContent = label; parts.appendChild(text);
         }
+        if (sub) {
+          var st = svgEl("text", {x: L + q * size + size / 2, y: T + r * size + size * 0.88, "text-anchor": "middle", "class": "reg"});
+          st.textContent = "r" + sub; parts.appendChild(st);
+        }
       }
+      el.querySelector(".legend-slot").appendChild(legend(lay, c, size));
       svg.appendChild(parts);
       var hover = el.querySelector(".hover");
       svg.addEventListener("mousemove", function (e) {
         var t = e.target; if (!t.classList || !t.classList.contains("cell")) return;
         var i = +t.dataset.i, r = Math.floor(i / cols), q = i % cols, where = shape.length === 2 ? "(" + r + ", " + q + ")" : "[" + q + "]";
         hover.textContent = lay.shared ? "element " + where + ": offset " + t.dataset.off + ", column " + t.dataset.col
-          : "element " + where + ": warp " + t.dataset.w + ", lane " + t.dataset.l + ", register " + t.dataset.r + (+t.dataset.k > 1 ? " (held by " + t.dataset.k + " threads)" : "");
+          : "element " + where + ": warp " + t.dataset.w + ", lane " + t.dataset.l + " (thread " + (+t.dataset.w * c.lanes + +t.dataset.l) + "), register " + t.dataset.r + (+t.dataset.k > 1 ? " (held by " + t.dataset.k + " threads)" : "");
       });
       if (!lay.shared) svg.addEventListener("click", function (e) {   // a thread: every element it holds
         var t = e.target; if (!t.classList || !t.classList.contains("cell")) return;
