@@ -164,7 +164,7 @@ def sweep(
     axes = tuple(f"{k}={v if isinstance(v, str) else ','.join(_text(x) for x in v)}" for k, v in grid.items())
     opts = sweep_command.SweepOptions(_out(out), axes=axes, jobs=workers, sort_key=sort, no_db=True)
     prepared = sweep_command.prepare(req, opts, lambda: None)
-    done = sweep_command.run(prepared, lambda total: contextlib.nullcontext(lambda n=1: None))
+    done = sweep_command.run(prepared, lambda what, total=None: contextlib.nullcontext(lambda *a: None))
     return Sweep(done, title=prepared.base.spec.kernel)
 
 

@@ -135,6 +135,7 @@ def sweep(request, variants, out_dir, no_cache, debug, history, as_json, html, *
     """Compile every config of the --axis settings in parallel, rank them, optionally time the survivors."""
     from irscope.sweep import command
     from irscope.views import sweep as view
+    from irscope.views.progress import reporter
 
     # every other parameter is named as its SweepOptions field: built by keyword, never by position
     opts = command.SweepOptions(out_dir=out_dir, use_cache=not no_cache, **fields)
@@ -149,7 +150,7 @@ def sweep(request, variants, out_dir, no_cache, debug, history, as_json, html, *
     prepared = command.prepare(request, opts, timing_session)
     for note in prepared.notes:
         view.note(note)
-    done = command.run(prepared, lambda total: view.sweep_progress(total, enabled=not as_json))
+    done = command.run(prepared, reporter(enabled=not as_json))
     if as_json:
         click.echo(view.sweep_json(done.ordered, done.result))
     else:

@@ -118,6 +118,7 @@ def diff_capture(  # noqa: PLR0913
     reqs: tuple[SideRequest, SideRequest] | None = None,
     selected: tuple[str, ...] = (),
     raw: bool = False,
+    progress: Any = None,
 ) -> CaptureTable:
     """Every captured kernel dumped with both Tritons (both envs had first), compared, one row each.
     reqs: what each side changes on top (--a/--b, --a-target/--b-target, --a-variant/--b-variant);
@@ -126,7 +127,7 @@ def diff_capture(  # noqa: PLR0913
     if any(r.variant for r in reqs) and not request.recipe:
         raise BadInput("--a-variant/--b-variant name variants of a recipe: give it with --recipe")
     specs = spec_files(Path(folder), request.kernels)
-    side_envs = release_sides.side_envs(tritons, note)
+    side_envs = release_sides.side_envs(tritons, note, progress=progress)
     out_dir = Path(out_dir)
     msgs = [
         [
@@ -145,7 +146,10 @@ def diff_capture(  # noqa: PLR0913
 
 
 def run(
-    opts: DiffOptions, tritons: tuple[str | None, str | None], note: Callable[[str], None] | None = None
+    opts: DiffOptions,
+    tritons: tuple[str | None, str | None],
+    note: Callable[[str], None] | None = None,
+    progress: Any = None,
 ) -> DiffRun | CaptureTable:
     """`irscope diff-releases`: a kernel file or spec file (two sides, each compiled with its Triton, compared
     as any diff) or a capture folder (every captured kernel, one row each). Both envs are had first."""
@@ -168,8 +172,9 @@ def run(
             (opts.a, opts.b),
             opts.stages,
             opts.raw,
+            progress,
         )
-    envs_ = release_sides.side_envs(tritons, note=note)
+    envs_ = release_sides.side_envs(tritons, note=note, progress=progress)
     a, b = release_sides.dump_sides(opts.request, (opts.a, opts.b), envs_, opts.out_dir, opts.passes, opts.use_cache)
     result = diff_mod.compare(
         a, b, list(opts.stages), normalized=not opts.raw, require_passes=opts.passes, lines=opts.by_line

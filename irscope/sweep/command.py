@@ -190,14 +190,20 @@ def _launch(request: jobs.Request, opts: SweepOptions):
     return launch
 
 
-def run(p: Prepared, progress: Callable[[int], AbstractContextManager[Callable]]) -> Outcome:
+def run(p: Prepared, progress: Callable[..., AbstractContextManager[Callable[..., None]]]) -> Outcome:
     """Compile the grid (or search the space) and time it, rank the configs, write the winners.
 
-    `progress(total)` is the view's progress bar: a context giving the function called per config.
+    `progress(what, total)` is the view's progress (views/progress.Reporter): a context giving the
+    function called per config with what became of it.
     """
     opts, base = p.opts, p.base
+    what = "compiling configs" + (" and timing them" if opts.do_time else "")
     try:
-        with progress(p.total) as advance:
+        with progress(what, p.total) as tick:
+
+            def advance(cfg) -> None:
+                tick(f"{cfg.label}: {cfg.status}")
+
             if p.strategy is None:
                 configs = sweep_configs.expand(base, p.axes)
                 result = sweep_job.compile_and_time(configs, opts.out_dir, p.engine, advance)
