@@ -17,6 +17,7 @@ which their IR part is named (compare.diff.diff_passes, passes matched by name).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -117,15 +118,33 @@ def run(
     note: Callable[[str], None] | None = None,
     progress: Any = None,
 ) -> Bisection:
-    """Walk the releases from --good to --bad (binary search), each dumped in its env (made once;
-    `progress`: the terminal's spinner while one is made), then name the first pass that differs."""
+    """Walk the releases from --good to --bad (binary search), each dumped in its env (made once),
+    then name the first pass that differs. `progress(what)`: the terminal's spinner (views/progress),
+    which release is being made or dumped."""
     releases = releases_between(good, bad)
+    with progress(f"bisecting {len(releases)} releases") if progress else contextlib.nullcontext(None) as tick:
+        return _walk(request, releases, predicate, out_dir, use_cache, note, progress, tick)
+
+
+def _walk(  # noqa: PLR0913
+    request: jobs.Request,
+    releases: list[str],
+    predicate: Predicate,
+    out_dir: Path,
+    use_cache: bool,
+    note: Callable[[str], None] | None,
+    progress: Any,
+    tick: Callable[..., None] | None,
+) -> Bisection:
+    good, bad = releases[0], releases[-1]
     result = Bisection(predicate, releases)
     tried: dict[int, Step] = {}
 
     def judge(i: int, reference: Side | None) -> Step:
         version = releases[i]
         env = envs.ensure(envs.Release(version, "triton", version), "--good/--bad", note, progress)
+        if tick is not None:
+            tick(f"triton {version}: dumping", 0)
         msg = release_worker.message(request, Path(out_dir), False, use_cache)
         res = release_worker.run_all([env.python], [[msg]])[0][0]
         if note is not None:

@@ -17,6 +17,7 @@ releases' IR part, and the passes one release runs and the other does not (new o
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -152,13 +153,22 @@ def run(
     progress: Any = None,
 ) -> DiffRun | CaptureTable:
     """`irscope diff-releases`: a kernel file or spec file (two sides, each compiled with its Triton, compared
-    as any diff) or a capture folder (every captured kernel, one row each). Both envs are had first."""
+    as any diff) or a capture folder (every captured kernel, one row each). Both envs are had first.
+    `progress(what)`: the terminal's spinner (views/progress) while envs are made and both sides dump."""
     if not any(tritons):
         raise BadInput(
             "give the Triton of side a and/or side b: --a-triton RELEASE, --b-triton RELEASE "
             "(a side without one uses the running Triton)"
         )
     inputs.check_output_dir(opts.out_dir)  # both sides are written there: refused before either compiles
+    what = "compiling with " + " and ".join(t or "the running Triton" for t in tritons)
+    with progress(what) if progress else contextlib.nullcontext():
+        return _run(opts, tritons, note, progress)
+
+
+def _run(
+    opts: DiffOptions, tritons: tuple[str | None, str | None], note: Callable[[str], None] | None, progress: Any
+) -> DiffRun | CaptureTable:
     if Path(opts.request.file).is_dir():
         return diff_capture(
             opts.request.file,
