@@ -172,7 +172,9 @@ def run(
             quiet=opts.quiet,
             time_limit=time_limit,
             interpret_s=opts.interpret_s,
-            on_launch=lambda n, k: tick(f"{_count(n, 'launch')}, {_count(k, 'kernel')}", 0),
+            on_launch=lambda n, k, c: tick(
+                f"{_count(n, 'launch')}, {_count(k, 'kernel')}" + (f", {c} computed" if c is not None else ""), 0
+            ),
         )
     return replay(script_run, request, out_dir, opts, stop, progress)
 

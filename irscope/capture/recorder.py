@@ -89,7 +89,8 @@ class Recorder:
         self.launch_errors: dict[int, BaseException | None] = {}  # capture index -> what its launch raises
         self._lock = threading.Lock()
         self.inductor = InductorHooks(self)  # set up with Inductor, if the script uses torch.compile
-        self.on_launch: Callable[[int, int], None] | None = None  # (launches, captures): the progress shown
+        # (launches, captures, launches the interpreter computed or None): the progress a terminal shows
+        self.on_launch: Callable[[int, int, int | None], None] | None = None
 
     def _guarded(self, hook):
         """A hook whose own failure is irscope's (remembered), not the script's."""
@@ -250,7 +251,8 @@ class Recorder:
     def _said(self) -> None:
         """The progress hears the counts (under the lock: they are exact)."""
         if self.on_launch is not None:
-            self.on_launch(self.launches, len(self.captures))
+            stats = getattr(self.executor, "stats", None)
+            self.on_launch(self.launches, len(self.captures), stats.computed if stats is not None else None)
 
     def _count_jit_launch(self, ctx: _Launch, ret: Any, warmup: bool) -> int:
         """After JITFunction.run: the launch counted (its number; 0 for a .warmup), its capture's record."""
