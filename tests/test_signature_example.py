@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import shlex
 
-from tests.helpers import EXAMPLES, MATMUL, run_cli
+import pytest
+
+from tests.helpers import EXAMPLES, FBTRITON, MATMUL, run_cli
 
 
 def _example_line(out: str) -> str:
@@ -55,3 +57,13 @@ def test_every_example_kernel_has_a_filled_signature():
     for k in json.loads(r.out)["kernels"]:
         assert "<" not in k["example"] and "i32," not in k["example"] + ",", k["example"]
         assert k["example"].endswith("False, False")  # WARP_SPECIALIZE, FLATTEN: flags, off
+
+
+@pytest.mark.skipif(FBTRITON, reason="fbtriton 3.7.4's Gluon differs (see tests/helpers.FB_GLUON_LOAD)")
+def test_a_gluon_matmul_example_is_16_bit_and_compiles(tmp_path):
+    r = run_cli("signature", str(EXAMPLES / "gluon_persistent_matmul.py"), "--kernel", "matmul_pipelined_kernel")
+    assert r.code == 0, r.err
+    argv = shlex.split(_example_line(r.out))
+    assert argv[argv.index("--signature") + 1].startswith("*fp16:16, *fp16:16, *fp16:16, i32:16")
+    run = run_cli(*argv[1:], cwd=tmp_path, env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    assert run.code == 0, run.err

@@ -235,17 +235,26 @@ def signature_template(fn) -> list[dict[str, Any]]:
                 "example": element,
             }
         )
-    _fill_example(rows)
+    _fill_example(rows, _uses_mma(fn))
     return rows
 
 
-def _fill_example(rows: list[dict[str, Any]]) -> None:
+def _uses_mma(fn) -> bool:
+    """Whether the kernel multiplies matrices (tl.dot, Gluon's mma ops, a warp-specialized pipeline): 16-bit then."""
+    src = getattr(fn, "src", "") or ""
+    return any(word in src for word in ("dot(", "mma", "dot_scaled", "warp_specialize("))
+
+
+def _fill_example(rows: list[dict[str, Any]], mma: bool = False) -> None:
     """Each row's "example": the template's element made concrete, so the filled signature compiles as
     pasted. Strides: i32:1 for the last of a tensor's strides (stride_am, stride_ak: row-major, the
     inner one is 1), i32:16 for the others; other ints i32:16 (a launch passes a multiple of 16); a
-    constexpr without default its _constexpr_example."""
+    constexpr without default its _constexpr_example; an unannotated pointer *fp16:16 in a kernel that
+    multiplies matrices (`mma`: tensor cores take 16-bit inputs), else the template's *fp32:16."""
     for i, r in enumerate(rows):
-        if r["constexpr"] and not r["has_default"]:
+        if mma and r["element"] == "*fp32:16":
+            r["example"] = "*fp16:16"
+        elif r["constexpr"] and not r["has_default"]:
             r["example"] = _constexpr_example(r["name"].upper())
         elif r["element"] == "i32" and not r["constexpr"]:
             key = _stride_tensor(r["name"])
