@@ -139,6 +139,10 @@ def test_reporter_draws_only_on_a_terminal_and_says_nested_waits_in_the_outer_li
     assert not Reporter(stream=io.StringIO()).enabled  # not a terminal: nothing
     assert not Reporter(enabled=False, stream=FakeTerminal()).enabled  # --json: nothing
     term = FakeTerminal()
+    with Reporter(stream=term)("running {odd} [name].py") as tick:  # braces and brackets are text
+        tick("[bold]x[/bold]", 0)
+    assert "running {odd} [name].py" in term.getvalue() and "[bold]x[/bold]" in term.getvalue()
+    term = FakeTerminal()
     progress = Reporter(stream=term)
     with progress("outer work", 2) as advance:
         advance("first")

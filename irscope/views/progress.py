@@ -67,7 +67,8 @@ class Reporter:
             TimeElapsedColumn,
         )
 
-        columns: list[Any] = [SpinnerColumn(), TextColumn(escape(what))]
+        title = escape(what).replace("{", "{{").replace("}", "}}")  # markup and format text: a name is text
+        columns: list[Any] = [SpinnerColumn(), TextColumn(title)]
         if total is not None:
             columns += [BarColumn(), MofNCompleteColumn()]
         columns += [TimeElapsedColumn(), TextColumn("{task.description}")]
@@ -96,11 +97,6 @@ class Reporter:
 def reporter(enabled: bool = True) -> Reporter:
     """The Reporter a command hands its package: `enabled` False for --json (stdout is data)."""
     return Reporter(enabled)
-
-
-def quiet() -> Reporter:
-    """A Reporter that never draws (the Python API, tests)."""
-    return Reporter(False)
 
 
 def _is_terminal(stream: Any) -> bool:
