@@ -185,3 +185,46 @@ def test_an_environment_being_made_is_said_with_its_cost_and_place(tmp_path, mon
     assert "triton==3.8.0" in note and str(tmp_path / "cache" / "envs" / "triton-3.8.0") in note
     assert "about 60 s and 0.9 GB" in note and "irscope envs remove 3.8.0" in note
     assert heard == [("making the triton==3.8.0 environment", "installing triton==3.8.0 (uv)")]
+
+
+def test_bench_says_its_compiles_and_its_rounds(monkeypatch):
+    """bench.run hands its phases to the progress (the rounds run in the GPU process: a GPU-less stand-in
+    session answers here, so the phases are checked on any machine)."""
+    import contextlib
+
+    from irscope import jobs
+    from irscope.timing import bench
+    from irscope.timing.launch import Launch
+    from irscope.timing.variant import Variant
+
+    job = jobs.resolve_one(jobs.Request(VECTOR_ADD, (), SIG, target="cuda:90"), "bench times")
+    monkeypatch.setattr(bench, "require_gpu", lambda: None)
+    monkeypatch.setattr(bench, "compile_variants", lambda vs: [setattr(v, "status", "not compiled") for v in vs])
+
+    class Session:  # what TimingSession.finish answers when nothing was timed
+        launch, ref, measure_kwargs = None, None, {}
+
+        def start(self, launch, **kwargs):
+            self.launch = launch
+
+        def finish(self, order, budget):
+            return "stand-in", {"variants": {}}
+
+        def close(self):
+            pass
+
+    heard: list[str] = []
+
+    @contextlib.contextmanager
+    def progress(what, total=None):
+        heard.append(what)
+        yield lambda detail="", n=1: heard.append(detail)
+
+    variants = [Variant("baseline", job.spec, job.settings), Variant("num_warps=8", job.spec, job.settings)]
+    bench.run(variants, Launch({}, (1, 1, 1)), session=Session(), max_seconds=5, progress=progress)
+    assert heard == [
+        "timing 2 variants in interleaved rounds",
+        "compiling baseline",
+        "compiling num_warps=8",
+        "rounds on the GPU until the intervals are tight, at most 5 s",
+    ]
