@@ -122,7 +122,7 @@ def run_search(a, strategy: str) -> tuple[dict, float]:
         "--time",
         "--args",
         ARGS,
-        "--launch-grid",
+        "--grid",
         LAUNCH_GRID,
         "--max-seconds",
         str(a.max_seconds),
@@ -141,7 +141,7 @@ def run_search(a, strategy: str) -> tuple[dict, float]:
     if a.trials:
         cmd += ["--trials", str(a.trials)]
     for axis in SEARCH_AXES:
-        cmd += ["--grid", axis]
+        cmd += ["--axis", axis]
     start = time.perf_counter()
     p = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - start
@@ -216,7 +216,7 @@ def main() -> None:  # noqa: C901, PLR0915
         "--time",
         "--args",
         ARGS,
-        "--launch-grid",
+        "--grid",
         LAUNCH_GRID,
         "--max-seconds",
         str(a.max_seconds),
@@ -227,7 +227,7 @@ def main() -> None:  # noqa: C901, PLR0915
         "--json",
     ]
     for key, values in AXES.items():
-        cmd += ["--grid", f"{key}={','.join(map(str, values))}"]
+        cmd += ["--axis", f"{key}={','.join(map(str, values))}"]
     start, epoch = time.perf_counter(), time.time()
     p = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
     sweep_wall = time.perf_counter() - start

@@ -1,7 +1,7 @@
 """A plain Triton matmul (grouped tile order, tl.dot in a loop), as in Triton's tutorial.
 
     irscope dump examples/matmul.py --kernel matmul_kernel --target h100 \
-        --signature "*fp16:16, *fp16:16, *fp16:16, i32, i32, i32, i32, i32:1, i32, i32:1, i32, i32:1, 128, 128, 64, 8"
+        --signature "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
 """
 
 import triton

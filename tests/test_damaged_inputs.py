@@ -339,7 +339,7 @@ def test_spec_file_of_the_wrong_shape_is_one_line_exit_2(command, name, data, wo
     args = {
         "dump": ["dump", spec],
         "diff": ["diff", spec, "--a", "num_warps=4", "--b", "num_warps=8"],
-        "sweep": ["sweep", spec, "--grid", "num_warps=4,8"],
+        "sweep": ["sweep", spec, "--axis", "num_warps=4,8"],
     }[command]
     _one_line_exit_2([*args, "-o", out], word)
     assert not out.exists()
@@ -378,7 +378,7 @@ def odd(tmp_path, good):
 
 VA = str(VECTOR_ADD)
 D = ["dump", VA, "-s", SIG, "-t", "cuda:90"]
-SW = ["sweep", VA, "-s", SIG, "-t", "cuda:90", "--grid", "num_warps=4,8"]
+SW = ["sweep", VA, "-s", SIG, "-t", "cuda:90", "--axis", "num_warps=4,8"]
 CLI_CASES = [
     ("sig-unclosed-paren", ["dump", VA, "-s", "*fp32, *fp32, *fp32, i32, (1, 2"], "is never closed"),
     (

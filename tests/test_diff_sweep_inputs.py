@@ -99,46 +99,51 @@ DIFF_CASES = [
 
 S = ["sweep", VA, "-s", SIG, "-t", "cuda:90"]
 SWEEP_CASES = [
-    ("grid-no-values", [*S, "--grid", "num_warps=,,"], "no values"),
-    ("grid-no-equals", [*S, "--grid", "num_warps"], "KEY=V1"),
-    ("grid-no-key", [*S, "--grid", "=4,8"], "KEY=V1"),
-    ("grid-empty-value", [*S, "--grid", "num_warps="], "KEY=V1"),
-    ("grid-axis-twice", [*S, "--grid", "num_warps=4", "--grid", "num_warps=8"], "twice"),
-    ("grid-value-twice", [*S, "--grid", "num_warps=4,4"], "twice"),
-    ("grid-unknown-axis", [*S, "--grid", "nosuch=1,2"], "nosuch"),
-    ("grid-not-a-number", [*S, "--grid", "num_warps=abc"], "num_warps"),
-    ("grid-missing", [*S], "--grid"),
-    ("grid-all-refused", [*S, "--grid", "num_warps=3,5"], "power of 2"),
-    ("sort-unknown", [*S, "--grid", "num_warps=4,8", "--sort", "speed"], "speed"),
-    ("timeout-zero", [*S, "--grid", "num_warps=4,8", "--timeout", "0"], "--timeout"),
-    ("timeout-negative", [*S, "--grid", "num_warps=4,8", "--timeout", "-5"], "--timeout"),
-    ("timeout-nan", [*S, "--grid", "num_warps=4,8", "--timeout", "nan"], "--timeout"),
-    ("timeout-not-a-number", [*S, "--grid", "num_warps=4,8", "--timeout", "abc"], "abc"),
-    ("jobs-zero", [*S, "--grid", "num_warps=4,8", "--jobs", "0"], "0"),
-    ("jobs-negative", [*S, "--grid", "num_warps=4,8", "-j", "-2"], "-2"),
-    ("top-zero", [*S, "--grid", "num_warps=4,8", "--top", "0"], "0"),
-    ("out-under-a-file", [*S, "--grid", "num_warps=4,8", "-o", "{file}/out"], "not a folder"),
-    ("time-without-gpu", [*S, "--grid", "num_warps=4,8", "--time"], "GPU"),
-    ("time-args-without-grid", [*S, "--grid", "num_warps=4,8", "--time", "--args", "x_ptr=randn(1024, fp32)"], "GPU"),
-    ("no-such-file", ["sweep", "nosuch.py", "-s", SIG, "--grid", "num_warps=4,8"], "nosuch.py"),
-    ("bad-signature", ["sweep", VA, "-s", "*fp32, *fp32, bogus, i32, 1024", "--grid", "num_warps=4,8"], "bogus"),
-    ("kernel-unknown", [*S, "--kernel", "nosuch_kernel", "--grid", "num_warps=4,8"], "nosuch_kernel"),
-    ("pin-layout-syntax", [*S, "--grid", "num_warps=4,8", "--pin-layout", "zzz=#blocked"], "--pin-layout"),
+    ("grid-no-values", [*S, "--axis", "num_warps=,,"], "no values"),
+    ("grid-no-equals", [*S, "--axis", "num_warps"], "KEY=V1"),
+    ("grid-no-key", [*S, "--axis", "=4,8"], "KEY=V1"),
+    ("grid-empty-value", [*S, "--axis", "num_warps="], "KEY=V1"),
+    ("grid-axis-twice", [*S, "--axis", "num_warps=4", "--axis", "num_warps=8"], "twice"),
+    ("grid-value-twice", [*S, "--axis", "num_warps=4,4"], "twice"),
+    ("grid-unknown-axis", [*S, "--axis", "nosuch=1,2"], "nosuch"),
+    ("grid-not-a-number", [*S, "--axis", "num_warps=abc"], "num_warps"),
+    ("grid-missing", [*S], "--axis"),
+    ("grid-all-refused", [*S, "--axis", "num_warps=3,5"], "power of 2"),
+    # one meaning per flag: --grid is the launch grid (as in bench); the old axes form names --axis
+    ("old-grid-axes-form", [*S, "--grid", "BLOCK_SIZE=64,128"], "--axis BLOCK_SIZE=64,128"),
+    ("old-grid-option-form", [*S, "--axis", "num_warps=4", "--grid", "num_warps=4,8"], "--axis num_warps=4,8"),
+    ("old-launch-grid", [*S, "--axis", "num_warps=4,8", "--launch-grid", "4"], "--grid"),
+    ("grid-without-time", [*S, "--axis", "num_warps=4,8", "--grid", "4"], "--time"),
+    ("sort-unknown", [*S, "--axis", "num_warps=4,8", "--sort", "speed"], "speed"),
+    ("timeout-zero", [*S, "--axis", "num_warps=4,8", "--timeout", "0"], "--timeout"),
+    ("timeout-negative", [*S, "--axis", "num_warps=4,8", "--timeout", "-5"], "--timeout"),
+    ("timeout-nan", [*S, "--axis", "num_warps=4,8", "--timeout", "nan"], "--timeout"),
+    ("timeout-not-a-number", [*S, "--axis", "num_warps=4,8", "--timeout", "abc"], "abc"),
+    ("jobs-zero", [*S, "--axis", "num_warps=4,8", "--jobs", "0"], "0"),
+    ("jobs-negative", [*S, "--axis", "num_warps=4,8", "-j", "-2"], "-2"),
+    ("top-zero", [*S, "--axis", "num_warps=4,8", "--top", "0"], "0"),
+    ("out-under-a-file", [*S, "--axis", "num_warps=4,8", "-o", "{file}/out"], "not a folder"),
+    ("time-without-gpu", [*S, "--axis", "num_warps=4,8", "--time"], "GPU"),
+    ("time-args-without-grid", [*S, "--axis", "num_warps=4,8", "--time", "--args", "x_ptr=randn(1024, fp32)"], "GPU"),
+    ("no-such-file", ["sweep", "nosuch.py", "-s", SIG, "--axis", "num_warps=4,8"], "nosuch.py"),
+    ("bad-signature", ["sweep", VA, "-s", "*fp32, *fp32, bogus, i32, 1024", "--axis", "num_warps=4,8"], "bogus"),
+    ("kernel-unknown", [*S, "--kernel", "nosuch_kernel", "--axis", "num_warps=4,8"], "nosuch_kernel"),
+    ("pin-layout-syntax", [*S, "--axis", "num_warps=4,8", "--pin-layout", "zzz=#blocked"], "--pin-layout"),
     pytest.param(
         "write-recipe-folder",
-        [*S, "--grid", "num_warps=4,8", "--write-recipe", "{tmp}"],
+        [*S, "--axis", "num_warps=4,8", "--write-recipe", "{tmp}"],
         "folder",
         id="write-recipe-folder",
     ),
     pytest.param(
         "write-recipe-no-parent",
-        [*S, "--grid", "num_warps=4,8", "--write-recipe", "{tmp}/no/r.toml"],
+        [*S, "--axis", "num_warps=4,8", "--write-recipe", "{tmp}/no/r.toml"],
         "not an existing folder",
         id="write-recipe-no-parent",
     ),
     pytest.param(
         "write-recipe-under-file",
-        [*S, "--grid", "num_warps=4,8", "--write-recipe", "{file}/r.toml"],
+        [*S, "--axis", "num_warps=4,8", "--write-recipe", "{file}/r.toml"],
         "not an existing folder",
         id="write-recipe-under-file",
     ),
@@ -239,7 +244,7 @@ def test_same_kernel_from_two_files_compares(tmp_path):
 
 def test_sweep_bad_layout_pin_for_every_config_is_exit_2(tmp_path):
     code, out, err = irscope(
-        *S, "--grid", "num_warps=1,2", "-j", "1", "--pin-layout", "nosuch:order=[0]", "-o", tmp_path / "o"
+        *S, "--axis", "num_warps=1,2", "-j", "1", "--pin-layout", "nosuch:order=[0]", "-o", tmp_path / "o"
     )
     assert code == 2, (out, err)
     lines = error_lines(err)
@@ -252,7 +257,7 @@ def test_sweep_readonly_output_refused(tmp_path, monkeypatch):
     ro = tmp_path / "ro"
     ro.mkdir()
     monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == ro else real(p, mode, **kw))
-    code, _, err = irscope(*S, "--grid", "num_warps=4,8", "-o", ro / "out")
+    code, _, err = irscope(*S, "--axis", "num_warps=4,8", "-o", ro / "out")
     assert code == 2 and "cannot write in" in err and len(error_lines(err)) == 1
 
 
@@ -275,7 +280,7 @@ def test_sweep_table_shows_the_whole_reason():
 
 def test_untimed_write_recipe_ranks_statically(tmp_path):
     recipe = tmp_path / "r.toml"
-    code, out, err = irscope(*S, "--grid", "num_warps=1,2,4", "--write-recipe", recipe, "-o", tmp_path / "o")
+    code, out, err = irscope(*S, "--axis", "num_warps=1,2,4", "--write-recipe", recipe, "-o", tmp_path / "o")
     assert code == 0, err
     text = recipe.read_text()
     assert "not timed" in text and "fewest spills, then occupancy" in text

@@ -230,7 +230,7 @@ def test_sweep_outputs_must_be_regular_files(cli, tmp_path, flag, kind):
         VECTOR_SIG,
         "--target",
         "cuda:90",
-        "--grid",
+        "--axis",
         "num_warps=2,4",
         flag,
         str(target),

@@ -97,7 +97,7 @@ def test_one_maker_per_env(monkeypatch, tmp_path):
     monkeypatch.setattr(envs, "check_on_index", lambda release, flag: None)
     made = []
 
-    def fake_make(release, folder, flag):
+    def fake_make(release, folder, flag, step=None):
         made.append(release.name)
         venv = folder / release.name
         (venv / "bin").mkdir(parents=True)

@@ -63,7 +63,7 @@ def test_ray_sweep_equals_the_local_pool(cluster, tmp_path):
 
 
 def test_bad_cluster_input_is_one_line_exit_2(cluster, tmp_path, monkeypatch):
-    base = ["sweep", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--grid", "num_warps=4,8", "-o", str(tmp_path / "o")]
+    base = ["sweep", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--axis", "num_warps=4,8", "-o", str(tmp_path / "o")]
     for argv, word in (
         (["--cluster", "ray:127.0.0.1:1"], "does not answer"),
         (["--cluster", "slurm"], "slurm"),
@@ -86,7 +86,7 @@ def test_cli_on_the_cluster(cluster, tmp_path):
         SIG,
         "-t",
         "h100",
-        "--grid",
+        "--axis",
         "num_warps=2,4",
         "--no-cache",
         "--cluster",

@@ -206,9 +206,9 @@ def test_range_on_the_command_line_and_its_bad_input(tmp_path):
         SIG,
         "-t",
         "h100",
-        "--grid",
+        "--axis",
         "num_warps=2..4:pow2",
-        "--grid",
+        "--axis",
         "BLOCK_SIZE=512..1024:step512",
         "-o",
         str(tmp_path / "o"),
@@ -223,11 +223,11 @@ def test_range_on_the_command_line_and_its_bad_input(tmp_path):
     ]
     base = ["sweep", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "-o", str(tmp_path / "bad")]
     for argv, word in (
-        (["--grid", "BLOCK_SIZE=1024..16"], "empty"),
-        (["--grid", "num_warps=4,8", "--search", "annealing"], "annealing"),
-        (["--grid", "num_warps=4,8", "--trials", "5"], "--search"),
-        (["--grid", "num_warps=4,8", "--search", "random", "--trials", "0"], "--trials"),
-        (["--grid", "num_warps=4,8", "--search", "random", "--time-budget", "-1"], "--time-budget"),
+        (["--axis", "BLOCK_SIZE=1024..16"], "empty"),
+        (["--axis", "num_warps=4,8", "--search", "annealing"], "annealing"),
+        (["--axis", "num_warps=4,8", "--trials", "5"], "--search"),
+        (["--axis", "num_warps=4,8", "--search", "random", "--trials", "0"], "--trials"),
+        (["--axis", "num_warps=4,8", "--search", "random", "--time-budget", "-1"], "--time-budget"),
     ):
         r = run_cli(*base, *argv)
         assert r.code == 2 and word in r.err and len(r.err.strip().splitlines()) == 1, (argv, r.err)
@@ -254,9 +254,9 @@ def test_search_on_the_command_line(tmp_path):
         SIG,
         "-t",
         "h100",
-        "--grid",
+        "--axis",
         "num_warps=1..8:pow2",
-        "--grid",
+        "--axis",
         "BLOCK_SIZE=128..4096:pow2",
         "--search",
         "random",

@@ -3,7 +3,7 @@
     irscope.dump(kernel, ...)    -> Dump       irscope dump FILE --signature ... (one kernel, one settings)
     irscope.diff(a, b)           -> Diff       irscope diff DIR_A DIR_B
     irscope.capture(fn, *args)   -> Capture    irscope capture SCRIPT, for one call instead of a script
-    irscope.sweep(kernel, ...)   -> Sweep      irscope sweep FILE --grid ... (compiles only)
+    irscope.sweep(kernel, ...)   -> Sweep      irscope sweep FILE --axis ... (compiles only)
     irscope.profile(kernel, ...) -> Dump       irscope profile FILE --args ... --grid ... (its .profile)
 
 Each builds a jobs.Request from its arguments and calls the same functions as the command
@@ -153,8 +153,8 @@ def sweep(
     sort: str = "config",
     out: str | os.PathLike | None = None,
 ) -> Sweep:
-    """Compile every config of a grid of options or constexprs: `irscope sweep FILE --grid ...` (no
-    timing). grid: {"num_warps": [4, 8], "num_stages": "2..4"} (a list, or the --grid range text);
+    """Compile every config of a grid of options or constexprs: `irscope sweep FILE --axis ...` (no
+    timing). grid: {"num_warps": [4, 8], "num_stages": "2..4"} (a list, or the --axis range text);
     workers: compile processes (default: the cores); the kernel must be in a file the workers can load.
     Returns the Sweep, its configs in the table's order (sort as --sort)."""
     if not isinstance(kernel, (str, os.PathLike)):
@@ -164,7 +164,7 @@ def sweep(
     axes = tuple(f"{k}={v if isinstance(v, str) else ','.join(_text(x) for x in v)}" for k, v in grid.items())
     opts = sweep_command.SweepOptions(_out(out), axes=axes, jobs=workers, sort_key=sort, no_db=True)
     prepared = sweep_command.prepare(req, opts, lambda: None)
-    done = sweep_command.run(prepared, lambda total: contextlib.nullcontext(lambda n=1: None))
+    done = sweep_command.run(prepared, lambda what, total=None: contextlib.nullcontext(lambda *a: None))
     return Sweep(done, title=prepared.base.spec.kernel)
 
 

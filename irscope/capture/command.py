@@ -126,7 +126,17 @@ def check_script(file: Path) -> None:
         raise BadInput(f"{file}: a spec file, not a script; its kernel is compiled by irscope dump {file}")
 
 
-def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions, stop: DumpStop | None = None) -> ScriptRun:
+def _no_progress(what: str, total: int | None = None) -> contextlib.AbstractContextManager[Callable[..., None]]:
+    return contextlib.nullcontext(lambda *a: None)
+
+
+def run(
+    request: jobs.Request,
+    script_args: list[str],
+    opts: CaptureOptions,
+    stop: DumpStop | None = None,
+    progress: Callable[..., contextlib.AbstractContextManager[Callable[..., None]]] = _no_progress,
+) -> ScriptRun:
     """irscope capture SCRIPT [-- ARGS]: refuse what can be refused, run, capture, write specs, dump.
 
     The script is request.file, its kernels are filtered by request.kernels (globs), its target is
@@ -137,6 +147,8 @@ def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions, sto
     ones are kept and said, and the exit status is 130 or 143.
     `opts.interpret_s`: the interpreter's (per-launch, whole-run) budgets in seconds on the stand-in
     GPU (None: IRSCOPE_INTERPRET_LAUNCH_S / IRSCOPE_INTERPRET_TOTAL_S, or the defaults: knobs.py).
+    `progress(what, total)` (views/progress.Reporter): the script's run (launches and kernels so far),
+    then the dumps (n of N).
     """
     check_script(Path(request.file))
     tgt, reason, mode = choose_mode(request, opts.compile_only)
@@ -147,19 +159,28 @@ def run(request: jobs.Request, script_args: list[str], opts: CaptureOptions, sto
     time_limit = opts.time_limit
     if time_limit is not None and not (math.isfinite(time_limit) and 0 < time_limit <= 1e8):
         raise BadInput(f"--time-limit {time_limit}: give a positive number of seconds")
-    script_run = run_script(
-        Path(request.file),
-        list(script_args),
-        tgt,
-        reason,
-        mode,
-        list(request.kernels),
-        opts.script_log,
-        quiet=opts.quiet,
-        time_limit=time_limit,
-        interpret_s=opts.interpret_s,
-    )
-    return replay(script_run, request, out_dir, opts, stop)
+    how = "" if mode == "gpu" else " on the stand-in GPU (launches computed by Triton's interpreter)"
+    with progress(f"running {Path(request.file).name}{how}") as tick:
+        script_run = run_script(
+            Path(request.file),
+            list(script_args),
+            tgt,
+            reason,
+            mode,
+            list(request.kernels),
+            opts.script_log,
+            quiet=opts.quiet,
+            time_limit=time_limit,
+            interpret_s=opts.interpret_s,
+            on_launch=lambda n, k, c: tick(
+                f"{_count(n, 'launch')}, {_count(k, 'kernel')}" + (f", {c} computed" if c is not None else ""), 0
+            ),
+        )
+    return replay(script_run, request, out_dir, opts, stop, progress)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 'es' if what.endswith('h') else 's'}"
 
 
 def run_call(
@@ -178,15 +199,22 @@ def run_call(
 
 
 def replay(
-    script_run: ScriptRun, request: jobs.Request, out_dir: Path, opts: CaptureOptions, stop: DumpStop | None = None
+    script_run: ScriptRun,
+    request: jobs.Request,
+    out_dir: Path,
+    opts: CaptureOptions,
+    stop: DumpStop | None = None,
+    progress: Callable[..., contextlib.AbstractContextManager[Callable[..., None]]] = _no_progress,
 ) -> ScriptRun:
     """The captures of a run as jobs (under the request's option layers), their spec files, their
-    dumps (`stop`: a signal ends the dumps, see dump_all)."""
+    dumps (`stop`: a signal ends the dumps, see dump_all; `progress`: n of N dumped)."""
     started = time.perf_counter()
     prepare(script_run, request)
     write_specs(script_run, out_dir)
     script_run.timing["specs_s"] = time.perf_counter() - started
-    dump_all(script_run, out_dir, opts.with_passes, opts.use_cache, stop, opts.jobs)
+    todo = sum(1 for c in script_run.captures if c.spec is not None)
+    with progress(f"dumping {_count(todo, 'kernel')}", todo) as advance:
+        dump_all(script_run, out_dir, opts.with_passes, opts.use_cache, stop, opts.jobs, advance)
     script_run.timing.update(timing_split(script_run))
     return script_run
 

@@ -22,7 +22,7 @@ import contextlib
 import contextvars
 import fnmatch
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +89,8 @@ class Recorder:
         self.launch_errors: dict[int, BaseException | None] = {}  # capture index -> what its launch raises
         self._lock = threading.Lock()
         self.inductor = InductorHooks(self)  # set up with Inductor, if the script uses torch.compile
+        # (launches, captures, launches the interpreter computed or None): the progress a terminal shows
+        self.on_launch: Callable[[int, int, int | None], None] | None = None
 
     def _guarded(self, hook):
         """A hook whose own failure is irscope's (remembered), not the script's."""
@@ -243,7 +245,14 @@ class Recorder:
             if not cap.launch.get("grid"):
                 names = [p.name for p in adapter.kernel_params(cap.jit)]
                 cap.launch = describe(dict(zip(names, args)), cap.jit, grid)
+            self._said()
             return self.launches
+
+    def _said(self) -> None:
+        """The progress hears the counts (under the lock: they are exact)."""
+        if self.on_launch is not None:
+            stats = getattr(self.executor, "stats", None)
+            self.on_launch(self.launches, len(self.captures), stats.computed if stats is not None else None)
 
     def _count_jit_launch(self, ctx: _Launch, ret: Any, warmup: bool) -> int:
         """After JITFunction.run: the launch counted (its number; 0 for a .warmup), its capture's record."""
@@ -260,6 +269,7 @@ class Recorder:
                 if not cap.launch.get("grid"):
                     cap.launch = _record_of(ctx)
                     cap.warmup = False
+            self._said()
             return self.launches
 
     def wrap_compiled_getitem(self, original):

@@ -18,7 +18,7 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -243,8 +243,14 @@ def write_specs(run: ScriptRun, out_dir: Path) -> None:
         cap.spec_path = path
 
 
-def dump_all(
-    run: ScriptRun, out_dir: Path, with_passes: bool, use_cache: bool, stop: Any = None, jobs: int | None = None
+def dump_all(  # noqa: PLR0913
+    run: ScriptRun,
+    out_dir: Path,
+    with_passes: bool,
+    use_cache: bool,
+    stop: Any = None,
+    jobs: int | None = None,
+    advance: Callable[..., None] | None = None,
 ) -> None:
     """Dump each capture with a spec; a config the autotuner would drop is skipped, a failure kept.
 
@@ -252,15 +258,22 @@ def dump_all(
     closure is data (parallel.py); the others, and any a worker hands back, are dumped here after.
     `stop` (command.signals_kept()): SIGINT or SIGTERM, during a dump or before one, ends the dumps;
     those finished are kept and `run.dumps_stopped` says how far it got (a dump cut short leaves
-    no folder: dump folders are published by rename; the workers are killed)."""
+    no folder: dump folders are published by rename; the workers are killed). `advance(label)` hears
+    each capture finished (the progress a terminal shows)."""
     started = time.perf_counter()
+
+    def finish(cap: Capture, result: Any, failure: CompileFailure | None) -> None:
+        _finish(cap, result, failure)
+        if advance is not None:
+            advance(f"{cap.name}: {'failed' if cap.failure else 'skipped' if cap.skipped else 'dumped'}")
+
     todo = [cap for cap in run.captures if cap.spec is not None]
     sent, here = parallel.plan(todo, parallel.default_jobs() if jobs is None else jobs)
     if sent and (stop is None or stop.signal is None):
         pool = parallel.start(len(sent), parallel.default_jobs() if jobs is None else jobs)
         try:
             with stop.armed() if stop is not None else contextlib.nullcontext():
-                here += parallel.dump_in_workers(pool, sent, out_dir, with_passes, use_cache, _finish)
+                here += parallel.dump_in_workers(pool, sent, out_dir, with_passes, use_cache, finish)
         except DumpsStopped:
             pass
         finally:
@@ -270,7 +283,9 @@ def dump_all(
             break
         try:
             cap.dumped_in = "in-process"
-            _dump_one(cap, out_dir, with_passes, use_cache, stop.armed if stop is not None else None)
+            if advance is not None:
+                advance(f"{cap.name}: compiling", 0)
+            _dump_one(cap, out_dir, with_passes, use_cache, stop.armed if stop is not None else None, finish)
         except DumpsStopped:
             break
     run.timing["dumps_s"] = time.perf_counter() - started
@@ -284,16 +299,20 @@ class DumpsStopped(BaseException):
     """Raised by command.signals_kept()'s handlers while a dump runs: ends the dumps, not irscope."""
 
 
-def _dump_one(cap: Capture, out_dir: Path, with_passes: bool, use_cache: bool, compiling: Any) -> None:
-    """One capture dumped (or skipped, or its failure kept), its manifest given the capture's notes;
-    a stop (`compiling`, armed around the compile only) raises DumpsStopped."""
+def _dump_one(
+    cap: Capture, out_dir: Path, with_passes: bool, use_cache: bool, compiling: Any, finish: Any = None
+) -> None:
+    """One capture dumped (or skipped, or its failure kept), its manifest given the capture's notes
+    (`finish`: _finish, or dump_all's that also advances the progress); a stop (`compiling`, armed
+    around the compile only) raises DumpsStopped."""
     assert cap.settings is not None  # set with its spec; only captures with a spec are dumped
+    finish = finish or _finish
     try:
         result = dump_job.dump(cap.spec, cap.settings, out_dir, with_passes, use_cache, compiling=compiling)
     except CompileFailure as e:
-        _finish(cap, None, e)
+        finish(cap, None, e)
         return
-    _finish(cap, result, None)
+    finish(cap, result, None)
 
 
 def _finish(cap: Capture, result: Any, failure: CompileFailure | None) -> None:

@@ -20,6 +20,7 @@ from irscope.cli import (
     diff_profiles,
     diff_releases,
     dump,
+    envs,
     frontier,
     lines,
     passes,
@@ -70,6 +71,7 @@ for _command in (
     cli.add_command(_command)
 for _command in (capture.capture, diff_releases.diff_releases, frontier.frontier, diff_profiles.diff_profiles):
     cli.add_command(_command)
+cli.add_command(envs.envs)
 
 
 def main(argv: list[str] | None = None, recorder=None) -> None:

@@ -107,6 +107,7 @@ def bench(
     from irscope.timing.plan import bench_variants
     from irscope.timing.reference import parse as parse_ref
     from irscope.views import bench as view
+    from irscope.views.progress import reporter
 
     bench_job.check_margin(margin)
     batch = bench_job.parse_batch(batch_text)
@@ -129,6 +130,7 @@ def bench(
         ref=ref,
         margin=margin,
         batch=batch,
+        progress=reporter(enabled=not as_json),
     )
     if as_json:
         click.echo(view.bench_json(result))

@@ -36,6 +36,7 @@ def bisect(request, variants, out_dir, no_cache, debug, good, bad, when, as_json
     from irscope.kernel import inputs
     from irscope.releases import bisect as bisect_mod
     from irscope.views import releases as view
+    from irscope.views.progress import reporter
 
     if not when:
         raise BadInput("give what 'bad' means with --when (e.g. --when 'spills > 0')")
@@ -44,7 +45,14 @@ def bisect(request, variants, out_dir, no_cache, debug, good, bad, when, as_json
         raise BadInput("--variant: bisect compiles one kernel under one settings")
     inputs.check_output_dir(out_dir)
     result = bisect_mod.run(
-        request, good=good, bad=bad, predicate=predicate, out_dir=out_dir, use_cache=not no_cache, note=view.note
+        request,
+        good=good,
+        bad=bad,
+        predicate=predicate,
+        out_dir=out_dir,
+        use_cache=not no_cache,
+        note=view.note,
+        progress=reporter(enabled=not as_json),
     )
     if as_json:
         click.echo(view.bisect_json(result))

@@ -104,6 +104,7 @@ def run_capture(
     (dump's old spelling: its note) is said once the capture has run, after its output: bad input stays one line."""
     from irscope.capture import command
     from irscope.views import capture as view
+    from irscope.views.progress import reporter
 
     if html is not None:
         from irscope.report.output import check_output
@@ -128,7 +129,7 @@ def run_capture(
     if unused is not None:
         view.print_warning(unused)
     with command.signals_kept() as stop:  # a signal after the script stops the dumps, said and written
-        run = command.run(request, list(script_args), opts, stop)
+        run = command.run(request, list(script_args), opts, stop, reporter(enabled=not opts.quiet))
         view.render(run, stage, as_json, debug)
         folders = [r.folder for r in command.results(run)]
         if html is not None and folders and run.dumps_stopped is None:

@@ -56,13 +56,14 @@ def show(opts: DiffOptions, tritons: tuple[str | None, str | None], shown: DiffV
     """releases.captures.run and its view; the exit status (0 equal, 1 different, 2 a side failed)."""
     from irscope.releases import captures
     from irscope.views import releases as view
+    from irscope.views.progress import reporter
 
     if shown.html is not None and Path(opts.request.file).is_dir():
         raise BadInput(
             f"--html writes one kernel's page; name one capture: "
             f"irscope diff-releases {opts.request.file}/captures/KERNEL-N.json ..."
         )
-    got = captures.run(opts, tritons, note=view.note)
+    got = captures.run(opts, tritons, note=view.note, progress=reporter(enabled=not shown.as_json))
     if isinstance(got, captures.CaptureTable):
         if shown.as_json:
             click.echo(view.capture_json(got, shown.context))

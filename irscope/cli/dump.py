@@ -45,6 +45,7 @@ def dump(
     from irscope.compile import dump as dump_job
     from irscope.kernel import inputs
     from irscope.views import dump as view
+    from irscope.views.progress import reporter
 
     if not request.has_specialization and not request.is_spec_file:
         return _old_capture(
@@ -73,7 +74,8 @@ def dump(
         capture_only["n_jobs"],
         capture_only["time_limit"],
     )
-    results = dump_job.dump_jobs(jobs.variants(request, variants), out_dir, with_passes, not no_cache, stage)
+    todo, progress = jobs.variants(request, variants), reporter(enabled=not as_json)
+    results = dump_job.dump_jobs(todo, out_dir, with_passes, not no_cache, stage, progress)
     if stage:
         view.print_stage(results, stage)
     elif as_json:

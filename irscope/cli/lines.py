@@ -59,7 +59,7 @@ def lines(request, variants, out_dir, no_cache, debug, line_spec, stage, sort, t
     if request.file.is_dir():
         show([(request.file, artifacts.read_manifest(request.file))], line_spec, stage, sort, top, as_json)
         return
-    results = dump_results(request, variants, out_dir, no_cache, False)
+    results = dump_results(request, variants, out_dir, no_cache, False, as_json)
     view_flags = {"line": line_spec, "stage": stage, "sort": sort, "top": top, "json": as_json}
     recorder().rendered(
         "lines",

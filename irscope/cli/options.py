@@ -208,14 +208,17 @@ def timing_session():
     return session
 
 
-def dump_results(request, variants, out_dir, no_cache: bool, with_passes: bool) -> list:
-    """The dump results of a kernel file (one per kernel and --variant), for the commands that read dumps."""
+def dump_results(request, variants, out_dir, no_cache: bool, with_passes: bool, as_json: bool = False) -> list:
+    """The dump results of a kernel file (one per kernel and --variant), for the commands that read dumps;
+    their progress on a terminal's stderr (not with --json)."""
     from irscope import jobs
     from irscope.compile import dump as dump_job
     from irscope.kernel.inputs import check_output_dir
+    from irscope.views.progress import reporter
 
     check_output_dir(out_dir)
-    return dump_job.dump_jobs(jobs.variants(request, variants), out_dir, with_passes, not no_cache)
+    todo = jobs.variants(request, variants)
+    return dump_job.dump_jobs(todo, out_dir, with_passes, not no_cache, progress=reporter(enabled=not as_json))
 
 
 def recorder():

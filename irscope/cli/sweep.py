@@ -17,7 +17,7 @@ from irscope.cli.options import spec_options, timing_session
 @click.command()
 @spec_options
 @click.option(
-    "--grid",
+    "--axis",
     "axes",
     multiple=True,
     metavar="KEY=V1,V2,...|A..B[:pow2|:stepN]",
@@ -80,7 +80,10 @@ from irscope.cli.options import spec_options, timing_session
     "--time", "do_time", is_flag=True, help="Time the survivors on the GPU (this machine's, or the cluster's)."
 )
 @click.option("--args", "launch_args", metavar="ARGS", help="With --time: launch arguments (as for bench).")
-@click.option("--launch-grid", metavar="EXPR", help="With --time: the launch grid (as bench's --grid).")
+@click.option(
+    "--grid", "launch_grid", metavar="EXPR", help='With --time: the launch grid, as bench\'s: "cdiv(n, BLOCK)".'
+)
+@click.option("--launch-grid", "old_launch_grid", hidden=True)  # refused: the launch grid is --grid
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, help="With --time: timing budget.")
 @click.option(
     "--graph",
@@ -129,13 +132,14 @@ from irscope.cli.options import spec_options, timing_session
     'the winner is stated against it, e.g. "torch.matmul(a_ptr, b_ptr)".',
 )
 def sweep(request, variants, out_dir, no_cache, debug, history, as_json, html, **fields):
-    """Compile a grid of settings in parallel, rank them by static stats, optionally time the survivors."""
+    """Compile every config of the --axis settings in parallel, rank them, optionally time the survivors."""
     from irscope.sweep import command
     from irscope.views import sweep as view
+    from irscope.views.progress import reporter
 
     # every other parameter is named as its SweepOptions field: built by keyword, never by position
     opts = command.SweepOptions(out_dir=out_dir, use_cache=not no_cache, **fields)
-    command.check_db(opts, history)
+    command.check_options(opts, history)
     if history:
         view.history_table(*command.history(request, opts.db_path), as_json)
         return
@@ -146,7 +150,7 @@ def sweep(request, variants, out_dir, no_cache, debug, history, as_json, html, *
     prepared = command.prepare(request, opts, timing_session)
     for note in prepared.notes:
         view.note(note)
-    done = command.run(prepared, lambda total: view.sweep_progress(total, enabled=not as_json))
+    done = command.run(prepared, reporter(enabled=not as_json))
     if as_json:
         click.echo(view.sweep_json(done.ordered, done.result))
     else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,10 @@ def _from_cache(
     return DumpResult(hit[0], hit[1], cached=True, key=key, served="cache"), None
 
 
+def _no_progress(what: str, total: int | None = None) -> contextlib.AbstractContextManager[Callable[..., None]]:
+    return contextlib.nullcontext(lambda *a: None)
+
+
 def _note(key: str, why: str, then: str) -> None:
     sys.stderr.write(f"irscope: note: cache entry {key[:16]} was damaged ({why}); {then}\n")
     sys.stderr.flush()
@@ -98,16 +103,28 @@ def dump(
 
 
 def dump_jobs(
-    todo, out_dir: Path, with_passes: bool = False, use_cache: bool = True, stage: str | None = None
+    todo,
+    out_dir: Path,
+    with_passes: bool = False,
+    use_cache: bool = True,
+    stage: str | None = None,
+    progress: Callable[..., contextlib.AbstractContextManager[Callable[..., None]]] | None = None,
 ) -> list[DumpResult]:
     """Dump each job (a jobs.Job: .spec, .settings) into out_dir, in order: `irscope dump FILE`, the
     commands that read dumps (lines, passes) and the Python API's irscope.dump all call this.
 
     `stage` (--stage): refused before anything compiles when a job's target has no such stage, and
-    after the dumps when one of them lacks it."""
+    after the dumps when one of them lacks it. `progress(what, total)` (views/progress.Reporter): n of
+    N kernels compiled, and which one is compiling."""
     for job in todo:
         inputs.check_stage_for_target(stage, job.settings.target)
-    results = [dump(job.spec, job.settings, out_dir, with_passes, use_cache) for job in todo]
+    what = "compiling" + (" with the IR after every pass recorded" if with_passes else "")
+    results = []
+    with (progress or _no_progress)(what, len(todo)) as advance:
+        for job in todo:
+            advance(f"{job.spec.kernel} on {job.settings.target.name}", 0)
+            results.append(dump(job.spec, job.settings, out_dir, with_passes, use_cache))
+            advance(f"{job.spec.kernel}: {'from cache' if results[-1].cached else 'compiled'}")
     if stage:
         inputs.check_stage(results, stage)
     return results

@@ -232,6 +232,61 @@ def signature_template(fn) -> list[dict[str, Any]]:
                 "has_default": has_default,
                 "default": _value_text(default) if has_default else None,
                 "element": element,
+                "example": element,
             }
         )
+    _fill_example(rows, _uses_mma(fn))
     return rows
+
+
+def _uses_mma(fn) -> bool:
+    """Whether the kernel multiplies matrices (tl.dot, Gluon's mma ops, a warp-specialized pipeline): 16-bit then."""
+    src = getattr(fn, "src", "") or ""
+    return any(word in src for word in ("dot(", "mma", "dot_scaled", "warp_specialize("))
+
+
+def _fill_example(rows: list[dict[str, Any]], mma: bool = False) -> None:
+    """Each row's "example": the template's element made concrete, so the filled signature compiles as
+    pasted. Strides: i32:1 for the last of a tensor's strides (stride_am, stride_ak: row-major, the
+    inner one is 1), i32:16 for the others; other ints i32:16 (a launch passes a multiple of 16); a
+    constexpr without default its _constexpr_example; an unannotated pointer *fp16:16 in a kernel that
+    multiplies matrices (`mma`: tensor cores take 16-bit inputs), else the template's *fp32:16."""
+    for i, r in enumerate(rows):
+        if mma and r["element"] == "*fp32:16":
+            r["example"] = "*fp16:16"
+        elif r["constexpr"] and not r["has_default"]:
+            r["example"] = _constexpr_example(r["name"].upper())
+        elif r["element"] == "i32" and not r["constexpr"]:
+            key = _stride_tensor(r["name"])
+            after = _stride_tensor(rows[i + 1]["name"]) if i + 1 < len(rows) else None
+            before = _stride_tensor(rows[i - 1]["name"]) if i > 0 else None
+            last_of_several = key is not None and key == before and key != after
+            r["example"] = "i32:1" if last_of_several else "i32:16"
+
+
+_FLAG_WORDS = ("HAS_", "IS_", "USE_", "EVEN_", "ENABLE", "APPLY_", "DO_", "WITH_", "SPECIALIZE", "FLATTEN", "TRANS")
+
+
+def _constexpr_example(name: str) -> str:
+    """A constexpr's value for the example, by its name: a flag (HAS_BIAS, WARP_SPECIALIZE) False (the
+    plain path), stages 2, warps 4, a block size 64, a group 8, any other 16."""
+    if any(name.startswith(w) or (not w.endswith("_") and w in name) for w in _FLAG_WORDS):
+        return "False"
+    if "STAGE" in name:
+        return "2"
+    if "WARPS" in name:
+        return "4"
+    return "64" if "BLOCK" in name or "TILE" in name else "8" if "GROUP" in name else "16"
+
+
+def _stride_tensor(name: str) -> str | None:
+    """Which tensor a stride parameter belongs to (stride_am -> stride_a, x_stride_1 -> x_stride), or None."""
+    low = name.lower()
+    if "stride" not in low:
+        return None
+    head, sep, tail = low.rpartition("_")
+    if sep and len(tail) == 1 and "stride" in head:
+        return head  # x_stride_0, stride_x_m
+    if low.startswith("stride_") and len(low) > len("stride_") + 1:
+        return low[:-1]  # stride_am, stride_cn
+    return low

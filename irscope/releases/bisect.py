@@ -17,6 +17,7 @@ which their IR part is named (compare.diff.diff_passes, passes matched by name).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -115,14 +116,35 @@ def run(
     out_dir: Path,
     use_cache: bool,
     note: Callable[[str], None] | None = None,
+    progress: Any = None,
 ) -> Bisection:
+    """Walk the releases from --good to --bad (binary search), each dumped in its env (made once),
+    then name the first pass that differs. `progress(what)`: the terminal's spinner (views/progress),
+    which release is being made or dumped."""
     releases = releases_between(good, bad)
+    with progress(f"bisecting {len(releases)} releases") if progress else contextlib.nullcontext(None) as tick:
+        return _walk(request, releases, predicate, out_dir, use_cache, note, progress, tick)
+
+
+def _walk(  # noqa: PLR0913
+    request: jobs.Request,
+    releases: list[str],
+    predicate: Predicate,
+    out_dir: Path,
+    use_cache: bool,
+    note: Callable[[str], None] | None,
+    progress: Any,
+    tick: Callable[..., None] | None,
+) -> Bisection:
+    good, bad = releases[0], releases[-1]
     result = Bisection(predicate, releases)
     tried: dict[int, Step] = {}
 
     def judge(i: int, reference: Side | None) -> Step:
         version = releases[i]
-        env = envs.ensure(envs.Release(version, "triton", version), "--good/--bad", note)
+        env = envs.ensure(envs.Release(version, "triton", version), "--good/--bad", note, progress)
+        if tick is not None:
+            tick(f"triton {version}: dumping", 0)
         msg = release_worker.message(request, Path(out_dir), False, use_cache)
         res = release_worker.run_all([env.python], [[msg]])[0][0]
         if note is not None:
@@ -168,7 +190,7 @@ def run(
     result.first_bad, result.last_good = releases[hi], releases[lo]
     result.untested = [releases[i] for i in range(lo + 1, hi) if tried.get(i) and tried[i].verdict == "skipped"]
     if predicate.kind != "compile fails":
-        _why(request, result, out_dir, use_cache, note)
+        _why(request, result, out_dir, use_cache, note, progress)
     return result
 
 
@@ -192,12 +214,17 @@ def _holds(p: Predicate, side: Side, reference: Side | None) -> tuple[bool, str]
 
 
 def _why(
-    request: jobs.Request, result: Bisection, out_dir: Path, use_cache: bool, note: Callable[[str], None] | None
+    request: jobs.Request,
+    result: Bisection,
+    out_dir: Path,
+    use_cache: bool,
+    note: Callable[[str], None] | None,
+    progress: Any = None,
 ) -> None:
     """The first pass that differs between the last good release and the first bad one."""
     assert result.last_good is not None and result.first_bad is not None, "the walk set both"
     pair = [result.last_good, result.first_bad]
-    pythons = [envs.ensure(envs.Release(v, "triton", v), "--good/--bad", note).python for v in pair]
+    pythons = [envs.ensure(envs.Release(v, "triton", v), "--good/--bad", note, progress).python for v in pair]
     msg = release_worker.message(request, Path(out_dir), True, use_cache)
     res = release_worker.run_all(pythons, [[msg], [msg]])
     if any(r[0].get("status") != "ok" for r in res):

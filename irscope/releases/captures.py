@@ -17,6 +17,7 @@ releases' IR part, and the passes one release runs and the other does not (new o
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -118,6 +119,7 @@ def diff_capture(  # noqa: PLR0913
     reqs: tuple[SideRequest, SideRequest] | None = None,
     selected: tuple[str, ...] = (),
     raw: bool = False,
+    progress: Any = None,
 ) -> CaptureTable:
     """Every captured kernel dumped with both Tritons (both envs had first), compared, one row each.
     reqs: what each side changes on top (--a/--b, --a-target/--b-target, --a-variant/--b-variant);
@@ -126,7 +128,7 @@ def diff_capture(  # noqa: PLR0913
     if any(r.variant for r in reqs) and not request.recipe:
         raise BadInput("--a-variant/--b-variant name variants of a recipe: give it with --recipe")
     specs = spec_files(Path(folder), request.kernels)
-    side_envs = release_sides.side_envs(tritons, note)
+    side_envs = release_sides.side_envs(tritons, note, progress=progress)
     out_dir = Path(out_dir)
     msgs = [
         [
@@ -145,16 +147,28 @@ def diff_capture(  # noqa: PLR0913
 
 
 def run(
-    opts: DiffOptions, tritons: tuple[str | None, str | None], note: Callable[[str], None] | None = None
+    opts: DiffOptions,
+    tritons: tuple[str | None, str | None],
+    note: Callable[[str], None] | None = None,
+    progress: Any = None,
 ) -> DiffRun | CaptureTable:
     """`irscope diff-releases`: a kernel file or spec file (two sides, each compiled with its Triton, compared
-    as any diff) or a capture folder (every captured kernel, one row each). Both envs are had first."""
+    as any diff) or a capture folder (every captured kernel, one row each). Both envs are had first.
+    `progress(what)`: the terminal's spinner (views/progress) while envs are made and both sides dump."""
     if not any(tritons):
         raise BadInput(
             "give the Triton of side a and/or side b: --a-triton RELEASE, --b-triton RELEASE "
             "(a side without one uses the running Triton)"
         )
     inputs.check_output_dir(opts.out_dir)  # both sides are written there: refused before either compiles
+    what = "compiling with " + " and ".join(t or "the running Triton" for t in tritons)
+    with progress(what) if progress else contextlib.nullcontext():
+        return _run(opts, tritons, note, progress)
+
+
+def _run(
+    opts: DiffOptions, tritons: tuple[str | None, str | None], note: Callable[[str], None] | None, progress: Any
+) -> DiffRun | CaptureTable:
     if Path(opts.request.file).is_dir():
         return diff_capture(
             opts.request.file,
@@ -168,8 +182,9 @@ def run(
             (opts.a, opts.b),
             opts.stages,
             opts.raw,
+            progress,
         )
-    envs_ = release_sides.side_envs(tritons, note=note)
+    envs_ = release_sides.side_envs(tritons, note=note, progress=progress)
     a, b = release_sides.dump_sides(opts.request, (opts.a, opts.b), envs_, opts.out_dir, opts.passes, opts.use_cache)
     result = diff_mod.compare(
         a, b, list(opts.stages), normalized=not opts.raw, require_passes=opts.passes, lines=opts.by_line

@@ -12,7 +12,8 @@ turns that into a Release; ensure() returns an Env whose interpreter has it:
 
 Making one is safe when several runs ask at once: one lock file per env (flock), the env built in
 a `.tmp-*` folder beside it and renamed into place whole, with a marker file (`irscope-env.json`)
-written last inside it; a run that waited on the lock finds the env made. Before anything is made
+written last inside it; a run that waited on the lock finds the env made. `irscope envs` (inventory.py)
+lists and removes them. Before anything is made
 the release is checked against the index (`pip index versions`): offline or an unknown release is
 one line (BadInput, exit 2), before anything compiles.
 """
@@ -37,6 +38,7 @@ from irscope import knobs
 from irscope.errors import BadInput
 
 MARKER = "irscope-env.json"
+LAST_USE = ".irscope-last-use"  # touched each time a run finds the env (irscope envs shows when)
 DISTS = ("triton", "fbtriton")
 _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?([.+\-\w]*)?$")
 INSTALL_TIMEOUT = 1800.0
@@ -127,12 +129,18 @@ def find(release: Release) -> Env | None:
     python = folder / "bin" / "python"
     if not python.exists():
         return None
+    with contextlib.suppress(OSError):
+        (folder / LAST_USE).touch()
     return Env(release, str(python), doc.get("triton", release.version), "found")
 
 
-def ensure(release: Release, flag: str = "--triton", note=None) -> Env:
+ENV_SECONDS, ENV_GB = 60, 0.9  # what making one takes, as measured (docs/guides/envs.md): said before it starts
+
+
+def ensure(release: Release, flag: str = "--triton", note=None, progress=None) -> Env:
     """An interpreter with the release's Triton: the running one, a given one, one made earlier, or
-    one made now (note(text) hears that it is being made). BadInput when it cannot be had."""
+    one made now (note(text) hears that it is being made, where and what it costs; progress(what) is the
+    terminal's spinner while it is made: views/progress.Reporter). BadInput when it cannot be had."""
     if release.python is not None:
         return _given(release, flag)
     env = running(release) or find(release)
@@ -146,8 +154,15 @@ def ensure(release: Release, flag: str = "--triton", note=None) -> Env:
         env = find(release)
         if env is None:
             if note is not None:
-                note(f"making an environment with {release.requirement} in {folder / release.name} (once)")
-            env = _make(release, folder, flag)
+                note(
+                    f"making an environment with {release.requirement} in {folder / release.name} (once: about "
+                    f"{ENV_SECONDS} s and {ENV_GB} GB; irscope envs lists them, irscope envs remove {release} removes it)"
+                )
+            waiting = (
+                progress(f"making the {release.requirement} environment") if progress else contextlib.nullcontext()
+            )
+            with waiting as step:
+                env = _make(release, folder, flag, step)
     return env
 
 
@@ -216,14 +231,18 @@ def _last_line(text: str) -> str:
 # ---------------------------------------------------------------- making one
 
 
-def _make(release: Release, folder: Path, flag: str) -> Env:
+def _make(release: Release, folder: Path, flag: str, step=None) -> Env:
+    """The env made in a .tmp- folder and renamed into place whole; step(text, 0) hears each phase."""
     started = time.perf_counter()
+    say = step or (lambda *a: None)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{release.name}-", dir=folder))
     try:
         uv = shutil.which("uv")
         if uv:
             how = "made with uv"
+            say("a venv (uv)", 0)
             _run([uv, "venv", "--quiet", "--python", _base_python(), str(tmp / "venv")], release, flag)
+            say(f"installing {release.requirement} (uv)", 0)
             _run(
                 [
                     uv,
@@ -240,7 +259,9 @@ def _make(release: Release, folder: Path, flag: str) -> Env:
             )
         else:
             how = "made with pip"
+            say("a venv", 0)
             _run([_base_python(), "-m", "venv", "--without-pip", str(tmp / "venv")], release, flag)
+            say(f"installing {release.requirement} (pip)", 0)
             _run(
                 [
                     sys.executable,
@@ -272,6 +293,7 @@ def _make(release: Release, folder: Path, flag: str) -> Env:
                     "triton": version,
                     "how": how,
                     "seconds": round(seconds, 1),
+                    "made": round(time.time(), 1),
                     "python": sys.version.split()[0],
                 },
                 indent=1,
@@ -282,6 +304,8 @@ def _make(release: Release, folder: Path, flag: str) -> Env:
         if final.exists():  # a leftover without a marker (made by hand, or an older irscope)
             shutil.rmtree(final)
         os.rename(venv, final)
+        with contextlib.suppress(OSError):
+            (final / LAST_USE).touch()  # the run that made it uses it
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return Env(release, str(final / "bin" / "python"), version, how, seconds)

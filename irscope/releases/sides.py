@@ -38,10 +38,11 @@ def side_envs(
     tritons: tuple[str | None, str | None],
     note: Callable[[str], None] | None = None,
     names: tuple[str, str] = ("a", "b"),
+    progress: Any = None,
 ) -> list[envs.Env]:
     """Each side's env: both texts parsed first, then each env found or made; a problem names its flag."""
     releases = [envs.parse(t, f"--{n}-triton") if t else None for t, n in zip(tritons, names)]
-    return [envs.ensure(r, f"--{n}-triton", note) if r else running_env() for r, n in zip(releases, names)]
+    return [envs.ensure(r, f"--{n}-triton", note, progress) if r else running_env() for r, n in zip(releases, names)]
 
 
 def env_label(env: envs.Env) -> str:

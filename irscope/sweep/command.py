@@ -11,6 +11,7 @@ SweepOptions, calls prepare and run, and hands the Outcome to views/sweep.py.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ class SweepOptions:
 
     out_dir: Path
     use_cache: bool = True
-    axes: tuple[str, ...] = ()  # --grid
+    axes: tuple[str, ...] = ()  # --axis (repeatable)
     jobs: int | None = None  # --jobs (None: the cores, or the cluster's CPUs)
     timeout: float = 300.0
     sort_key: str = "config"  # --sort
@@ -47,7 +48,8 @@ class SweepOptions:
     max_registers: int | None = None
     do_time: bool = False  # --time
     launch_args: str | None = None  # --args
-    launch_grid: str | None = None  # --launch-grid
+    launch_grid: str | None = None  # --grid (the launch grid, as bench's)
+    old_launch_grid: str | None = None  # --launch-grid: refused, the launch grid is --grid now
     max_seconds: float = 20.0
     graph: str = "off"
     duty: Any = None
@@ -84,8 +86,27 @@ class Outcome:
     timed: Any
 
 
-def check_db(opts: SweepOptions, history: bool) -> None:
-    """--db is used with --time or --history, and not with --no-db."""
+_AXIS_FORM = re.compile(r"^\s*[A-Za-z_]\w*\s*=(?!=)")  # KEY=..., the config axes' form (a grid has no "=")
+
+
+def check_flags(opts: SweepOptions) -> None:
+    """One meaning per flag: --grid is the launch grid (as in bench and profile), the config axes are --axis.
+    The old spellings (axes given to --grid, --launch-grid) are refused, naming the new flag."""
+    if opts.old_launch_grid is not None:
+        raise BadInput(f"--launch-grid is now --grid (the launch grid, as in bench): --grid {opts.old_launch_grid!r}")
+    if opts.launch_grid is not None and _AXIS_FORM.match(opts.launch_grid):
+        raise BadInput(
+            f"--grid {opts.launch_grid}: --grid is the launch grid now (as in bench); a config axis is "
+            f"--axis {opts.launch_grid}"
+        )
+    if opts.launch_grid is not None and not opts.do_time:
+        raise BadInput(f"--grid {opts.launch_grid!r}: the launch grid is used with --time; add --time --args ...")
+
+
+def check_options(opts: SweepOptions, history: bool) -> None:
+    """The flags' checks that need no kernel: one meaning per flag (check_flags); --db is used with --time
+    or --history, and not with --no-db."""
+    check_flags(opts)
     if opts.db_path is not None and not (opts.do_time or history):
         raise BadInput(
             "--db: the measurements database is used with --time (to reuse and record timings) or "
@@ -120,14 +141,14 @@ def prepare(request: jobs.Request, opts: SweepOptions, start_session: Callable[[
         raise BadInput(f"--sort {opts.sort_key!r}: sort by one of config, {', '.join(rank.COLUMNS)}")
     if opts.strategy is None and size > sweep_configs.MAX_GRID:
         raise BadInput(
-            f"--grid: {size} configs is more than a sweep enumerates ({sweep_configs.MAX_GRID}); "
+            f"--axis: {size} configs is more than a sweep enumerates ({sweep_configs.MAX_GRID}); "
             "search the space instead: --search random|optuna --trials N"
         )
     launch = _launch(request, opts)
     ref = None
     if opts.ref_text is not None:
         if not opts.do_time:
-            raise BadInput("--ref: a reference is timed with --time (give --time --args ... --launch-grid ...)")
+            raise BadInput("--ref: a reference is timed with --time (give --time --args ... --grid ...)")
         ref = reference.parse(opts.ref_text, launch)
     db = sweep_history.History(opts.db_path) if opts.do_time and not opts.no_db else None
     resources = ray_engine.connect(address, need_gpu=opts.do_time) if engine_name == "ray" else {}
@@ -162,21 +183,27 @@ def _launch(request: jobs.Request, opts: SweepOptions):
     if not opts.do_time:
         return None
     if not opts.launch_args and not request.is_spec_file:
-        raise BadInput('--time needs launch arguments: --args "a=randn(M, K, bf16), ..." and --launch-grid')
+        raise BadInput('--time needs launch arguments: --args "a=randn(M, K, bf16), ..." and --grid')
     if opts.launch_args and not opts.launch_grid:
-        raise BadInput('--time needs the launch grid: --launch-grid "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"')
+        raise BadInput('--time needs the launch grid: --grid "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"')
     _, launch = bench_variants(request, (), opts.launch_args, opts.launch_grid)
     return launch
 
 
-def run(p: Prepared, progress: Callable[[int], AbstractContextManager[Callable]]) -> Outcome:
+def run(p: Prepared, progress: Callable[..., AbstractContextManager[Callable[..., None]]]) -> Outcome:
     """Compile the grid (or search the space) and time it, rank the configs, write the winners.
 
-    `progress(total)` is the view's progress bar: a context giving the function called per config.
+    `progress(what, total)` is the view's progress (views/progress.Reporter): a context giving the
+    function called per config with what became of it.
     """
     opts, base = p.opts, p.base
+    what = "compiling configs" + (" and timing them" if opts.do_time else "")
     try:
-        with progress(p.total) as advance:
+        with progress(what, p.total) as tick:
+
+            def advance(cfg) -> None:
+                tick(f"{cfg.label}: {cfg.status}")
+
             if p.strategy is None:
                 configs = sweep_configs.expand(base, p.axes)
                 result = sweep_job.compile_and_time(configs, opts.out_dir, p.engine, advance)

@@ -1,4 +1,4 @@
-"""A sweep's configs: the cartesian product of --grid axes, each a job on top of the base job.
+"""A sweep's configs: the cartesian product of --axis axes, each a job on top of the base job.
 
 An axis is a backend option (anything --set takes) or a constexpr parameter of the kernel; its
 values are a list, ranges (16..256:pow2, 1..8, 32..256:step32) or both (16,32..64:step16), typed
@@ -55,31 +55,31 @@ def parse_axes(items: list[str], base: Job) -> list[tuple[str, list[Any]]]:
     axes = []
     seen: set[str] = set()
     if not items:
-        raise BadInput("--grid: give at least one axis, e.g. --grid num_warps=4,8")
+        raise BadInput("--axis: give at least one axis of the sweep, e.g. --axis num_warps=4,8")
     for item in items:
         key, sep, raw = item.partition("=")
         key = key.strip()
         if not sep or not key or not raw.strip():
-            raise BadInput(f"--grid {item!r}: expected KEY=V1,V2,..., e.g. num_warps=4,8")
+            raise BadInput(f"--axis {item!r}: expected KEY=V1,V2,..., e.g. num_warps=4,8")
         values = expand_values(key, raw, item)
         if not values:
-            raise BadInput(f"--grid {item!r}: the axis {key} has no values; give KEY=V1,V2,..., e.g. num_warps=4,8")
+            raise BadInput(f"--axis {item!r}: the axis {key} has no values; give KEY=V1,V2,..., e.g. num_warps=4,8")
         if key in seen:
-            raise BadInput(f"--grid {key}: the axis is given twice; give its values once, e.g. {key}=4,8")
+            raise BadInput(f"--axis {key}: the axis is given twice; give its values once, e.g. {key}=4,8")
         seen.add(key)
         if len(set(values)) != len(values):
             twice = next(v for v in values if values.count(v) > 1)
             raise BadInput(
-                f"--grid {key}: {twice} is listed twice; give each value once, "
+                f"--axis {key}: {twice} is listed twice; give each value once, "
                 f"e.g. {key}={','.join(dict.fromkeys(values))}"
             )
         if key in options:
-            typed = [convert(key, v, options[key].type, "--grid") for v in values]
+            typed = [convert(key, v, options[key].type, "--axis") for v in values]
         elif key in constexprs:
-            typed = [parse_value(v, f"--grid {key}") for v in values]
+            typed = [parse_value(v, f"--axis {key}") for v in values]
         else:
             raise BadInput(
-                f"--grid {key}: neither an option of the {base.settings.target.backend} backend nor a "
+                f"--axis {key}: neither an option of the {base.settings.target.backend} backend nor a "
                 f"constexpr of {spec.kernel}{did_you_mean(key, list(options) + sorted(constexprs))}; constexprs: "
                 f"{', '.join(sorted(constexprs)) or 'none'}"
             )
@@ -102,18 +102,18 @@ def expand_values(key: str, raw: str, item: str) -> list[str]:
             continue
         m = RANGE.match(part.replace(" ", ""))
         if m is None or (m.group(4) is not None and int(m.group(4)) < 1):
-            raise BadInput(f"--grid {item!r}: {part!r} is not a range; give {RANGE_HELP}, e.g. {key}=16..256:pow2")
+            raise BadInput(f"--axis {item!r}: {part!r} is not a range; give {RANGE_HELP}, e.g. {key}=16..256:pow2")
         lo, hi, kind = int(m.group(1)), int(m.group(2)), m.group(3) or "step1"
         if kind == "pow2":
             vals = [1 << e for e in range(max(hi, 1).bit_length()) if lo <= (1 << e) <= hi]
         else:
             step = int(kind[4:])
             if hi - lo > MAX_AXIS_VALUES * step:
-                raise BadInput(f"--grid {item!r}: {part} has over {MAX_AXIS_VALUES} values; narrow it or add :stepN")
+                raise BadInput(f"--axis {item!r}: {part} has over {MAX_AXIS_VALUES} values; narrow it or add :stepN")
             vals = list(range(lo, hi + 1, step))
         if not vals:
             raise BadInput(
-                f"--grid {item!r}: the range {part} is empty (no {'power of 2' if kind == 'pow2' else 'value'}"
+                f"--axis {item!r}: the range {part} is empty (no {'power of 2' if kind == 'pow2' else 'value'}"
                 f" from {lo} to {hi}); give low..high with low <= high, e.g. {key}=16..256:pow2"
             )
         out += [str(v) for v in vals]
@@ -121,7 +121,7 @@ def expand_values(key: str, raw: str, item: str) -> list[str]:
 
 
 def grid_items(table: dict[str, Any], where: str) -> list[str]:
-    """A recipe's sweep axes ({"BLOCK_M": "16..256:pow2", "num_warps": [4, 8], "GROUP_M": 8}) as --grid items,
+    """A recipe's sweep axes ({"BLOCK_M": "16..256:pow2", "num_warps": [4, 8], "GROUP_M": 8}) as --axis items,
     so that recipes and the command line share one grammar (ranges included) and one set of checks."""
     items = []
     for key, value in table.items():
@@ -137,7 +137,7 @@ def grid_items(table: dict[str, Any], where: str) -> list[str]:
 def make_config(base: Job, index: int, values: dict[str, Any]) -> Config:
     """One combination of axis values as a config: a job on top of the base (jobs.vary)."""
     options = settable_options(base.settings.target)
-    job = vary(base, values, "--grid")
+    job = vary(base, values, "--axis")
     label = ", ".join(
         f"{k}={job.spec.args[k].text() if k in job.spec.args and k not in options else v}" for k, v in values.items()
     )

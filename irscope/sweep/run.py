@@ -1,7 +1,7 @@
 """Sweep: compile a grid of settings in parallel, rank them statically, optionally time the survivors.
 
 The flow, a module each:
-  configs   (configs.py) the cartesian product of --grid axes (lists and ranges); an axis is a
+  configs   (configs.py) the cartesian product of --axis axes (lists and ranges); an axis is a
             backend option (anything --set takes) or a constexpr parameter of the kernel
   search    (search.py) with --search: the strategy proposes configs a generation at a time
             instead, from what compiled and was timed so far

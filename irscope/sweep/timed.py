@@ -179,7 +179,7 @@ def time_together(
     without another batch's noise or another GPU's difference. Needs this machine's GPU."""
     variants = []
     for name, values in configs.items():
-        job = vary(base, values, "--grid")
+        job = vary(base, values, "--axis")
         variants.append(Variant(name, job.spec, job.settings))
     return bench.run(variants, launch, max_seconds=max_seconds, duty=duty, precision=precision)
 

@@ -31,6 +31,7 @@ statistics.py (6), this module (1, 6, and run(): the whole method).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import time
 from dataclasses import dataclass, field
@@ -247,6 +248,7 @@ def run(  # noqa: PLR0913
     ref: Reference | None = None,
     margin: float = timing.DEFAULT_MARGIN,
     batch: int | str = "auto",
+    progress: Any = None,
 ) -> BenchReport:
     """Time the variants; the first is the baseline.
 
@@ -256,6 +258,8 @@ def run(  # noqa: PLR0913
     (reference.parse) timed in the same rounds; a caller that starts the session itself passes it
     to session.start instead. margin: the equivalence margin of the verdicts (a fraction). batch: launches
     a sample (measure.batch_size: "auto" batches kernels under 20 us; 1: one launch a sample).
+    progress(what): the terminal's spinner (views/progress.Reporter) through the compiles and the rounds
+    (the rounds run in the GPU process: the spinner says the phase and the time budget, not each round).
     """
     check_margin(margin)
     require_gpu()
@@ -276,18 +280,22 @@ def run(  # noqa: PLR0913
                 duty=duty,
                 batch=batch,
             )
-        if not compiled:
-            launcher_built = False
-            for v in variants:
-                compile_variants([v])
-                if v.status == "ok":
-                    session.add(v)
-                    if not launcher_built:  # what the first launch would build, while the child starts
-                        adapter.prebuild_launcher(v.art.compiled)
-                        launcher_built = True
-        start = time.perf_counter()
-        budget = 120 + 30 * len(variants) + max_seconds * 2
-        device, result = session.finish(variants, budget)
+        what = f"timing {len(variants)} variant{'s' if len(variants) != 1 else ''} in interleaved rounds"
+        with progress(what) if progress is not None else contextlib.nullcontext(lambda *a: None) as step:
+            if not compiled:
+                launcher_built = False
+                for v in variants:
+                    step(f"compiling {v.name}", 0)
+                    compile_variants([v])
+                    if v.status == "ok":
+                        session.add(v)
+                        if not launcher_built:  # what the first launch would build, while the child starts
+                            adapter.prebuild_launcher(v.art.compiled)
+                            launcher_built = True
+            start = time.perf_counter()
+            budget = 120 + 30 * len(variants) + max_seconds * 2
+            step(f"rounds on the GPU until the intervals are tight, at most {max_seconds:g} s", 0)
+            device, result = session.finish(variants, budget)
     finally:
         if own:
             session.close()

@@ -205,8 +205,10 @@ def summary(run: ScriptRun) -> None:
     if (line := timing_line(run)) is not None:
         con.print(f"  {escape(line)}")
     con.print()
+    said = dump_view.run_notes([c.result.manifest for c in run.captures if c.result is not None])
+    dump_view.print_run_notes(said, sum(c.result is not None for c in run.captures), con)
     for cap in run.captures:
-        _capture_lines(con, cap, n)
+        _capture_lines(con, cap, n, tuple(said))
 
 
 def timing_line(run: ScriptRun) -> str | None:
@@ -224,7 +226,7 @@ def timing_line(run: ScriptRun) -> str | None:
     )
 
 
-def _capture_lines(con: Any, cap: Capture, n: int) -> None:
+def _capture_lines(con: Any, cap: Capture, n: int, said: tuple[str, ...] = ()) -> None:
     from rich.markup import escape
 
     bits = []
@@ -266,7 +268,7 @@ def _capture_lines(con: Any, cap: Capture, n: int) -> None:
             f"{'; [red]differs[/red] in ' + ', '.join(diff) if diff else ''}"
         )
     if cap.result is not None:
-        dump_view.summary([cap.result], out=con)
+        dump_view.summary([cap.result], out=con, said=said)
     else:
         con.print()
 

@@ -62,11 +62,32 @@ def _describe(stage: str) -> str:
     return stages.description(stage)
 
 
-def summary(results: list[DumpResult], out: Console | None = None) -> None:
-    """Per kernel: where it went, target, options, pins, the stages table and the resources."""
+def run_notes(manifests: list[Mapping[str, Any]]) -> list[str]:
+    """The notes every one of several dumps carries (a note on the whole run, such as Triton's
+    enable_fp_fusion default): said once for the run, not once per kernel. None for a single dump."""
+    if len(manifests) < 2:
+        return []
+    first = list(dict.fromkeys(manifests[0].get("notes") or []))
+    return [n for n in first if all(n in (m.get("notes") or []) for m in manifests[1:])]
+
+
+def print_run_notes(notes: list[str], kernels: int, con: Console) -> None:
+    """The run's notes (run_notes), each once, before the kernels' summaries."""
+    for note in notes:
+        con.print(f"[yellow]note[/yellow] (all {kernels} kernels)  {esc(note)}")
+    if notes:
+        con.print()
+
+
+def summary(results: list[DumpResult], out: Console | None = None, said: tuple[str, ...] | None = None) -> None:
+    """Per kernel: where it went, target, options, pins, the stages table and the resources. The notes
+    every kernel carries are said once, first (`said`: the notes a caller said already for the run)."""
     from rich.table import Table
 
     con = out or console()
+    if said is None:
+        said = tuple(run_notes([r.manifest for r in results]))
+        print_run_notes(list(said), len(results), con)
     for r in results:
         m = r.manifest
         chip = for_target(m["target"]).family if m["target"] in TARGET_CHIP else ""
@@ -79,7 +100,8 @@ def summary(results: list[DumpResult], out: Console | None = None) -> None:
         for line in pin_lines(m):
             con.print("  " + line)
         for note in m.get("notes") or []:
-            con.print(f"  [yellow]note[/yellow]       {note}")
+            if note not in said:
+                con.print(f"  [yellow]note[/yellow]       {esc(note)}")
 
         t = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
         t.add_column("  stage")

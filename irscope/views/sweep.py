@@ -1,4 +1,4 @@
-"""The sweep's views: the progress bar while configs compile, the ranked table (with timings and the
+"""The sweep's views (the progress while configs compile is views/progress.py's): the ranked table (with timings and the
 winner after --time), the --json document and the line on a written recipe.
 
 Everything here formats the sweep's configs and the timings it is given (sweep.timed.SweepTiming:
@@ -9,10 +9,7 @@ sweep.rank.row. --history's table formats the database's rows.
 from __future__ import annotations
 
 import json
-import sys
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,45 +27,6 @@ if TYPE_CHECKING:
     from irscope.sweep.run import SweepRun
     from irscope.sweep.search import SearchLog
     from irscope.sweep.timed import Row, SweepTiming
-
-
-class _NoProgress:
-    """sweep_progress when there is no bar to show: the same context manager, advancing nothing."""
-
-    def __enter__(self):
-        return lambda cfg: None
-
-    def __exit__(self, *exc):
-        return False
-
-
-def sweep_progress(total: int, enabled: bool = True) -> AbstractContextManager[Callable[[Config], None]]:
-    """A rich progress bar on stderr while configs compile (only on a terminal)."""
-    if not enabled or not sys.stderr.isatty():
-        return _NoProgress()
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    @contextmanager
-    def bar():
-        with Progress(
-            TextColumn("compiling"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.description}"),
-            console=console(stderr=True),
-            transient=True,
-        ) as p:
-            task = p.add_task("", total=total)
-            yield lambda cfg: p.update(task, advance=1, description=f"{cfg.label}: {cfg.status}")
-
-    return bar()
 
 
 def _timed_cells(v: Row | None, timed: SweepTiming) -> list[str]:
