@@ -532,3 +532,50 @@ def _gaps_in(pairs, ga, gb):
 def align(stage: str, text_a: str, text_b: str) -> Alignment:
     """Two texts of one stage, aligned (see the module's doc)."""
     return align_lines(stage, tokenise(stage, text_a), tokenise(stage, text_b))
+
+
+WORD = re.compile(r"[\w$.%#^@]+|\s+|[^\w\s]")
+
+
+def _tokens(line: Line, rename: dict[tuple[str, str], str] | None) -> list[tuple[str, int, int]]:
+    """(key, start, end) per token of the line's text: words and marks of its literal pieces, and each
+    name whole, keyed by what it stands for (a's names put through the renaming, so that a name
+    paired consistently compares equal)."""
+    out: list[tuple[str, int, int]] = []
+    pos = 0
+    fn = line.function
+    idents = line.idents()
+    for k, piece in enumerate(line.pieces):
+        for m in WORD.finditer(piece):
+            out.append((m.group(0), pos + m.start(), pos + m.end()))
+        pos += len(piece)
+        if k < len(line.names):
+            kind, name = line.names[k]
+            ident = idents[k]
+            key = rename.get((f"{fn} {kind}", ident), "\x01" + ident) if rename is not None else ident
+            out.append(("\x00" + key, pos, pos + len(name)))
+            pos += len(name)
+    return out
+
+
+def token_marks(al: Alignment, row: Row) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """A changed row's changed tokens, as character ranges of each side's text: literal words that differ
+    and names whose pairing is inconsistent (equal tokens, names paired by the renaming, are left)."""
+    if row.a is None or row.b is None:
+        return [], []
+    rename = {(scope, x): y for scope, names in al.renaming.items() for x, y in names.items()}
+    la, lb = al.a[row.a], al.b[row.b]
+    # names paired to themselves are not in al.renaming: a name not renamed stands for itself
+    ta = [(k if not k.startswith("\x00\x01") else "\x00" + k[2:], s, e) for k, s, e in _tokens(la, rename)]
+    tb = _tokens(lb, None)
+    sm = difflib.SequenceMatcher(None, [k for k, _, _ in ta], [k for k, _, _ in tb], autojunk=False)
+    marks_a: list[tuple[int, int]] = []
+    marks_b: list[tuple[int, int]] = []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            continue
+        for toks, lo, hi, marks in ((ta, i1, i2, marks_a), (tb, j1, j2, marks_b)):
+            span = [t for t in toks[lo:hi] if t[0].strip()]
+            if span:
+                marks.append((span[0][1], span[-1][2]))
+    return marks_a, marks_b

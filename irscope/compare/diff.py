@@ -325,6 +325,17 @@ def _ir_key(text: str | None) -> list[str] | None:
     return None if text is None else normalize_mlir(text).lines
 
 
+def _ir_differs(stage: str, ta: str | None, tb: str | None) -> bool:
+    """Two sides' IR after a pass differ: not equal up to a renaming of their values (the aligned diff;
+    the renumbering normaliser first, as the fast way to find them equal)."""
+    if ta is None or tb is None:
+        return ta is not tb
+    if ta == tb or _ir_key(ta) == _ir_key(tb):
+        return False
+    al = align_lines(stage, tokenise(stage, ta), tokenise(stage, tb))
+    return bool(al.added or al.removed)
+
+
 def pass_key(name: str) -> str:
     """A pass's name as two Triton releases agree on it: 3.9 calls Inliner and Canonicalizer
     InlinerPass and CanonicalizerPass (a pass is matched by name, whatever its release calls it)."""
@@ -358,8 +369,8 @@ def diff_passes(a: Side, b: Side) -> PassesDiff | None:
 
 
 def _divergence(ra, rb, after_a, after_b, first_a, first_b, pairs) -> Divergence:
-    """The first point where the two sides' IR differ (after normalisation)."""
-    if _ir_key(first_a) != _ir_key(first_b):
+    """The first point where the two sides' IR differ (aligned: a renaming of values is no difference)."""
+    if _ir_differs("ttir", first_a, first_b):
         return Divergence("frontend", "frontend")
     for i, j in pairs:
         if i is None or j is None:
@@ -378,7 +389,7 @@ def _divergence(ra, rb, after_a, after_b, first_a, first_b, pairs) -> Divergence
         ta, tb = after_a[i], after_b[j]
         if ta is None or tb is None:
             continue
-        if ta != tb and _ir_key(ta) != _ir_key(tb):
+        if _ir_differs(ra[i].stage if ra[i].stage in ("ttir", "ttgir") else "ttir", ta, tb):
             return Divergence("pass", ra[i].stage, ra[i].name, ra[i].index, rb[j].index)
     return Divergence("none")
 
