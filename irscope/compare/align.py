@@ -25,6 +25,7 @@ the rows into difflib opcodes for the unified and side-by-side views.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -103,11 +104,12 @@ class Line:
     # many values, so each write starts a new value ("R12#3"), and a read is of the last one written
     ident: tuple[str, ...] = ()
     raw: str = ""  # the file's own line (what the stats' patterns read)
+    dest: int | None = None  # SASS / AMDGCN: the index of the name this line writes
 
     def idents(self) -> tuple[str, ...]:
         return self.ident or tuple(n for _, n in self.names)
 
-    @property
+    @functools.cached_property
     def skeleton(self) -> str:
         out = [self.pieces[0]]
         for (kind, _), piece in zip(self.names, self.pieces[1:]):
@@ -138,8 +140,9 @@ def tokenise(stage: str, text: str) -> list[Line]:
             regions = regions[:-1]
         scope = "/".join([func, *regions])
         pieces, names = _split(text_line, token, kind_of, lang)
-        ident = _versioned(lang, pieces, names, versions) if lang in ("sass", "amdgcn") else ()
-        out.append(Line(text_line, origin, scope, pieces, names, ident, raw[origin - 1] if origin <= len(raw) else ""))
+        ident, dest = _versioned(lang, pieces, names, versions) if lang in ("sass", "amdgcn") else ((), None)
+        raw_line = raw[origin - 1] if origin <= len(raw) else ""
+        out.append(Line(text_line, origin, scope, pieces, names, ident, raw_line, dest))
         if lang == "mlir" and stripped.endswith("{"):
             op = MLIR_OP.match(text_line)
             regions = regions + [op.group(1) if op else "{"]
@@ -172,7 +175,7 @@ AMD_NO_DEST = (
 )
 
 
-def _versioned(lang: str, pieces, names, versions: dict[str, int]) -> tuple[str, ...]:
+def _versioned(lang: str, pieces, names, versions: dict[str, int]) -> tuple[tuple[str, ...], int | None]:
     """Each register read as the value last written to it, the line's destination as a new value.
     The destination is the first operand when it is a bare register (SASS: `IADD3 R4, ...`, never the
     address of `STG [R2.64], R5`; AMDGCN: the same, stores and branches aside)."""
@@ -190,7 +193,7 @@ def _versioned(lang: str, pieces, names, versions: dict[str, int]) -> tuple[str,
         n = regs[dest]
         versions[n] = versions.get(n, 0) + 1
         out[dest] = f"{n}#{versions[n]}"
-    return tuple(out)
+    return tuple(out), dest
 
 
 def _split(line: str, token, kind_of, lang: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
