@@ -208,3 +208,35 @@ def test_ptx_registers_and_sass_classes_in_words():
     a, b = text("matmul-stages-cuda90", "a", "sass"), text("matmul-stages-cuda90", "b", "sass")
     words = diff_mod.diff_texts("sass", a, b).summary.words()
     assert any("+16 LDGSTS.E.BYPASS.128" in w for w in words)
+
+
+def test_json_and_api_carry_the_alignment():
+    """--json's alignment (pairs, added, removed, renamed) and the API's stage text carry the comparison."""
+    from irscope.api.results import StageText
+    from irscope.views import diff as diff_view
+
+    a, b = text("matmul-stages-cuda90", "a", "ttgir"), text("matmul-stages-cuda90", "b", "ttgir")
+    sd = diff_mod.diff_texts("ttgir", a, b)
+    doc = diff_view.alignment_json(sd)
+    assert doc is not None and sd.alignment is not None
+    kinds = [p[2] for p in doc["pairs"]]
+    assert len(doc["added"]) + kinds.count("changed") == sd.added
+    assert len(doc["removed"]) + kinds.count("changed") == sd.removed
+    assert kinds.count("renamed") == sd.renamed > 0
+    b_lines = b.splitlines()
+    added_text = [b_lines[n - 1] for n in doc["added"]]
+    assert sum("ttg.async_copy_global_to_local" in x for x in added_text) == 2  # file lines, 1-based
+    renamed = next(iter(doc["renamed"].values()))
+    assert all(k.startswith("%") and v.startswith("%") for k, v in renamed.items())
+    summary = diff_view.summary_json(sd)
+    assert summary is not None and summary["classes"] == {"async_copy": 2}
+    st = StageText("--- a/ttgir\n", sd)
+    assert st == "--- a/ttgir\n" and (st.added, st.removed, st.renamed) == (sd.added, sd.removed, sd.renamed)
+    assert st.summary is sd.summary and st.alignment is sd.alignment
+
+
+def test_raw_keeps_the_compilers_text():
+    a, b = text("matmul-stages-cuda90", "a", "ttgir"), text("matmul-stages-cuda90", "b", "ttgir")
+    raw = diff_mod.diff_texts("ttgir", a, b, normalized=False)
+    assert raw.alignment is None and raw.summary is None
+    assert raw.a is not None and raw.a.lines == a.splitlines()  # loc(...) and all, line for line
