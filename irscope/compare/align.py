@@ -10,6 +10,7 @@
                  a prologue line a prologue line; names are paired per function
     align        1. lines matched on scope + skeleton (difflib's longest blocks, on interned ints)
                  2. the names on matched lines paired by votes into a bijection per function and kind
+                    (machine code: also through the dataflow of the lines left, _propagate)
                  3. lines matched again on scope + text with a's names put through that renaming: a line
                     matched here is equal up to the renaming; the pairs these matches make are voted again and
                     the match repeated until the renaming settles (a pairing the first pass got wrong is fixed)
@@ -361,6 +362,59 @@ def _vote(a: list[Line], b: list[Line], pairs, fixed: dict[tuple[str, str], str]
     return mapping
 
 
+def _propagate(a: list[Line], b: list[Line], sure: dict[tuple[str, str], str], pairs, rounds: int = 50):
+    """Machine code: the instructions left unmatched, paired through the names already paired. An
+    instruction of a pairs with the nearest unmatched one of b of its scope and skeleton whose names agree
+    with the pairing wherever a name is paired already (one at least: an anchor) and are free where not;
+    its new names are then paired, and that may anchor more. (The scheduler interleaves alike instruction
+    sequences; the dataflow, not the order, says which is which.)"""
+    mapping = dict(sure)
+    taken = {(k[0], v) for k, v in mapping.items()}
+    done_a, done_b = {i for i, _ in pairs}, {j for _, j in pairs}
+    free_b: dict[str, list[int]] = {}
+    for j, ln in enumerate(b):
+        if j not in done_b and ln.names:
+            free_b.setdefault(ln.scope + "\x02" + ln.skeleton, []).append(j)
+    rest = [i for i, ln in enumerate(a) if i not in done_a and ln.names]
+    scale = len(b) / max(len(a), 1)
+    for _ in range(rounds):
+        left = []
+        for i in rest:
+            la = a[i]
+            cands = free_b.get(la.scope + "\x02" + la.skeleton)
+            found = None
+            for j in sorted(cands or (), key=lambda j: abs(j - i * scale))[:16]:
+                new, anchored = {}, False
+                for (kind, _), x, y in zip(la.names, la.idents(), b[j].idents()):
+                    key = (f"{la.function} {kind}", x)
+                    got = mapping.get(key, new.get(key))
+                    if got is not None:
+                        if got != y:
+                            break
+                        anchored = anchored or key in mapping
+                    elif (key[0], y) in taken or (key[0], y) in {(k[0], v) for k, v in new.items()}:
+                        break
+                    else:
+                        new[key] = y
+                else:
+                    if anchored:
+                        found = (j, new)
+                        break
+            if found is None:
+                left.append(i)
+                continue
+            j, new = found
+            assert cands is not None
+            cands.remove(j)
+            for key, y in new.items():
+                mapping[key] = y
+                taken.add((key[0], y))
+        if len(left) == len(rest):
+            break
+        rest = left
+    return mapping
+
+
 def _renamed_key(line: Line, mapping: dict[tuple[str, str], str]) -> str:
     out = [line.scope, "\x02", line.pieces[0]]
     fn = line.function
@@ -406,6 +460,8 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8) -> Al
         moved = _moves(keys_a, exact_b, matched) if machine else []
         # the pairs these exact matches make are sure; the rest is voted on skeleton matches inside the gaps
         sure = _vote(a, b, matched + moved)
+        if machine:
+            sure = _propagate(a, b, sure, matched + moved)
         loose = [p for ga, gb in _gaps(matched, len(a), len(b)) for p in _gap_matches(a, b, ga, gb, sk_a, sk_b)]
         if machine:
             done = {i for i, _ in moved}
