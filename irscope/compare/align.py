@@ -382,9 +382,10 @@ def _propagate(a: list[Line], b: list[Line], sure: dict[tuple[str, str], str], p
         for i in rest:
             la = a[i]
             cands = free_b.get(la.scope + "\x02" + la.skeleton)
-            found = None
+            found: tuple[int, dict[tuple[str, str], str]] | None = None
             for j in sorted(cands or (), key=lambda j: abs(j - i * scale))[:16]:
-                new, anchored = {}, False
+                new: dict[tuple[str, str], str] = {}
+                anchored = False
                 for (kind, _), x, y in zip(la.names, la.idents(), b[j].idents()):
                     key = (f"{la.function} {kind}", x)
                     got = mapping.get(key, new.get(key))
