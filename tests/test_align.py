@@ -240,3 +240,24 @@ def test_raw_keeps_the_compilers_text():
     raw = diff_mod.diff_texts("ttgir", a, b, normalized=False)
     assert raw.alignment is None and raw.summary is None
     assert raw.a is not None and raw.a.lines == a.splitlines()  # loc(...) and all, line for line
+
+
+def test_passes_are_counted_by_the_alignment():
+    """`irscope passes`' +/- lines: a pass that renumbers the IR and adds one op added one line."""
+    from irscope.artifacts import PassRecord
+    from irscope.artifacts import passes as passes_mod
+    from irscope.compare.passcounts import aligned
+
+    before = text("matmul-stages-cuda90", "a", "ttgir")
+    lines = renumber_mlir(before).splitlines()
+    k = next(i for i, x in enumerate(lines) if "tt.func" in x)
+    after = "\n".join(lines[: k + 1] + ["    %v1 = arith.constant 7 : i32"] + lines[k + 1 :]) + "\n"
+    dumped = passes_mod.count_changes(before, after)
+    assert dumped[0] > 100  # what the dump recorded: every renumbered line
+    recs = [
+        PassRecord(1, "ttgir", "Renumber", "renumber", *dumped, "passes/001-Renumber.mlir"),
+        PassRecord(2, "ttgir", "Nothing", "nothing", 0, 0, "passes/002-Nothing.mlir"),
+    ]
+    got = aligned(recs, [after, after], before)
+    assert [(r.added, r.removed) for r in got] == [(1, 0), (0, 0)]
+    assert got[0].name == "Renumber" and recs[0].added == dumped[0]  # a copy: the records read are left as they are
