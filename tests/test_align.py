@@ -261,3 +261,26 @@ def test_passes_are_counted_by_the_alignment():
     got = aligned(recs, [after, after], before)
     assert [(r.added, r.removed) for r in got] == [(1, 0), (0, 0)]
     assert got[0].name == "Renumber" and recs[0].added == dumped[0]  # a copy: the records read are left as they are
+
+
+def test_the_unified_view_shows_moves_apart_and_each_sides_own_names(tmp_path):
+    from types import SimpleNamespace
+
+    from irscope.views import diff as diff_view
+
+    a = text("matmul-stages-cuda90", "a", "sass")
+    lines = a.splitlines()
+    k = next(i for i, x in enumerate(lines) if "S2R" in x)
+    lines[k], lines[k + 3] = lines[k + 3], lines[k]
+    b = renumber_sass("\n".join(lines) + "\n")
+    sd = diff_mod.diff_texts("sass", a, b)
+    side = lambda n: SimpleNamespace(manifest={"stages": {"sass": "k.sass"}}, folder=tmp_path / n, label=n)
+    out = diff_view.unified_lines(SimpleNamespace(a=side("a"), b=side("b")), sd)
+    body = [x for x in out[2:] if not x.startswith("@@")]
+    assert not [x for x in body if x[:1] in "+-"]  # nothing changed: a move and a renaming
+    moved = [x for x in body if x.startswith("~")]
+    assert len(moved) == 2 * sd.moved and any("S2R" in x for x in moved)
+    assert sd.a is not None and sd.b is not None
+    only_a = [x for x in moved if x[1:] in sd.a.lines and x[1:] not in sd.b.lines]
+    only_b = [x for x in moved if x[1:] in sd.b.lines and x[1:] not in sd.a.lines]
+    assert only_a and only_b  # each side's line with its own register names
