@@ -472,6 +472,24 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8) -> Al
         if new == mapping:
             break
         mapping = new
+    rows = _rows(a, b, matched, moved, sk_a, sk_b)
+    # names left unpaired that a changed pair lines up (a loop's new iter_args around the old ones, an op
+    # whose attribute changed): paired by the pair's token alignment, then matched once more
+    extra = _token_votes(a, b, [(r.a, r.b) for r in rows if r.kind == CHANGED], mapping)
+    if extra != mapping:
+        mapping = extra
+        keys_a = [_renamed_key(ln, mapping) for ln in a]
+        matched = _matches(keys_a, exact_b)
+        moved = _moves(keys_a, exact_b, matched) if machine else []
+        rows = _rows(a, b, matched, moved, sk_a, sk_b)
+    renaming: dict[str, dict[str, str]] = {}
+    for (scope, x), y in mapping.items():
+        if x != y:
+            renaming.setdefault(scope, {})[x] = y
+    return Alignment(stage, a, b, rows, renaming)
+
+
+def _rows(a, b, matched, moved, sk_a, sk_b) -> list[Row]:
     rows: list[Row] = []
     moved_a, moved_b = dict(moved), {j: i for i, j in moved}
     for (ga, gb), nxt in zip(_gaps(matched, len(a), len(b)), [*matched, None]):
@@ -479,11 +497,54 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8) -> Al
         if nxt is not None:
             i, j = nxt
             rows.append(Row(EQUAL if a[i].text == b[j].text else RENAMED, i, j))
-    renaming: dict[str, dict[str, str]] = {}
-    for (scope, x), y in mapping.items():
-        if x != y:
-            renaming.setdefault(scope, {})[x] = y
-    return Alignment(stage, a, b, rows, renaming)
+    return rows
+
+
+def _token_votes(a: list[Line], b: list[Line], pairs, mapping: dict[tuple[str, str], str]):
+    """The mapping with names of changed pairs added where both are still unpaired: the names each
+    pair's token alignment lines up (paired names anchor it as themselves, unpaired ones by kind), by votes
+    (a line of n names weighs 1/n)."""
+    taken = {(k[0], v) for k, v in mapping.items()}
+    votes: dict[tuple[str, str, str], float] = {}
+    for i, j in pairs:
+        la, lb = a[i], b[j]
+        weight = 1.0 / max(len(la.names), 1)  # a short line lines its names up with less doubt
+        ta, tb = _tokens(la, None), _tokens(lb, None)
+        ka: list[str] = []
+        kb: list[str] = []
+        for toks, ln, keys, side_a in ((ta, la, ka, True), (tb, lb, kb, False)):
+            for k, start, _ in toks:
+                if not k.startswith("\x00"):
+                    keys.append(k)
+                    continue
+                scope = f"{ln.function} {_kind_at(ln, start)}"
+                known = mapping.get((scope, k[1:])) if side_a else (k[1:] if (scope, k[1:]) in taken else None)
+                keys.append("\x00" + known if known is not None else "\x01" + scope)
+        sm = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            if tag != "equal":
+                continue
+            for n_a, n_b in zip(range(i1, i2), range(j1, j2)):
+                if ka[n_a].startswith("\x01"):
+                    key = (ka[n_a][1:], ta[n_a][0][1:], tb[n_b][0][1:])
+                    votes[key] = votes.get(key, 0.0) + weight
+    out = dict(mapping)
+    for (scope, x, y), _ in sorted(votes.items(), key=lambda kv: -kv[1]):
+        if (scope, x) not in out and (scope, y) not in taken:
+            out[(scope, x)] = y
+            taken.add((scope, y))
+    return out
+
+
+def _kind_at(line: Line, start: int) -> str:
+    """The kind of the name that starts at character `start` of the line."""
+    pos = 0
+    for piece, (kind, name) in zip(line.pieces, line.names):
+        pos += len(piece)
+        if pos == start:
+            return kind
+        pos += len(name)
+    return ""
 
 
 def _gaps(matched: list[tuple[int, int]], na: int, nb: int):
