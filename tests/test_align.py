@@ -284,3 +284,40 @@ def test_the_unified_view_shows_moves_apart_and_each_sides_own_names(tmp_path):
     only_a = [x for x in moved if x[1:] in sd.a.lines and x[1:] not in sd.b.lines]
     only_b = [x for x in moved if x[1:] in sd.b.lines and x[1:] not in sd.a.lines]
     assert only_a and only_b  # each side's line with its own register names
+
+
+def test_the_api_says_each_changed_stage_in_words(tmp_path):
+    from types import SimpleNamespace
+
+    from irscope.api.results import Diff
+    from irscope.compare.diff import DiffResult, StatsDiff
+
+    side = lambda n: SimpleNamespace(manifest={"kernel": "k", "stages": {}}, folder=tmp_path / n, label=n)
+    stages = [
+        diff_mod.diff_texts(s, text("matmul-stages-cuda90", "a", s), text("matmul-stages-cuda90", "b", s))
+        for s in ("ttgir", "ptx")
+    ]
+    same = text("matmul-stages-cuda90", "a", "llir")
+    stages.append(diff_mod.diff_texts("llir", same, same))
+    df = Diff(DiffResult(side("a"), side("b"), [], StatsDiff([]), stages, None))
+    assert list(df.summary) == ["ttgir", "ptx"]  # the stages that differ, each in words
+    assert "+2 ttg.async_copy_global_to_local" in df.summary["ttgir"][0]
+    assert any(w == "by class: +16 cp.async" for w in df.summary["ptx"])
+
+
+@pytest.mark.parametrize(
+    "pair, stage",
+    [
+        ("matmul-stages-cuda90", "ttgir"),
+        ("matmul-stages-cuda90", "llir"),
+        ("matmul-stages-cuda90", "ptx"),
+        ("matmul-stages-cuda90", "sass"),
+        ("matmul-stages-gfx942", "amdgcn"),
+    ],
+)
+def test_a_text_against_itself_is_equal_line_for_line(pair, stage):
+    """LLVM block labels (`246:`) included: a label is the value %246 that branches name."""
+    t = text(pair, "a", stage)
+    al = align(stage, t, t)
+    assert (al.added, al.removed, al.renamed, al.moved) == (0, 0, 0, 0)
+    assert all(r.kind == "equal" and r.a == r.b for r in al.rows)

@@ -142,6 +142,8 @@ def tokenise(stage: str, text: str) -> list[Line]:
         scope = "/".join([func, *regions])
         pieces, names = _split(text_line, token, kind_of, lang)
         ident, dest = _versioned(lang, pieces, names, versions) if lang in ("sass", "amdgcn") else ((), None)
+        if lang == "llvm" and names and not pieces[0] and names[0][0] == "%" and not names[0][1].startswith("%"):
+            ident = ("%" + names[0][1], *(n for _, n in names[1:]))  # a label stands for the block's value
         raw_line = raw[origin - 1] if origin <= len(raw) else ""
         out.append(Line(text_line, origin, scope, pieces, names, ident, raw_line, dest))
         if lang == "mlir" and stripped.endswith("{"):
@@ -205,7 +207,7 @@ def _split(line: str, token, kind_of, lang: str) -> tuple[tuple[str, ...], tuple
     pos = 0
     if lang == "llvm" and not line.startswith(("define", "declare")) and (m := LLVM_LABEL.match(line)):
         pieces.append("")
-        names.append(("%", "%" + m.group(1)))
+        names.append(("%", m.group(1)))  # a block's label, `246:`: the value %246 that branches name
         pos = m.end(1)
     for m in token.finditer(line, pos):
         pieces.append(line[pos : m.start()])
