@@ -154,7 +154,7 @@ def _stages_summary(con, result: DiffResult) -> list:
     from rich.table import Table
 
     con.print()
-    how = "after normalisation; --raw for the compiler's own text" if result.normalized else "raw text"
+    how = "aligned, names paired; --raw for the compiler's own text" if result.normalized else "raw text"
     differ = [s for s in result.stages if not s.equal]
     con.print(f"[bold]stages[/bold]  {len(differ)} of {len(result.stages)} differ [dim]({how})[/dim]")
     t = Table(box=None, pad_edge=False, header_style="bold")
