@@ -453,7 +453,12 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8) -> Al
     loose = _matches(sk_a, sk_b)
     if machine:
         loose += _moves(sk_a, sk_b, loose)
-    mapping = _vote(a, b, loose)
+    if machine:  # patience: lines of a skeleton found once on each side anchor the pairing, the dataflow the rest
+        ca, cb = Counter(sk_a), Counter(sk_b)
+        unique = [(i, j) for i, j in loose if ca[sk_a[i]] == 1 and cb[sk_b[j]] == 1]
+        mapping = _vote(a, b, loose, _propagate(a, b, _vote(a, b, unique), unique))
+    else:
+        mapping = _vote(a, b, loose)
     exact_b = [_exact_key(ln) for ln in b]
     matched: list[tuple[int, int]] = []
     moved: list[tuple[int, int]] = []
