@@ -12,8 +12,10 @@ from typing import Any
 from irscope import artifacts
 from irscope.api import display
 from irscope.artifacts import profiled, sourcemap
-from irscope.compare.diff import DiffResult
+from irscope.compare.align import Alignment
+from irscope.compare.diff import DiffResult, StageDiff
 from irscope.compare.sides import load_side
+from irscope.compare.summary import StageSummary
 from irscope.records import Manifest, Profile, Stats
 from irscope.report import model as report_model
 from irscope.report import pages
@@ -113,6 +115,41 @@ class Dump:
         return f"<irscope.Dump {self.kernel} {self.target} {' '.join(shown + figures)} {self.folder}>"
 
 
+class StageText(str):
+    """A stage's unified diff (a str, as before) with the comparison behind it."""
+
+    stage_diff: StageDiff
+
+    def __new__(cls, text: str, sd: StageDiff) -> StageText:
+        self = super().__new__(cls, text)
+        self.stage_diff = sd
+        return self
+
+    @property
+    def added(self) -> int:
+        return self.stage_diff.added
+
+    @property
+    def removed(self) -> int:
+        return self.stage_diff.removed
+
+    @property
+    def renamed(self) -> int:
+        return self.stage_diff.renamed
+
+    @property
+    def moved(self) -> int:
+        return self.stage_diff.moved
+
+    @property
+    def summary(self) -> StageSummary | None:
+        return self.stage_diff.summary
+
+    @property
+    def alignment(self) -> Alignment | None:
+        return self.stage_diff.alignment
+
+
 class Diff:
     """Two dumps of one kernel compared, as irscope diff A B does it.
 
@@ -120,7 +157,11 @@ class Diff:
     .stats        the stats that changed: {name: {"a", "b"}}
     .inputs       what went in differently (target, options.*, env.*): {name: {"a", "b"}}
     .equal        no stat, stage or pass differs
-    .stage(name)  that stage's unified diff (normalised unless raw=True), "" when equal
+    .stage(name)  that stage's unified diff (aligned unless raw=True), "" when equal: a str that also
+                  carries .added, .removed, .renamed, .moved, .summary (compare.summary.StageSummary) and
+                  .alignment (compare.align.Alignment: the rows, the renaming)
+    .summary      {stage: [lines in words]} for the stages that differ: ops added and removed by kind,
+                  allocations, classes, loops, registers, barriers (as `irscope diff` prints them)
     .result       the compare.diff.DiffResult underneath
     """
 
@@ -155,7 +196,15 @@ class Diff:
             have = [s.stage for s in self.result.stages]
             raise KeyError(f"{name!r}: not a text stage of either side; stages: {', '.join(have)}")
         lines = diff_view.unified_lines(self.result, sd, self.context)
-        return "\n".join(lines) + "\n" if lines else ""
+        return StageText("\n".join(lines) + "\n" if lines else "", sd)
+
+    @property
+    def summary(self) -> dict[str, list[str]]:
+        out = {}
+        for sd in self.result.stages:
+            if not sd.equal:
+                out[sd.stage] = sd.summary.words() if sd.summary is not None else [f"+{sd.added} -{sd.removed} lines"]
+        return out
 
     def html(self) -> str:
         """The diff's page (as irscope diff A B --html writes it)."""

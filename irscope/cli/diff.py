@@ -35,9 +35,11 @@ def diff(request, variants, dir_b, out_dir, no_cache, debug, **given):
     timing two settings:      irscope bench k.py -s SIG --args ... --set num_warps=4 --try num_warps=8
 
     FILE is a kernel file (or spec file) compiled once per side, or DIR_A.
-    Stages are compared after normalisation (value, register and label names
-    renumbered in order of first appearance; debug locations, paths and hashes
-    dropped), so only real changes show; --raw compares the text as is.
+    Stages are aligned by structure (lines matched inside their function and
+    loop, value, register and label names paired across the sides; debug
+    locations, paths and hashes dropped), so a renaming is no change and only
+    real changes show, each side with its own names, after a summary in words;
+    --raw compares the text as is.
     """
     from irscope.compare import command
 

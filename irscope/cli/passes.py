@@ -57,10 +57,12 @@ def show(folders: list[tuple], pattern: str | None, show_all: bool, line_spec: s
     (a text stream; None: stdout)."""
     from irscope.artifacts import passes as passes_mod
     from irscope.artifacts import sourcemap
+    from irscope.compare import passcounts
     from irscope.views import passes as view
 
     for folder, manifest in folders:
         records, afters, first_ir = passes_mod.load(folder, manifest)
+        records = passcounts.aligned(records, afters, first_ir)  # +/- lines as the aligned diff counts them
         history = None
         if line_spec is not None:  # before any output: a line with no ops is one line on stderr
             history = passes_mod.line_history(

@@ -35,10 +35,12 @@ from typing import Any, cast
 from irscope import artifacts
 from irscope.artifacts import PassRecord
 from irscope.artifacts import passes as passes_mod
+from irscope.compare.align import Alignment, align_lines, tokenise
 from irscope.compare.bylines import LineDelta, by_line
 from irscope.compare.normalize import Normalized, normalize
 from irscope.compare.normalize import mlir as normalize_mlir
 from irscope.compare.sides import Side
+from irscope.compare.summary import StageSummary, summarize
 from irscope.errors import BadInput
 from irscope.stages import BINARY, names
 
@@ -152,10 +154,30 @@ class StageDiff:
     a: Normalized | None = None
     b: Normalized | None = None
     opcodes: list[tuple[str, int, int, int, int]] = field(default_factory=list)  # difflib's, over a/b.lines
+    alignment: Alignment | None = None  # normalised text stages: the aligned rows (a/b are its lines)
+    _summary: StageSummary | None = field(default=None, repr=False, compare=False)
 
     @property
     def equal(self) -> bool:
         return self.status == "equal"
+
+    @property
+    def renamed(self) -> int:
+        """Lines equal to their counterpart only up to the renaming (0 for --raw)."""
+        return self.alignment.renamed if self.alignment is not None else 0
+
+    @property
+    def moved(self) -> int:
+        return self.alignment.moved if self.alignment is not None else 0
+
+    @property
+    def summary(self) -> StageSummary | None:
+        """The change in words and numbers (summary.py), from the alignment; None for --raw or one side only."""
+        if self.alignment is None:
+            return None
+        if self._summary is None:
+            self._summary = summarize(self.alignment)
+        return self._summary
 
 
 def line_opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
@@ -199,8 +221,12 @@ def count_changes(opcodes) -> tuple[int, int]:
 
 
 def diff_texts(stage: str, text_a: str | None, text_b: str | None, normalized: bool = True) -> StageDiff:
-    na = normalize(stage, text_a, normalized) if text_a is not None else None
-    nb = normalize(stage, text_b, normalized) if text_b is not None else None
+    """One stage's two texts compared: aligned by structure with names paired (align.py), or with --raw
+    (normalized False) the compiler's own text line by line."""
+    if normalized and text_a is not None and text_b is not None:
+        return aligned(stage, text_a, text_b)
+    na = _lines(stage, text_a, normalized)
+    nb = _lines(stage, text_b, normalized)
     if na is None:
         if nb is None:
             raise BadInput(f"stage {stage!r} exists on neither side")
@@ -210,6 +236,26 @@ def diff_texts(stage: str, text_a: str | None, text_b: str | None, normalized: b
     ops = line_opcodes(na.lines, nb.lines)
     added, removed = count_changes(ops)
     return StageDiff(stage, "equal" if not (added or removed) else "changed", added, removed, na, nb, ops)
+
+
+def _lines(stage: str, text: str | None, normalized: bool) -> Normalized | None:
+    """A one-sided stage's lines: as the aligned diff shows them (own names), or raw."""
+    if text is None:
+        return None
+    if not normalized:
+        return normalize(stage, text, False)
+    lines = tokenise(stage, text)
+    return Normalized([x.text for x in lines], [x.origin for x in lines])
+
+
+def aligned(stage: str, text_a: str, text_b: str) -> StageDiff:
+    """Both sides aligned (align.py): counts, opcodes and lines (each side's own names) from the alignment."""
+    al = align_lines(stage, tokenise(stage, text_a), tokenise(stage, text_b))
+    na = Normalized([x.text for x in al.a], [x.origin for x in al.a])
+    nb = Normalized([x.text for x in al.b], [x.origin for x in al.b])
+    added, removed = al.added, al.removed
+    status = "equal" if not (added or removed or al.moved) else "changed"  # a move is a change too
+    return StageDiff(stage, status, added, removed, na, nb, al.opcodes(), al)
 
 
 def stage_text(side: Side, stage: str) -> str | None:
@@ -279,6 +325,17 @@ def _ir_key(text: str | None) -> list[str] | None:
     return None if text is None else normalize_mlir(text).lines
 
 
+def _ir_differs(stage: str, ta: str | None, tb: str | None) -> bool:
+    """Two sides' IR after a pass differ: not equal up to a renaming of their values (the aligned diff;
+    the renumbering normaliser first, as the fast way to find them equal)."""
+    if ta is None or tb is None:
+        return ta is not tb
+    if ta == tb or _ir_key(ta) == _ir_key(tb):
+        return False
+    al = align_lines(stage, tokenise(stage, ta), tokenise(stage, tb))
+    return bool(al.added or al.removed)
+
+
 def pass_key(name: str) -> str:
     """A pass's name as two Triton releases agree on it: 3.9 calls Inliner and Canonicalizer
     InlinerPass and CanonicalizerPass (a pass is matched by name, whatever its release calls it)."""
@@ -312,8 +369,8 @@ def diff_passes(a: Side, b: Side) -> PassesDiff | None:
 
 
 def _divergence(ra, rb, after_a, after_b, first_a, first_b, pairs) -> Divergence:
-    """The first point where the two sides' IR differ (after normalisation)."""
-    if _ir_key(first_a) != _ir_key(first_b):
+    """The first point where the two sides' IR differ (aligned: a renaming of values is no difference)."""
+    if _ir_differs("ttir", first_a, first_b):
         return Divergence("frontend", "frontend")
     for i, j in pairs:
         if i is None or j is None:
@@ -332,7 +389,7 @@ def _divergence(ra, rb, after_a, after_b, first_a, first_b, pairs) -> Divergence
         ta, tb = after_a[i], after_b[j]
         if ta is None or tb is None:
             continue
-        if ta != tb and _ir_key(ta) != _ir_key(tb):
+        if _ir_differs(ra[i].stage if ra[i].stage in ("ttir", "ttgir") else "ttir", ta, tb):
             return Divergence("pass", ra[i].stage, ra[i].name, ra[i].index, rb[j].index)
     return Divergence("none")
 

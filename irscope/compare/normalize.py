@@ -54,9 +54,10 @@ class Normalized:
 class Renamer:
     """Canonical names in order of first appearance, one counter per class, reset per scope."""
 
-    def __init__(self):
+    def __init__(self, rename: bool = True):
         self.names: dict[str, str] = {}
         self.counters: dict[str, int] = {}
+        self.rename = rename  # False: every name kept as it is (the aligned diff's cleaning)
 
     def reset(self) -> None:
         self.names.clear()
@@ -64,7 +65,9 @@ class Renamer:
 
     def get(self, token: str, cls: str, fmt: Callable[[int], str], width: int = 1) -> str:
         name = self.names.get(token)
-        if name is None:
+        if name is None and not self.rename:
+            name = self.names[token] = token
+        elif name is None:
             n = self.counters.get(cls, 0)
             self.counters[cls] = n + width
             name = self.names[token] = fmt(n)
@@ -110,9 +113,9 @@ MLIR_NAME = re.compile(r"%(?:\d+|[A-Za-z$._-][\w$.-]*)|\^[\w$.-]+")
 MLIR_FUNC = re.compile(r"^\s*(?:tt\.func|func\.func|llvm\.func|gpu\.func)\b")
 
 
-def mlir(text: str) -> Normalized:
+def mlir(text: str, rename: bool = True) -> Normalized:
     out = Normalized()
-    ren = Renamer()
+    ren = Renamer(rename)
     names = ren.names  # the hot path of pass-by-pass comparisons: Renamer.get inlined
 
     def sub(m: re.Match) -> str:
@@ -150,10 +153,10 @@ LLIR_LOCAL = re.compile(r'%(?:\d+|[A-Za-z$._-][\w$.-]*|"[^"]*")|!\d+')
 LLIR_LABEL = re.compile(r'^([\w$.-]+|"[^"]*"):')
 
 
-def llir(text: str) -> Normalized:
+def llir(text: str, rename: bool = True) -> Normalized:
     out = Normalized()
-    local = Renamer()
-    meta = Renamer()
+    local = Renamer(rename)
+    meta = Renamer(rename)
 
     def sub(m: re.Match) -> str:
         tok = m.group(0)
@@ -227,9 +230,9 @@ PTX_DEBUG_LABEL = re.compile(r"^\$L__(?:tmp|func_begin|func_end|info_string|pubN
 PTX_FUNC = re.compile(r"^\s*(?:\.visible\s+|\.extern\s+|\.weak\s+)*\.(?:entry|func)\b")
 
 
-def ptx(text: str) -> Normalized:
+def ptx(text: str, rename: bool = True) -> Normalized:
     out = Normalized()
-    ren = Renamer()
+    ren = Renamer(rename)
 
     def reg(m: re.Match) -> str:
         cls = m.group(1)
@@ -275,9 +278,9 @@ SASS_NAME = re.compile(r"(?<![\w.])(UR|UP|R|P|B)(\d+)(?!\w)|\.L_x_\d+")
 SASS_FUNC = re.compile(r"^\s*//-+\s*\.text\.")
 
 
-def sass(text: str) -> Normalized:
+def sass(text: str, rename: bool = True) -> Normalized:
     out = Normalized()
-    ren = Renamer()
+    ren = Renamer(rename)
 
     def sub(m: re.Match) -> str:
         cls = m.group(1)
@@ -307,9 +310,9 @@ AMD_DEBUG_LABEL = re.compile(r"^\.L(?:tmp|info_string|line_table_start|cu_begin|
 AMD_FUNC = re.compile(r"^[\w.$]+:(?:\s|;|$)")
 
 
-def amdgcn(text: str) -> Normalized:
+def amdgcn(text: str, rename: bool = True) -> Normalized:
     out = Normalized()
-    ren = Renamer()
+    ren = Renamer(rename)
 
     def reg(m: re.Match) -> str:
         cls = m.group(1)
@@ -351,7 +354,7 @@ def amdgcn(text: str) -> Normalized:
 # ---------------------------------------------------------------- other text
 
 
-def plain(text: str) -> Normalized:
+def plain(text: str, rename: bool = True) -> Normalized:
     """Trailing spaces and blank lines dropped (Python source, unknown stages)."""
     out = Normalized()
     for i, line in enumerate(text.splitlines(), 1):
@@ -369,7 +372,7 @@ def raw(text: str) -> Normalized:
 
 # the normaliser of each stage language (stages.py's `language` column): a new stage in one of these
 # languages is normalised by its row alone; binaries and unknown stages get plain
-NORMALIZERS: dict[str, Callable[[str], Normalized]] = {
+NORMALIZERS: dict[str, Callable[[str, bool], Normalized]] = {
     "mlir": mlir,
     "llvm": llir,
     "ptx": ptx,
@@ -382,4 +385,10 @@ NORMALIZERS: dict[str, Callable[[str], Normalized]] = {
 def normalize(stage: str, text: str, enabled: bool = True) -> Normalized:
     if not enabled:
         return raw(text)
-    return NORMALIZERS.get(stages.language(stage) or "", plain)(text)
+    return NORMALIZERS.get(stages.language(stage) or "", plain)(text, True)
+
+
+def clean(stage: str, text: str) -> Normalized:
+    """What normalize drops (locations, debug info, addresses, paths, hashes) dropped, every name kept:
+    the lines the aligned diff (align.py) matches, shown with each side's own names."""
+    return NORMALIZERS.get(stages.language(stage) or "", plain)(text, False)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from irscope import artifacts
 from irscope.artifacts import sourcemap
 from irscope.compare import bylines
+from irscope.compare.align import token_marks
 from irscope.compare.diff import hunks
 from irscope.errors import BadInput
 from irscope.report.model import first_line
@@ -82,6 +83,81 @@ def side_by_side(sd: StageDiff) -> tuple[list[list[Any]], bool]:
                 )
         if len(rows) > MAX_ROWS:
             return rows[:MAX_ROWS], True
+    return rows, False
+
+
+FOLD_CONTEXT = 3  # equal lines kept around a change; longer equal runs are folded
+
+
+def _python_lines(side: Side, stage: str) -> dict[int, list[Any]]:
+    """{stage file line: [python line, its text]} from the side's map.json; {} without one."""
+    try:
+        smap = sourcemap.load(side.folder, side.manifest)
+    except BadInput:
+        return {}
+    out: dict[int, list[Any]] = {}
+    for entry in smap.get("lines", []):
+        fig: Any = (entry.get("stages") or {}).get(stage) or {}
+        for n in fig.get("at", []):
+            out.setdefault(n, [entry.get("line"), entry.get("text") or ""])
+    return out
+
+
+def aligned_rows(sd: StageDiff, a: Side, b: Side) -> tuple[list[list[Any]], bool]:
+    """The aligned stage, row by row: [kind, a line, a text, b line, b text, a marks, b marks, a python,
+    b python]: kind equal | renamed | changed | removed | added | moved; marks: [start, end] character
+    ranges of the changed tokens; python: [line, text] from map.json, or null. Equal runs longer than
+    2 x FOLD_CONTEXT + 1 are one ["fold", [rows]] row. Cut at MAX_ROWS rows (cut True)."""
+    al = sd.alignment
+    assert al is not None
+    pa, pb = _python_lines(a, sd.stage), _python_lines(b, sd.stage)
+    flat: list[list[Any]] = []
+    for r in al.rows:
+        la = al.a[r.a] if r.a is not None else None
+        lb = al.b[r.b] if r.b is not None else None
+        ma, mb = token_marks(al, r) if r.kind == "changed" else ([], [])
+        flat.append(
+            [
+                r.kind,
+                la.origin if la else None,
+                la.text if la else "",
+                lb.origin if lb else None,
+                lb.text if lb else "",
+                [list(x) for x in ma],
+                [list(x) for x in mb],
+                pa.get(la.origin) if la else None,
+                pb.get(lb.origin) if lb else None,
+            ]
+        )
+    rows: list[list[Any]] = []
+    run: list[list[Any]] = []
+
+    def close(last: bool) -> None:
+        first = not rows
+        keep_head = 0 if first else FOLD_CONTEXT
+        keep_tail = 0 if last else FOLD_CONTEXT
+        if len(run) > keep_head + keep_tail + 1:
+            rows.extend(run[:keep_head])
+            rows.append(["fold", run[keep_head : len(run) - keep_tail]])
+            rows.extend(run[len(run) - keep_tail :])
+        else:
+            rows.extend(run)
+        run.clear()
+
+    for line in flat:
+        if line[0] in ("equal", "renamed"):
+            run.append(line)
+            continue
+        if run:
+            close(last=False)
+        rows.append(line)
+    if run:
+        close(last=True)
+    count = 0
+    for k, shown in enumerate(rows):
+        count += len(shown[1]) if shown[0] == "fold" else 1
+        if count > MAX_ROWS:
+            return rows[:k], True
     return rows, False
 
 
@@ -174,9 +250,24 @@ def diff_model(result: DiffResult) -> dict[str, Any]:
     """The diff page's data."""
     stages = []
     for sd in result.stages:
-        rows, cut = side_by_side(sd) if not sd.equal else ([], False)
+        aligned = sd.alignment is not None and not sd.equal
+        if aligned:
+            rows, cut = aligned_rows(sd, result.a, result.b)
+        else:
+            rows, cut = side_by_side(sd) if not sd.equal else ([], False)
         stages.append(
-            {"stage": sd.stage, "status": sd.status, "added": sd.added, "removed": sd.removed, "rows": rows, "cut": cut}
+            {
+                "stage": sd.stage,
+                "status": sd.status,
+                "added": sd.added,
+                "removed": sd.removed,
+                "rows": rows,
+                "cut": cut,
+                "aligned": aligned,  # rows are aligned_rows' (the diff's own script, diff.js, draws them)
+                "renamed": sd.renamed,
+                "moved": sd.moved,
+                "words": sd.summary.words() if sd.summary is not None else [],
+            }
         )
     passes = None
     if result.passes is not None:

@@ -137,8 +137,24 @@ def diff_summary(result: DiffResult, out: Console | None = None) -> None:  # noq
     else:
         con.print("[bold]stats[/bold]  no change")
 
+    differ = _stages_summary(con, result)
+    if result.passes is not None:
+        _passes_summary(con, result.passes)
+
     con.print()
-    how = "after normalisation; --raw for the compiler's own text" if result.normalized else "raw text"
+    if result.equal:
+        scope = f" in {', '.join(result.selected)}" if result.selected else ""
+        con.print(f"[green]no differences{scope}[/green]" + (" after normalisation" if result.normalized else ""))
+    elif not result.selected and differ:
+        con.print(f"[dim]see a stage's changes with --stage {differ[0].stage}[/dim]")
+
+
+def _stages_summary(con, result: DiffResult) -> list:
+    """The stages table, then each differing stage's change in words (compare/summary.py)."""
+    from rich.table import Table
+
+    con.print()
+    how = "aligned, names paired; --raw for the compiler's own text" if result.normalized else "raw text"
     differ = [s for s in result.stages if not s.equal]
     con.print(f"[bold]stages[/bold]  {len(differ)} of {len(result.stages)} differ [dim]({how})[/dim]")
     t = Table(box=None, pad_edge=False, header_style="bold")
@@ -149,6 +165,8 @@ def diff_summary(result: DiffResult, out: Console | None = None) -> None:  # noq
         ("-lines", "right"),
         ("lines a", "right"),
         ("lines b", "right"),
+        ("renamed", "right"),
+        ("moved", "right"),
     ):
         t.add_column(col, justify="left" if just == "left" else "right")
     for s in result.stages:
@@ -161,18 +179,24 @@ def diff_summary(result: DiffResult, out: Console | None = None) -> None:  # noq
             str(s.removed) if s.removed else "",
             "-" if s.a is None else str(len(s.a.lines)),
             "-" if s.b is None else str(len(s.b.lines)),
+            str(s.renamed) if s.renamed else "",
+            str(s.moved) if s.moved else "",
         )
     con.print(t)
+    if result.normalized and differ:
+        con.print(
+            "[dim]  lines matched by structure with value names paired: renamed = equal up to the renaming; "
+            "moved = an instruction the scheduler put elsewhere[/dim]"
+        )
+    for s in differ:
+        words = s.summary.words() if s.summary is not None else []
+        said = [w for w in words if not w.endswith(("renaming of their values", "otherwise equal"))]
+        if said:
+            con.print(f"  [bold]{s.stage}[/bold]")
+            for w in said:
+                con.print(f"    {esc(w)}")
 
-    if result.passes is not None:
-        _passes_summary(con, result.passes)
-
-    con.print()
-    if result.equal:
-        scope = f" in {', '.join(result.selected)}" if result.selected else ""
-        con.print(f"[green]no differences{scope}[/green]" + (" after normalisation" if result.normalized else ""))
-    elif not result.selected and differ:
-        con.print(f"[dim]see a stage's changes with --stage {differ[0].stage}[/dim]")
+    return differ
 
 
 def _passes_summary(con, p, limit: int = 25) -> None:
@@ -232,6 +256,10 @@ def unified_lines(result: DiffResult, sd: StageDiff, context: int = 3) -> list[s
             if t == "equal":
                 out.extend(" " + line for line in a_lines[x1:x2])
                 continue
+            if t == "moved":  # equal up to the renaming, elsewhere on the other side: not a change
+                out.extend("~" + line for line in a_lines[x1:x2])
+                out.extend("~" + line for line in b_lines[y1:y2])
+                continue
             if t in ("replace", "delete"):
                 out.extend("-" + line for line in a_lines[x1:x2])
             if t in ("replace", "insert"):
@@ -250,7 +278,7 @@ def print_unified(result: DiffResult, sd: StageDiff, context: int = 3, out=None)
     from rich.text import Text
 
     con = console(file=out)
-    styles = {"-": "red", "+": "green", "@": "cyan"}
+    styles = {"-": "red", "+": "green", "@": "cyan", "~": "dim"}
     text = Text()
     for k, line in enumerate(lines):
         style = "bold" if k < 2 else styles.get(line[:1], "")
@@ -259,7 +287,8 @@ def print_unified(result: DiffResult, sd: StageDiff, context: int = 3, out=None)
 
 
 def print_side_by_side(result: DiffResult, sd: StageDiff, context: int = 3, out=None) -> None:
-    """Two columns, a left and b right; marks like sdiff: | changed, < only a, > only b."""
+    """Two columns, a left and b right; marks like sdiff: | changed, < only a, > only b; ~ (dim) equal up to
+    the renaming, or moved by the scheduler."""
     from rich.table import Table
     from rich.text import Text
 
@@ -280,7 +309,20 @@ def print_side_by_side(result: DiffResult, sd: StageDiff, context: int = 3, out=
         for tag, x1, x2, y1, y2 in group:
             if tag == "equal":
                 for xa, yb in zip(range(x1, x2), range(y1, y2)):
-                    t.add_row(str(_origin(sd.a, xa)), Text(a_lines[xa]), " ", str(_origin(sd.b, yb)), Text(b_lines[yb]))
+                    same = a_lines[xa] == b_lines[yb]  # else equal up to the renaming: dim
+                    t.add_row(
+                        str(_origin(sd.a, xa)),
+                        Text(a_lines[xa], style="" if same else "dim"),
+                        " " if same else Text("~", style="dim"),
+                        str(_origin(sd.b, yb)),
+                        Text(b_lines[yb], style="" if same else "dim"),
+                    )
+                continue
+            if tag == "moved":
+                for xa in range(x1, x2):
+                    t.add_row(str(_origin(sd.a, xa)), Text(a_lines[xa], style="dim"), Text("~", style="dim"), "", "")
+                for yb in range(y1, y2):
+                    t.add_row("", "", Text("~", style="dim"), str(_origin(sd.b, yb)), Text(b_lines[yb], style="dim"))
                 continue
             left, right = list(range(x1, x2)), list(range(y1, y2))
             for r in range(max(len(left), len(right))):
@@ -322,8 +364,18 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
      "a"/"b": {"label", "folder", "target", "signature", "triton_version", "user_options", "cached"},
      "inputs": {name: {"a", "b"}},           what went in differently (target, options.*, ...)
      "stats":  {name: {"a", "b"}},           stats that changed (dotted names into manifest stats)
-     "stages": {stage: {"status", "added", "removed", "lines_a", "lines_b", "diff"}},
+     "stages": {stage: {"status", "added", "removed", "lines_a", "lines_b", "renamed", "moved", "diff",
+                        "summary", "alignment"}},
                                              diff: unified text for --stage stages, else null
+                                             summary (null with --raw): {"words": [str], "ops": {kind: {"removed",
+                                             "added", "changed"}}, "classes": {class: b - a}, "allocs": [str],
+                                             "loops": [{"op", "prologue", "body", "epilogue"}: each [a, b]],
+                                             "registers": {class: [a, b]}, "barriers": [a, b]}
+                                             alignment (changed stages, not --raw): {"pairs": [[a line, b line,
+                                             "equal"|"renamed"|"changed"|"moved"]], "removed": [a line],
+                                             "added": [b line], "renamed": {"FUNCTION KIND": {a name: b name}}}
+                                             lines are the stage file's own (1-based); a SASS/AMDGCN register
+                                             is named by its write ("R12#3": its third write in the function)
      "passes": null | {"a_count", "b_count", "first_divergence": {"where", "stage", "pass", "a_index",
                "b_index"}, "differ": [{"stage", "pass", "a", "b"}]},  a/b: {"index", "added", "removed"} | null
      "files": {"a", "b"},                    the kernel file of each side (dumps of one kernel from two files)
@@ -353,9 +405,13 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
             "removed": s.removed,
             "lines_a": None if s.a is None else len(s.a.lines),
             "lines_b": None if s.b is None else len(s.b.lines),
+            "renamed": s.renamed,
+            "moved": s.moved,
             "diff": "\n".join(unified_lines(result, s, context)) + "\n"
             if s.stage in result.selected and not s.equal
             else ("" if s.stage in result.selected else None),
+            "summary": summary_json(s),
+            "alignment": alignment_json(s) if not s.equal else None,
         }
     passes = None
     if result.passes is not None:
@@ -401,6 +457,42 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
             for d in result.by_line
         ]
     return json.dumps(doc, indent=1, default=str)
+
+
+def summary_json(sd: StageDiff) -> dict[str, Any] | None:
+    sm = sd.summary
+    if sm is None:
+        return None
+    return {
+        "words": sm.words(),
+        "ops": {d.kind: {"removed": d.removed, "added": d.added, "changed": d.changed} for d in sm.ops},
+        "classes": sm.classes,
+        "allocs": sm.allocs,
+        "loops": [
+            {"op": lp.header, "prologue": list(lp.prologue), "body": list(lp.body), "epilogue": list(lp.epilogue)}
+            for lp in sm.loops
+        ],
+        "registers": {k: list(v) for k, v in sm.registers.items()},
+        "barriers": list(sm.barriers),
+    }
+
+
+def alignment_json(sd: StageDiff) -> dict[str, Any] | None:
+    """The alignment for tools: pairs, added, removed (file lines) and the renaming."""
+    al = sd.alignment
+    if al is None:
+        return None
+    pairs, added, removed = [], [], []
+    for r in al.rows:
+        if r.a is not None and r.b is not None:
+            pairs.append([al.a[r.a].origin, al.b[r.b].origin, r.kind])
+        elif r.kind == "moved" and r.a is not None and r.to is not None:
+            pairs.append([al.a[r.a].origin, al.b[r.to].origin, "moved"])
+        elif r.kind in ("removed",) and r.a is not None:
+            removed.append(al.a[r.a].origin)
+        elif r.kind == "added" and r.b is not None:
+            added.append(al.b[r.b].origin)
+    return {"pairs": pairs, "removed": removed, "added": added, "renamed": al.renaming}
 
 
 def diff_json_with_timing(result: DiffResult, context: int = 3, timed: BenchReport | None = None) -> str:

@@ -128,7 +128,10 @@ def render(model: dict[str, Any]) -> str:
     )
     env.filters.update(FILTERS)
     template = env.get_template("report.html.j2")
-    css, js = _inlined("report.css", "</style"), _inlined("report.js", "</script")
+    # the page's one style and one script: the report's, with the aligned diff's (diff.css, diff.js: its
+    # renderer first, so that report.js finds it when it draws the first stage)
+    css = _inlined("report.css", "</style") + "\n" + _inlined("diff.css", "</style")
+    js = _inlined("diff.js", "</script") + "\n" + _inlined("report.js", "</script")
     return template.render(model=model, data=_script_data(model), css=css, js=js, csp=csp(js, css))
 
 

@@ -396,6 +396,7 @@
         tr.classList.add("sel");
         var s = m.stages[+tr.dataset.i];
         if (s.status === "equal") { wrap.replaceChildren(el("p", "note", str(s.stage) + " is the same on both sides (after normalisation).")); return; }
+        if (s.aligned && window.IrscopeAligned) { window.IrscopeAligned(wrap, s); return; }  /* diff.js */
         var table = el("table", "sbs"), cols = el("colgroup"), body = el("tbody");
         table.dataset.stage = str(s.stage);
         ["no", "", "no", ""].forEach(function (c) { cols.appendChild(el("col", c)); });
