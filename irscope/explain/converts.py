@@ -4,7 +4,7 @@ to shared, a barrier, a load back), with the producer's and consumers' lines and
 tritongpu-remove-layout-conversions keeps a conversion it cannot fold into the producer or the consumer; the
 lowering (ConvertLayoutOpToLLVM) moves data between threads through shared memory unless a warp shuffle or
 the registers suffice. The rule reports only conversions whose line's PTX (or AMDGCN) has shared stores and
-loads and no other op on that line that touches shared memory."""
+loads (in its LLVM IR) and no other op on that line that touches shared memory."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import re
 from irscope.explain.context import Context
 from irscope.explain.model import Finding, Fix
 
-_SHARED_NV = (re.compile(r"\bst\.shared"), re.compile(r"\bld\.shared"))
-_SHARED_AMD = (re.compile(r"\bds_(write|store)"), re.compile(r"\bds_(read|load)"))
+# LLVM IR, both vendors: shared memory is addrspace(3); NVIDIA's inline asm spells st.shared / ld.shared /
+# ldmatrix. (PTX's own .loc lines inside inline asm name the lines after the op's, so PTX is not read here.)
+_SHARED_STORE = re.compile(r"\bstore\b.*ptr addrspace\(3\)|st\.shared|stmatrix")
+_SHARED_LOAD = re.compile(r"= load\b.*ptr addrspace\(3\)|ld\.shared|ldmatrix")
 _SMEM_OPS = {
     "ttg.local_alloc",
     "ttg.local_load",
@@ -33,8 +35,8 @@ _SMEM_OPS = {
 def rule(ctx: Context) -> list[Finding]:
     mod = ctx.module
     findings = []
-    code_stage = "amdgcn" if ctx.vendor == "amd" else "ptx"
-    st_rx, ld_rx = _SHARED_AMD if ctx.vendor == "amd" else _SHARED_NV
+    code_stage = "llir"
+    st_rx, ld_rx = _SHARED_STORE, _SHARED_LOAD
     for op in mod.ops:
         if op.name != "ttg.convert_layout" or not op.loops or not (ts := mod.tensors(op)):
             continue
@@ -47,6 +49,11 @@ def rule(ctx: Context) -> list[Finding]:
         loads = [(n, t) for n, t in code if ld_rx.search(t)]
         if not (stores and loads):
             continue
+        bars = [
+            f"{ctx.machine_stage} {n}: {t[:80]}"
+            for n, t in ctx.stage_at(line, ctx.machine_stage)
+            if re.search(r"\b(BAR|STS|LDS|s_barrier|ds_write|ds_read)\b", t)
+        ][:3]
         src, dst = ts[0], ts[-1]
         nbytes = src.numel * src.bits // 8
         producer = mod.defs.get(op.operands[0]) if op.operands else None
@@ -59,7 +66,7 @@ def rule(ctx: Context) -> list[Finding]:
                 "shared-memory",
                 f"convert_layout of tensor<{'x'.join(map(str, src.shape))}x{src.elem}> ({nbytes} B) through shared memory "
                 f"on every iteration: {len(stores)} shared stores, {len(loads)} shared loads",
-                ctx.where(line, [op], [f"{code_stage} {n}: {t[:120]}" for n, t in (stores[:2] + loads[:2])]),
+                ctx.where(line, [op], [f"{code_stage} {n}: {t[:120]}" for n, t in (stores[:2] + loads[:2])] + bars),
                 f"the value made on line {p_line} ({producer.name if producer else '?'}, layout {src.layout}) is used on "
                 f"line(s) {', '.join(map(str, c_lines))} in layout {dst.layout}; the conversion could not be folded away "
                 "and the lowering exchanges the data between threads through shared memory",

@@ -24,11 +24,11 @@ def _safe(text: object) -> str:
     return esc(_CONTROL.sub("?", str(text)))
 
 
-def block(found: list, indent: str = "  ") -> list[str]:
-    """The short "findings" block of dump's summary: one line a finding (irscope explain DIR for the rest)."""
+def block(found: list, folder: object, indent: str = "  ") -> list[str]:
+    """The short "findings" block of dump's summary: one line a finding (irscope explain FOLDER for the rest)."""
     if not found:
         return [f"{indent}findings   none"]
-    out = [f"{indent}findings   {len(found)} (irscope explain DIR: why, and the fix)"]
+    out = [f"{indent}findings   {len(found)} (why, and the fix: irscope explain {_safe(folder)})"]
     for f in found:
         out.append(f"{indent}  line {f.where.line:<4} {_safe(f.kind)} ({_safe(f.cause)}): {_safe(f.what)}")
     return out
