@@ -25,7 +25,7 @@ def explain(request, variants, out_dir, no_cache, debug, try_fixes, as_json):
     from pathlib import Path
 
     from irscope import artifacts
-    from irscope.explain import explain_dumps
+    from irscope.explain.trial import explain_dumps
     from irscope.kernel.inputs import check_output_dir
     from irscope.views import explain as view
 

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from irscope import artifacts, stages
+from irscope import artifacts, explain, stages
 from irscope.kernel.hardware import TARGET_CHIP, for_target
 from irscope.records import Manifest
+from irscope.views import explain as explain_view
 from irscope.views.console import console, esc, fmt_bytes, widths
 
 if TYPE_CHECKING:
@@ -108,8 +109,6 @@ def summary(results: list[DumpResult], out: Console | None = None) -> None:
 
 def _findings(r: DumpResult) -> list | None:
     """The dump's findings (irscope.explain), None when the engine failed on this folder (said, not hidden)."""
-    from irscope import explain
-
     try:
         return explain.findings(r.folder, r.manifest)
     except Exception:  # noqa: BLE001 - a finding engine's bug must not cost the dump its summary
@@ -118,8 +117,6 @@ def _findings(r: DumpResult) -> list | None:
 
 def findings_block(r: DumpResult) -> list[str]:
     """The summary's short "findings" block (views/explain formats it)."""
-    from irscope.views import explain as explain_view
-
     found = _findings(r)
     if found is None:
         return [f"  findings   could not be computed (irscope explain {r.folder} --debug shows why)"]
