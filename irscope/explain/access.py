@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from irscope.artifacts.stats import AMD_WIDTH, PTX_TYPE_BITS
-from irscope.explain import ir
+from irscope.explain import axis, ir
 from irscope.explain.context import Context
 from irscope.explain.model import Finding, Fix
 
@@ -66,62 +66,88 @@ def _fix_arg(arg: ir.Arg, manifest_args: dict) -> str:
     return given.split(":")[0] + ":16"
 
 
-def causes(ctx: Context, op: ir.Op) -> list[tuple[str, str, list[str], dict[str, str], str]]:
-    """(cause tag, why, evidence, --arg overrides, fix text) for each reason the op's width is limited."""
+def causes(ctx: Context, op: ir.Op) -> list[Cause]:
+    """(cause tag, why, evidence, --arg overrides, fix text) for each reason the op's width is limited: the
+    arguments whose specialization :16 would raise the address's divisibility or the mask's constancy (the
+    small AxisInfo of `axis`), else an op that breaks the offsets' contiguity."""
     mod = ctx.module
-    mask = _mask_operand(op)
+    t = _tensor(mod, op)
+    if t is None:
+        return []
+    need_bytes = allowed_bits(mod, t) // 8
     margs = dict(ctx.manifest.get("args") or {})
     out = []
-    ptr_ops, ptr_args = [], set()
-    for v in _address_operands(op, mask):
-        more_ops, more_args = mod.producers(v)
-        ptr_ops += [p for p in more_ops if p not in ptr_ops]
-        ptr_args |= more_args
-    for name in sorted(ptr_args):
-        a = mod.args[name]
-        if a.pointer and a.divisibility < 16:
-            out.append(
-                (
-                    "ptr-align",
-                    f"`{name}` is not known to be 16-byte aligned (specialized {margs.get(name, a.type)}), "
-                    f"so AxisInfo gives the pointer a divisibility of {a.divisibility} byte(s)",
-                    [f"TTGIR: %{name}: {a.type} has no tt.divisibility = 16"],
-                    {name: _fix_arg(a, margs)},
-                    f"specialize `{name}` as 16-byte aligned: --arg {name}={_fix_arg(a, margs)} (a launch with an "
-                    f"aligned tensor does it), or `tl.multiple_of({name}, 16)` is wrong unless it is true",
-                )
-            )
-        elif not a.pointer and a.type.startswith("i") and a.divisibility < 16:
-            out.append(
-                (
-                    "offset-divisibility",
-                    f"`{name}` enters the address and is not known divisible by 16 "
-                    f"(specialized {margs.get(name, a.type)}): each row's start may be unaligned",
-                    [f"TTGIR: %{name}: {a.type} has no tt.divisibility = 16"],
-                    {name: _fix_arg(a, margs)},
-                    f"specialize `{name}` divisible by 16: --arg {name}={_fix_arg(a, margs)} (or "
-                    f"`tl.multiple_of({name}, 16)` where that holds)",
-                )
-            )
-    if mask is not None:
-        _, mask_args = mod.producers(mask)
-        for name in sorted(mask_args - ptr_args):
+    blamed: set[str] = set()
+    roots: set[str] = set()
+    for v, scale in _address_values(mod, op):
+        div, names = axis.blame(mod, v, max(need_bytes // scale, 1), constancy=False)
+        for name in names:
+            if name in blamed:
+                continue
+            blamed.add(name)
             a = mod.args[name]
-            if not a.pointer and a.type.startswith("i") and a.divisibility < 16:
+            root = name.split(".")[0]
+            if not str(margs.get(root, "*")).startswith(("*", "i", "u")):  # a tensor descriptor lowered to pointers
+                if root not in roots:
+                    roots.add(root)
+                    out.append(
+                        (
+                            "descriptor-lowered",
+                            f"`{root}` is a tensor descriptor ({margs.get(root)}) that {ctx.target} lowers to "
+                            f"pointer loads; the lowered base and strides carry no divisibility, so the address is "
+                            f"known aligned to {div * scale} byte(s)",
+                            [f"TTGIR: %{name}: {a.type} has no tt.divisibility = 16"],
+                            {},
+                            "on this target pass plain pointers specialized 16-byte aligned (*fp16:16) with strides "
+                            "divisible by 16 and use tl.load, or keep descriptors for targets with TMA",
+                        )
+                    )
+                continue
+            if a.pointer:
                 out.append(
                     (
-                        "mask-bound",
-                        f"the mask compares with `{name}`, not known divisible by 16 "
-                        f"(specialized {margs.get(name, a.type)}): AxisInfo gives the mask a constancy of 1, so "
-                        f"the lowering splits each access into single elements",
-                        [f"TTGIR: %{name}: {a.type} has no tt.divisibility = 16", f"TTGIR mask: {mask}"],
+                        "ptr-align",
+                        f"`{name}` is not known to be 16-byte aligned (specialized "
+                        f"{margs.get(name, a.type)}), so the address is known aligned to {div * scale} byte(s)",
+                        [f"TTGIR: %{name}: {a.type} has no tt.divisibility = 16"],
                         {name: _fix_arg(a, margs)},
-                        f"specialize `{name}` divisible by 16: --arg {name}={_fix_arg(a, margs)} (pad the size "
-                        f"to a multiple of 16, or `tl.multiple_of({name}, 16)` where it holds)",
+                        f"specialize `{name}` 16-byte aligned: --arg {name}={_fix_arg(a, margs)} (a launch with "
+                        f"an aligned tensor does it)",
                     )
                 )
+            else:
+                out.append(
+                    (
+                        "offset-divisibility",
+                        f"`{name}` enters the address and is not known divisible by 16 "
+                        f"(specialized {margs.get(name, a.type)}), so the address is known aligned to "
+                        f"{div * scale} byte(s)",
+                        [f"TTGIR: %{name}: {a.type} has no tt.divisibility = 16"],
+                        {name: _fix_arg(a, margs)},
+                        f"specialize `{name}` divisible by 16: --arg {name}={_fix_arg(a, margs)} (or "
+                        f"`tl.multiple_of({name}, 16)` where that holds)",
+                    )
+                )
+    mask = _mask_operand(op)
+    if mask is not None:
+        const, names = axis.blame(mod, mask, max(need_bytes * 8 // t.bits, 1), constancy=True)
+        for name in names:
+            a = mod.args[name]
+            out.append(
+                (
+                    "mask-bound",
+                    f"the mask compares with `{name}`, not known divisible by 16 (specialized "
+                    f"{margs.get(name, a.type)}): the mask is known constant over runs of {const} element(s), "
+                    f"so the lowering splits each access to that",
+                    [f"TTGIR: %{name}: {a.type} has no tt.divisibility = 16", f"TTGIR mask: {mask}"],
+                    {name: _fix_arg(a, margs)},
+                    f"specialize `{name}` divisible by 16: --arg {name}={_fix_arg(a, margs)} (pad the size to a "
+                    f"multiple of 16, or `tl.multiple_of({name}, 16)` where it holds)",
+                )
+            )
     if not out:
-        for p in ptr_ops:
+        ptr_ops = [p for v, _ in _address_values(mod, op) for p in mod.producers(v)[0]]
+        for p in sorted(ptr_ops, key=lambda p: p.name not in ("arith.remsi", "arith.remui")):
             if p.name in _BREAKS and _non_pow2_constant(mod, p):
                 out.append(
                     (
@@ -135,15 +161,37 @@ def causes(ctx: Context, op: ir.Op) -> list[tuple[str, str, list[str], dict[str,
                         "instead of splitting a flat index with % and //",
                     )
                 )
+                break
     return out
 
 
-def _address_operands(op: ir.Op, mask: str | None) -> list[str]:
-    """The operands that make the address: the pointer (tt.load/store, async copy), or a buffer op's base and offsets."""
+Cause = tuple[str, str, list[str], dict[str, str], str]
+
+
+def merge(found: list[Cause]) -> Cause:
+    """The causes of one access as one: tags joined (sorted, each once), whys and fixes in order, the --arg
+    overrides together (the access is as wide as the data allows only once every cause is fixed)."""
+    tags, whys, evidence, args, fixes = [], [], [], {}, []
+    for tag, why, ev, a, fix in found:
+        if why in whys:
+            continue
+        tags.append(tag)
+        whys.append(why)
+        evidence += [e for e in ev if e not in evidence]
+        args.update(a)
+        if fix not in fixes:
+            fixes.append(fix)
+    return "+".join(sorted(set(tags))), "; and ".join(whys), evidence, args, "; and ".join(fixes)
+
+
+def _address_values(mod: ir.Module, op: ir.Op) -> list[tuple[str, int]]:
+    """The values that make the address, each with the bytes one unit of it moves (a buffer op's offsets are
+    elements; a pointer's divisibility is in bytes)."""
     if op.name.startswith("amdg.buffer_"):
         m = re.search(r"(%[\w.$-]+)\[(%[\w.$-]+)\]", op.text)
-        return [m.group(1), m.group(2)] if m else []
-    return op.operands[:1]
+        t = _tensor(mod, op)
+        return [(m.group(1), 1), (m.group(2), max((t.bits if t else 8) // 8, 1))] if m else []
+    return [(op.operands[0], 1)] if op.operands else []
 
 
 def _mask_operand(op: ir.Op) -> str | None:
@@ -209,25 +257,21 @@ def rule(ctx: Context) -> list[Finding]:
             machine[:0] = [
                 f"sass {n}: {text[:120]}" for n, text in ctx.stage_at(line, "sass") if _SASS_GLOBAL.search(text)
             ][:3]
-        seen = set()
-        for tag, why, evidence, args, fix in found:
-            if tag in seen:
-                continue
-            seen.add(tag)
-            findings.append(
-                Finding(
-                    "narrow-access",
-                    tag,
-                    f"global {direction} of {t.elem} moves {got} bits per thread per instruction; the data allows "
-                    f"{allowed} ({len(widths)} instructions on this line)",
-                    ctx.where(line, ops, machine),
-                    why,
-                    [
-                        *evidence,
-                        "decided by AxisInfo (tritongpu-coalesce picks the layout; the load/store lowering "
-                        "splits by the pointer's divisibility and the mask's constancy)",
-                    ],
-                    Fix(fix, args=args),
-                )
+        tag, why, evidence, args, fix = merge(found)
+        findings.append(
+            Finding(
+                "narrow-access",
+                tag,
+                f"global {direction} of {t.elem} moves {got} bits per thread per instruction; the data allows "
+                f"{allowed} ({len(widths)} instructions on this line)",
+                ctx.where(line, ops, machine),
+                why,
+                [
+                    *evidence,
+                    "decided by AxisInfo (tritongpu-coalesce picks the layout; the load/store lowering "
+                    "splits by the pointer's divisibility and the mask's constancy)",
+                ],
+                Fix(fix, args=args),
             )
+        )
     return findings

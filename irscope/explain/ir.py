@@ -168,6 +168,9 @@ def parse(text: str) -> Module:
             [o.n for _, o in loops if o is not None],
         )
         if name == "scf.for":
+            iv = re.match(r"\s*scf\.for\s+(%[\w.$-]+)\s*=\s*(%[\w.$-]+)\s+to\s+%[\w.$-]+\s+step\s+(%[\w.$-]+)", rest)
+            if iv:  # the induction variable: its start and its step
+                carried.setdefault(iv.group(1), []).extend([iv.group(2), iv.group(3)])
             for inner, init in _ITER_ARG.findall(rest.split("iter_args", 1)[1] if "iter_args" in rest else ""):
                 carried.setdefault(inner, []).append(init)
             op.results = results

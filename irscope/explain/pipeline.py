@@ -50,22 +50,25 @@ def rule(ctx: Context) -> list[Finding]:
             continue
         others = [o for o in mod.ops if o.name in _PIPELINED and loop in o.loops]
         loop_line = ctx.py_line(loops[loop]) if loop in loops else 0
-        for tag, why, evidence, args, fix in access.causes(ctx, op):
-            findings.append(
-                Finding(
-                    "loop-not-pipelined",
-                    tag,
-                    f"the dot operand loaded on line {line} stays a synchronous global load inside the loop of line "
-                    f"{loop_line} (num_stages={stages}); {len(others)} other async copies in the loop are pipelined",
-                    ctx.where(line, [op]),
-                    f"the load moves {max(widths)} bits per thread and cp.async copies at least 32, so the software "
-                    f"pipeliner leaves it out of the schedule; it is narrow because {why}",
-                    [
-                        f"TTGIR {op.n}: tt.load inside scf.for (TTGIR line {loop}), not ttg.async_copy_global_to_local",
-                        *evidence,
-                        "decided by tritongpu-pipeline (the latency assignment skips loads under 32 bits)",
-                    ],
-                    Fix(fix, args=args),
-                )
+        found = access.causes(ctx, op)
+        if not found:
+            continue
+        tag, why, evidence, args, fix = access.merge(found)
+        findings.append(
+            Finding(
+                "loop-not-pipelined",
+                tag,
+                f"the dot operand loaded on line {line} stays a synchronous global load inside the loop of line "
+                f"{loop_line} (num_stages={stages}); {len(others)} other async copies in the loop are pipelined",
+                ctx.where(line, [op]),
+                f"the load moves {max(widths)} bits per thread and cp.async copies at least 32, so the software "
+                f"pipeliner leaves it out of the schedule; it is narrow because {why}",
+                [
+                    f"TTGIR {op.n}: tt.load inside scf.for (TTGIR line {loop}), not ttg.async_copy_global_to_local",
+                    *evidence,
+                    "decided by tritongpu-pipeline (the latency assignment skips loads under 32 bits)",
+                ],
+                Fix(fix, args=args),
             )
+        )
     return findings

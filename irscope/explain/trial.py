@@ -19,7 +19,7 @@ from irscope.records import Manifest
 class Trial:
     finding: Finding
     folder: str  # the dump with the fix
-    gone: bool  # no finding of this kind and cause on this line any more
+    gone: bool  # no finding of this kind on this line any more (spills: none at all), whatever its cause
     after: list[Finding] = field(default_factory=list)  # the findings of the dump with the fix
 
     def to_json(self) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def try_fixes_of(
         job = jobs.resolve_one(request_with(manifest, kernel_file, f), "explain --try compiles")
         result = dump_job.dump(job.spec, job.settings, out_dir)
         after = engine.findings(result)
-        gone = f.key not in {g.key for g in after}
+        gone = not any(g.kind == f.kind and (g.where.line == f.where.line or f.kind == "spills") for g in after)
         trials.append(Trial(f, str(result.folder), gone, after))
     return trials
 
