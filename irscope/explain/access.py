@@ -29,6 +29,7 @@ _OPS = {
     "amdg.buffer_load_to_local": "load",
 }
 _SASS_GLOBAL = re.compile(r"\b(LDG|STG|LDGSTS)\b")
+Cause = tuple[str, str, list[str], dict[str, str], str]  # tag, why, evidence, --arg overrides, fix
 _BREAKS = {"arith.remsi", "arith.remui", "arith.divsi", "arith.divui"}
 
 
@@ -76,7 +77,7 @@ def causes(ctx: Context, op: ir.Op) -> list[Cause]:
         return []
     need_bytes = allowed_bits(mod, t) // 8
     margs = dict(ctx.manifest.get("args") or {})
-    out = []
+    out: list[Cause] = []
     blamed: set[str] = set()
     roots: set[str] = set()
     for v, scale in _address_values(mod, op):
@@ -163,9 +164,6 @@ def causes(ctx: Context, op: ir.Op) -> list[Cause]:
                 )
                 break
     return out
-
-
-Cause = tuple[str, str, list[str], dict[str, str], str]
 
 
 def merge(found: list[Cause]) -> Cause:
