@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 PITFALLS = ROOT / "examples" / "pitfalls"
@@ -50,8 +54,10 @@ def main() -> int:
         print(f"| {case['name']} | {case['target']} | {len(truth)} | {len(got)} | {show(false)} | {show(missed)} |")
     precision = tp / (tp + fp) if tp + fp else 1.0
     recall = tp / (tp + fn) if tp + fn else 1.0
-    print(f"\n{len(cases())} cases: {tp} true findings found, {fp} false alarms, {fn} missed; "
-          f"precision {precision:.1%}, recall {recall:.1%}")
+    print(
+        f"\n{len(cases())} cases: {tp} true findings found, {fp} false alarms, {fn} missed; "
+        f"precision {precision:.1%}, recall {recall:.1%}"
+    )
     return 0 if precision == 1.0 and recall >= 0.9 else 1
 
 
