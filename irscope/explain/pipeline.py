@@ -49,6 +49,7 @@ def rule(ctx: Context) -> list[Finding]:
         if not widths or max(widths) >= 32:
             continue
         others = [o for o in mod.ops if o.name in _PIPELINED and loop in o.loops]
+        machine = [f"sass {n}: {t[:120]}" for n, t in ctx.stage_at(line, "sass") if access.SASS_GLOBAL.search(t)][:3]
         loop_line = ctx.py_line(loops[loop]) if loop in loops else 0
         found = access.causes(ctx, op)
         if not found:
@@ -59,8 +60,13 @@ def rule(ctx: Context) -> list[Finding]:
                 "loop-not-pipelined",
                 tag,
                 f"the dot operand loaded on line {line} stays a synchronous global load inside the loop of line "
-                f"{loop_line} (num_stages={stages}); {len(others)} other async copies in the loop are pipelined",
-                ctx.where(line, [op]),
+                f"{loop_line} (num_stages={stages}); "
+                + (
+                    f"{len(others)} async copies of other loads in the loop are pipelined"
+                    if others
+                    else "no load of the loop is pipelined"
+                ),
+                ctx.where(line, [op], machine),
                 f"the load moves {max(widths)} bits per thread and cp.async copies at least 32, so the software "
                 f"pipeliner leaves it out of the schedule; it is narrow because {why}",
                 [
