@@ -30,7 +30,8 @@ def block(found: list, folder: object, indent: str = "  ") -> list[str]:
         return [f"{indent}findings   none"]
     out = [f"{indent}findings   {len(found)} (why, and the fix: irscope explain {_safe(folder)})"]
     for f in found:
-        out.append(f"{indent}  line {f.where.line:<4} {_safe(f.kind)} ({_safe(f.cause)}): {_safe(f.what)}")
+        at = f"line {f.where.line:<4}" if f.where.line else "no line  "
+        out.append(f"{indent}  {at} {_safe(f.kind)} ({_safe(f.cause)}): {_safe(f.what)}")
     return out
 
 
@@ -43,10 +44,8 @@ def show(items: list, out=None) -> None:
             con.print("  no findings")
         tried = {t.finding.key: t for t in trials}
         for i, f in enumerate(found, 1):
-            con.print(
-                f"\n  [bold]{i}. {_safe(f.kind)}[/bold] ({_safe(f.cause)}) at line {f.where.line}: "
-                f"{_safe(f.where.text)}"
-            )
+            at = f"at line {f.where.line}: {_safe(f.where.text)}" if f.where.line else "(no one line)"
+            con.print(f"\n  [bold]{i}. {_safe(f.kind)}[/bold] ({_safe(f.cause)}) {at}")
             con.print(f"     what   {_safe(f.what)}")
             con.print(f"     why    {_safe(f.why)}")
             for e in f.evidence:
