@@ -84,8 +84,12 @@ def test_fp32_ieee_dot_on_fma(out, target):
     assert any("FFMA" in m for m in f.where.machine)
 
 
+def kinds(fs: list[explain.Finding]) -> set[str]:
+    return {f.kind for f in fs}
+
+
 def test_tf32_dot_and_amd_fp32_dot_have_no_dot_finding(out):
-    assert found(out, "dot_loop.py", DOT32.format(p="tf32"), "cuda:90") == []
+    assert "dot-not-tensor-core" not in kinds(found(out, "dot_loop.py", DOT32.format(p="tf32"), "cuda:90"))
     assert found(out, "dot_loop.py", DOT32.format(p="ieee"), "hip:gfx942") == []  # fp32 MFMA exists
 
 
@@ -97,10 +101,11 @@ def test_block_m_under_64_gets_mma_sync_on_sm90(out):
 
 
 def test_two_warps_get_mma_sync_on_sm100_not_on_gfx950(out):
-    (f,) = found(out, "dot_loop.py", DOT16.format(m=64), "cuda:100", {"num_warps": 2})
+    fs = found(out, "dot_loop.py", DOT16.format(m=64), "cuda:100", {"num_warps": 2})
+    (f,) = [f for f in fs if f.kind == "dot-not-tensor-core"]
     assert (f.kind, f.cause, f.fix.sets) == ("dot-not-tensor-core", "num-warps", {"num_warps": 4})
     assert "tcgen05" in f.why
-    assert found(out, "dot_loop.py", DOT16.format(m=64), "cuda:100") == []
+    assert kinds(found(out, "dot_loop.py", DOT16.format(m=64), "cuda:100")) == {"tma-unused"}  # tcgen05
     assert found(out, "dot_loop.py", DOT16.format(m=64), "hip:gfx950", {"num_warps": 2}) == []
 
 
@@ -114,7 +119,19 @@ def test_unaligned_operand_is_left_out_of_the_pipeline(out):
     }
     pipe = next(f for f in fs if f.kind == "loop-not-pipelined")
     assert "num_stages=3" in pipe.what and "loop of line " + str(line_of("dot_loop.py", "for k in")) in pipe.what
-    assert found(out, "dot_loop.py", DOT16.format(m=64), "cuda:90") == []
+    assert kinds(found(out, "dot_loop.py", DOT16.format(m=64), "cuda:90")) == {"tma-unused"}  # both pipelined
+
+
+@pytest.mark.parametrize("target", ["cuda:90", "cuda:100"])
+def test_cp_async_operands_where_tma_was_possible(out, target):
+    (f,) = found(out, "dot_loop.py", DOT16.format(m=64), target)
+    assert (f.kind, f.where.line, f.cause) == ("tma-unused", line_of("dot_loop.py", "a = tl.load("), "pointer-loads")
+    assert f"line {line_of('dot_loop.py', 'for k in')}" in f.what and "cp.async" in f.what
+    assert "make_tensor_descriptor" in f.fix.text and not f.fix.tryable
+    assert any("LDGSTS" in m for m in f.where.machine)
+    desc = "tensordesc<fp16[64, 32]>, tensordesc<fp16[32, 64]>, tensordesc<fp16[64, 64]>, i32:16, 64, 64, 32"
+    assert found(out, "dot_desc.py", desc, target) == []  # descriptors: TMA
+    assert found(out, "dot_loop.py", DOT16.format(m=64), "cuda:80") == []  # sm80 has no TMA
 
 
 def test_convert_through_shared_memory_in_a_loop(out):

@@ -20,13 +20,13 @@ _PIPELINED = {
 }
 
 
-def _feeds_dot(mod: ir.Module, value: str, loop: int, depth: int = 0) -> bool:
+def feeds_dot(mod: ir.Module, value: str, loop: int, depth: int = 0) -> bool:
     for use in mod.uses.get(value, []):
         if loop not in use.loops:
             continue
         if use.name in _DOT_OPS:
             return True
-        if depth < 6 and any(_feeds_dot(mod, r, loop, depth + 1) for r in use.results):
+        if depth < 6 and any(feeds_dot(mod, r, loop, depth + 1) for r in use.results):
             return True
     return False
 
@@ -42,7 +42,7 @@ def rule(ctx: Context) -> list[Finding]:
         if op.name != "tt.load" or not op.loops or not (ts := mod.tensors(op)) or not ts[0].pointer:
             continue
         loop = op.loops[-1]
-        if not op.results or not _feeds_dot(mod, op.results[0], loop):
+        if not op.results or not feeds_dot(mod, op.results[0], loop):
             continue
         line = ctx.py_line(op)
         widths = access.machine_widths([t for _, t in ctx.stage_at(line, "llir")], "load", "nvidia")
