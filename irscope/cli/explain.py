@@ -13,7 +13,8 @@ from irscope.cli.options import dump_results, spec_options
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable document instead.")
 def explain(request, variants, out_dir, no_cache, debug, try_fixes, as_json):
     """Findings: narrow global loads/stores, dots off the tensor cores, loads left out of the pipeline,
-    layout conversions through shared memory in loops, spills; each with what, where, why and the fix.
+    cp.async where TMA was possible, layout conversions through shared memory in loops, spills; each with
+    what, where (line, TTGIR op, machine code), why (with the evidence) and the fix.
 
     \b
     irscope explain DUMP_DIR                  read an earlier dump (no compile)

@@ -28,7 +28,7 @@ _OPS = {
     "amdg.buffer_store": "store",
     "amdg.buffer_load_to_local": "load",
 }
-SASS_GLOBAL = re.compile(r"\b(LDG|STG|LDGSTS)\b")
+SASS_GLOBAL = {"load": re.compile(r"\b(LDG|LDGSTS)\b"), "store": re.compile(r"\bSTG\b")}
 Cause = tuple[str, str, list[str], dict[str, str], str]  # tag, why, evidence, --arg overrides, fix
 _BREAKS = {"arith.remsi", "arith.remui", "arith.divsi", "arith.divui"}
 
@@ -253,7 +253,9 @@ def rule(ctx: Context) -> list[Finding]:
         ][:3]
         if ctx.vendor == "nvidia":
             machine[:0] = [
-                f"sass {n}: {text[:120]}" for n, text in ctx.stage_at(line, "sass") if SASS_GLOBAL.search(text)
+                f"sass {n}: {text[:120]}"
+                for n, text in ctx.stage_at(line, "sass")
+                if SASS_GLOBAL[direction].search(text)
             ][:3]
         tag, why, evidence, args, fix = merge(found)
         findings.append(

@@ -49,7 +49,9 @@ def rule(ctx: Context) -> list[Finding]:
         if not widths or max(widths) >= 32:
             continue
         others = [o for o in mod.ops if o.name in _PIPELINED and loop in o.loops]
-        machine = [f"sass {n}: {t[:120]}" for n, t in ctx.stage_at(line, "sass") if access.SASS_GLOBAL.search(t)][:3]
+        machine = [
+            f"sass {n}: {t[:120]}" for n, t in ctx.stage_at(line, "sass") if access.SASS_GLOBAL["load"].search(t)
+        ][:3]
         loop_line = ctx.py_line(loops[loop]) if loop in loops else 0
         found = access.causes(ctx, op)
         if not found:
