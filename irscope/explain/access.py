@@ -55,6 +55,13 @@ def machine_widths(lines: list[str], direction: str, vendor: str) -> list[int]:
     return out
 
 
+def _last_dim_fastest(mod: ir.Module, t: ir.Tensor) -> bool:
+    """The layout's fastest dimension is the tensor's last (row-major), or the layout is not a blocked one."""
+    layout = mod.layouts.get(t.layout)
+    order = layout.lists.get("order") if layout is not None and layout.kind == "blocked" else None
+    return not order or order[0] == len(t.shape) - 1
+
+
 def allowed_bits(mod: ir.Module, t: ir.Tensor) -> int:
     """The widest access the data allows a thread: 16 bytes, its share of the tensor, one row."""
     threads = mod.num_warps * mod.warp_size
@@ -238,6 +245,8 @@ def rule(ctx: Context) -> list[Finding]:
     code_stage = "amdgcn" if ctx.vendor == "amd" else "llir"  # PTX's .loc inside inline asm names later lines
     for (line, direction), ops in sorted(groups.items()):
         tensors = [t for op in ops if (t := _tensor(mod, op)) is not None]
+        if not all(_last_dim_fastest(mod, t) for t in tensors):
+            continue  # the rules reason along the last dimension; a column-major access is left alone
         allowed = max(allowed_bits(mod, t) for t in tensors)
         code = ctx.stage_at(line, code_stage)
         widths = machine_widths([t for _, t in code], direction, ctx.vendor)
