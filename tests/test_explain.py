@@ -180,3 +180,18 @@ def test_dump_summary_and_json_carry_the_findings(out):
     (k,) = json.loads(text)["kernels"]
     assert [(f["kind"], f["cause"]) for f in k["findings"]] == [("narrow-access", "ptr-align")]
     assert k["findings"][0]["fix"]["args"] == {"x_ptr": "*fp32:16"}
+
+
+def test_a_dump_folder_is_explained_without_triton(out, tmp_path):
+    """DUMP_DIR needs no compile: with Triton unimportable the findings still come (from the folder alone)."""
+    import shutil
+    import subprocess
+    import sys
+
+    d = api.dump(str(PITFALLS / "copy.py"), signature="*fp32:16, *fp32:16, i32, 1024", target="cuda:90", out=out)
+    folder = shutil.copytree(d.folder, tmp_path / "copied")
+    code = "import sys; sys.modules['triton'] = None; from irscope.cli import main; main(['explain', sys.argv[1], '--json'])"
+    p = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    (dump,) = json.loads(p.stdout)["dumps"]
+    assert [(f["kind"], f["cause"]) for f in dump["findings"]] == [("narrow-access", "mask-bound")] * 2
