@@ -11,6 +11,7 @@ from typing import Any
 
 from irscope import artifacts
 from irscope.artifacts import sourcemap
+from irscope.errors import BadInput
 from irscope.explain import ir
 from irscope.explain.model import Where
 from irscope.records import Manifest, SourceMap
@@ -58,7 +59,7 @@ class Context:
     def source_map(self) -> SourceMap | None:
         try:
             return sourcemap.load(self.folder, self.manifest)
-        except Exception:  # a folder without a map: findings name no machine instructions
+        except BadInput:  # a folder without a map (or a damaged one): findings name no machine instructions
             return None
 
     @cached_property
