@@ -21,6 +21,7 @@ from irscope.cli import (
     diff_releases,
     dump,
     envs,
+    explain,
     frontier,
     lines,
     passes,
@@ -58,6 +59,7 @@ def cli(color, no_pager):
 for _command in (
     dump.dump,
     lines.lines,
+    explain.explain,
     report.report,
     passes.passes,
     signature.signature,
