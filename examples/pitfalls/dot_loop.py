@@ -17,7 +17,7 @@ def dot_loop_kernel(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
     a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
     b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
+    for _k in range(0, K, BLOCK_K):
         a = tl.load(a_ptrs)
         b = tl.load(b_ptrs)
         acc += tl.dot(a, b, input_precision=PRECISION)
