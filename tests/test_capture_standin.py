@@ -301,9 +301,23 @@ def _scalar_and_libdevice(x_ptr, out_ptr, scale, BLOCK: tl.constexpr):
     tl.store(out_ptr + cols, libdevice.tanh(x) * s + libdevice.rsqrt(x * x + 1.0) + libdevice.erf(x))
 
 
+@triton.jit
+def _reductions_as_tensor_methods(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    rows = tl.arange(0, 4)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :]
+    x = tl.load(x_ptr + rows)
+    # tl.sum / tl.max called on the tensor (as in a JVP flash attention): the tensor is the first argument
+    tl.store(out_ptr + tl.arange(0, 4) * BLOCK, x.sum(axis=1) + x.max(axis=1))  # column 0
+
+
 @pytest.mark.parametrize(
     "kernel, block, args, expected",
     [
+        (
+            _reductions_as_tensor_methods,
+            32,
+            lambda x, out: (x, out),
+            lambda x: torch.cat([(x.sum(1) + x.amax(1))[:, None], torch.full((4, 31), float("nan"))], 1),
+        ),
         (
             _rows_by_loop_index,
             32,
@@ -317,7 +331,7 @@ def _scalar_and_libdevice(x_ptr, out_ptr, scale, BLOCK: tl.constexpr):
             lambda x: torch.tanh(x) * 0.5 + torch.rsqrt(x * x + 1) + torch.erf(x),
         ),
     ],
-    ids=["range-loop-index-to", "float-scalar-to-and-libdevice"],
+    ids=["reductions-as-tensor-methods", "range-loop-index-to", "float-scalar-to-and-libdevice"],
 )
 def test_the_interpreter_layer_computes_what_triton_s_interpreter_lacks(kernel, block, args, expected):
     """`.to` on a loop variable, a float argument's `.to`, libdevice calls: each computed, and equal
@@ -330,7 +344,7 @@ def test_the_interpreter_layer_computes_what_triton_s_interpreter_lacks(kernel, 
     out = torch.full_like(x, float("nan"))
     ex.launch(kernel, 1, args(x, out), {"BLOCK": block}, (1,))
     assert ex.stats.cannot_run == {} and ex.stats.computed == 1
-    torch.testing.assert_close(out, expected(x), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(out, expected(x), rtol=1e-6, atol=1e-6, equal_nan=True)
     assert "range" not in globals() and tl.range is not interpret._loop_range  # put back after the launch
 
 

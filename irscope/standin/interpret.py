@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import importlib
 import inspect
 import threading
@@ -493,16 +494,24 @@ def _helpers_interpreted(interp: Any, patched: set[int], stack: contextlib.ExitS
                 raise
             raise interp.InterpreterError(repr(e)) from e
 
-    had = "__call__" in vars(jit_cls)
-    old = vars(jit_cls).get("__call__")
+    def bind(self, obj, owner=None):
+        # `x.sum(axis=0)`: tl.core's _tensor_member_fn puts the @jit function itself on the tensor class
+        # (the compiler's code generator passes the tensor); a plain TRITON_INTERPRET run has an
+        # InterpretedFunction there, wrapped so that the tensor is bound. Bound here the same way, and
+        # only for Triton's tensors: a @jit kernel kept as a class attribute elsewhere stays itself.
+        return functools.partial(call, self, obj) if isinstance(obj, tl.core.tensor) else self
+
+    saved = {n: vars(jit_cls).get(n) for n in ("__call__", "__get__") if n in vars(jit_cls)}
     jit_cls.__call__ = call
+    jit_cls.__get__ = bind
     try:
         yield
     finally:
-        if had:
-            jit_cls.__call__ = old
-        else:
-            del jit_cls.__call__
+        for n in ("__call__", "__get__"):
+            if n in saved:
+                setattr(jit_cls, n, saved[n])
+            else:
+                delattr(jit_cls, n)
 
 
 @contextlib.contextmanager
