@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscope import adapter, knobs
+from irscope.standin.bf16 import bf16_in_fp32
 from irscope.standin.gemm import exact_dots
 
 DEFAULT_LAUNCH_S = knobs.INTERPRET_LAUNCH_S.default
@@ -186,6 +187,7 @@ class Executor:
         with contextlib.ExitStack() as stack:
             stack.enter_context(_deadline_on(builder, deadline))
             stack.enter_context(exact_dots(interp, builder))  # 16-bit tl.dot as torch's GEMMs compute it
+            stack.enter_context(bf16_in_fp32(interp, builder))  # bf16 arithmetic in fp32, rounded as on the chip
             stack.enter_context(_knob(knobs.runtime, "interpret", True))
             scope = _patch_lang(interp, fn)
             stack.callback(scope.restore)
