@@ -179,6 +179,19 @@ def test_inductor_forward_and_backward_kernels(tmp_path):
 
 
 @needs_torch
+def test_inductor_dropout_in_train_mode_and_embedding_backward(tmp_path):
+    """Two stops of the corpus (an MNIST CNN, nanoGPT's training step): Inductor's seed lookup for Dropout and
+    index_put(accumulate=True)'s `~mask` took a CUDA device guard a CPU torch cannot make. Now the script's
+    own checks pass, and every kernel is dumped (the dropout kernel's bool outputs are '*i1' pointers)."""
+    doc, err = _dump("inductor_dropout_embedding.py", tmp_path)
+    assert "inductor_dropout_embedding: checks passed" in err
+    assert doc["capture"]["stopped"] is None
+    ops = {op for k in doc["kernels"] for op in k["capture"]["generated_by"]["aten_ops"]}
+    assert {"aten.native_dropout", "aten.embedding_dense_backward"} <= ops
+    assert len(doc["kernels"]) == len(doc["capture"]["captures"])  # none left undumped
+
+
+@needs_torch
 def test_inductor_inference_graph(tmp_path):
     doc, err = _dump("inductor_inference.py", tmp_path)
     assert "inductor_inference: checks passed" in err
