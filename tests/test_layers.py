@@ -97,6 +97,18 @@ def test_helion_fixed_config(tmp_path):
 
 
 @needs_helion
+def test_helion_traces_on_the_kernels_device(tmp_path):
+    """Tensors made in a Helion kernel (torch.empty/full_like/new_zeros, hl.zeros, addmm's result) are fake
+    cuda tensors while Helion traces, as on a GPU: no WrongDevice warning, and `full_like` / `new_zeros` in
+    the device loop (Helion's layer-norm and attention examples) compile instead of 'expected cuda:0, got cpu'."""
+    for script in ("helion_matmul.py", "helion_full_like.py"):
+        doc, err = _dump(script, tmp_path)
+        assert "WrongDevice" not in err, err[-2000:]
+        assert f"{script[:-3]}: checks passed" in err
+        assert doc["kernels"] and not any(k["capture"]["failed"] for k in doc["kernels"])
+
+
+@needs_helion
 def test_helion_every_config_captured(tmp_path):
     doc, err = _dump("helion_two_configs.py", tmp_path)
     assert "helion_two_configs: checks passed" in err

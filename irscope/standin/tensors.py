@@ -68,7 +68,9 @@ def _default_device_probe() -> tuple[Any, Any]:
 def _cpu_mode():  # noqa: C901
     """The TorchFunctionMode that puts "cuda" tensors on the CPU (one per session)."""
     import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
     T = torch.Tensor
     is_cuda, is_cpu, device_of = T.is_cuda.__get__, T.is_cpu.__get__, T.device.__get__
@@ -89,6 +91,9 @@ def _cpu_mode():  # noqa: C901
         if func is T.get_device:
             return 0 if cuda else -1
         return cuda if func == is_cuda else not cuda
+
+    def _faking() -> bool:
+        return any(isinstance(m, FakeTensorMode) for m in _get_current_dispatch_mode_stack())
 
     class CpuForCuda(TorchFunctionMode):
         """device="cuda" -> the CPU, marked cuda (marks.py); .cuda(), .to("cuda") of a CPU tensor ->
@@ -131,6 +136,15 @@ def _cpu_mode():  # noqa: C901
                 )
             forced = None
             device = kwargs.get("device")
+            gpu_made = (
+                _is_gpu_device(device)
+                if device is not None
+                else func in constructors and _is_gpu_device(default_device())
+            )
+            if gpu_made and _faking():
+                # a fake tensor made for cuda (Helion's tracing, Inductor's) is metadata: it stays on
+                # cuda, as on a GPU, so the generator lowers for the device the kernel runs on
+                return func(*args, **kwargs)
             if device is not None:
                 if _is_gpu_device(device):
                     forced, kwargs = marks.CUDA, dict(kwargs, device="cpu")
