@@ -396,6 +396,39 @@ def _in_new_threads(mode, dispatch_mode=None) -> Iterator[None]:
         yield
 
 
+def _accelerator_answers(torch: Any, iface: FakeDeviceInterface, stack: contextlib.ExitStack) -> None:
+    """torch.accelerator (torch 2.6+) answers as torch.cuda does: the chip's "cuda" device, one of it, its
+    streams. Dynamo asks it for the current stream when it traces (SymbolicStreamState), and scripts ask it
+    which device to use; without the stand-in it says no accelerator, or (a CUDA build with no visible
+    GPU) initialises CUDA and fails. Only the names this torch has are answered."""
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is None:
+        return
+    answers = {
+        "is_available": iface.is_available,
+        "current_accelerator": lambda check_available=False: torch.device("cuda"),
+        "device_count": iface.device_count,
+        "current_device_index": iface.current_device,
+        "current_device_idx": iface.current_device,
+        "set_device_index": iface.set_device,
+        "set_device_idx": iface.set_device,
+        "current_stream": iface.current_stream,
+        "set_stream": iface.set_stream,
+        "synchronize": iface.synchronize,
+        "device_index": iface.device,
+        "empty_cache": iface.empty_cache,
+        "memory_allocated": iface.memory_allocated,
+        "max_memory_allocated": iface.max_memory_allocated,
+        "memory_reserved": iface.memory_reserved,
+        "max_memory_reserved": iface.max_memory_reserved,
+        "reset_peak_memory_stats": iface.reset_peak_memory_stats,
+        "get_memory_info": iface.mem_get_info,
+    }
+    for name, answer in answers.items():
+        if hasattr(accelerator, name):
+            stack.enter_context(triton_runtime.patched(accelerator, name, answer))
+
+
 @contextlib.contextmanager
 def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterator[None]:
     """torch as on a GPU of `target`, with tensors on the CPU (nothing to do without torch);
@@ -442,6 +475,7 @@ def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterato
     with contextlib.ExitStack() as stack:
         for name in names:
             stack.enter_context(triton_runtime.patched(torch.cuda, name, getattr(iface, name)))
+        _accelerator_answers(torch, iface, stack)
         stack.enter_context(torch_version(torch, target))
         stack.enter_context(benchmarks_once(torch))
         stack.enter_context(cuda_registrations_on_cpu(torch))
