@@ -301,9 +301,44 @@ def _scalar_and_libdevice(x_ptr, out_ptr, scale, BLOCK: tl.constexpr):
     tl.store(out_ptr + cols, libdevice.tanh(x) * s + libdevice.rsqrt(x * x + 1.0) + libdevice.erf(x))
 
 
+@triton.jit
+def _reductions_as_tensor_methods(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    rows = tl.arange(0, 4)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :]
+    x = tl.load(x_ptr + rows)
+    # tl.sum / tl.max called on the tensor (as in a JVP flash attention): the tensor is the first argument
+    tl.store(out_ptr + tl.arange(0, 4) * BLOCK, x.sum(axis=1) + x.max(axis=1))  # column 0
+
+
+@triton.jit
+def _bf16_arithmetic(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + cols)
+    y = tl.load(y_ptr + cols)  # bf16 operands: each op rounded to bf16, as on the chip
+    t = x * y + x
+    t = tl.where(x < y, -t, tl.maximum(t, y) - x)
+    tl.store(out_ptr + cols, t)
+
+
+def _bf16_expected(x, y):
+    t = x * y + x
+    return torch.where(x < y, -t, torch.maximum(t, y) - x)
+
+
 @pytest.mark.parametrize(
     "kernel, block, args, expected",
     [
+        (
+            _bf16_arithmetic,
+            256,
+            lambda x, out: (x, x.flip(0), out),
+            lambda x: _bf16_expected(x, x.flip(0)),
+        ),
+        (
+            _reductions_as_tensor_methods,
+            32,
+            lambda x, out: (x, out),
+            lambda x: torch.cat([(x.sum(1) + x.amax(1))[:, None], torch.full((4, 31), float("nan"))], 1),
+        ),
         (
             _rows_by_loop_index,
             32,
@@ -317,20 +352,22 @@ def _scalar_and_libdevice(x_ptr, out_ptr, scale, BLOCK: tl.constexpr):
             lambda x: torch.tanh(x) * 0.5 + torch.rsqrt(x * x + 1) + torch.erf(x),
         ),
     ],
-    ids=["range-loop-index-to", "float-scalar-to-and-libdevice"],
+    ids=["bf16-arithmetic", "reductions-as-tensor-methods", "range-loop-index-to", "float-scalar-to-and-libdevice"],
 )
 def test_the_interpreter_layer_computes_what_triton_s_interpreter_lacks(kernel, block, args, expected):
     """`.to` on a loop variable, a float argument's `.to`, libdevice calls: each computed, and equal
-    to torch's result (Triton's interpreter alone refuses all three)."""
+    to torch's result (Triton's interpreter alone refuses all three); a reduction called on the tensor
+    (`x.sum(axis=1)`) and bf16 arithmetic (Triton's interpreter computes it on the bits) likewise."""
     from irscope.standin import interpret
     from irscope.standin.interpret import Executor
 
     ex = Executor()
-    x = torch.randn(4, 32)
+    x = torch.randn(256, dtype=torch.bfloat16) if kernel is _bf16_arithmetic else torch.randn(4, 32)
     out = torch.full_like(x, float("nan"))
     ex.launch(kernel, 1, args(x, out), {"BLOCK": block}, (1,))
     assert ex.stats.cannot_run == {} and ex.stats.computed == 1
-    torch.testing.assert_close(out, expected(x), rtol=1e-6, atol=1e-6)
+    tol = 0 if x.dtype == torch.bfloat16 else 1e-6  # bf16: bit for bit, each op rounded as torch rounds it
+    torch.testing.assert_close(out, expected(x), rtol=tol, atol=tol, equal_nan=True)
     assert "range" not in globals() and tl.range is not interpret._loop_range  # put back after the launch
 
 

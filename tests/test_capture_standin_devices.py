@@ -54,6 +54,23 @@ CASES: dict[str, tuple[str, Any]] = {
         "cpu",
     ),
     "pin_memory": ("out = torch.randn(3).pin_memory().device", "cpu"),
+    # torch.accelerator (Dynamo asks it for the current stream; scripts pick their device with it)
+    "accelerator_answers_cuda": (
+        "a = torch.accelerator\nout = (a.is_available(), a.current_accelerator(), a.device_count(), "
+        "a.current_device_index())",
+        (True, "cuda", 1, 0),
+    ),
+    "accelerator_device_makes_cuda": (
+        "out = torch.randn(2, device=torch.accelerator.current_accelerator()).device",
+        "cuda:0",
+    ),
+    # a fake tensor (Helion's and Inductor's tracing) made for cuda is a fake cuda tensor, as on a GPU
+    "fake_cuda_stays_cuda": (
+        "from torch._subclasses.fake_tensor import FakeTensorMode\n"
+        "with FakeTensorMode():\n    t = torch.empty(2, 3, device='cuda')\n    u = torch.zeros_like(t) + 1\n"
+        "out = (type(t).__name__, t.fake_device, u.fake_device)",  # its own device, not an answer
+        ("FakeTensor", "cuda:0", "cuda:0"),
+    ),
     "meta_keeps_meta": (
         "out = (torch.empty(2, device='meta').device, torch.randn(2, device='cuda').to('meta').device)",
         ("meta", "meta"),

@@ -97,6 +97,18 @@ def test_helion_fixed_config(tmp_path):
 
 
 @needs_helion
+def test_helion_traces_on_the_kernels_device(tmp_path):
+    """Tensors made in a Helion kernel (torch.empty/full_like/new_zeros, hl.zeros, addmm's result) are fake
+    cuda tensors while Helion traces, as on a GPU: no WrongDevice warning, and `full_like` / `new_zeros` in
+    the device loop (Helion's layer-norm and attention examples) compile instead of 'expected cuda:0, got cpu'."""
+    for script in ("helion_matmul.py", "helion_full_like.py"):
+        doc, err = _dump(script, tmp_path)
+        assert "WrongDevice" not in err, err[-2000:]
+        assert f"{script[:-3]}: checks passed" in err
+        assert doc["kernels"] and not any(k["capture"]["failed"] for k in doc["kernels"])
+
+
+@needs_helion
 def test_helion_every_config_captured(tmp_path):
     doc, err = _dump("helion_two_configs.py", tmp_path)
     assert "helion_two_configs: checks passed" in err
@@ -176,6 +188,19 @@ def test_inductor_forward_and_backward_kernels(tmp_path):
     assert labelled and all("num_warps=" in k["capture"]["config"] for k in labelled)
     for k in labelled:
         assert f"num_warps={_ttgir_num_warps(k)}" in k["capture"]["config"]
+
+
+@needs_torch
+def test_inductor_dropout_in_train_mode_and_embedding_backward(tmp_path):
+    """Two stops of the corpus (an MNIST CNN, nanoGPT's training step): Inductor's seed lookup for Dropout and
+    index_put(accumulate=True)'s `~mask` took a CUDA device guard a CPU torch cannot make. Now the script's
+    own checks pass, and every kernel is dumped (the dropout kernel's bool outputs are '*i1' pointers)."""
+    doc, err = _dump("inductor_dropout_embedding.py", tmp_path)
+    assert "inductor_dropout_embedding: checks passed" in err
+    assert doc["capture"]["stopped"] is None
+    ops = {op for k in doc["kernels"] for op in k["capture"]["generated_by"]["aten_ops"]}
+    assert {"aten.native_dropout", "aten.embedding_dense_backward"} <= ops
+    assert len(doc["kernels"]) == len(doc["capture"]["captures"])  # none left undumped
 
 
 @needs_torch

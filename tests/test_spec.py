@@ -132,3 +132,10 @@ def test_targets_and_aliases():
     assert isinstance(parse_target("b200").arch, int)
     with pytest.raises(BadInput, match="unknown target 'h10'.*did you mean"):
         parse_target("h10")
+
+
+def test_a_bool_pointer_spelled_as_inductor_spells_it_is_the_launchers_u1():
+    """Inductor writes a torch.bool tensor's pointer as '*i1' (Triton's str_to_ty takes it), Triton's own
+    launcher binds it as '*u1': one element type, so a captured dropout kernel's spec dumps."""
+    assert parse_element("*i1:16", "element 1 (out_ptr1)") == parse_element("*u1:16", "element 1 (out_ptr1)")
+    assert parse_element("*i1", "element 1 (out_ptr1)").type == "*u1"

@@ -17,6 +17,7 @@ from irscope.adapter.binding import (  # noqa: F401
     amd_buffer_ops_enabled,
     bind,
     cache_invalidating_env,
+    canonical_pointer_dtype,
     default_option_notes,
     default_options,
     is_gluon,

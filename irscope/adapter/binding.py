@@ -211,10 +211,21 @@ def tensor_descriptor(
         raise BadInput(f"tensordesc {block}: Triton's TensorDescriptor refuses it: {e}") from None
 
 
+# element spellings Triton's str_to_ty accepts beside the canonical one: Inductor writes a bool tensor's
+# pointer as '*i1' (Triton's own launcher says '*u1'); both are a pointer to int1
+POINTER_ALIASES = {"i1": "u1"}
+
+
+def canonical_pointer_dtype(name: str) -> str:
+    """'i1' -> 'u1': the spelling Triton's launcher gives the same element type."""
+    return POINTER_ALIASES.get(name, name)
+
+
 def pointer_dtype(name: str):
     """'fp16' -> tl.float16: the dtype object Triton's specializer maps back to '*fp16'."""
     import triton.language as tl
 
+    name = canonical_pointer_dtype(name)
     for value in vars(tl).values():
         if isinstance(value, tl.dtype) and not isinstance(value, tl.pointer_type):
             if _dtype_short_name(value) == name:
@@ -236,6 +247,7 @@ def pointer_dtype_names() -> list[str]:
         for v in vars(tl).values()
         if isinstance(v, tl.dtype) and not isinstance(v, tl.pointer_type)
     }
+    names |= {alias for alias, canonical in POINTER_ALIASES.items() if canonical in names}
     return sorted(n for n in names if n and "*" not in n)
 
 

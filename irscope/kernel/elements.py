@@ -165,7 +165,7 @@ def parse_element(text: str, where: str) -> ArgSpec:  # noqa: C901
         a = _int(align, where, t) if align else 16
         if a <= 0 or a & (a - 1):
             raise BadInput(f"signature {where}: pointer alignment in {t!r} must be a power of two (1, 2, 4, 8, 16)")
-        return ArgSpec("pointer", "*" + dtype, min(a, 16), large=large)
+        return ArgSpec("pointer", "*" + adapter.canonical_pointer_dtype(dtype), min(a, 16), large=large)
     head, colon, hint = t.partition(":")
     head = head.strip()
     if colon and not hint.strip() and head in (*INT_TYPES, *BOOL_TYPES, *FLOAT_TYPES):

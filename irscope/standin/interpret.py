@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import importlib
 import inspect
 import threading
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscope import adapter, knobs
+from irscope.standin.bf16 import bf16_in_fp32
 from irscope.standin.gemm import exact_dots
 
 DEFAULT_LAUNCH_S = knobs.INTERPRET_LAUNCH_S.default
@@ -185,6 +187,7 @@ class Executor:
         with contextlib.ExitStack() as stack:
             stack.enter_context(_deadline_on(builder, deadline))
             stack.enter_context(exact_dots(interp, builder))  # 16-bit tl.dot as torch's GEMMs compute it
+            stack.enter_context(bf16_in_fp32(interp, builder))  # bf16 arithmetic in fp32, rounded as on the chip
             stack.enter_context(_knob(knobs.runtime, "interpret", True))
             scope = _patch_lang(interp, fn)
             stack.callback(scope.restore)
@@ -493,16 +496,24 @@ def _helpers_interpreted(interp: Any, patched: set[int], stack: contextlib.ExitS
                 raise
             raise interp.InterpreterError(repr(e)) from e
 
-    had = "__call__" in vars(jit_cls)
-    old = vars(jit_cls).get("__call__")
+    def bind(self, obj, owner=None):
+        # `x.sum(axis=0)`: tl.core's _tensor_member_fn puts the @jit function itself on the tensor class
+        # (the compiler's code generator passes the tensor); a plain TRITON_INTERPRET run has an
+        # InterpretedFunction there, wrapped so that the tensor is bound. Bound here the same way, and
+        # only for Triton's tensors: a @jit kernel kept as a class attribute elsewhere stays itself.
+        return functools.partial(call, self, obj) if isinstance(obj, tl.core.tensor) else self
+
+    saved = {n: vars(jit_cls).get(n) for n in ("__call__", "__get__") if n in vars(jit_cls)}
     jit_cls.__call__ = call
+    jit_cls.__get__ = bind
     try:
         yield
     finally:
-        if had:
-            jit_cls.__call__ = old
-        else:
-            del jit_cls.__call__
+        for n in ("__call__", "__get__"):
+            if n in saved:
+                setattr(jit_cls, n, saved[n])
+            else:
+                delattr(jit_cls, n)
 
 
 @contextlib.contextmanager

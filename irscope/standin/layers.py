@@ -111,6 +111,25 @@ def _standin_extra(torch: Any, undo: contextlib.ExitStack) -> None:
     if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
         torch._C._cuda_getCurrentRawStream = lambda device=None: 0
         undo.callback(delattr, torch._C, "_cuda_getCurrentRawStream")
+    _seed_lookup_without_device_guard(torch, undo)
+    # `~mask` on a fake cuda tensor (the decomposition of index_put(accumulate=True): nn.Embedding's
+    # backward): Tensor.__invert__'s hand-written binding takes a device guard a torch without CUDA
+    # cannot make; torch.bitwise_not is the same op through the generated binding, which takes none
+    undo.enter_context(triton_runtime.patched(torch.Tensor, "__invert__", lambda self: torch.bitwise_not(self)))
+
+
+def _seed_lookup_without_device_guard(torch: Any, undo: contextlib.ExitStack) -> None:
+    """Dropout in a compiled graph: Inductor's meta for inductor_lookup_seed is `seeds[index].clone()`,
+    and Tensor.__getitem__ takes a device guard for the (fake) cuda tensor, which a torch without CUDA
+    cannot make ("PyTorch is not linked with support for cuda devices"). aten.select is the same
+    value without the Python indexing path's guard."""
+    from torch._prims import TensorMeta
+
+    op = getattr(getattr(torch.ops.prims, "inductor_lookup_seed", None), "default", None)
+    if op is None or not hasattr(op, "prim_meta_impl"):
+        return
+    meta = lambda seeds, index: TensorMeta(torch.ops.aten.select.int(seeds, 0, index).clone())
+    undo.enter_context(triton_runtime.patched(op, "prim_meta_impl", meta))
 
 
 def _retarget_inductor(torch: Any, undo: contextlib.ExitStack) -> None:

@@ -68,7 +68,9 @@ def _default_device_probe() -> tuple[Any, Any]:
 def _cpu_mode():  # noqa: C901
     """The TorchFunctionMode that puts "cuda" tensors on the CPU (one per session)."""
     import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
     T = torch.Tensor
     is_cuda, is_cpu, device_of = T.is_cuda.__get__, T.is_cpu.__get__, T.device.__get__
@@ -89,6 +91,9 @@ def _cpu_mode():  # noqa: C901
         if func is T.get_device:
             return 0 if cuda else -1
         return cuda if func == is_cuda else not cuda
+
+    def _faking() -> bool:
+        return any(isinstance(m, FakeTensorMode) for m in _get_current_dispatch_mode_stack())
 
     class CpuForCuda(TorchFunctionMode):
         """device="cuda" -> the CPU, marked cuda (marks.py); .cuda(), .to("cuda") of a CPU tensor ->
@@ -131,6 +136,15 @@ def _cpu_mode():  # noqa: C901
                 )
             forced = None
             device = kwargs.get("device")
+            gpu_made = (
+                _is_gpu_device(device)
+                if device is not None
+                else func in constructors and _is_gpu_device(default_device())
+            )
+            if gpu_made and _faking():
+                # a fake tensor made for cuda (Helion's tracing, Inductor's) is metadata: it stays on
+                # cuda, as on a GPU, so the generator lowers for the device the kernel runs on
+                return func(*args, **kwargs)
             if device is not None:
                 if _is_gpu_device(device):
                     forced, kwargs = marks.CUDA, dict(kwargs, device="cpu")
@@ -382,6 +396,39 @@ def _in_new_threads(mode, dispatch_mode=None) -> Iterator[None]:
         yield
 
 
+def _accelerator_answers(torch: Any, iface: FakeDeviceInterface, stack: contextlib.ExitStack) -> None:
+    """torch.accelerator (torch 2.6+) answers as torch.cuda does: the chip's "cuda" device, one of it, its
+    streams. Dynamo asks it for the current stream when it traces (SymbolicStreamState), and scripts ask it
+    which device to use; without the stand-in it says no accelerator, or (a CUDA build with no visible
+    GPU) initialises CUDA and fails. Only the names this torch has are answered."""
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is None:
+        return
+    answers = {
+        "is_available": iface.is_available,
+        "current_accelerator": lambda check_available=False: torch.device("cuda"),
+        "device_count": iface.device_count,
+        "current_device_index": iface.current_device,
+        "current_device_idx": iface.current_device,
+        "set_device_index": iface.set_device,
+        "set_device_idx": iface.set_device,
+        "current_stream": iface.current_stream,
+        "set_stream": iface.set_stream,
+        "synchronize": iface.synchronize,
+        "device_index": iface.device,
+        "empty_cache": iface.empty_cache,
+        "memory_allocated": iface.memory_allocated,
+        "max_memory_allocated": iface.max_memory_allocated,
+        "memory_reserved": iface.memory_reserved,
+        "max_memory_reserved": iface.max_memory_reserved,
+        "reset_peak_memory_stats": iface.reset_peak_memory_stats,
+        "get_memory_info": iface.mem_get_info,
+    }
+    for name, answer in answers.items():
+        if hasattr(accelerator, name):
+            stack.enter_context(triton_runtime.patched(accelerator, name, answer))
+
+
 @contextlib.contextmanager
 def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterator[None]:
     """torch as on a GPU of `target`, with tensors on the CPU (nothing to do without torch);
@@ -428,6 +475,7 @@ def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterato
     with contextlib.ExitStack() as stack:
         for name in names:
             stack.enter_context(triton_runtime.patched(torch.cuda, name, getattr(iface, name)))
+        _accelerator_answers(torch, iface, stack)
         stack.enter_context(torch_version(torch, target))
         stack.enter_context(benchmarks_once(torch))
         stack.enter_context(cuda_registrations_on_cpu(torch))
