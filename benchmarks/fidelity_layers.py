@@ -6,9 +6,11 @@ For each script (tests/data/layers/inductor_mlp.py, helion_matmul.py, helion_two
                 TORCHINDUCTOR_CACHE_DIR and HELION_CACHE_DIR; every `*.ptx` Triton wrote in its cache
                 is collected, named by the `*.json` metadata beside it (name, num_warps, num_stages).
                 Needs a CUDA GPU.
-  (b) stand-in  `python -m irscope dump SCRIPT --compile-only --target h200 -o OUT --json`: the
+  (b) stand-in  `python -m irscope capture SCRIPT --compile-only --target h200 -o OUT --json`: the
                 stand-in GPU's capture, on the same machine (same torch and Triton); each dump's PTX.
-  (c) gpu mode  `python -m irscope dump SCRIPT -o OUT2 --json`: the real-GPU capture; each dump's PTX.
+                With --hide-gpu it runs under CUDA_VISIBLE_DEVICES= (a login node: a CUDA build of
+                torch, no GPU visible).
+  (c) gpu mode  `python -m irscope capture SCRIPT -o OUT2 --json`: the real-GPU capture; each dump's PTX.
                 Needs a CUDA GPU.
 
 Kernels are paired by (name, num_warps, num_stages). Constexprs are not in Triton's metadata json, so
@@ -44,7 +46,13 @@ sys.path.insert(0, str(ROOT))
 from irscope.compare.normalize import normalize  # noqa: E402
 
 LAYERS = ROOT / "tests" / "data" / "layers"
-SCRIPTS = ["inductor_mlp.py", "helion_matmul.py", "helion_two_configs.py"]
+SCRIPTS = [
+    "inductor_mlp.py",
+    "inductor_dropout_embedding.py",
+    "helion_matmul.py",
+    "helion_two_configs.py",
+    "helion_full_like.py",
+]
 
 
 def _env(work: Path) -> dict[str, str]:
@@ -155,10 +163,14 @@ def pair(reference: dict[str, list[str]], others: dict[str, dict[str, list[str]]
     return rows
 
 
-def _dump(script: Path, work: Path, extra: list[str], timeout: float, log: Path) -> tuple[dict | None, str]:
+def _dump(
+    script: Path, work: Path, extra: list[str], timeout: float, log: Path, hide_gpu: bool = False
+) -> tuple[dict | None, str]:
     out = work / "out"
-    cmd = [sys.executable, "-m", "irscope", "dump", str(script), *extra, "-o", str(out), "--json"]
-    rc, secs, stdout = _run(cmd, _env(work), timeout, log)
+    cmd = [sys.executable, "-m", "irscope", "capture", str(script), *extra, "-o", str(out), "--json"]
+    # hide_gpu: the login node's case, a CUDA build of torch on a machine whose GPU is not visible
+    env = dict(_env(work), CUDA_VISIBLE_DEVICES="") if hide_gpu else _env(work)
+    rc, secs, stdout = _run(cmd, env, timeout, log)
     try:
         doc = json.loads(stdout)
     except ValueError:
@@ -175,6 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scripts", nargs="*", default=SCRIPTS, help="script names under tests/data/layers")
     ap.add_argument("--target", default="h200", help="the stand-in capture's --target (default h200)")
     ap.add_argument("--timeout", type=float, default=150, help="seconds per run (default 150)")
+    ap.add_argument(
+        "--hide-gpu",
+        action="store_true",
+        help="the stand-in capture (b) runs with CUDA_VISIBLE_DEVICES= (a CUDA torch with no visible GPU)",
+    )
     ap.add_argument(
         "--dry-run",
         action="store_true",
@@ -199,7 +216,14 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     t_start = time.monotonic()
-    report: dict = {"target": args.target, "gpu": gpu, "dry_run": args.dry_run, "scripts": {}, "rows": []}
+    report: dict = {
+        "target": args.target,
+        "gpu": gpu,
+        "hide_gpu": args.hide_gpu,
+        "dry_run": args.dry_run,
+        "scripts": {},
+        "rows": [],
+    }
     for name in args.scripts:
         script = LAYERS / name
         stem = script.stem
@@ -211,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             ["--compile-only", "--target", args.target],
             args.timeout,
             out / stem / "standin.log",
+            hide_gpu=args.hide_gpu,
         )
         standin_ptx = ptx_of_dump(standin) if standin else {}
         plain_ptx = gpu_ptx = None

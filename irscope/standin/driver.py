@@ -76,9 +76,22 @@ class FakeEvent:
 
 
 class FakeStream:
-    """torch.cuda.Stream: nothing to wait for."""
+    """torch.cuda.Stream: nothing to wait for. Says which device it is on as a stream does (Dynamo reads
+    torch.accelerator.current_stream().device when it starts tracing)."""
 
     cuda_stream = 0
+    stream_id = 0
+    device_index = 0
+    device_type = 1  # torch's DeviceType.CUDA
+
+    @property
+    def device(self):
+        import torch
+
+        return torch.device("cuda", 0)
+
+    def __repr__(self) -> str:
+        return "<torch.cuda.Stream device=cuda:0 cuda_stream=0x0>"
 
     def __init__(self, *args, **kwargs):
         pass

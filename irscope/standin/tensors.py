@@ -24,6 +24,7 @@ Everything is put back on exit, the default device included.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import threading
 import warnings
@@ -426,7 +427,12 @@ def _accelerator_answers(torch: Any, iface: FakeDeviceInterface, stack: contextl
     }
     for name, answer in answers.items():
         if hasattr(accelerator, name):
-            stack.enter_context(triton_runtime.patched(accelerator, name, answer))
+            # a function of its own: Dynamo keys handlers by the function, and torch.cuda's names already
+            # hold the interface's bound methods (equal to these ones)
+            own = (
+                answer if isinstance(answer, type) else functools.wraps(answer)(lambda *a, _f=answer, **k: _f(*a, **k))
+            )
+            stack.enter_context(triton_runtime.patched(accelerator, name, own))
 
 
 @contextlib.contextmanager
