@@ -28,7 +28,7 @@ import functools
 import importlib.util
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from irscope.adapter import runtime as triton_runtime
@@ -397,6 +397,13 @@ def _in_new_threads(mode, dispatch_mode=None) -> Iterator[None]:
         yield
 
 
+def _own(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`f` as a function object of its own (a class stays itself)."""
+    if isinstance(f, type):
+        return f
+    return functools.wraps(f)(lambda *a, **k: f(*a, **k))
+
+
 def _accelerator_answers(torch: Any, iface: FakeDeviceInterface, stack: contextlib.ExitStack) -> None:
     """torch.accelerator (torch 2.6+) answers as torch.cuda does: the chip's "cuda" device, one of it, its
     streams. Dynamo asks it for the current stream when it traces (SymbolicStreamState), and scripts ask it
@@ -405,7 +412,7 @@ def _accelerator_answers(torch: Any, iface: FakeDeviceInterface, stack: contextl
     accelerator = getattr(torch, "accelerator", None)
     if accelerator is None:
         return
-    answers = {
+    answers: dict[str, Callable[..., Any]] = {
         "is_available": iface.is_available,
         "current_accelerator": lambda check_available=False: torch.device("cuda"),
         "device_count": iface.device_count,
