@@ -111,6 +111,9 @@ class FakeStream:
     def query(self):
         return True
 
+    def is_capturing(self) -> bool:  # torch.Stream (2.10+): optimizers ask before a step
+        return False
+
     def __enter__(self):
         return self
 
