@@ -404,6 +404,17 @@ def _own(f: Callable[..., Any]) -> Callable[..., Any]:
     return functools.wraps(f)(lambda *a, **k: f(*a, **k))
 
 
+def _no_gpu_context_for_fakes(torch: Any, stack: contextlib.ExitStack) -> None:
+    """A fake cuda tensor (Helion's tracing, Inductor's graphs) does not start CUDA. FakeTensor's constructor
+    makes one real cuda tensor first (init_gpu_context: backward needs a context on a GPU); inside fake
+    dispatch that call reaches torch's own CUDA, which a CUDA build without a visible GPU (a login node)
+    answers with "No CUDA GPUs are available". Nothing here runs on a GPU: no context to make."""
+    from torch._subclasses import fake_tensor
+
+    if hasattr(fake_tensor, "init_gpu_context"):
+        stack.enter_context(triton_runtime.patched(fake_tensor, "init_gpu_context", lambda device: None))
+
+
 def _accelerator_answers(torch: Any, iface: FakeDeviceInterface, stack: contextlib.ExitStack) -> None:
     """torch.accelerator (torch 2.6+) answers as torch.cuda does: the chip's "cuda" device, one of it, its
     streams. Dynamo asks it for the current stream when it traces (SymbolicStreamState), and scripts ask it
@@ -489,6 +500,7 @@ def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterato
         for name in names:
             stack.enter_context(triton_runtime.patched(torch.cuda, name, getattr(iface, name)))
         _accelerator_answers(torch, iface, stack)
+        _no_gpu_context_for_fakes(torch, stack)
         stack.enter_context(torch_version(torch, target))
         stack.enter_context(benchmarks_once(torch))
         stack.enter_context(cuda_registrations_on_cpu(torch))
