@@ -108,7 +108,11 @@ def _standin_extra(torch: Any, undo: contextlib.ExitStack) -> None:
             guards, "_empty_strided_cuda", lambda size, stride, dtype, *a: cpu_empty(size, stride, dtype)
         )
     )
-    if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
+    # the generated wrapper's get_raw_stream: a CPU torch has no such function, a CUDA build's asks the
+    # driver for a stream (no device on a login node); the stand-in's launches need none
+    if hasattr(torch._C, "_cuda_getCurrentRawStream"):
+        undo.enter_context(triton_runtime.patched(torch._C, "_cuda_getCurrentRawStream", lambda device=None: 0))
+    else:
         torch._C._cuda_getCurrentRawStream = lambda device=None: 0
         undo.callback(delattr, torch._C, "_cuda_getCurrentRawStream")
     _seed_lookup_without_device_guard(torch, undo)
