@@ -30,6 +30,7 @@ from irscope.cli import (
     sweep,
 )
 from irscope.errors import CaptureHookError, IrscopeError
+from irscope.views import safe
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
             raise
         from_click = isinstance(e, click.ClickException)
         message = e.format_message() if isinstance(e, click.ClickException) else str(e)
-        click.echo(f"irscope: error: {message}", err=True)
+        click.echo(f"irscope: error: {safe.text(message)}", err=True)
         sys.exit(2 if from_click else e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -17,6 +17,13 @@ from irscope.errors import IrscopeError
 if TYPE_CHECKING:
     from irscope.records import Manifest
 
+# the exit statuses a command's own rules give (dump: 0; passes: 1 when --first finds nothing; diff: 1 when
+# the sides differ): a record's status is served only when it is one of them
+STATUSES = (("dump", (0,)), ("passes", (0, 1)), ("lines", (0,)), ("diff", (0, 1)))
+
+# what a record may change in a served manifest: what belongs to the run, not to the compile
+_EDITED = ("file", "target_reason", "option_sources", "notes")
+
 # how a terminal renders what was served (passes, lines): (command, [(folder, manifest)], view, stream) -> status
 Terminal = Callable[[str, list, dict, TextIO], int]
 
@@ -33,7 +40,7 @@ def serve(recorder: Recorder, out: TextIO, terminal: Terminal | None = None) -> 
     try:
         if doc.get("command") == "report":
             return report.serve(key, doc, recorder.path, out)
-        if not _servable(doc, out, terminal):
+        if not _well_formed(doc) or not _servable(doc, out, terminal):
             return None
         fresh = record.holds(doc)
         if fresh is None:
@@ -55,6 +62,24 @@ def serve(recorder: Recorder, out: TextIO, terminal: Terminal | None = None) -> 
     )
 
 
+def _well_formed(doc: dict[str, Any]) -> bool:
+    """A record irscope could have written: a command it serves, that command's status, one entry or
+    more (each a digest), the summary text or none, the view an object."""
+    command, status = doc.get("command"), doc.get("status")
+    if type(status) is not int or (command, status) not in [(c, s) for c, codes in STATUSES for s in codes]:
+        return False
+    entries = doc.get("entries")
+    if not isinstance(entries, list) or not entries or not isinstance(doc.get("view"), dict):
+        return False
+    if not all(isinstance(e, dict) and isinstance(e.get("edit"), dict) for e in entries):
+        return False
+    try:
+        [cache.check_key(e.get("key")) for e in entries]
+    except cache.Damaged:
+        return False
+    return isinstance(doc.get("out"), str) and isinstance(doc.get("summary"), (str, type(None)))
+
+
 def _servable(doc: dict[str, Any], out: TextIO, terminal: Terminal | None) -> bool:
     if not out.isatty():
         return doc.get("summary") is not None or bool(doc["view"].get("json"))
@@ -64,7 +89,7 @@ def _servable(doc: dict[str, Any], out: TextIO, terminal: Terminal | None) -> bo
 
 
 def _render(doc: dict[str, Any], results: list, out: TextIO, terminal: Terminal | None) -> int:
-    command, view, status = doc["command"], doc["view"], int(doc.get("status") or 0)
+    command, view, status = doc["command"], doc["view"], doc["status"]
     if command == "dump" and view.get("json"):
         from irscope.views import dump as dump_view
 
@@ -72,7 +97,9 @@ def _render(doc: dict[str, Any], results: list, out: TextIO, terminal: Terminal 
         if any(r.manifest.get("pins") for r in results):
             dump_view.warn_pins_without_effect(results)
     elif not out.isatty():
-        out.write(doc["summary"])
+        from irscope.views import safe  # the summary as it printed; data text in it shown, never acted on
+
+        out.write(safe.text(doc["summary"]))
     elif command == "dump":
         from irscope.views import dump as dump_view
         from irscope.views.console import console
@@ -99,11 +126,11 @@ def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, Mani
     out = []
     stamped = False
     for item in doc["entries"]:
-        entry, stamp = item["key"], item["edit"]
+        entry, stamp = item["key"], {k: v for k, v in item["edit"].items() if k in _EDITED}
         placed = item.get("placed") or {}
-        if placed.get("out") == str(out_dir):
+        if placed.get("out") == str(out_dir) and isinstance(placed.get("folder"), str):
             manifest = cache.still_placed(entry, Path(placed["folder"]), placed.get("stamp"))
-            if manifest is not None:
+            if manifest is not None and _placed_right(out_dir, entry, Path(placed["folder"]), manifest):
                 out.append((Path(placed["folder"]), manifest, entry))
                 continue
 
@@ -123,6 +150,14 @@ def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, Mani
     if stamped:
         record.write(key, doc)
     return out
+
+
+def _placed_right(out_dir: Path, entry: str, folder: Path, manifest: Manifest) -> bool:
+    """Whether `folder` is where this entry's dump goes under out_dir (a record's folder is data too)."""
+    try:
+        return folder == _folder(out_dir, entry, manifest)
+    except (cache.Damaged, KeyError, TypeError):
+        return False
 
 
 def _folder(out_dir: Path, entry: str, manifest: Manifest) -> Path:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import sys
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,7 +127,7 @@ def _ok(value: Any, schema: Any) -> bool:
         return (
             isinstance(value, (int, float))
             and not isinstance(value, bool)
-            and (isinstance(value, int) or math.isfinite(value))
+            and (abs(value) <= sys.float_info.max if isinstance(value, int) else math.isfinite(value))
         )
     if isinstance(schema, (dict, MapOf)):
         return isinstance(value, dict)

@@ -9,19 +9,19 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from irscope.views import safe
+
 if TYPE_CHECKING:
     from rich.console import Console
 
 
 def console(stderr: bool = False, file=None) -> Console:
     """A rich Console on stdout (or stderr, or `file`): the terminal's width, or 200 columns when piped."""
-    from rich.console import Console
-
     stream = file or (sys.stderr if stderr else sys.stdout)
     # piped output keeps whole lines (grep-able); a terminal gets its own width
     width = None if stream.isatty() else 200
     # emoji off: IR, SASS and source text may hold ":name:" runs that rich would turn into emoji
-    return Console(stderr=stderr, file=file, highlight=False, emoji=False, width=width)
+    return safe.console_class()(stderr=stderr, file=file, highlight=False, emoji=False, width=width)
 
 
 def fmt_bytes(n: int) -> str:
@@ -38,4 +38,4 @@ def esc(text: object) -> str:
     """Rich markup escaped: a source like 'recipe h100 [variant x]' is text, not a style tag."""
     from rich.markup import escape
 
-    return escape(str(text))
+    return escape(safe.text(text))
