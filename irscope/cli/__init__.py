@@ -8,6 +8,7 @@ boundary), so `irscope --help` loads neither Triton nor torch.
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import click
@@ -57,6 +58,9 @@ for _command in (capture.capture, diff_releases.diff_releases, frontier.frontier
     cli.add_command(_command)
 
 
+_WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG)
+
+
 def main(argv: list[str] | None = None, recorder=None) -> None:
     """The CLI; `recorder` (irscope.direct.Recorder, from irscope.entry) reaches the commands as click's obj."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -80,6 +84,9 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
     except Exception as e:  # an irscope bug: say so in one line, keep the trace behind --debug
         if debug:
             raise
+        if isinstance(e, OSError) and e.errno in _WRITE_ERRNOS:  # a full disk, a quota, a read-only -o
+            click.echo(f"irscope: error: could not write {e.filename or 'the output'}: {e.strerror}", err=True)
+            sys.exit(1)
         what = (
             f"internal error in its capture hook: {e}"
             if isinstance(e, CaptureHookError)
