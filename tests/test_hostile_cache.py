@@ -6,6 +6,7 @@ opened, no forged output or exit status is served, no traceback, no hang."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -312,39 +313,75 @@ def test_a_forged_record_is_never_served(case, tmp_path):
     assert "add_kernel" in r.out and len(list(_record(tmp_path).parent.glob("*.json"))) == 1
 
 
-def test_a_record_with_a_valid_mac_is_still_checked(tmp_path, monkeypatch):
-    """Even a record with a valid MAC (a writer who holds the secret) cannot set the exit status, serve
-    nothing as written, follow a key out of the cache or print escape sequences raw."""
+class _Pipe(io.StringIO):
+    def isatty(self) -> bool:
+        return False
+
+
+def _serve_record(key: str, doc: dict) -> tuple[int | None, str]:
+    """Serve `doc` written under `key` with a valid MAC (as a writer holding the secret could): its status
+    and what it printed to a pipe."""
     from irscope.direct import Recorder, record, serve
 
+    doc = json.loads(json.dumps(doc))
+    doc.pop("mac", None)
+    record.write(key, doc)
+    assert record.read(key) is not None  # its MAC holds
+
+    class Recorded(Recorder):
+        def key(self) -> str:
+            return key
+
+    out = _Pipe()
+    return serve(Recorded([]), out), out.getvalue()
+
+
+def test_a_record_with_a_valid_mac_is_still_checked(tmp_path, monkeypatch):
+    """Even a record with a valid MAC cannot set the exit status, serve nothing as written, follow a key
+    out of the cache, have its summary printed in place of the dump's own or print escape sequences raw."""
     kern = _kernel(tmp_path)
     assert _served_run(tmp_path, kern).code == 0
-    monkeypatch.setenv("IRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
     path = _record(tmp_path)
-    key = path.stem
     good = json.loads(path.read_text())
-    for edit in RECORD_EDITS.values():
+    monkeypatch.chdir(tmp_path)
+    for name, value in _env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    status, text = _serve_record(path.stem, good)
+    if status is None:  # this process's environment is not the record's: serve it as the run had it
+        monkeypatch.setattr(
+            os, "environ", {**good["env"], **{k: v for k, v in os.environ.items() if k not in good["env"]}}
+        )
+        for name in [n for n, v in good["env"].items() if v is None]:
+            os.environ.pop(name, None)
+        status, text = _serve_record(path.stem, good)
+    assert status == 0 and "add_kernel" in text and "(from cache)" in text, text  # the unedited record is served
+    for case, edit in RECORD_EDITS.items():
         doc = json.loads(json.dumps(good))
         edit(doc)
-        doc.pop("mac")
-        record.write(key, doc)
-        assert record.read(key) is not None  # its MAC holds
+        status, text = _serve_record(path.stem, doc)
+        assert status in (None, 0), (case, status)
+        assert "\x1b" not in text and "1 registers" not in text and "pwned" not in text, (case, text)
+        assert not (tmp_path / "forged").exists()
+    # a `placed` folder pointing at another dump (its stamp valid) is not served in this entry's place
+    from irscope.compile import cache
 
-        class Recorded(Recorder):
-            def key(self):
-                return key
-
-        import io
-
-        class Pipe(io.StringIO):
-            def isatty(self):
-                return False
-
-        out = Pipe()
-        status = serve(Recorded([]), out)
-        assert status in (None, 0), status
-        assert "\x1b" not in out.getvalue()
-        assert not (tmp_path / "cache" / ".." / "forged").exists()
+    monkeypatch.setattr(cache, "RACY_NS", 0)
+    served = json.loads(path.read_text())["entries"][0]
+    mine = tmp_path / "out" / "add_kernel"
+    (folder,) = mine.iterdir()
+    other = tmp_path / "out" / "matmul_kernel" / folder.name
+    shutil.copytree(folder, other)
+    manifest = json.loads((other / "manifest.json").read_text())
+    (other / "manifest.json").write_text(json.dumps({**manifest, "kernel": "matmul_kernel"}))
+    doc = json.loads(json.dumps(good))
+    doc["entries"][0]["placed"] = {
+        "out": str(tmp_path / "out"),
+        "folder": str(other),
+        "stamp": cache.placed_stamp(served["key"], other),
+    }
+    assert doc["entries"][0]["placed"]["stamp"] is not None
+    status, text = _serve_record(path.stem, doc)
+    assert status == 0 and "matmul_kernel" not in text and f"add_kernel/{folder.name}" in text, text
 
 
 def test_a_record_that_is_a_fifo_or_dev_zero_does_not_hang(tmp_path):

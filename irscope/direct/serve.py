@@ -1,5 +1,10 @@
-"""Serving a repeat from its record: the dumps restored from the cache and the output as the full run
-printed it, or a report's page; nothing parsed, nothing imported that the record does not need."""
+"""Serving a repeat from its record: the dumps restored from the cache, a dump's summary rendered from them
+by the dump view (derived, never replayed), the output of passes, lines and diff to a pipe as the full run
+printed it (the record's MAC checked, control characters shown), or a report's page; nothing parsed,
+nothing imported that the record does not need.
+
+A record is data even with a valid MAC (cache-trust.md): its command's exit status must be one the command
+gives (STATUSES), its entries digests, a folder it placed exactly where that entry's dump belongs."""
 
 from __future__ import annotations
 
@@ -96,15 +101,15 @@ def _render(doc: dict[str, Any], results: list, out: TextIO, terminal: Terminal 
         out.write(dump_view.as_json(results) + "\n")
         if any(r.manifest.get("pins") for r in results):
             dump_view.warn_pins_without_effect(results)
-    elif not out.isatty():
-        from irscope.views import safe  # the summary as it printed; data text in it shown, never acted on
-
-        out.write(safe.text(doc["summary"]))
-    elif command == "dump":
+    elif command == "dump":  # derived, not replayed: the served folders' manifests through the dump view
         from irscope.views import dump as dump_view
         from irscope.views.console import console
 
         dump_view.summary(results, out=console(file=out))
+    elif not out.isatty():  # passes, lines, diff to a pipe: the output as this user's irscope printed it
+        from irscope.views import safe  # (the record's MAC checked) with any control character shown
+
+        out.write(safe.text(doc["summary"]))
     elif terminal is not None:
         try:
             status = terminal(command, [(r.folder, r.manifest) for r in results], view, out)
