@@ -366,7 +366,7 @@ def test_a_record_with_a_valid_mac_is_still_checked(tmp_path, monkeypatch):
     from irscope.compile import cache
 
     monkeypatch.setattr(cache, "RACY_NS", 0)
-    served = json.loads(path.read_text())["entries"][0]
+    served = good["entries"][0]
     mine = tmp_path / "out" / "add_kernel"
     (folder,) = mine.iterdir()
     other = tmp_path / "out" / "matmul_kernel" / folder.name
@@ -476,3 +476,28 @@ def test_a_capture_writes_spec_files_only_as_regular_files_inside_o(plant, tmp_p
         assert r.code == 0, r.err
         written = out / "captures" / "add_kernel-2.json"
         assert written.is_file() and not written.is_symlink()
+
+
+def test_a_report_page_swapped_in_the_cache_is_never_written_as_the_report(tmp_path):
+    """The page copy beside a report's record, swapped with its size and sha256 put in the record (by a
+    writer without the records' secret): the report is built again, not copied from the cache."""
+    kern = _kernel(tmp_path)
+    assert _served_run(tmp_path, kern).code == 0
+    (folder,) = (tmp_path / "out" / "add_kernel").iterdir()
+    args = ["report", str(folder), "-o", str(tmp_path / "page.html"), "--no-layouts"]
+    for _ in range(2):
+        r = run_cli(*args, cwd=tmp_path, env=_env(tmp_path))
+        assert r.code == 0, r.err
+    assert "(from cache)" in r.out  # the repeat was served
+    records = tmp_path / "cache" / ".irscope-direct"
+    (copy,) = records.glob("*.html")
+    evil = b"<html><script>alert('pwned')</script></html>"
+    copy.write_bytes(evil)
+    rec = copy.with_suffix(".json")
+    doc = json.loads(rec.read_text())
+    doc["page"] = {"size": len(evil), "sha256": hashlib.sha256(evil).hexdigest()}
+    rec.write_text(json.dumps(doc))
+    (tmp_path / "page.html").unlink()
+    r = run_cli(*args, cwd=tmp_path, env=_env(tmp_path))
+    assert r.code == 0 and "(from cache)" not in r.out, r.err
+    assert b"pwned" not in (tmp_path / "page.html").read_bytes()

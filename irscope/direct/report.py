@@ -131,6 +131,8 @@ def serve(key: str, doc: dict[str, Any], start_path: list[str], out: TextIO) -> 
             write_whole(output, data, 0o644)
         except OSError:
             return None
-    out.write(f"{doc['line']} (from cache)\n")
+    from irscope.views import safe  # the line as it printed, any control character in it shown
+
+    out.write(f"{safe.text(doc['line'])} (from cache)\n")
     out.flush()
     return 0

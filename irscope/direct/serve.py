@@ -158,9 +158,13 @@ def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, Mani
 
 
 def _placed_right(out_dir: Path, entry: str, folder: Path, manifest: Manifest) -> bool:
-    """Whether `folder` is where this entry's dump goes under out_dir (a record's folder is data too)."""
+    """Whether `folder` holds this entry's kernel and target and is where the entry's dump goes under out_dir
+    (a record's folder is data too: one naming another dump is not served in this entry's place)."""
     try:
-        return folder == _folder(out_dir, entry, manifest)
+        own = cache.lookup(entry)
+        if own is None or any(manifest.get(k) != own[k] for k in ("kernel", "target")):
+            return False
+        return folder == _folder(out_dir, entry, own)
     except (cache.Damaged, KeyError, TypeError):
         return False
 
