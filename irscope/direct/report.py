@@ -36,6 +36,7 @@ from typing import Any, TextIO
 from irscope.artifacts import write_whole
 from irscope.compile import cache
 from irscope.direct import record
+from irscope.views import safe  # text from data printed with its control characters shown
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "views" / "templates"
 RENDERERS = ("jinja2", "markupsafe")
@@ -131,8 +132,6 @@ def serve(key: str, doc: dict[str, Any], start_path: list[str], out: TextIO) -> 
             write_whole(output, data, 0o644)
         except OSError:
             return None
-    from irscope.views import safe  # the line as it printed, any control character in it shown
-
     out.write(f"{safe.text(doc['line'])} (from cache)\n")
     out.flush()
     return 0

@@ -18,6 +18,7 @@ from irscope.compile import cache
 from irscope.direct import record, report
 from irscope.direct.recorder import Recorder
 from irscope.errors import IrscopeError
+from irscope.views import safe  # text from data printed with its control characters shown
 
 if TYPE_CHECKING:
     from irscope.records import Manifest
@@ -107,8 +108,6 @@ def _render(doc: dict[str, Any], results: list, out: TextIO, terminal: Terminal 
 
         dump_view.summary(results, out=console(file=out))
     elif not out.isatty():  # passes, lines, diff to a pipe: the output as this user's irscope printed it
-        from irscope.views import safe  # (the record's MAC checked) with any control character shown
-
         out.write(safe.text(doc["summary"]))
     elif terminal is not None:
         try:
