@@ -230,7 +230,7 @@ def _seed(base: Path, irscope: Path) -> Path:
 def _case(base: Path, seed: Path, name: str, irscope: Path, record: bool = False) -> Path:
     """A copy of the seed's kernel and cache entries (records are keyed by the folder: none copied); with
     `record`, one dump run there first (a hit of the full key) leaves this folder's record."""
-    tmp = base / name.replace(" ", "_").replace("/", "_")
+    tmp = base / name.replace(" ", "_").replace("/", "_") / "case"  # its own parent: what climbs out lands there
     shutil.copytree(seed, tmp, symlinks=True)
     shutil.rmtree(tmp / "cache" / ".irscope-direct", ignore_errors=True)
     if record:  # this folder's entry (the key names the kernel's file), then a record that serves it
