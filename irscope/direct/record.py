@@ -123,7 +123,7 @@ def key(argv: list[str], path: list[str], env: dict[str, str], cwd: str) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-SECRET = ".secret"  # in RECORD_DIR: the key of every record's MAC, readable by its owner only
+SECRET = "mac-secret"  # in RECORD_DIR (not hidden: temporaries are): the key of every record's MAC, readable by its owner only
 
 
 def record_path(key: str) -> Path:
