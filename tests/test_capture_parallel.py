@@ -272,7 +272,7 @@ def test_a_worker_hands_back_a_kernel_it_cannot_rebuild_exactly(tmp_path):
     doc["cache_key"] = "0" * 64  # as if the kernel's file had changed since the capture
     spec = tmp_path / "k-1.json"
     spec.write_text(json.dumps({"closure": doc}))
-    result, _ = parallel.dump_capture({"spec_file": str(spec)})
+    result, _ = parallel.dump_capture({"spec_file": str(spec), "closure": doc})
     assert result == {"status": "not rebuilt", "reason": "the rebuilt kernel's Triton cache key differs"}
 
 

@@ -526,3 +526,88 @@ def test_bench_checks_ref_before_asking_for_the_gpu(monkeypatch):
         ],
         "--ref",
     )
+
+
+# ------------------------------------------------------------------ issue #41 item 7
+
+
+def _profiled(tmp_path: Path, edit) -> Path:
+    from test_profile import _doc
+
+    folder = tmp_path / "measured"
+    folder.mkdir()
+    doc = {"irscope_profile": 1, **_doc("gluon")}
+    edit(doc)
+    (folder / "profile.json").write_text(json.dumps(doc) if isinstance(doc, dict) else doc)
+    return folder
+
+
+def _huge_samples(doc: dict) -> None:
+    doc["totals"]["samples"] = 10**400  # JSON holds it; a float cannot
+
+
+def _zero_samples(doc: dict) -> None:
+    doc["totals"]["samples"] = 0
+    doc["unmapped"] = {"samples": 5}
+
+
+def _escaping_stall(doc: dict) -> None:
+    doc["lines"][0]["stalls"] = {"\x1b]0;pwned\x07\x1b[2J": 5}
+    doc["totals"]["stalls"] = {"\x1b[31mred": 3}
+
+
+@pytest.mark.parametrize(
+    "edit, code, word",
+    [(_huge_samples, 2, "totals.samples"), (_zero_samples, 0, "0 warp samples"), (_escaping_stall, 0, "\\x1b")],
+)
+def test_profile_dir_with_odd_figures_is_one_line_or_shown_safely(edit, code, word, tmp_path):
+    got, out, err = irscope("profile", str(_profiled(tmp_path, edit)))
+    assert got == code and "internal error" not in err and "Traceback" not in err, err
+    assert word in (out if code == 0 else err)
+    assert "\x1b" not in out and "\x1b" not in err
+    if code:
+        assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "call, word",
+    [
+        ("irscope.dump(K, signature=1, target='h100')", "signature="),
+        ("irscope.dump(K, signature=S, target='h100', set='x')", "set="),
+        ("irscope.dump(K, signature=S, target=1)", "target="),
+        ("irscope.dump(K, signature=S, target='h100', args=[1])", "args="),
+        ("irscope.sweep(K, signature=S, target='h100', grid=None)", "grid="),
+        ("irscope.diff('a', 'b', stages=1)", "stages="),
+        ("irscope.diff('a', 'b', context=-1)", "context=-1"),
+        ("irscope.diff('a', 'b', context='3')", "context="),
+    ],
+)
+def test_the_api_says_a_wrong_type_as_bad_input(call, word):
+    import irscope as api
+
+    namespace = {"irscope": api, "K": str(VECTOR_ADD), "S": "*fp32, *fp32, *fp32, i32, 1024"}
+    with pytest.raises(api.BadInput) as e:
+        eval(call, namespace)  # noqa: S307 - the test's own literal calls
+    assert word in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("given, word", [("", "give a Triton release"), ("/usr/bin/python3\nx", "control character")])
+def test_a_triton_that_is_empty_or_holds_a_newline_is_one_line(given, word):
+    code, _, err = irscope("diff-releases", VECTOR_ADD, "-s", "*fp32, *fp32, *fp32, i32, 1024", "--a-triton", given)
+    assert code == 2 and word in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_full_disk_under_dump_o_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import errno, sys\nfrom irscope import artifacts\n"
+        "def full(*a, **k):\n    raise OSError(errno.ENOSPC, 'No space left on device')\n"
+        "artifacts.write = full\nfrom irscope.cli import main\n"
+        f"main(['dump', {str(VECTOR_ADD)!r}, '-s', '*fp32, *fp32, *fp32, i32, 1024', '-t', 'h100', '-o', "
+        f"{str(tmp_path / 'out')!r}, '--no-cache'])\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
+    assert p.stderr.strip().splitlines() == ["irscope: error: could not write the output: No space left on device"]

@@ -443,3 +443,72 @@ def test_a_served_folder_edited_since_is_restored_not_served_as_it_is(tmp_path):
     ttir.write_text(text.replace("tt.store", "tt.edited"))
     assert _wrapped_text(tmp_path, args, patch) is None
     assert ttir.read_text() == text
+
+
+def _same_size_edit(path: Path, old: str, new: str) -> None:
+    """Edit `path` keeping its size, its mtime put back."""
+    assert len(old) == len(new)
+    st = path.stat()
+    path.write_text(path.read_text().replace(old, new, 1))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+
+
+def _as_if_no_stat_moved(tmp_path: Path, monkeypatch) -> None:
+    """Every record's files stamped with their stat as it is now, as on a file system whose ctime tick hid
+    the edit (git's racy case): only the content can tell the edit then."""
+    from irscope.direct import record
+
+    monkeypatch.setenv("IRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    for path in (tmp_path / "cache" / ".irscope-direct").glob("*.json"):
+        doc = json.loads(path.read_text())
+        if not record.read(path.stem):
+            continue
+        for name, stamp in doc["files"].items():
+            doc["files"][name] = record.file_stat(name) + [stamp[-1]]
+        doc.pop("mac")
+        record.write(path.stem, doc)
+
+
+def test_a_same_size_edit_with_its_times_put_back_is_never_served_stale(tmp_path, monkeypatch):
+    """Issue #41 item 4: the kernel file, a @jit helper in another file, a spec file and a recipe, each edited
+    keeping its size and mtime (and, for the record, its whole stat): the direct mode hashes what it read."""
+    kern = _kernel(tmp_path)
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    (recipes / "tiny.toml").write_text(RECIPE.format(warps=4))
+    env = {"IRSCOPE_CACHE_DIR": str(tmp_path / "cache"), "IRSCOPE_RECIPES": str(recipes)}
+
+    def dump(*args: str) -> dict:
+        r = run_cli("dump", *args, "-o", str(tmp_path / "out"), "--json", cwd=tmp_path, env=env)
+        assert r.code == 0, r.err
+        return json.loads(r.out)["kernels"][0]
+
+    def ptx(d: dict) -> str:
+        return Path(d["stages"]["ptx"]).read_text()
+
+    plain = [str(kern), "-s", SIG, "-t", "h100"]
+    assert "add.f32" in ptx(dump(*plain)) and dump(*plain)["cache"] == "direct"
+    _same_size_edit(tmp_path / "k" / "helpers.py", "x + y", "x - y")
+    _as_if_no_stat_moved(tmp_path, monkeypatch)
+    edited = dump(*plain)
+    assert edited["cache"] != "direct" and "sub.f32" in ptx(edited) and "add.f32" not in ptx(edited)
+
+    _same_size_edit(kern, "tl.program_id(0) * BLOCK", "tl.program_id(0) + BLOCK")
+    _as_if_no_stat_moved(tmp_path, monkeypatch)
+    assert dump(*plain)["cache"] != "direct"
+
+    spec = tmp_path / "spec.json"
+    doc = json.loads((Path(dump(*plain)["folder"]) / "manifest.json").read_text())
+    spec.write_text(json.dumps({**doc, "user_options": {"num_warps": 4}}))
+    assert dump(str(spec))["options"]["num_warps"] == 4 and dump(str(spec))["cache"] == "direct"
+    _same_size_edit(spec, '"user_options": {"num_warps": 4}', '"user_options": {"num_warps": 8}')
+    _as_if_no_stat_moved(tmp_path, monkeypatch)
+    assert dump(str(spec))["options"]["num_warps"] == 8
+
+    tiny = [str(kern), "-s", SIG, "--recipe", "tiny"]
+    assert dump(*tiny)["options"]["num_warps"] == 4 and dump(*tiny)["cache"] == "direct"
+    _same_size_edit(recipes / "tiny.toml", "num_warps = 4", "num_warps = 8")
+    _as_if_no_stat_moved(tmp_path, monkeypatch)
+    again = dump(*tiny)
+    assert again["cache"] != "direct" and again["options"]["num_warps"] == 8

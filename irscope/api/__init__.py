@@ -107,6 +107,9 @@ def diff(
     Returns the Diff (its .json is what `irscope diff A B --json` prints). BadInput for folders that are
     not dumps, or dumps of different kernels.
     """
+    _typed("irscope.diff", stages=(stages, _ELEMENTS), raw=(raw, bool), by_line=(by_line, bool), context=(context, int))
+    if context < 0:
+        raise BadInput(f"irscope.diff: context={context}; give 0 or more lines of context (as --context)")
     run = diff_command.run(
         diff_command.DiffOptions(
             jobs.Request(_folder(a)), dir_b=_folder(b), stages=tuple(_items(stages)), raw=raw, by_line=by_line
@@ -157,6 +160,7 @@ def sweep(
     timing). grid: {"num_warps": [4, 8], "num_stages": "2..4"} (a list, or the --axis range text);
     workers: compile processes (default: the cores); the kernel must be in a file the workers can load.
     Returns the Sweep, its configs in the table's order (sort as --sort)."""
+    _typed("irscope.sweep", grid=(grid, Mapping), workers=(workers, (int, type(None))), sort=(sort, str))
     if not isinstance(kernel, (str, os.PathLike)):
         kernel = loader.kernel_ref(kernel)
         name, kernel = name or kernel.name, kernel.file  # the workers load the file
@@ -198,6 +202,7 @@ def profile(
     lines, stall reasons, bytes, the measured roofline point). BadInput without a GPU (nothing is
     simulated), for a target other than the local GPU's, or when the profiler fails.
     """
+    _typed("irscope.profile", launch=(launch, _OPT_STR), grid=(grid, _OPT_STR), tool=(tool, str), seed=(seed, int))
     req = _request(kernel, name, signature, args, const, target, set, recipe, variant, (), (), ())
     plan = profile_command.prepare(req, (), launch, grid, str(_out(out)), seed=seed, tool=tool)
     folder, _ = profile_command.run(plan, use_cache=cache, with_passes=passes)
@@ -219,6 +224,20 @@ def _request(
     pin_partition: Elements,
 ) -> jobs.Request:
     """The jobs.Request the command line would build from the same choices (checked as it checks them)."""
+    _typed(
+        "irscope",
+        name=(name, _OPT_STR),
+        signature=(signature, (str, list, tuple, type(None))),
+        args=(args, (Mapping, type(None))),
+        const=(const, (Mapping, type(None))),
+        target=(target, _OPT_STR),
+        set=(sets, (Mapping, type(None))),
+        recipe=(recipe, _OPT_STR),
+        variant=(variant, _OPT_STR),
+        pin_layout=(pin_layout, _ELEMENTS),
+        pin_loop=(pin_loop, _ELEMENTS),
+        pin_partition=(pin_partition, _ELEMENTS),
+    )
     named = tuple(f"{k}={v}" for k, v in (args or {}).items())
     consts = tuple(f"{k}={_text(v)}" for k, v in (const or {}).items())
     inputs.check_request_text(target, named, consts, "target=")
@@ -245,6 +264,22 @@ def _request(
         loaded=loaded,
     )
     return req.with_sets(tuple(f"{k}={_text(v)}" for k, v in (sets or {}).items()), "--set")
+
+
+_OPT_STR = (str, type(None))
+_ELEMENTS = (str, list, tuple)
+_TYPE_WORDS = {str: "a str", list: "a list", tuple: "a tuple", int: "an int", bool: "True or False", Mapping: "a dict"}
+
+
+def _typed(where: str, **given: tuple[Any, Any]) -> None:
+    """BadInput (one line, as the CLI says a bad flag) for the first argument of the wrong type: each
+    keyword is (value, the accepted type or tuple of types)."""
+    for key, (value, kinds) in given.items():
+        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+        ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds and int in kinds)
+        if not ok:
+            words = " or ".join("None" if k is type(None) else _TYPE_WORDS.get(k, k.__name__) for k in kinds)
+            raise BadInput(f"{where}: {key}= is {value!r:.60} ({type(value).__name__}); give {words}")
 
 
 def _text(value: Any) -> str:

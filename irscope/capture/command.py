@@ -38,7 +38,7 @@ from typing import Any
 
 from irscope import adapter, jobs
 from irscope.capture.records import ScriptRun
-from irscope.capture.replay import DumpsStopped, dump_all, prepare, timing_split, write_specs
+from irscope.capture.replay import DumpsStopped, check_captures_folder, dump_all, prepare, timing_split, write_specs
 from irscope.capture.runner import run_call as run_call_under_recorder
 from irscope.capture.runner import run_script
 from irscope.compile.dump import DumpResult
@@ -290,5 +290,6 @@ def check_before_running(
     inputs.check_stage_for_target(stage, tgt)
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(f"-o {out_dir}: is a file, not a folder")
+    check_captures_folder(out_dir)
     if script_log is not None and not Path(script_log).resolve().parent.is_dir():
         raise BadInput(f"--script-log {script_log}: its folder does not exist")

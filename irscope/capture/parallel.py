@@ -2,7 +2,9 @@
 
 The compile redirects file descriptors and sets Triton's env knobs process-wide, so the dumps run
 in processes, not threads, bounded by --jobs (default: the machine's cores). A worker never runs
-the user's script: it rebuilds each kernel from its spec file's "closure" (closure.py), checks
+the user's script: it rebuilds each kernel from its "closure" (closure.py), sent by the parent over the
+pipe as data (the spec file under -o/captures is never read back: text written into it after irscope wrote
+it never runs), checks
 Triton's cache key of what it rebuilt against the captured kernel's, and dumps it as irscope's own
 process would (the same compile, cache and folder publication, which are safe across processes:
 entries and folders are published by rename). Whatever it cannot do exactly comes back
@@ -16,7 +18,6 @@ entries and folders are published by rename). Whatever it cannot do exactly come
 from __future__ import annotations
 
 import io
-import json
 import os
 import pickle
 from collections.abc import Callable
@@ -116,6 +117,7 @@ def dump_in_workers(
         return dict(
             job,
             spec_file=str(cap.spec_path),
+            closure=cap.closure,  # sent as data: a worker never runs what it would read back from disk
             kernel=cap.spec.kernel,
             file=str(cap.spec.file),
             args=cap.spec.args,
@@ -156,7 +158,7 @@ def dump_capture(job: dict[str, Any]) -> tuple[dict[str, Any], None]:
     """In a worker: rebuild the kernel from the spec file's closure (never the script), check it is the
     captured one, dump it; the RESULT document."""
     try:
-        doc = json.loads(Path(job["spec_file"]).read_text())["closure"]
+        doc = job["closure"]  # the parent's own, over the pipe: the spec file on disk may have changed since
         jit = closure.rebuild(doc)
         if not closure.rebuilt_exactly(jit, doc):
             return {"status": "not rebuilt", "reason": "the rebuilt kernel's Triton cache key differs"}, None

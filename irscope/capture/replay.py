@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import stat
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -221,25 +223,51 @@ def spec_record(cap: Capture, run: ScriptRun) -> Launch:
     return rec
 
 
-def write_specs(run: ScriptRun, out_dir: Path) -> None:
-    """One spec file per capture with a spec, under OUT/captures/ (KERNEL-N.json, never overwritten)."""
+def check_captures_folder(out_dir: Path) -> Path:
+    """OUT/captures when it is absent or a real folder inside OUT; one BadInput line when it is a symbolic
+    link (the spec files would be written wherever it points) or anything but a folder."""
     folder = Path(out_dir) / "captures"
+    try:
+        mode = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        return folder
+    except OSError as e:
+        raise BadInput(f"-o {out_dir}: its captures/ is unreadable ({e.strerror or e})") from None
+    if stat.S_ISLNK(mode):
+        raise BadInput(f"-o {out_dir}: its captures/ is a symbolic link; spec files are written only inside -o")
+    if not stat.S_ISDIR(mode):
+        raise BadInput(f"-o {out_dir}: its captures/ is not a folder; remove it or choose another -o")
+    return folder
+
+
+def write_specs(run: ScriptRun, out_dir: Path) -> None:
+    """One spec file per capture with a spec, under OUT/captures/ (KERNEL-N.json, never overwritten): each a
+    new regular file (O_EXCL, O_NOFOLLOW: a planted link or file of that name is passed over, never
+    followed), in a captures/ that is a real folder (check_captures_folder)."""
+    folder = check_captures_folder(out_dir)
     counts: dict[str, int] = {}
     for cap in run.captures:
         if cap.spec is None:
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        n = counts.get(cap.spec.kernel, 0) + 1
-        while (folder / f"{cap.spec.kernel}-{n}.json").exists():  # an earlier capture's: never overwritten
-            n += 1
-        counts[cap.spec.kernel] = n
-        path = folder / f"{cap.spec.kernel}-{n}.json"
+        folder = check_captures_folder(out_dir)
         doc: SpecFile = spec_document(
             cap.spec, run.target.name, jsonable(cap.launch_options), launch=jsonable(spec_record(cap, run))
         )
         doc["args"] = dict(cap.elements)  # the elements build_spec read (they read back the same)
         doc["closure"] = cap.closure  # what a worker rebuilds the kernel from (closure.py); None: not data
-        path.write_text(json.dumps(doc, indent=1) + "\n")
+        n = counts.get(cap.spec.kernel, 0) + 1
+        while True:
+            path = folder / f"{cap.spec.kernel}-{n}.json"
+            try:  # an earlier capture's, or anything planted there: never overwritten nor followed
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            except FileExistsError:
+                n += 1
+                continue
+            break
+        counts[cap.spec.kernel] = n
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(doc, indent=1) + "\n")
         cap.spec_path = path
 
 

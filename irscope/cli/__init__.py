@@ -8,6 +8,7 @@ boundary), so `irscope --help` loads neither Triton nor torch.
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import click
@@ -32,6 +33,7 @@ from irscope.cli import (
     sweep,
 )
 from irscope.errors import CaptureHookError, IrscopeError
+from irscope.views import safe
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -76,6 +78,9 @@ for _command in (capture.capture, diff_releases.diff_releases, frontier.frontier
 cli.add_command(envs.envs)
 
 
+_WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG)
+
+
 def main(argv: list[str] | None = None, recorder=None) -> None:
     """The CLI; `recorder` (irscope.direct.Recorder, from irscope.entry) reaches the commands as click's obj."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -97,13 +102,16 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
         message = e.format_message() if isinstance(e, click.ClickException) else str(e)
         if isinstance(e, click.NoSuchOption) and e.option_name in ("--color", "--no-pager"):
             message = _before_the_command(e)
-        click.echo(f"irscope: error: {message}", err=True)
+        click.echo(f"irscope: error: {safe.text(message)}", err=True)
         sys.exit(2 if from_click else e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as e:  # an irscope bug: say so in one line, keep the trace behind --debug
         if debug:
             raise
+        if isinstance(e, OSError) and e.errno in _WRITE_ERRNOS:  # a full disk, a quota, a read-only -o
+            click.echo(f"irscope: error: could not write {e.filename or 'the output'}: {e.strerror}", err=True)
+            sys.exit(1)
         what = (
             f"internal error in its capture hook: {e}"
             if isinstance(e, CaptureHookError)

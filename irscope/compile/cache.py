@@ -5,10 +5,17 @@ effective options, target, Triton version and the env knobs Triton hashes). Live
 in $IRSCOPE_CACHE_DIR, else $XDG_CACHE_HOME/irscope, else ~/.cache/irscope.
 Entries are whole dump folders, published by rename, so a reader never sees half.
 
-Each entry carries the sha256 of every file in it (CHECKSUMS, a hidden file that is not copied
-out). A restore verifies its copy against them, so a damaged entry (a truncated or garbled
-manifest, an emptied, garbled or deleted file) is never served: the caller is told why
-(`Damaged`), drops the entry and recompiles, and the fresh result replaces it.
+Each entry carries the sha256 of every file in it and a digest over those and its key (CHECKSUMS, a
+hidden file that is not copied out). A restore verifies its copy against them, so a damaged entry (a
+truncated or garbled manifest, an emptied, garbled or deleted file, an entry moved under another key,
+one half written) is never served: the caller is told why (`Damaged`), drops the entry and recompiles,
+and the fresh result replaces it.
+
+The cache is data (docs/guides/threat-model.md, "The cache and whom it trusts"): it may be shared, restored from elsewhere or written by
+another user. Its key names an entry only when it is a hex digest; an entry, or anything in one, that is a
+symbolic link or not a regular file or folder is never followed nor opened (`Damaged`); JSON is read
+bounded in size and nesting (`read_json`); a name from a manifest that becomes a path is one path
+component (`component`) and the folder it makes stays inside -o (`folder_for`).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import time
@@ -30,6 +38,10 @@ from irscope.errors import BadInput
 from irscope.records import Manifest
 
 CHECKSUMS = ".irscope-sha256.json"
+JSON_LIMIT = 16 << 20  # a manifest, a checksums file or a record is far smaller
+_KEY = re.compile(r"[0-9a-f]{16,128}")
+NAME_LIMIT = 200  # bytes of one path component made from data (most file systems allow 255)
+_DEPTH_LIMIT = 64  # folders inside an entry (a dump folder has two levels)
 
 
 @dataclass
@@ -78,26 +90,119 @@ def code_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
+def component(name: object, what: str) -> str:
+    """`name` when it can be one path component: a non-empty string of at most NAME_LIMIT bytes with no
+    separator, no NUL or other control character, not `.` or `..`; else Damaged naming `what`."""
+    if not isinstance(name, str) or name in ("", ".", ".."):
+        raise Damaged(f"{what} is {json.dumps(name, default=str)[:60]}, not a name")
+    if len(name.encode("utf-8", "surrogatepass")) > NAME_LIMIT:
+        raise Damaged(f"{what} is longer than {NAME_LIMIT} bytes")
+    if "/" in name or "\\" in name or os.sep in name or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        raise Damaged(f"{what} {json.dumps(name)[:60]} holds a path separator or a control character")
+    return name
+
+
 def folder_for(out_dir: Path, manifest: Manifest, key: str) -> Path:
-    """Where a dump of this manifest goes under out_dir: KERNEL/TARGET-KEY8."""
-    return out_dir / manifest["kernel"] / f"{manifest['target'].replace(':', '')}-{key[:8]}"
+    """Where a dump of this manifest goes under out_dir: KERNEL/TARGET-KEY8. Its kernel and target are data
+    (an entry of a shared cache): each must be one path component, and the folder stays inside out_dir
+    (Damaged otherwise)."""
+    kernel = component(manifest["kernel"], f"{MANIFEST} kernel")
+    target = component(str(manifest["target"]).replace(":", ""), f"{MANIFEST} target")
+    folder = out_dir / kernel / f"{target}-{component(key[:8], 'the key')}"
+    root = os.path.realpath(out_dir)
+    if os.path.commonpath([root, os.path.realpath(folder)]) != root:
+        raise Damaged(f"{kernel}/{target} is outside {out_dir}")
+    return folder
+
+
+def check_key(key: object) -> str:
+    """`key` when it names an entry (a hex digest), else Damaged: a key from a record is data."""
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise Damaged(f"entry key {json.dumps(key, default=str)[:40]} is not a digest")
+    return key
 
 
 def entry_path(key: str) -> Path:
-    return cache_dir() / key
+    return cache_dir() / check_key(key)
+
+
+def read_bytes(path: Path | str, limit: int = JSON_LIMIT) -> bytes:
+    """A regular file's bytes, at most `limit` of them: opened without following a symbolic link and
+    without blocking (a FIFO, a device, a link is refused before anything is read); OSError otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{os.fspath(path)} is not a regular file")
+        if st.st_size > limit:
+            raise OSError(f"{os.fspath(path)} is larger than {limit} bytes")
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise OSError(f"{os.fspath(path)} grew past {limit} bytes")
+        return data
+    finally:
+        os.close(fd)
+
+
+def read_json(path: Path | str, limit: int = JSON_LIMIT) -> object:
+    """The JSON in a regular file read by read_bytes; ValueError for text that is not JSON, nested past the
+    parser or holding an integer past Python's limit; OSError for a file that cannot be read so."""
+    data = read_bytes(path, limit)
+    try:
+        doc = json.loads(data)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if _depth(doc) > _DEPTH_LIMIT:
+        raise ValueError(f"nested more than {_DEPTH_LIMIT} deep")
+    return doc
+
+
+def _depth(doc: object) -> int:
+    """How deeply lists and objects nest in `doc` (walked without recursion)."""
+    deepest, todo = 0, [(doc, 1)]
+    while todo:
+        value, depth = todo.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > _DEPTH_LIMIT:
+            break
+        todo.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _entry_dir(entry: Path) -> bool:
+    """Whether the entry is there: a real folder (Damaged for a link or anything else in its place)."""
+    try:
+        mode = os.lstat(entry).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise Damaged(f"unreadable: {e.strerror or e}") from None
+    if not stat.S_ISDIR(mode):
+        raise Damaged("the entry is a symbolic link" if stat.S_ISLNK(mode) else "the entry is not a folder")
+    return True
 
 
 def lookup(key: str) -> Manifest | None:
     """The manifest of the cached entry for `key`; None on a miss. Raises Damaged for a broken manifest."""
     entry = entry_path(key)
-    if not entry.is_dir():
+    if not _entry_dir(entry):
         return None
     return _read_manifest(entry)
 
 
 def _read_manifest(folder: Path) -> Manifest:
     try:
-        manifest = json.loads((folder / MANIFEST).read_text())
+        manifest = read_json(folder / MANIFEST)
     except FileNotFoundError:
         raise Damaged(f"no {MANIFEST}") from None
     except (OSError, ValueError) as e:
@@ -113,7 +218,10 @@ def sha256_of(path: Path | str) -> str:
     """The sha256 of a file's bytes, read in 1 MiB blocks (cache entries' checksums; the direct mode's
     record of what a dump depended on)."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device is never read (it could block forever)
+            raise OSError(f"{os.fspath(path)} is not a regular file")
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -123,21 +231,63 @@ def _files(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != CHECKSUMS)
 
 
-def _write_checksums(folder: Path) -> None:
+def _digest(key: str, sums: dict[str, str]) -> str:
+    """The entry's digest: over its key and every file's name and sha256 (an entry moved under another key,
+    or a file added, removed or changed with the checksums left as they were, no longer matches)."""
+    h = hashlib.sha256(f"irscope-entry\0{key}\0".encode())
+    for name in sorted(sums):
+        h.update(f"{name}\0{sums[name]}\n".encode())
+    return h.hexdigest()
+
+
+def _write_checksums(folder: Path, key: str) -> None:
     sums = {name: sha256_of(folder / name) for name in _files(folder)}
-    (folder / CHECKSUMS).write_text(json.dumps(sums, indent=0, sort_keys=True))
+    doc = {"key": key, "files": sums, "digest": _digest(key, sums)}
+    (folder / CHECKSUMS).write_text(json.dumps(doc, indent=0, sort_keys=True))
 
 
-def _verify(folder: Path) -> Manifest:
-    """Check a copied entry against its checksums; returns its manifest, raises Damaged."""
+def _copy_entry(src: Path, dst: Path, depth: int = 0) -> None:
+    """Copy an entry's folder without following anything: a symbolic link, a FIFO, a device or a socket in it
+    is Damaged (never opened), as is a tree deeper than any dump folder."""
+    if depth > _DEPTH_LIMIT:
+        raise Damaged("folders nested too deeply")
+    dst.mkdir(exist_ok=True)
+    with os.scandir(src) as it:
+        items = sorted(it, key=lambda e: e.name)
+    for item in items:
+        mode = item.stat(follow_symlinks=False).st_mode
+        rel = f"{item.name!r}" if depth == 0 else f"{item.path!r}"
+        if stat.S_ISLNK(mode):
+            raise Damaged(f"{rel} is a symbolic link")
+        if stat.S_ISDIR(mode):
+            _copy_entry(Path(item.path), dst / item.name, depth + 1)
+        elif stat.S_ISREG(mode):
+            fd = os.open(item.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            with os.fdopen(fd, "rb") as fin:
+                if not stat.S_ISREG(os.fstat(fin.fileno()).st_mode):
+                    raise Damaged(f"{rel} is not a regular file")
+                with open(dst / item.name, "wb") as fout:
+                    shutil.copyfileobj(fin, fout, 1 << 20)
+        else:
+            raise Damaged(f"{rel} is not a regular file")
+
+
+def _verify(folder: Path, key: str) -> Manifest:
+    """Check a copied entry against its checksums and its digest over them and `key`; returns its manifest,
+    raises Damaged."""
     try:
-        sums = json.loads((folder / CHECKSUMS).read_text())
+        doc = read_json(folder / CHECKSUMS)
     except FileNotFoundError:
         raise Damaged("no checksums") from None
     except (OSError, ValueError) as e:
         raise Damaged(f"checksums unreadable: {e}") from None
-    if not isinstance(sums, dict):
+    if not isinstance(doc, dict):
         raise Damaged("checksums unreadable")
+    sums = doc.get("files")
+    if not isinstance(sums, dict) or not all(isinstance(v, str) for v in sums.values()):
+        raise Damaged("checksums unreadable")
+    if doc.get("key") != key or doc.get("digest") != _digest(key, sums):
+        raise Damaged("its digest does not match its key and checksums")
     manifest = _read_manifest(folder)
     for name in list(manifest["stages"].values()) + [MANIFEST]:
         if name not in sums:
@@ -149,23 +299,26 @@ def _verify(folder: Path) -> Manifest:
             raise Damaged(f"{name} is missing, outside the entry or not a file") from None
         if sha256_of(path) != digest:
             raise Damaged(f"{name} does not match its checksum")
+    extra = sorted(set(_files(folder)) - set(sums))
+    if extra:
+        raise Damaged(f"{extra[0]} has no checksum")
     return manifest
 
 
-def _in_place(entry: Path, final: Path, manifest: Manifest) -> bool:
+def _in_place(entry: Path, key: str, final: Path, manifest: Manifest) -> bool:
     """`final` holds exactly what a restore would put there (the entry's files, by their checksums, and
     this manifest), as after an earlier identical dump into the same folder: nothing to copy."""
     try:
-        if not final.is_dir():
+        if not final.is_dir() or final.is_symlink():
             return False
-        _verify(entry)  # a damaged entry is the caller's to drop and recompile, as on a copy
-        sums = json.loads((entry / CHECKSUMS).read_text())
-        if sorted(sums) != _files(final):
+        _verify(entry, key)  # a damaged entry is the caller's to drop and recompile, as on a copy
+        sums = read_json(entry / CHECKSUMS)["files"]  # type: ignore[index]
+        if sorted(sums) != _files(final) or any(p.is_symlink() for p in final.rglob("*")):
             return False
-        if json.loads((final / MANIFEST).read_text()) != manifest:
+        if read_json(final / MANIFEST) != manifest:
             return False
         return all(sha256_of(final / name) == digest for name, digest in sums.items() if name != MANIFEST)
-    except (OSError, ValueError, TypeError, Damaged):
+    except (OSError, ValueError, TypeError, KeyError, Damaged):
         return False
 
 
@@ -188,21 +341,21 @@ def restore(
             return None
         final = final_for(manifest)
         wanted = json.loads(json.dumps(edit(json.loads(json.dumps(manifest))) if edit else manifest, default=str))
-        if _in_place(entry, final, wanted):
+        if _in_place(entry, key, final, wanted):
             remove_stale_tmps(final.parent)  # as a write there would
             return final, wanted
         tmp = make_tmp(final)
         try:
             try:
-                shutil.copytree(entry, tmp, dirs_exist_ok=True)
-                manifest = _verify(tmp)
+                _copy_entry(entry, tmp)
+                manifest = _verify(tmp, key)
             except Damaged as e:
                 reason = e
                 shutil.rmtree(tmp, ignore_errors=True)
                 continue
             except OSError:
                 shutil.rmtree(tmp, ignore_errors=True)
-                if not entry.is_dir():
+                if not os.path.isdir(entry) or os.path.islink(entry):
                     return None
                 reason = Damaged("unreadable")
                 continue
@@ -262,7 +415,7 @@ def placed_stamp(key: str, final: Path) -> list | None:
     folder by size, mtime, ctime and inode, taken just after a restore verified them. A write, a
     replaced or added file moves a ctime, which nothing sets back; None when a file changed lately
     (changed_lately)."""
-    entry, placed = folder_stamp(entry_path(key)), folder_stamp(final)
+    entry, placed = folder_stamp(entry_path(key), links=False), folder_stamp(final, links=False)
     if entry is None or not placed:
         return None
     stamp = [entry, placed]
@@ -271,11 +424,13 @@ def placed_stamp(key: str, final: Path) -> list | None:
 
 def still_placed(key: str, final: Path, stamp: list | None) -> Manifest | None:
     """The manifest in `final` when neither it nor the entry changed since placed_stamp(); else None."""
-    if not stamp or [folder_stamp(entry_path(key)), folder_stamp(final)] != stamp:
-        return None
     try:
-        manifest = json.loads((final / MANIFEST).read_text())
-    except (OSError, ValueError):
+        if not stamp or [folder_stamp(entry_path(key)), folder_stamp(final)] != stamp:
+            return None
+        if os.path.islink(final) or not _entry_dir(entry_path(key)):
+            return None
+        manifest = read_json(final / MANIFEST)
+    except (OSError, ValueError, Damaged):
         return None
     remove_stale_tmps(final.parent)  # as a restore there would
     # the manifest a restore verified: the stamps say nothing changed since
@@ -310,7 +465,7 @@ def store(key: str, fill: Callable[[Path], None] | Path, replace: bool = False) 
             shutil.copytree(fill, tmp, dirs_exist_ok=True)
         else:
             fill(tmp)
-        _write_checksums(tmp)
+        _write_checksums(tmp, key)
         if replace:
             publish(tmp, entry)
             return

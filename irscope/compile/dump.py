@@ -42,6 +42,8 @@ def _from_cache(
     key = compiler.cache_key(spec, settings, bound[0], with_passes, with_sass)
 
     def final_for(manifest: Manifest) -> Path:
+        if manifest["kernel"] != spec.kernel:  # an entry is data: one of another kernel is not this dump
+            raise cache.Damaged(f"its manifest names kernel {manifest['kernel'][:60]!r}, not {spec.kernel}")
         return cache.folder_for(out_dir, manifest, key)
 
     def edit(manifest: Manifest) -> Manifest:

@@ -24,17 +24,19 @@ command, the -o folder, the view's options, the output as it printed to a pipe a
              it was imported (all of them if it iterated os.environ), and those rich's output
              depends on
 
-`holds` says whether all of it still holds. A file is checked by its stat as git checks its index:
-size, mtime, ctime and inode, so an edit of the same size with the mtime put back moves the ctime,
-which nothing sets back; a file whose stat moved but whose size did not is hashed, and kept (its new
-stat written back) only when its content is the same. Nothing here imports Triton.
+`holds` says whether all of it still holds. A file is checked by its content, as ccache's direct mode
+hashes every input: its sha256 (a few hundred KB in all, about a millisecond), so an edit that keeps the
+size with the times put back, within one tick of the clock or not, is seen; a file whose stat moved but
+whose content did not has its new stat written back. Nothing here imports Triton.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import stat
 import sys
 from collections.abc import Iterable
 from importlib.machinery import PathFinder
@@ -121,25 +123,96 @@ def key(argv: list[str], path: list[str], env: dict[str, str], cwd: str) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+SECRET = "mac-secret"  # in RECORD_DIR (not hidden: temporaries are): the key of every record's MAC, readable by its owner only
+
+
 def record_path(key: str) -> Path:
     return cache.cache_dir() / RECORD_DIR / f"{key}.json"
 
 
-def read(key: str) -> dict[str, Any] | None:
-    """The record under `key` as written (this schema), or None."""
+def _private_dir(create: bool) -> Path | None:
+    """The records' folder when it is a real folder of this user that no one else may write into (made so
+    when `create`); None otherwise: records made by anyone else are never served (docs/guides/threat-model.md, "The cache and whom it trusts")."""
+    folder = cache.cache_dir() / RECORD_DIR
     try:
-        doc = json.loads(record_path(key).read_text())
+        if create:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.mkdir(folder, 0o700)
+            except FileExistsError:
+                pass
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            return None
+        if st.st_mode & 0o077:
+            if not create:
+                return None
+            os.chmod(folder, 0o700)
+    except OSError:
+        return None
+    return folder
+
+
+def _secret(create: bool) -> bytes | None:
+    """The records' secret (32 random bytes in a 0600 file of this user inside the private folder)."""
+    folder = _private_dir(create)
+    if folder is None:
+        return None
+    path = folder / SECRET
+    if create:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            pass
+        except OSError:
+            return None
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(os.urandom(32))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            return None
+        data = fh.read(64)
+    return data if len(data) == 32 else None
+
+
+def _mac(secret: bytes, key: str, doc: dict[str, Any]) -> str:
+    body = json.dumps({k: v for k, v in doc.items() if k != "mac"}, sort_keys=True)
+    return hmac.new(secret, f"{key}\0{body}".encode(), hashlib.sha256).hexdigest()
+
+
+def read(key: str) -> dict[str, Any] | None:
+    """The record under `key` as this user's irscope wrote it (this schema, its MAC checked with the
+    records' secret), or None: a record is read as data (cache.read_json: a regular file, not a link,
+    bounded in size and nesting) and one that anyone else wrote or changed is never served."""
+    secret = _secret(create=False)
+    if secret is None:
+        return None
+    try:
+        doc = cache.read_json(record_path(key))
     except (OSError, ValueError):
         return None
-    return doc if isinstance(doc, dict) and doc.get("schema") == SCHEMA else None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("mac"), str):
+        return None
+    return doc if hmac.compare_digest(doc["mac"], _mac(secret, key, doc)) else None
 
 
 def write(key: str, doc: dict[str, Any]) -> None:
-    """A record written whole (a reader never sees half of one); a cache that cannot be written is skipped."""
+    """A record written whole (a reader never sees half of one) with its MAC; a cache that cannot be written
+    (or whose records' folder is not this user's alone) is skipped."""
+    secret = _secret(create=True)
+    if secret is None:
+        return
     path = record_path(key)
+    doc = {**doc, "schema": SCHEMA}
+    doc["mac"] = _mac(secret, key, doc)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_whole(path, json.dumps({**doc, "schema": SCHEMA}).encode())
+        write_whole(path, json.dumps(doc).encode())
     except OSError:
         return
 
@@ -333,9 +406,8 @@ def holds(doc: dict[str, Any]) -> tuple[dict[str, list], dict[str, list]] | None
     for path, recorded in doc["files"].items():
         *stamp, digest = recorded
         st = file_stat(path)
-        if st == stamp:
-            continue
         if st is None or st[0] != stamp[0] or cache.sha256_of(path) != digest:
-            return None
-        files[path] = st + [digest]
+            return None  # by content, always: a same-size edit with its times put back is seen
+        if st != stamp:
+            files[path] = st + [digest]
     return files, dirs

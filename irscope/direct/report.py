@@ -36,6 +36,7 @@ from typing import Any, TextIO
 from irscope.artifacts import write_whole
 from irscope.compile import cache
 from irscope.direct import record
+from irscope.views import safe  # text from data printed with its control characters shown
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "views" / "templates"
 RENDERERS = ("jinja2", "markupsafe")
@@ -122,8 +123,8 @@ def serve(key: str, doc: dict[str, Any], start_path: list[str], out: TextIO) -> 
         if output.exists() and not output.is_file():
             return None  # the CLI says what is wrong with -o
         try:
-            data = _page_path(key).read_bytes()
-        except OSError:
+            data = cache.read_bytes(_page_path(key), int(page["size"]))  # a regular file, not a link
+        except (OSError, ValueError, TypeError):
             return None
         if _sha(data) != page["sha256"]:
             return None
@@ -131,6 +132,6 @@ def serve(key: str, doc: dict[str, Any], start_path: list[str], out: TextIO) -> 
             write_whole(output, data, 0o644)
         except OSError:
             return None
-    out.write(f"{doc['line']} (from cache)\n")
+    out.write(f"{safe.text(doc['line'])} (from cache)\n")
     out.flush()
     return 0

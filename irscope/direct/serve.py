@@ -1,5 +1,10 @@
-"""Serving a repeat from its record: the dumps restored from the cache and the output as the full run
-printed it, or a report's page; nothing parsed, nothing imported that the record does not need."""
+"""Serving a repeat from its record: the dumps restored from the cache, a dump's summary rendered from them
+by the dump view (derived, never replayed), the output of passes, lines and diff to a pipe as the full run
+printed it (the record's MAC checked, control characters shown), or a report's page; nothing parsed,
+nothing imported that the record does not need.
+
+A record is data even with a valid MAC (docs/guides/threat-model.md, "The cache and whom it trusts"): its command's exit status must be one the command
+gives (STATUSES), its entries digests, a folder it placed exactly where that entry's dump belongs."""
 
 from __future__ import annotations
 
@@ -13,9 +18,17 @@ from irscope.compile import cache
 from irscope.direct import record, report
 from irscope.direct.recorder import Recorder
 from irscope.errors import IrscopeError
+from irscope.views import safe  # text from data printed with its control characters shown
 
 if TYPE_CHECKING:
     from irscope.records import Manifest
+
+# the exit statuses a command's own rules give (dump: 0; passes: 1 when --first finds nothing; diff: 1 when
+# the sides differ): a record's status is served only when it is one of them
+STATUSES = (("dump", (0,)), ("passes", (0, 1)), ("lines", (0,)), ("diff", (0, 1)))
+
+# what a record may change in a served manifest: what belongs to the run, not to the compile
+_EDITED = ("file", "target_reason", "option_sources", "notes")
 
 # how a terminal renders what was served (passes, lines): (command, [(folder, manifest)], view, stream) -> status
 Terminal = Callable[[str, list, dict, TextIO], int]
@@ -33,7 +46,7 @@ def serve(recorder: Recorder, out: TextIO, terminal: Terminal | None = None) -> 
     try:
         if doc.get("command") == "report":
             return report.serve(key, doc, recorder.path, out)
-        if not _servable(doc, out, terminal):
+        if not _well_formed(doc) or not _servable(doc, out, terminal):
             return None
         fresh = record.holds(doc)
         if fresh is None:
@@ -55,6 +68,24 @@ def serve(recorder: Recorder, out: TextIO, terminal: Terminal | None = None) -> 
     )
 
 
+def _well_formed(doc: dict[str, Any]) -> bool:
+    """A record irscope could have written: a command it serves, that command's status, one entry or
+    more (each a digest), the summary text or none, the view an object."""
+    command, status = doc.get("command"), doc.get("status")
+    if type(status) is not int or (command, status) not in [(c, s) for c, codes in STATUSES for s in codes]:
+        return False
+    entries = doc.get("entries")
+    if not isinstance(entries, list) or not entries or not isinstance(doc.get("view"), dict):
+        return False
+    if not all(isinstance(e, dict) and isinstance(e.get("edit"), dict) for e in entries):
+        return False
+    try:
+        [cache.check_key(e.get("key")) for e in entries]
+    except cache.Damaged:
+        return False
+    return isinstance(doc.get("out"), str) and isinstance(doc.get("summary"), (str, type(None)))
+
+
 def _servable(doc: dict[str, Any], out: TextIO, terminal: Terminal | None) -> bool:
     if not out.isatty():
         return doc.get("summary") is not None or bool(doc["view"].get("json"))
@@ -64,20 +95,20 @@ def _servable(doc: dict[str, Any], out: TextIO, terminal: Terminal | None) -> bo
 
 
 def _render(doc: dict[str, Any], results: list, out: TextIO, terminal: Terminal | None) -> int:
-    command, view, status = doc["command"], doc["view"], int(doc.get("status") or 0)
+    command, view, status = doc["command"], doc["view"], doc["status"]
     if command == "dump" and view.get("json"):
         from irscope.views import dump as dump_view
 
         out.write(dump_view.as_json(results) + "\n")
         if any(r.manifest.get("pins") for r in results):
             dump_view.warn_pins_without_effect(results)
-    elif not out.isatty():
-        out.write(doc["summary"])
-    elif command == "dump":
+    elif command == "dump":  # derived, not replayed: the served folders' manifests through the dump view
         from irscope.views import dump as dump_view
         from irscope.views.console import console
 
         dump_view.summary(results, out=console(file=out))
+    elif not out.isatty():  # passes, lines, diff to a pipe: the output as this user's irscope printed it
+        out.write(safe.text(doc["summary"]))
     elif terminal is not None:
         try:
             status = terminal(command, [(r.folder, r.manifest) for r in results], view, out)
@@ -99,11 +130,11 @@ def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, Mani
     out = []
     stamped = False
     for item in doc["entries"]:
-        entry, stamp = item["key"], item["edit"]
+        entry, stamp = item["key"], {k: v for k, v in item["edit"].items() if k in _EDITED}
         placed = item.get("placed") or {}
-        if placed.get("out") == str(out_dir):
+        if placed.get("out") == str(out_dir) and isinstance(placed.get("folder"), str):
             manifest = cache.still_placed(entry, Path(placed["folder"]), placed.get("stamp"))
-            if manifest is not None:
+            if manifest is not None and _placed_right(out_dir, entry, Path(placed["folder"]), manifest):
                 out.append((Path(placed["folder"]), manifest, entry))
                 continue
 
@@ -123,6 +154,18 @@ def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, Mani
     if stamped:
         record.write(key, doc)
     return out
+
+
+def _placed_right(out_dir: Path, entry: str, folder: Path, manifest: Manifest) -> bool:
+    """Whether `folder` holds this entry's kernel and target and is where the entry's dump goes under out_dir
+    (a record's folder is data too: one naming another dump is not served in this entry's place)."""
+    try:
+        own = cache.lookup(entry)
+        if own is None or any(manifest.get(k) != own[k] for k in ("kernel", "target")):
+            return False
+        return folder == _folder(out_dir, entry, own)
+    except (cache.Damaged, KeyError, TypeError):
+        return False
 
 
 def _folder(out_dir: Path, entry: str, manifest: Manifest) -> Path:

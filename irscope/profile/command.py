@@ -130,7 +130,26 @@ def rerender(folder: Path) -> Profile:
     doc = profiled.read(folder)
     if doc is None:
         raise BadInput(f"{folder}: no {profiled.FILENAME} (profile a kernel file or capture spec to make one)")
+    where = _past_a_float(doc)
+    if where is not None:  # valid JSON that the view's figures (shares, microseconds) cannot hold
+        raise BadInput(f"{folder}/{profiled.FILENAME}: {where} is an integer past any float; profile the kernel again")
     return doc
+
+
+def _past_a_float(value: Any, where: str = "") -> str | None:
+    """The dotted path of the first integer in `value` that no float holds (10**400), or None."""
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = ((f"[{i}]", v) for i, v in enumerate(value))
+    else:
+        too_big = isinstance(value, int) and not isinstance(value, bool) and abs(value) > sys.float_info.max
+        return where if too_big else None
+    for key, sub in items:
+        found = _past_a_float(sub, f"{where}{key}" if str(key).startswith("[") else f"{where}.{key}".lstrip("."))
+        if found is not None:
+            return found
+    return None
 
 
 def _tool(argv: list[str], what: str) -> str:

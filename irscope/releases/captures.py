@@ -155,7 +155,7 @@ def run(
     """`irscope diff-releases`: a kernel file or spec file (two sides, each compiled with its Triton, compared
     as any diff) or a capture folder (every captured kernel, one row each). Both envs are had first.
     `progress(what)`: the terminal's spinner (views/progress) while envs are made and both sides dump."""
-    if not any(tritons):
+    if all(t is None for t in tritons):  # an empty --a-triton is given, and refused by envs.parse
         raise BadInput(
             "give the Triton of side a and/or side b: --a-triton RELEASE, --b-triton RELEASE "
             "(a side without one uses the running Triton)"

@@ -83,6 +83,8 @@ def parse(text: str, flag: str = "--triton") -> Release:
     t = text.strip()
     if not t:
         raise BadInput(f"{flag}: give a Triton release (3.6.0, fbtriton==3.7.4) or a Python interpreter's path")
+    if not t.isprintable():  # a newline or another control character: said on one line, as Python writes it
+        raise BadInput(f"{flag} {t!r}: holds a control character; give a Triton release or an interpreter's path")
     if os.sep in t or t.startswith(("~", ".")):
         path = Path(t).expanduser()
         if not path.is_file() or not os.access(path, os.X_OK):

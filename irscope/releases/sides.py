@@ -41,7 +41,7 @@ def side_envs(
     progress: Any = None,
 ) -> list[envs.Env]:
     """Each side's env: both texts parsed first, then each env found or made; a problem names its flag."""
-    releases = [envs.parse(t, f"--{n}-triton") if t else None for t, n in zip(tritons, names)]
+    releases = [envs.parse(t, f"--{n}-triton") if t is not None else None for t, n in zip(tritons, names)]
     return [envs.ensure(r, f"--{n}-triton", note, progress) if r else running_env() for r, n in zip(releases, names)]
 
 

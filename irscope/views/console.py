@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
 from irscope import knobs
+from irscope.views import safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,14 +62,12 @@ def colour(stream: IO | None = None) -> bool:
 def console(stderr: bool = False, file=None) -> Console:
     """A rich Console on stdout (or stderr, or `file`): the terminal's width, or 200 columns when piped;
     coloured as `colour` says."""
-    from rich.console import Console
-
     stream = file or (sys.stderr if stderr else sys.stdout)
     # piped output keeps whole lines (grep-able); a terminal gets its own width
     width = None if stream.isatty() else 200
     coloured = colour(stream)
     # emoji off: IR, SASS and source text may hold ":name:" runs that rich would turn into emoji
-    return Console(
+    return safe.console_class()(
         stderr=stderr,
         file=file,
         highlight=False,
@@ -156,4 +155,4 @@ def esc(text: object) -> str:
     """Rich markup escaped: a source like 'recipe h100 [variant x]' is text, not a style tag."""
     from rich.markup import escape
 
-    return escape(str(text))
+    return escape(safe.text(text))

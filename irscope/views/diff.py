@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from irscope.compare.diff import hunks
+from irscope.views import safe
 from irscope.views.bench import bench_json, bench_summary
 from irscope.views.console import colour, console, esc, fmt_bytes, fmt_share, paged, widths
 
@@ -273,7 +274,7 @@ def print_unified(result: DiffResult, sd: StageDiff, context: int = 3, out=None)
     stream = out or sys.stdout
     if not colour(stream):
         if lines:
-            stream.write("\n".join(lines) + "\n")
+            stream.write("\n".join(safe.lines(lines)) + "\n")
         return
     from rich.text import Text
 

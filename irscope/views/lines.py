@@ -23,6 +23,7 @@ import click
 from irscope import stages
 from irscope.artifacts.sourcemap import CLASSES
 from irscope.records import Manifest, SourceMap
+from irscope.views import safe
 from irscope.views.console import console, esc
 
 SHORT = {
@@ -165,7 +166,7 @@ def line_detail(
     for stage, lines in (ir or {}).items():
         con.print(f"\n[bold]{stage}[/bold] lines of {name}:{entry['line']}:", emoji=False)
         for n, text in lines:
-            click.echo(f"{n:6}  {text}", file=out)
+            click.echo(safe.text(f"{n:6}  {text}"), file=out)
 
 
 def _span(at: list[int]) -> str:

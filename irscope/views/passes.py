@@ -12,6 +12,7 @@ import click
 
 from irscope.artifacts import PassRecord
 from irscope.artifacts.passes import FirstMatch, LineChange
+from irscope.views import safe
 from irscope.views.console import console
 
 
@@ -34,16 +35,18 @@ def first_match(pattern: str, hit: FirstMatch, folder: Path, out=None) -> None:
         rec = hit.record
         assert rec is not None, "a hit after a pass names its record"
         click.echo(
-            f"{pattern} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
-            f"in stage {rec.stage}: {folder / rec.file}",
+            safe.text(
+                f"{pattern} first appears after pass {rec.index} {rec.name} ({rec.arg}) "
+                f"in stage {rec.stage}: {folder / rec.file}"
+            ),
             file=out,
         )
     elif hit.where == "frontend":
-        click.echo(f"{pattern} is already in the frontend's IR, before any pass", file=out)
+        click.echo(safe.text(f"{pattern} is already in the frontend's IR, before any pass"), file=out)
     elif hit.where == "stage":
-        click.echo(f"{pattern} appears in no MLIR pass output; first in stage {hit.stage}", file=out)
+        click.echo(safe.text(f"{pattern} appears in no MLIR pass output; first in stage {hit.stage}"), file=out)
     else:
-        click.echo(f"{pattern} appears in no pass output and no stage", file=out)
+        click.echo(safe.text(f"{pattern} appears in no pass output and no stage"), file=out)
 
 
 def table(records: list[PassRecord], show_all: bool = False, out=None) -> None:

@@ -82,7 +82,7 @@ def summary(doc: Profile, folder: str, top: int = 12) -> None:
         for p in line.get("passes", []):
             con.print(f"  line {_where(line, kernel_file)}: {esc(p)}")
     unmapped = doc.get("unmapped", {}).get("samples", 0)
-    if unmapped:
+    if unmapped and t["samples"]:
         con.print(f"  {unmapped:.0f} samples on instructions with no line ({unmapped / t['samples']:.1%})")
     stalls = sorted(t.get("stalls", {}).items(), key=lambda kv: -kv[1])[:4]
     if stalls and t["samples"]:
