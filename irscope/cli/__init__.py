@@ -22,6 +22,7 @@ from irscope.cli import (
     dump,
     frontier,
     lines,
+    mcp,
     passes,
     profile,
     recipes,
@@ -54,6 +55,7 @@ for _command in (
     cli.add_command(_command)
 for _command in (capture.capture, diff_releases.diff_releases, frontier.frontier, diff_profiles.diff_profiles):
     cli.add_command(_command)
+cli.add_command(mcp.mcp)
 
 
 def main(argv: list[str] | None = None, recorder=None) -> None:
