@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.resources import FunctionResource
+from mcp.types import CallToolResult, TextContent
 
 from irscope import artifacts
 from irscope.errors import BadInput, IrscopeError
@@ -131,27 +134,35 @@ def serve(root: str | os.PathLike[str]) -> None:
 
 
 def _tool(fn: Callable[..., dict[str, Any]], ws: Workspace, list_folder: Callable[[Path], None]) -> Callable:
-    """fn(ws, ...) as an MCP tool: its signature without ws, irscope's errors as the CLI's one line, and the
-    dump folders it wrote listed as resources."""
+    """fn(ws, ...) as an MCP tool: its signature without ws; its document as structured content (and as
+    compact JSON text, for clients that read only text); irscope's bad input and compile failures as a tool
+    error whose text is the CLI's line, exactly; the dump folders it wrote listed as resources."""
     signature = inspect.signature(fn, eval_str=True)
     params = list(signature.parameters.values())[1:]
 
     @functools.wraps(fn)
-    async def call(**kwargs: Any) -> dict[str, Any]:
+    async def call(**kwargs: Any) -> CallToolResult:
         try:
             doc = fn(ws, **kwargs)
         except IrscopeError as e:
-            raise ToolError(f"irscope: error: {e}") from None
+            return _refused(f"irscope: error: {e}")
         except Exception as e:  # an irscope bug: one line, as the CLI says it
-            raise ToolError(f"irscope: internal error: {type(e).__name__}: {e}") from e
+            logging.getLogger(__name__).exception("irscope mcp: %s failed", fn.__name__)
+            return _refused(f"irscope: internal error: {type(e).__name__}: {e}")
         for folder in _folders_in(doc):
             path = Path(folder)
             if ws.root in path.parents:
                 list_folder(path)
-        return doc
+        text = json.dumps(doc, separators=(",", ":"), default=str)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=doc)
 
-    call.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    # what the SDK reads: the inputs, and a structured result (the document)
+    call.__signature__ = signature.replace(parameters=params, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
     return call
+
+
+def _refused(line: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=line)], is_error=True)
 
 
 def _folders_in(doc: dict[str, Any]) -> list[str]:
