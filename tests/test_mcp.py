@@ -4,14 +4,17 @@ and paths outside the workspace are refused, symlinks and spec files included.""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import EXAMPLES, run_cli
+from tests.helpers import EXAMPLES, ROOT, run_cli
 
 pytest.importorskip("mcp", reason="needs the mcp package (pip install 'irscope[mcp]')")
 pytest.importorskip("mcp.server.mcpserver", reason="needs the mcp package 2.x (MCPServer)")
@@ -325,3 +328,32 @@ def test_a_page_is_bounded_and_says_the_whole():
     assert len(first["text"]) < paging.MAX_CHARS + 100 and first["next_offset"] == 1 and "line cut" in first["text"]
     with pytest.raises(Exception, match="limit=0"):
         paging.text_page(text, 0, 0)
+
+
+def test_irscope_mcp_serves_on_stdio_and_a_kernel_file_that_prints_cannot_break_it(ws):
+    """The server as a client starts it (`irscope mcp --root DIR`, a process of its own, stdio): what a kernel
+    file prints while it loads goes to stderr, never into the protocol on stdout."""
+    from mcp import StdioServerParameters
+
+    noisy = ws / "noisy.py"
+    noisy.write_text('print("hello from the kernel file")\n' + (EXAMPLES / "vector_add.py").read_text())
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env["IRSCOPE_CACHE_DIR"] = os.environ["IRSCOPE_CACHE_DIR"]
+    params = StdioServerParameters(command=sys.executable, args=["-m", "irscope", "mcp", "--root", str(ws)], env=env)
+
+    async def go():
+        async with Client(params) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            return names, await client.call_tool("dump", {"kernel": "noisy.py", "signature": SIG, "target": "h100"})
+
+    with open(os.devnull, "w") as quiet, contextlib.redirect_stderr(quiet):
+        names, result = anyio.run(go)
+    assert names == TOOLS
+    assert not result.is_error, result.content[0].text
+    [kernel] = result.structured_content["kernels"]
+    assert kernel["name"] == "add_kernel" and Path(kernel["file"]) == noisy
+
+
+def test_irscope_mcp_refuses_a_root_that_is_no_folder(tmp_path):
+    run = run_cli("mcp", "--root", str(tmp_path / "nowhere"))
+    assert run.code == 2 and run.err.strip().startswith("irscope: error: --root ") and run.err.count("\n") == 1
