@@ -357,3 +357,16 @@ def test_irscope_mcp_serves_on_stdio_and_a_kernel_file_that_prints_cannot_break_
 def test_irscope_mcp_refuses_a_root_that_is_no_folder(tmp_path):
     run = run_cli("mcp", "--root", str(tmp_path / "nowhere"))
     assert run.code == 2 and run.err.strip().startswith("irscope: error: --root ") and run.err.count("\n") == 1
+
+
+def test_a_kernel_file_that_never_finishes_loading_is_stopped(tmp_path):
+    """Requests run on the server's own thread, so the import's time limit (a signal) holds as for the CLI."""
+    from irscope import knobs
+
+    (tmp_path / "loops.py").write_text("import time\nwhile True:\n    time.sleep(0.05)\n")
+    knobs.LOAD_TIMEOUT.set(1)
+    try:
+        text = error(tmp_path, "dump", kernel="loops.py", signature="i32")
+    finally:
+        knobs.LOAD_TIMEOUT.reset()
+    assert text.startswith("irscope: error: ") and "took longer than 1 s" in text

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from irscope.cli.options import LOAD_TIMEOUT_OPTION
+
 
 @click.command()
 @click.option(
@@ -15,7 +17,8 @@ import click
     metavar="DIR",
     help="The workspace: the server reads and writes only inside it (kernel files, scripts, dump folders).",
 )
-def mcp(root):
+@LOAD_TIMEOUT_OPTION
+def mcp(root, load_timeout):
     """Serve irscope's tools (dump, stage, passes, lines, diff, capture, sweep, profile, bench) to an MCP
     client over stdio, confined to the workspace ROOT. Needs the mcp package: pip install 'irscope[mcp]'."""
     from irscope import mcp as package
@@ -23,4 +26,4 @@ def mcp(root):
     package.require_sdk()
     from irscope.mcp import server
 
-    server.serve(root)
+    server.serve(root, load_timeout)

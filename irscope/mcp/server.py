@@ -29,6 +29,7 @@ from mcp.types import CallToolResult, TextContent
 
 from irscope import artifacts
 from irscope.errors import BadInput, IrscopeError
+from irscope.kernel import loader
 from irscope.mcp import paging, tools
 from irscope.mcp.workspace import Workspace
 from irscope.version import __version__
@@ -125,10 +126,13 @@ def build(root: str | os.PathLike[str]) -> MCPServer:
     return server
 
 
-def serve(root: str | os.PathLike[str]) -> None:
+def serve(root: str | os.PathLike[str], load_timeout: float | None = None) -> None:
     """Serve the workspace `root` over stdio until the client goes away, from the root (a kernel file's or
-    script's relative paths mean what they mean for a user working there)."""
+    script's relative paths mean what they mean for a user working there); `load_timeout`: the limit on
+    importing a kernel file (the CLI's --load-timeout)."""
     built = build(root)
+    if load_timeout is not None:
+        loader.set_load_timeout(load_timeout)
     os.chdir(Workspace.at(root).root)
     built.run("stdio")
 
