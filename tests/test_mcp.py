@@ -287,13 +287,17 @@ def test_dump_folders_are_resources(ws, tmp_path):
     async def go():
         async with Client(server.build(ws)) as client:
             listed = [str(r.uri) for r in (await client.list_resources()).resources]
+            await client.call_tool("dump", {"kernel": "examples/vector_add.py", "signature": SIG, "out": "later"})
+            later = [str(r.uri) for r in (await client.list_resources()).resources]
             manifest = await client.read_resource(f"irscope://dump/{rel}")
             ttgir = await client.read_resource(
                 f"irscope://dump/{rel}/{json.loads(manifest.contents[0].text)['stages']['ttgir']}"
             )
-            return listed, manifest, ttgir
+            return listed, later, manifest, ttgir
 
-    listed, manifest, ttgir = anyio.run(go)
+    listed, later, manifest, ttgir = anyio.run(go)
+    [new] = set(later) - set(listed)  # a folder a tool wrote is listed from then on
+    assert new.startswith("irscope://dump/later/add_kernel/")
     assert f"irscope://dump/{rel}" in listed
     assert json.loads(manifest.contents[0].text)["kernel"] == "add_kernel"
     assert "ttg.num-warps" in ttgir.contents[0].text

@@ -123,11 +123,12 @@ def passes(
     line: str | None = None,
     after: int | None = None,
     offset: int = 0,
-    limit: int = paging.DEFAULT_ROWS,
+    limit: int | None = None,
 ) -> dict[str, Any]:
     """The MLIR passes of a dump made with passes=True: the page of passes that changed the IR (all: every
     pass), which pass first produced IR matching `first`, how Python `line`'s ops changed pass by pass, or
-    (after=N) one page of the IR after pass N (offset/limit then count its lines)."""
+    (after=N) one page of the IR after pass N (offset/limit then count its lines; limit's default: 30 rows,
+    200 lines)."""
     if first is not None:
         passes_mod.check_pattern(first)
     if line is not None:
@@ -145,7 +146,7 @@ def passes(
             raise BadInput(
                 f"after={after}: the IR after {rec.name} is not MLIR (translated to LLVM IR); see stage llir"
             )
-        return {**doc, "pass": _record(rec), "ir": paging.text_page(ir, offset, min(limit, paging.MAX_LINES))}
+        return {**doc, "pass": _record(rec), "ir": paging.text_page(ir, offset, limit or paging.DEFAULT_LINES)}
     if first is not None:
         hit = passes_mod.first_producer(first, records, afters, first_ir, passes_mod.stage_texts(path, manifest))
         doc["first"] = {
@@ -166,7 +167,9 @@ def passes(
             ],
         }
     if first is None and line is None:
-        doc["passes"] = paging.rows_page([_record(r) for r in records if all or r.changed], offset, limit)
+        doc["passes"] = paging.rows_page(
+            [_record(r) for r in records if all or r.changed], offset, limit or paging.DEFAULT_ROWS
+        )
     return doc
 
 
@@ -302,6 +305,7 @@ def capture(  # noqa: PLR0913
     doc["kernels"], doc["kernels_page"] = page["rows"], {k: page[k] for k in ("offset", "total", "next_offset")}
     captures = paging.rows_page(doc["capture"]["captures"], offset, limit)
     doc["capture"]["captures"] = captures["rows"]
+    doc["capture"]["captures_page"] = {k: captures[k] for k in ("offset", "total", "next_offset")}
     return doc
 
 
