@@ -87,6 +87,8 @@ def test_the_tools_are_listed_typed_and_say_what_they_cost(ws):
         assert keyword in dump, keyword  # named as irscope.dump's keywords
     assert tools["dump"].input_schema["required"] == ["kernel"]
     assert tools["profile"].description and "GPU" in tools["profile"].description
+    readers = {name for name, t in tools.items() if t.annotations and t.annotations.read_only_hint}
+    assert readers == {"stage", "passes", "lines", "diff"}
 
 
 def test_dump_equals_the_cli_json(ws, tmp_path):

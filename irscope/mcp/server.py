@@ -25,7 +25,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.resources import FunctionResource
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from irscope import artifacts
 from irscope.errors import BadInput, IrscopeError
@@ -88,6 +88,23 @@ DESCRIPTIONS = {
     f"Refused in one line without a GPU.",
 }
 
+# what a host may tell its user before a call: the readers only read; the rest write dump folders (or a GPU
+# run) inside the workspace and never delete anything; a repeat of dump or sweep gives the same folders
+READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+RUNS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+ANNOTATIONS = {
+    "dump": WRITES,
+    "stage": READS,
+    "passes": READS,
+    "lines": READS,
+    "diff": READS,
+    "capture": RUNS,
+    "sweep": WRITES,
+    "profile": RUNS,
+    "bench": RUNS,
+}
+
 
 def build(root: str | os.PathLike[str]) -> MCPServer:
     """The server for the workspace `root` (BadInput when it is not a folder)."""
@@ -111,7 +128,8 @@ def build(root: str | os.PathLike[str]) -> MCPServer:
         )
 
     for name, description in DESCRIPTIONS.items():
-        server.add_tool(_tool(getattr(tools, name), ws, list_folder), name=name, description=description)
+        tool = _tool(getattr(tools, name), ws, list_folder)
+        server.add_tool(tool, name=name, description=description, annotations=ANNOTATIONS[name])
 
     @server.resource("irscope://dump/{+path}{?offset}", mime_type="text/plain")
     def dump_file(path: str, offset: int = 0) -> str:
