@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from irscope import api, artifacts, jobs, stages
 from irscope.artifacts import passes as passes_mod
@@ -33,6 +35,24 @@ from irscope.views import lines as lines_view
 from irscope.views import profile as profile_view
 from irscope.views import sweep as sweep_view
 
+# the inputs' types, with what each means in the tools' JSON Schema (the keywords are the Python API's)
+Kernel = Annotated[str, Field(description="a kernel file (.py) or a spec file (.json), relative to the workspace root")]
+Folder = Annotated[
+    str, Field(description="a dump folder: the `folder` a dump returned (relative to the root, or absolute)")
+]
+Signature = Annotated[
+    str | None, Field(description='positional specialization, Triton AOT style: "*fp16:16, *fp16:16, i32:16, 128"')
+]
+Args = Annotated[Mapping[str, str] | None, Field(description='arguments by name: {"n_elements": "i32:16"}')]
+Const = Annotated[Mapping[str, Any] | None, Field(description='constexprs by name: {"BLOCK_SIZE": 1024}')]
+Target = Annotated[str | None, Field(description="h100, a100, b200, rtx5090, mi300x, cuda:90, hip:gfx942, ...")]
+Sets = Annotated[Mapping[str, Any] | None, Field(description='compile options: {"num_warps": 8, "num_stages": 3}')]
+Out = Annotated[str | None, Field(description="output folder inside the workspace (default irscope-out)")]
+Line = Annotated[
+    str | None, Field(description='a Python line: "33" (the kernel\'s file) or "FILE:LINE" (an inlined helper)')
+]
+Offset = Annotated[int, Field(description="lines (or rows) to skip: a page's next_offset")]
+
 CONTEXT_LINES = 5  # stage(line=...): lines shown before the first line the Python line became
 
 
@@ -43,21 +63,21 @@ def _result(d: api.Dump) -> DumpResult:
 
 def dump(  # noqa: PLR0913
     ws: Workspace,
-    kernel: str,
+    kernel: Kernel,
     *,
     name: str | None = None,
-    signature: str | None = None,
-    args: Mapping[str, str] | None = None,
-    const: Mapping[str, Any] | None = None,
-    target: str | None = None,
-    set: Mapping[str, Any] | None = None,  # noqa: A002
+    signature: Signature = None,
+    args: Args = None,
+    const: Const = None,
+    target: Target = None,
+    set: Sets = None,  # noqa: A002
     recipe: str | None = None,
     variant: str | None = None,
     pin_layout: list[str] | None = None,
     pin_loop: list[str] | None = None,
     pin_partition: list[str] | None = None,
     passes: bool = False,
-    out: str | None = None,
+    out: Out = None,
 ) -> dict[str, Any]:
     """irscope.dump: `irscope dump KERNEL ... --json`'s document ({"kernels": [one entry]})."""
     d = api.dump(
@@ -85,7 +105,13 @@ def _dump_folder(ws: Workspace, folder: str) -> tuple[Path, Any]:
 
 
 def stage(
-    ws: Workspace, folder: str, stage: str, *, line: str | None = None, offset: int | None = None, limit: int = 200
+    ws: Workspace,
+    folder: Folder,
+    stage: Annotated[str, Field(description="ttir, ttgir, llir, ptx, sass, amdgcn, ... (the dump's stages)")],
+    *,
+    line: Line = None,
+    offset: Annotated[int | None, Field(description="lines to skip (default: 0, or just before `line`'s)")] = None,
+    limit: int = paging.DEFAULT_LINES,
 ) -> dict[str, Any]:
     """One stage's text of a dump folder, one page of it; with `line` ("33", "standard.py:43"), the page
     starts CONTEXT_LINES before the first stage line that Python line became, and "at" lists them all."""
@@ -116,13 +142,13 @@ def stage(
 
 def passes(
     ws: Workspace,
-    folder: str,
+    folder: Folder,
     *,
     all: bool = False,  # noqa: A002
     first: str | None = None,
-    line: str | None = None,
+    line: Line = None,
     after: int | None = None,
-    offset: int = 0,
+    offset: Offset = 0,
     limit: int | None = None,
 ) -> dict[str, Any]:
     """The MLIR passes of a dump made with passes=True: the page of passes that changed the IR (all: every
@@ -187,12 +213,12 @@ def _record(rec: Any) -> dict[str, Any]:
 
 def lines(
     ws: Workspace,
-    folder: str,
+    folder: Folder,
     *,
-    line: str | None = None,
+    line: Line = None,
     stage: str | None = None,
     sort: str = "instructions",
-    offset: int = 0,
+    offset: Offset = 0,
     limit: int = paging.DEFAULT_ROWS,
 ) -> dict[str, Any]:
     """`irscope lines DIR --json`: the hot lines (a page of rows, sorted), or one Python line in every stage
@@ -230,14 +256,14 @@ def lines(
 
 def diff(  # noqa: PLR0913
     ws: Workspace,
-    a: str,
-    b: str,
+    a: Annotated[str, Field(description="dump folder A (the `folder` a dump returned)")],
+    b: Annotated[str, Field(description="dump folder B, of the same kernel")],
     *,
     stage: str | None = None,
     raw: bool = False,
     by_line: bool = False,
     context: int = 3,
-    offset: int = 0,
+    offset: Offset = 0,
     limit: int = paging.DEFAULT_LINES,
 ) -> dict[str, Any]:
     """irscope.diff of two dump folders: `irscope diff A B --json`'s document; with `stage`, one page of that
@@ -266,17 +292,17 @@ def diff(  # noqa: PLR0913
 
 def capture(  # noqa: PLR0913
     ws: Workspace,
-    script: str,
+    script: Annotated[str, Field(description="a Python script in the workspace; it runs as `python SCRIPT ARGS`")],
     *,
     script_args: list[str] | None = None,
     kernel: list[str] | None = None,
-    target: str | None = None,
-    set: Mapping[str, Any] | None = None,  # noqa: A002
+    target: Target = None,
+    set: Sets = None,  # noqa: A002
     passes: bool = False,
     compile_only: bool = False,
     time_limit: float | None = None,
-    out: str | None = None,
-    offset: int = 0,
+    out: Out = None,
+    offset: Offset = 0,
     limit: int = paging.DEFAULT_ROWS,
 ) -> dict[str, Any]:
     """`irscope capture SCRIPT --json`'s document: the script run unmodified (inside the workspace), every
@@ -311,21 +337,24 @@ def capture(  # noqa: PLR0913
 
 def sweep(  # noqa: PLR0913
     ws: Workspace,
-    kernel: str,
-    grid: Mapping[str, list[Any] | str],
+    kernel: Kernel,
+    grid: Annotated[
+        Mapping[str, list[Any] | str],
+        Field(description='{"num_warps": [4, 8], "num_stages": "2..4", "BLOCK_M": "16..256:pow2"}'),
+    ],
     *,
     name: str | None = None,
-    signature: str | None = None,
-    args: Mapping[str, str] | None = None,
-    const: Mapping[str, Any] | None = None,
-    target: str | None = None,
-    set: Mapping[str, Any] | None = None,  # noqa: A002
+    signature: Signature = None,
+    args: Args = None,
+    const: Const = None,
+    target: Target = None,
+    set: Sets = None,  # noqa: A002
     recipe: str | None = None,
     variant: str | None = None,
     workers: int | None = None,
     sort: str = "config",
-    out: str | None = None,
-    offset: int = 0,
+    out: Out = None,
+    offset: Offset = 0,
     limit: int = paging.DEFAULT_ROWS,
 ) -> dict[str, Any]:
     """irscope.sweep (compiles only): `irscope sweep KERNEL --grid ... --json`'s document, a page of its configs."""
@@ -355,21 +384,21 @@ def sweep(  # noqa: PLR0913
 
 def profile(  # noqa: PLR0913
     ws: Workspace,
-    kernel: str,
+    kernel: Kernel,
     *,
     launch: str | None = None,
     grid: str | None = None,
     name: str | None = None,
-    signature: str | None = None,
-    args: Mapping[str, str] | None = None,
-    const: Mapping[str, Any] | None = None,
-    target: str | None = None,
-    set: Mapping[str, Any] | None = None,  # noqa: A002
+    signature: Signature = None,
+    args: Args = None,
+    const: Const = None,
+    target: Target = None,
+    set: Sets = None,  # noqa: A002
     tool: str = "auto",
     passes: bool = False,
     seed: int = 0,
-    out: str | None = None,
-    offset: int = 0,
+    out: Out = None,
+    offset: Offset = 0,
     limit: int = paging.DEFAULT_ROWS,
 ) -> dict[str, Any]:
     """irscope.profile (one run on this machine's GPU): profile.json, as `irscope profile --json` prints it,
@@ -401,17 +430,17 @@ def profile(  # noqa: PLR0913
 
 def bench(  # noqa: PLR0913
     ws: Workspace,
-    kernel: str,
+    kernel: Kernel,
     *,
     launch: str | None = None,
     grid: str | None = None,
     tries: list[str] | None = None,
     name: str | None = None,
-    signature: str | None = None,
-    args: Mapping[str, str] | None = None,
-    const: Mapping[str, Any] | None = None,
-    target: str | None = None,
-    set: Mapping[str, Any] | None = None,  # noqa: A002
+    signature: Signature = None,
+    args: Args = None,
+    const: Const = None,
+    target: Target = None,
+    set: Sets = None,  # noqa: A002
     seed: int = 0,
     max_seconds: float = 20.0,
 ) -> dict[str, Any]:
