@@ -376,3 +376,20 @@ def test_a_kernel_file_that_never_finishes_loading_is_stopped(tmp_path):
     finally:
         knobs.LOAD_TIMEOUT.reset()
     assert text.startswith("irscope: error: ") and "took longer than 1 s" in text
+
+
+def test_a_compile_failure_names_the_stage_as_the_cli_does(ws):
+    shutil.copy(ROOT / "tests" / "data" / "frontend_error.py", ws / "frontend_error.py")
+    text = error(ws, "dump", kernel="frontend_error.py", signature="*fp32, i32, 64")
+    cli = run_cli("dump", str(ws / "frontend_error.py"), "-s", "*fp32, i32, 64", "-o", str(ws / "cli"))
+    assert cli.code == 1 and text == cli.err.strip()
+    assert "compile failed in stage 'source'" in text and "undefined_scale" in text
+
+
+def test_a_recipe_file_outside_the_workspace_is_refused_and_a_name_is_irscopes_own(ws, tmp_path):
+    recipe = tmp_path / "mine.toml"
+    recipe.write_text((ROOT / "recipes" / "h100.toml").read_text())
+    text = error(ws, "dump", kernel="examples/vector_add.py", signature=SIG, recipe=str(recipe))
+    assert "outside the workspace" in text
+    [kernel] = call(ws, "dump", kernel="examples/vector_add.py", signature=SIG, recipe="h100")["kernels"]
+    assert kernel["recipe"]["name"] == "h100" and kernel["target"] == "cuda:90"
