@@ -54,6 +54,7 @@ Line = Annotated[
 Offset = Annotated[int, Field(description="lines (or rows) to skip: a page's next_offset")]
 
 CONTEXT_LINES = 5  # stage(line=...): lines shown before the first line the Python line became
+MAX_AT = 500  # stage(line=...): the stage lines it became, at most this many listed (at_total: all)
 
 
 def _result(d: api.Dump) -> DumpResult:
@@ -114,14 +115,14 @@ def stage(
     limit: int = paging.DEFAULT_LINES,
 ) -> dict[str, Any]:
     """One stage's text of a dump folder, one page of it; with `line` ("33", "standard.py:43"), the page
-    starts CONTEXT_LINES before the first stage line that Python line became, and "at" lists them all."""
+    starts CONTEXT_LINES before the first stage line that Python line became, and "at" lists them (the first
+    MAX_AT of "at_total")."""
     path, manifest = _dump_folder(ws, folder)
     if stage not in manifest["stages"]:
         raise BadInput(f"stage={stage}: not in this dump; stages: {', '.join(manifest['stages'])}")
     if stage in stages.BINARY:
-        raise BadInput(
-            f"stage={stage}: a binary stage; its disassembly is a text stage: {', '.join(manifest['stages'])}"
-        )
+        text_stages = [s for s in manifest["stages"] if s not in stages.BINARY]
+        raise BadInput(f"stage={stage}: a binary, not text; text stages: {', '.join(text_stages)}")
     doc: dict[str, Any] = {"kernel": manifest["kernel"], "target": manifest["target"], "folder": str(path)}
     doc.update(stage=stage, file=str(path / manifest["stages"][stage]))
     start = offset
@@ -133,7 +134,7 @@ def stage(
         at = entry["stages"].get(stage, {}).get("at", [])
         if not at:
             raise BadInput(f"line={line}: became nothing in {stage}; stages it reached: {', '.join(entry['stages'])}")
-        doc.update(line=line, source=entry["text"], at=at)
+        doc.update(line=line, source=entry["text"], at=at[:MAX_AT], at_total=len(at))
         start = max(0, at[0] - 1 - CONTEXT_LINES) if offset is None else offset
     text = artifacts.read_stage(path, manifest, stage)
     assert isinstance(text, str), "binary stages are refused above"
