@@ -9,11 +9,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from irscope import artifacts
+from irscope import artifacts, explain
 from irscope.api import display
 from irscope.artifacts import profiled, sourcemap
 from irscope.compare.diff import DiffResult
 from irscope.compare.sides import load_side
+from irscope.explain import Finding
 from irscope.records import Manifest, Profile, Stats
 from irscope.report import model as report_model
 from irscope.report import pages
@@ -55,6 +56,7 @@ class Dump:
     .options    the effective compile options (manifest["options"])
     .lines(n)   what Python line n (or "file.py:n") became in every stage: the source map's entry
     .profile    the profile.json `irscope profile` (irscope.profile) wrote into the folder, or None
+    .findings   what `irscope explain` says of it (irscope.explain.Finding: what, where, why, fix)
     """
 
     def __init__(self, folder: Path | str, manifest: Manifest | None = None, cached: bool | None = None):
@@ -85,6 +87,11 @@ class Dump:
     @property
     def notes(self) -> list[str]:
         return list(self.manifest.get("notes") or [])
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The findings of this dump (irscope.explain.findings): read from the folder, no compile."""
+        return explain.findings(self.folder, self.manifest)
 
     @property
     def profile(self) -> Profile | None:

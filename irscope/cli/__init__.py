@@ -20,6 +20,7 @@ from irscope.cli import (
     diff_profiles,
     diff_releases,
     dump,
+    explain,
     frontier,
     lines,
     mcp,
@@ -42,6 +43,7 @@ def cli():
 for _command in (
     dump.dump,
     lines.lines,
+    explain.explain,
     report.report,
     passes.passes,
     signature.signature,

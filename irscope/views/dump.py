@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from irscope import artifacts, stages
+from irscope import artifacts, explain, stages
 from irscope.kernel.hardware import TARGET_CHIP, for_target
 from irscope.records import Manifest
+from irscope.views import explain as explain_view
 from irscope.views.console import console, esc, fmt_bytes, widths
 
 if TYPE_CHECKING:
@@ -101,7 +102,25 @@ def summary(results: list[DumpResult], out: Console | None = None) -> None:
             con.print(
                 f"  passes     {len(passes)} MLIR passes recorded, {changed} changed the IR (irscope passes {r.folder})"
             )
+        for line in findings_block(r):
+            con.print(line)
         con.print()
+
+
+def _findings(r: DumpResult) -> list | None:
+    """The dump's findings (irscope.explain), None when the engine failed on this folder (said, not hidden)."""
+    try:
+        return explain.findings(r.folder, r.manifest)
+    except Exception:  # noqa: BLE001 - a finding engine's bug must not cost the dump its summary
+        return None
+
+
+def findings_block(r: DumpResult) -> list[str]:
+    """The summary's short "findings" block (views/explain formats it)."""
+    found = _findings(r)
+    if found is None:
+        return [f"  findings   could not be computed (irscope explain {r.folder} --debug shows why)"]
+    return explain_view.block(found, r.folder)
 
 
 def _options_line(m: Manifest) -> str:
@@ -311,6 +330,7 @@ def as_json(results: list[DumpResult]) -> str:
                 "option_sources": m.get("option_sources") or {},
                 "recipe": m.get("recipe"),
                 "pins": m.get("pins") or [],
+                "findings": None if (found := _findings(r)) is None else [f.to_json() for f in found],
             }
         )
     return json.dumps({"kernels": kernels}, indent=1)
