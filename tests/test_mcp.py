@@ -25,7 +25,7 @@ from mcp import Client  # noqa: E402
 from irscope.mcp import paging, server  # noqa: E402
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
-TOOLS = {"dump", "stage", "passes", "lines", "diff", "capture", "sweep", "profile", "bench"}
+TOOLS = {"dump", "stage", "passes", "lines", "explain", "diff", "capture", "sweep", "profile", "bench"}
 LOAD_LINE = 15  # examples/vector_add.py: x = tl.load(x_ptr + offsets, mask=mask)
 
 
@@ -393,3 +393,23 @@ def test_a_recipe_file_outside_the_workspace_is_refused_and_a_name_is_irscopes_o
     assert "outside the workspace" in text
     [kernel] = call(ws, "dump", kernel="examples/vector_add.py", signature=SIG, recipe="h100")["kernels"]
     assert kernel["recipe"]["name"] == "h100" and kernel["target"] == "cuda:90"
+
+
+def test_explain_equals_the_cli_json_and_tries_fixes_only_of_workspace_kernels(ws, tmp_path):
+    slow = "*fp32, *fp32, *fp32, i32, 1024"  # n_elements not known divisible: the loads are split to 32 bits
+    [kernel] = call(ws, "dump", kernel="examples/vector_add.py", signature=slow, target="h100", out="slow")["kernels"]
+    got = call(ws, "explain", folder=kernel["folder"])
+    want = cli_json("explain", kernel["folder"])["dumps"][0]
+    assert got["findings"] == want["findings"] and got["findings_page"]["total"] == len(want["findings"]) > 0
+    assert {f["kind"] for f in got["findings"]} == {"narrow-access"}
+    assert got["findings"][0]["fix"]["args"] == {"n_elements": "i32:16"}
+    tried = call(ws, "explain", folder=kernel["folder"], try_fixes=True, out="tried")["tried"]
+    assert tried and all(t["gone"] and Path(t["folder"]).is_relative_to(ws / "tried") for t in tried)
+    # a dump folder is data: with try_fixes it would recompile the kernel file it names, here one from outside
+    outside = tmp_path / "elsewhere.py"
+    shutil.copy(EXAMPLES / "vector_add.py", outside)
+    made = run_cli("dump", str(outside), "-s", slow, "-t", "h100", "-o", str(ws / "foreign"))
+    assert made.code == 0, made.err
+    text = error(ws, "explain", folder=str(folder(ws, "foreign")), try_fixes=True)
+    assert "outside the workspace" in text
+    assert call(ws, "explain", folder=str(folder(ws, "foreign")))["findings"]  # reading it is fine

@@ -70,6 +70,11 @@ DESCRIPTIONS = {
     "stats that changed, each stage's status and +/- lines after normalisation, where the passes first "
     "diverge; stage= gives a page of that stage's unified diff, by_line=true a page of per-line changes. "
     "Cost: reads two dumps and diffs them (a second or two for big kernels); no compile.",
+    "explain": f"Why the compiler did not do what a kernel engineer wants, read from a dump folder "
+    f"(`irscope explain DIR --json`): narrow global loads/stores, dots off the tensor cores, loads left out of "
+    f"the pipeline, layout conversions through shared memory in loops, spills; each finding with its Python "
+    f"line, cause and fix (a signature, const or set change). {READ} try_fixes=true recompiles with each fix "
+    f"and says whether the finding went away (cost: one compile per fix).",
     "capture": "Run a Python script of the workspace unmodified (it is code: it runs as `python SCRIPT`) "
     "and dump every Triton kernel it compiles (`irscope capture --json`). Without a GPU, or for another "
     "target, kernels are compiled for the target and launches recorded, not run (tensors live on the CPU; "
@@ -98,6 +103,7 @@ ANNOTATIONS = {
     "stage": READS,
     "passes": READS,
     "lines": READS,
+    "explain": WRITES,  # try_fixes compiles into out
     "diff": READS,
     "capture": RUNS,
     "sweep": WRITES,

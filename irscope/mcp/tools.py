@@ -23,6 +23,8 @@ from irscope.artifacts import sourcemap
 from irscope.capture import command as capture_command
 from irscope.compile.cache import DumpResult
 from irscope.errors import BadInput
+from irscope.explain import trial
+from irscope.explain.context import Context
 from irscope.kernel import inputs
 from irscope.mcp import paging
 from irscope.mcp.workspace import Workspace
@@ -31,6 +33,7 @@ from irscope.timing.plan import bench_variants
 from irscope.views import bench as bench_view
 from irscope.views import capture as capture_view
 from irscope.views import dump as dump_view
+from irscope.views import explain as explain_view
 from irscope.views import lines as lines_view
 from irscope.views import profile as profile_view
 from irscope.views import sweep as sweep_view
@@ -457,3 +460,28 @@ def bench(  # noqa: PLR0913
     finally:
         session.close()
     return json.loads(bench_view.bench_json(result))
+
+
+def explain(
+    ws: Workspace,
+    folder: Folder,
+    *,
+    try_fixes: Annotated[bool, Field(description="recompile with each finding's fix: did it go away?")] = False,
+    out: Out = None,
+    offset: Offset = 0,
+    limit: int = paging.DEFAULT_ROWS,
+) -> dict[str, Any]:
+    """`irscope explain DIR --json` (try_fixes: `--try`): the findings of a dump folder (narrow global accesses,
+    dots off the tensor cores, loads left out of the pipeline, layout conversions in loops, spills), each with
+    its line, cause and fix; a page of them. With try_fixes each fix is recompiled into `out`: the kernel file
+    the dump names is code, so it must lie inside the workspace."""
+    path, manifest = _dump_folder(ws, folder)
+    out_dir = ws.out(out)
+    if try_fixes:
+        ws.path(Context(path, manifest).kernel_file or manifest["file"], "folder (its kernel file)")
+        inputs.check_output_dir(out_dir)
+    [(found_in, found_manifest, found, trials)] = trial.explain_dumps([path], try_fixes, out_dir)
+    [doc] = json.loads(explain_view.as_json([(found_in, found_manifest, found, trials)]))["dumps"]
+    page = paging.rows_page(doc["findings"], offset, limit)
+    doc["findings"], doc["findings_page"] = page["rows"], {k: page[k] for k in ("offset", "total", "next_offset")}
+    return doc
