@@ -48,7 +48,8 @@ class Transcript:
 
     async def call(self, name: str, args: dict[str, Any], *fields: str, text: str | None = None) -> Any:
         result = await self.client.call_tool(name, args)
-        print(f"**→ `{name}`**\n\n```json\n{json.dumps(args, indent=1)}\n```\n")
+        sent = json.dumps(args, indent=1).replace(self.root, "<root>")
+        print(f"**→ `{name}`**\n\n```json\n{sent}\n```\n")
         doc = result.structured_content
         if result.is_error:
             shown = result.content[0].text
@@ -69,7 +70,6 @@ async def session(root: Path) -> None:
         t = Transcript(client, root)
         tools = (await client.list_tools()).tools
         t.say("The agent lists the tools: " + ", ".join(f"`{x.name}`" for x in tools) + ".")
-        names = {x.name for x in tools}
         t.say("It dumps the kernel as the user launches it, for an H100:")
         slow = await t.call(
             "dump",
@@ -82,19 +82,12 @@ async def session(root: Path) -> None:
             "kernels.0.stats.sass.instructions",
         )
         a = slow["kernels"][0]["folder"]
-        if "explain" in names:
-            t.say("It asks why the kernel is slow:")
-            await t.call("explain", {"folder": a}, "findings")
-        t.say(
-            "A memory-bound kernel that issues 16 32-bit loads per thread: it asks which Python lines they come from:"
-        )
+        t.say("A memory-bound kernel that issues 16 32-bit loads per thread. It asks why:")
+        found = ("kind", "cause", "what", "where.line", "where.text", "why", "fix.text", "fix.args")
         await t.call(
-            "lines",
-            {"folder": a, "sort": "global_load", "limit": 2},
-            *[f"lines.{i}.{k}" for i in (0, 1) for k in ("line", "text", "global_load", "instructions")],
-            "total",
+            "explain", {"folder": a}, *[f"findings.{i}.{k}" for i in (0, 2) for k in found], "findings_page.total"
         )
-        t.say("and reads the PTX that line 15 became:")
+        t.say("It reads the PTX that line 15 became, to see it for itself:")
         await t.call(
             "stage",
             {"folder": a, "stage": "ptx", "line": "15", "limit": 16},
@@ -109,8 +102,8 @@ async def session(root: Path) -> None:
             "Each element is loaded on its own, a 32-bit `ld.global.b32` behind its own predicate: the pointers "
             "are 16-byte aligned (a bare `*fp32` is, as Triton's launcher assumes for a torch tensor), but nothing "
             "says that `n_elements` is a multiple of 16, so the mask `offsets < n_elements` may cut through a "
-            "thread's 4 contiguous elements. It dumps again with `n_elements` as `i32:16`, the specialization "
-            "Triton's launcher makes when n is divisible by 16:"
+            "thread's 4 contiguous elements. It applies the fix the findings name, `n_elements` as `i32:16` (the "
+            "specialization Triton's launcher makes when n is divisible by 16), and dumps again:"
         )
         fixed = await t.call(
             "dump",
@@ -121,6 +114,8 @@ async def session(root: Path) -> None:
             "kernels.0.stats.sass.instructions",
         )
         b = fixed["kernels"][0]["folder"]
+        t.say("It asks again:")
+        await t.call("explain", {"folder": b}, "findings", "findings_page.total")
         t.say("and verifies the fix with a diff of the two dumps, the PTX's diff a page at a time:")
         await t.call(
             "diff",

@@ -19,7 +19,7 @@ from irscope.cli.options import LOAD_TIMEOUT_OPTION
 )
 @LOAD_TIMEOUT_OPTION
 def mcp(root, load_timeout):
-    """Serve irscope's tools (dump, stage, passes, lines, diff, capture, sweep, profile, bench) to an MCP
+    """Serve irscope's tools (dump, stage, passes, lines, explain, diff, capture, sweep, profile, bench) to an MCP
     client over stdio, confined to the workspace ROOT. Needs the mcp package: pip install 'irscope[mcp]'."""
     from irscope import mcp as package
 

@@ -36,8 +36,8 @@ from irscope.version import __version__
 
 INSTRUCTIONS = """irscope shows what the Triton compiler makes of a GPU kernel: every stage (TTIR, TTGIR, LLVM IR,
 PTX, SASS / AMDGCN), the MLIR passes, what each Python line became, and diffs of two compiles. Start with
-`dump` (a kernel file and its signature, a target such as h100 or mi300x, compile options in `set`); read its
-folder with `stage`, `lines` and `passes`; compare two dumps with `diff`. Paths are relative to the workspace
+`dump` (a kernel file and its signature, a target such as h100 or mi300x, compile options in `set`); ask
+`explain` why it is slow; read its folder with `stage`, `lines` and `passes`; compare two dumps with `diff`. Paths are relative to the workspace
 root; long texts come a page at a time (offset / next_offset, with the total size said)."""
 
 COMPILE = "Cost: one Triton compile (seconds; a repeat of the same request is served from irscope's cache)."
