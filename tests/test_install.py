@@ -79,11 +79,11 @@ def test_the_base_install_asks_for_no_extra():
     assert extras["report"] == ["jinja2>=3"]
     assert extras["search"] == ["optuna>=3.5", "cmaes"]
     assert extras["ray"] == ["ray[default]>=2.9"] and extras["nvml"] == ["nvidia-ml-py>=12"]
-    assert extras["mcp"] == ["mcp>=1.2"]
+    assert extras["mcp"] == ["mcp>=2.3,<3"]
     assert extras["docs"] == ["mkdocs-material>=9", "mkdocstrings[python]>=0.26"]
     # numpy for the interpreter, never torch: PyPI's torch is the CUDA build (capture names the CPU one)
     assert extras["capture"] == ["numpy>=1.24"]
-    for need in ("pytest>=8", "pytest-xdist>=3.5", "jinja2>=3", "optuna>=3.5", "cmaes", "mcp>=1.2", "helion>=1.5"):
+    for need in ("pytest>=8", "pytest-xdist>=3.5", "jinja2>=3", "optuna>=3.5", "cmaes", "mcp>=2.3,<3", "helion>=1.5"):
         assert need in extras["test"]
     assert not any(d.startswith("torch") for d in extras["test"])  # the README's test lane runs without torch
 

@@ -25,6 +25,7 @@ from irscope.cli import (
     explain,
     frontier,
     lines,
+    mcp,
     passes,
     profile,
     recipes,
@@ -76,6 +77,7 @@ for _command in (
 for _command in (capture.capture, diff_releases.diff_releases, frontier.frontier, diff_profiles.diff_profiles):
     cli.add_command(_command)
 cli.add_command(envs.envs)
+cli.add_command(mcp.mcp)
 
 
 _WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG)
