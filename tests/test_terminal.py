@@ -81,10 +81,11 @@ def test_a_terminal_gets_colour_unless_no_color_or_never(sass_plain):
     code, shown = on_a_terminal("--no-pager", *SASS)
     assert code == 0
     assert "\x1b[2m/*0000*/\x1b[0m" in shown and "\x1b[92m" in shown
+    # no colour (SGR): the progress line on stderr may still move the cursor (erase-line), as a terminal's should
     code, shown = on_a_terminal("--no-pager", *SASS, env={"NO_COLOR": "1"})
-    assert code == 0 and "/*0000*/" in shown and "\x1b[" not in shown
+    assert code == 0 and "/*0000*/" in shown and not ANSI.search(shown)
     code, shown = on_a_terminal("--no-pager", "--color", "never", *SASS)
-    assert code == 0 and "/*0000*/" in shown and "\x1b[" not in shown
+    assert code == 0 and "/*0000*/" in shown and not ANSI.search(shown)
     # NO_COLOR set but empty does not count (no-color.org); --color always wins over NO_COLOR
     code, shown = on_a_terminal("--no-pager", *SASS, env={"NO_COLOR": ""})
     assert "\x1b[2m/*0000*/" in shown

@@ -141,7 +141,7 @@ def tokenise(stage: str, text: str) -> list[Line]:
             regions = regions[:-1]
         scope = "/".join([func, *regions])
         pieces, names = _split(text_line, token, kind_of, lang)
-        ident, dest = _versioned(lang, pieces, names, versions) if lang in ("sass", "amdgcn") else ((), None)
+        ident, dest = _versioned(lang, pieces, names, versions) if lang in MOVES else ((), None)
         if lang == "llvm" and names and not pieces[0] and names[0][0] == "%" and not names[0][1].startswith("%"):
             ident = ("%" + names[0][1], *(n for _, n in names[1:]))  # a label stands for the block's value
         raw_line = raw[origin - 1] if origin <= len(raw) else ""
@@ -222,7 +222,7 @@ def _split(line: str, token, kind_of, lang: str) -> tuple[tuple[str, ...], tuple
 
 EQUAL, RENAMED, CHANGED, REMOVED, ADDED, MOVED = "equal", "renamed", "changed", "removed", "added", "moved"
 # machine code is scheduled: an instruction equal up to the renaming but elsewhere in its function is moved
-MOVES = {"sass", "amdgcn"}
+MOVES = {stages.language(n) for n in stages.names(isa="native")}
 
 
 @dataclass

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from irscope import artifacts
+from irscope import artifacts, stages
 from irscope.artifacts import PassRecord
 from irscope.artifacts import passes as passes_mod
 from irscope.compare.align import Alignment, align_lines, tokenise
@@ -389,7 +389,7 @@ def _divergence(ra, rb, after_a, after_b, first_a, first_b, pairs) -> Divergence
         ta, tb = after_a[i], after_b[j]
         if ta is None or tb is None:
             continue
-        if _ir_differs(ra[i].stage if ra[i].stage in ("ttir", "ttgir") else "ttir", ta, tb):
+        if _ir_differs(ra[i].stage if ra[i].stage in stages.names(passes=True) else "ttir", ta, tb):
             return Divergence("pass", ra[i].stage, ra[i].name, ra[i].index, rb[j].index)
     return Divergence("none")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from irscope import stages
 from irscope.artifacts import PassRecord
 from irscope.compare.align import align
 
@@ -25,7 +26,7 @@ def aligned(records: list[PassRecord], afters: list[str | None], first_ir: str) 
     before: str | None = first_ir
     for rec, after in zip(records, afters):
         if rec.changed and before is not None and after is not None and _small(before) and _small(after):
-            al = align(rec.stage if rec.stage in ("ttir", "ttgir") else "ttir", before, after)
+            al = align(rec.stage if rec.stage in stages.names(passes=True) else "ttir", before, after)
             rec = dataclasses.replace(rec, added=al.added, removed=al.removed)
         out.append(rec)
         before = after
