@@ -1,10 +1,14 @@
 """Rule loop-not-pipelined: in a loop with a dot, an operand's global load stays a synchronous load although
-num_stages asks for a pipeline (NVIDIA sm80+).
+num_stages asks for a pipeline (NVIDIA sm80+; AMD for while loops).
 
-The software pipeliner (tritongpu-pipeline; its latency assignment) pipelines a dot operand's load as an async
-copy (cp.async: 4, 8 or 16 bytes) or TMA; a load narrower than 4 bytes per thread cannot be copied
-asynchronously and is left out of the schedule. The rule finds the tt.load left in the loop, reads its width
-and names why it is narrow (the narrow-access causes)."""
+Two causes are traced:
+- narrow loads (NVIDIA): the software pipeliner (tritongpu-pipeline; its latency assignment) pipelines a dot
+  operand's load as an async copy (cp.async: 4, 8 or 16 bytes) or TMA; a load narrower than 4 bytes per thread
+  cannot be copied asynchronously and is left out of the schedule. The rule finds the tt.load left in the
+  loop, reads its width and names why it is narrow (the narrow-access causes).
+- `while-loop` (NVIDIA and AMD): the pipeliners (NVIDIA's assignLatencies / scheduleLoops / lowerLoops, AMD's
+  stream pipeliner) collect only `scf::ForOp`s; a Python `while` becomes `scf.while`, whose loads are never
+  staged, whatever num_stages says. The rule finds a dot operand's global load inside an scf.while."""
 
 from __future__ import annotations
 
@@ -20,21 +24,73 @@ _PIPELINED = {
 }
 
 
-def feeds_dot(mod: ir.Module, value: str, loop: int, depth: int = 0) -> bool:
+_GLOBAL_LOADS = {"tt.load", "amdg.buffer_load"}
+
+
+def feeds_dot(mod: ir.Module, value: str, loop: int, depth: int = 0, whiles: bool = False) -> bool:
+    """Whether the value reaches a dot inside the same loop (an scf.for's TTGIR line; an scf.while's if `whiles`)."""
     for use in mod.uses.get(value, []):
-        if loop not in use.loops:
+        if loop not in (use.whiles if whiles else use.loops):
             continue
-        if use.name in _DOT_OPS:
+        if use.name in _DOT_OPS or use.name == "tt.dot_scaled":
             return True
-        if depth < 6 and any(feeds_dot(mod, r, loop, depth + 1) for r in use.results):
+        if depth < 6 and any(feeds_dot(mod, r, loop, depth + 1, whiles) for r in use.results):
             return True
     return False
 
 
 def rule(ctx: Context) -> list[Finding]:
     stages = int(ctx.options.get("num_stages") or 0)
+    out = _while_loops(ctx, stages)
     if ctx.vendor != "nvidia" or ctx.arch < 80 or stages < 2:
+        return out
+    return out + _narrow_loads(ctx, stages)
+
+
+def _while_loops(ctx: Context, stages: int) -> list[Finding]:
+    if stages < 2 or (ctx.vendor == "nvidia" and ctx.arch < 80):
         return []
+    mod = ctx.module
+    whiles = {op.n: op for op in mod.ops if op.name == "scf.while"}
+    findings = []
+    for op in mod.ops:
+        if op.name not in _GLOBAL_LOADS or not op.whiles or not op.results:
+            continue
+        loop = op.whiles[-1]
+        if op.loops and loop < op.loops[-1]:  # inside an scf.for nested in the while: that for is the loop
+            continue
+        if not feeds_dot(mod, op.results[0], loop, whiles=True):
+            continue
+        line = ctx.py_line(op)
+        loop_line = ctx.py_line(whiles[loop]) if loop in whiles else 0
+        pattern = access.SASS_GLOBAL["load"] if ctx.vendor == "nvidia" else access.AMD_GLOBAL_LOAD
+        machine = [
+            f"{ctx.machine_stage} {n}: {t[:120]}" for n, t in ctx.stage_at(line, ctx.machine_stage) if pattern.search(t)
+        ][:3]
+        pipeliner = "tritongpu-pipeline" if ctx.vendor == "nvidia" else "tritonamdgpu-stream-pipeline"
+        findings.append(
+            Finding(
+                "loop-not-pipelined",
+                "while-loop",
+                f"the dot operand loaded on line {line} stays a synchronous global load inside the `while` loop of "
+                f"line {loop_line} (num_stages={stages}); nothing of the loop is pipelined",
+                ctx.where(line, [op], machine),
+                "a Python `while` loop becomes scf.while, and the software pipeliner only schedules scf.for loops "
+                "(it collects `scf::ForOp`s), so the load is issued and waited for in the same iteration as its dot",
+                [
+                    f"TTGIR {op.n}: {op.name} inside scf.while (TTGIR line {loop}), no scf.for around it",
+                    f"decided by {pipeliner} (it walks scf.for loops only)",
+                ],
+                Fix(
+                    "write the loop as `for k in range(0, K, BLOCK_K):` (a counted loop the pipeliner can stage); "
+                    "a data-dependent bound is fine as the range's end"
+                ),
+            )
+        )
+    return findings
+
+
+def _narrow_loads(ctx: Context, stages: int) -> list[Finding]:
     mod = ctx.module
     loops = {op.n: op for op in mod.ops if op.name == "scf.for"}
     findings = []
