@@ -112,3 +112,20 @@ def test_shipped_matmul_low_occupancy_by_design_is_no_finding(out):
     d = api.dump(str(EXAMPLES / "matmul.py"), name="matmul_kernel", signature=sig, target="cuda:90", out=out)
     assert d.manifest["stats"]["occupancy"]["occupancy"] <= 0.125  # 2 blocks of 4 warps
     assert "low-occupancy" not in {f.kind for f in d.findings}
+
+
+@pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942"])
+def test_num_stages_asked_does_not_reach_a_loop_without_a_dot(out, target):
+    sig = "*fp32:16, *fp32:16, i32:16, 1024, 32, {s}"
+    (f,) = found(out, "stream_loop.py", sig.format(s="None"), target, {"num_stages": 3})
+    assert (f.kind, f.where.line, f.cause) == (
+        "loop-not-pipelined",
+        line_of("stream_loop.py", "x = tl.load("),
+        "no-dot",
+    )
+    assert f"loop of line {line_of('stream_loop.py', 'for r in')}" in f.what and "num_stages=3 was asked" in f.what
+    assert "tl.range(" in f.fix.text and "num_stages=3" in f.fix.text
+    assert any("no tt.num_stages" in e for e in f.evidence)
+    # the loop asks itself: pipelined, no finding; Triton's default num_stages (not asked): no finding
+    assert found(out, "stream_loop.py", sig.format(s="3"), target, {"num_stages": 3}) == []
+    assert found(out, "stream_loop.py", sig.format(s="None"), target) == []

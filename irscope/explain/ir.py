@@ -44,6 +44,7 @@ class Op:
     frames: lineinfo.Frames
     loops: list[int] = field(default_factory=list)  # the TTGIR lines of the scf.for ops around it, outermost first
     whiles: list[int] = field(default_factory=list)  # the TTGIR lines of the scf.while ops around it
+    tail: str = ""  # a region op's closing line (`} {tt.num_stages = 3 : i32} loc(...)`: its attributes)
 
 
 @dataclass
@@ -149,6 +150,8 @@ def parse(text: str) -> Module:
         if body.startswith("}"):
             closed = loops.pop()[1] if loops else None
             if not body.endswith("{"):
+                if closed is not None:
+                    closed.tail = body
                 continue
             # `} do {`: the while's body, a second region of the same op
             loops.append((n, closed if closed is not None and closed.name == "scf.while" else None))

@@ -8,7 +8,12 @@ Two causes are traced:
   loop, reads its width and names why it is narrow (the narrow-access causes).
 - `while-loop` (NVIDIA and AMD): the pipeliners (NVIDIA's assignLatencies / scheduleLoops / lowerLoops, AMD's
   stream pipeliner) collect only `scf::ForOp`s; a Python `while` becomes `scf.while`, whose loads are never
-  staged, whatever num_stages says. The rule finds a dot operand's global load inside an scf.while."""
+  staged, whatever num_stages says. The rule finds a dot operand's global load inside an scf.while.
+- `no-dot` (NVIDIA sm80+ and AMD): the latency assignment (NVIDIA) and the stream pipeliner (AMD) stage the
+  loads of a loop without a dot only when the loop itself carries `tt.num_stages` (`pipelineWithoutDot =
+  forOp->hasAttr(kNumStagesAttrName)`, set by `tl.range(..., num_stages=N)`); the kernel's num_stages, asked
+  for with --set or a recipe, does not reach it. Reported only where num_stages was asked (not Triton's
+  default) and the load is wide enough (32 bits a thread) for the pipeliner to take it once asked."""
 
 from __future__ import annotations
 
@@ -41,10 +46,61 @@ def feeds_dot(mod: ir.Module, value: str, loop: int, depth: int = 0, whiles: boo
 
 def rule(ctx: Context) -> list[Finding]:
     stages = int(ctx.options.get("num_stages") or 0)
-    out = _while_loops(ctx, stages)
+    out = _while_loops(ctx, stages) + _loops_without_dot(ctx, stages)
     if ctx.vendor != "nvidia" or ctx.arch < 80 or stages < 2:
         return out
     return out + _narrow_loads(ctx, stages)
+
+
+def _loops_without_dot(ctx: Context, stages: int) -> list[Finding]:
+    asked = "num_stages" in (ctx.manifest.get("option_sources") or {})  # user_options may be a cache hit's
+    if not asked or stages < 2 or (ctx.vendor == "nvidia" and ctx.arch < 80):
+        return []
+    mod = ctx.module
+    findings = []
+    for loop in (op for op in mod.ops if op.name == "scf.for"):
+        inside = [o for o in mod.ops if loop.n in o.loops]
+        if "tt.num_stages" in loop.tail or any(o.name in _DOT_OPS | _PIPELINED | {"tt.dot_scaled"} for o in inside):
+            continue
+        for op in inside:
+            if op.name not in _GLOBAL_LOADS or op.loops[-1] != loop.n or not op.results or not mod.tensors(op):
+                continue
+            line = ctx.py_line(op)
+            code = ctx.stage_at(line, "amdgcn" if ctx.vendor == "amd" else "llir")
+            widths = access.machine_widths([t for _, t in code], "load", ctx.vendor)
+            if not widths or max(widths) < 32:  # a load the pipeliner filters as small: asking would not help
+                continue
+            findings.append(_no_dot(ctx, op, loop, line, stages))
+    return findings
+
+
+def _no_dot(ctx: Context, op: ir.Op, loop: ir.Op, line: int, stages: int) -> Finding:
+    loop_line = ctx.py_line(loop)
+    pattern = access.SASS_GLOBAL["load"] if ctx.vendor == "nvidia" else access.AMD_GLOBAL_LOAD
+    machine = [
+        f"{ctx.machine_stage} {n}: {t[:120]}" for n, t in ctx.stage_at(line, ctx.machine_stage) if pattern.search(t)
+    ]
+    source = (ctx.manifest.get("option_sources") or {}).get("num_stages", "the options")
+    return Finding(
+        "loop-not-pipelined",
+        "no-dot",
+        f"the global load on line {line} stays a synchronous load inside the loop of line {loop_line}, although "
+        f"num_stages={stages} was asked ({source}); the loop has no dot",
+        ctx.where(line, [op], machine[:3]),
+        "the software pipeliner stages the loads of a loop without a dot only when the loop itself asks for stages "
+        "(a tt.num_stages attribute on the scf.for, from tl.range(..., num_stages=N)); the kernel's num_stages "
+        "applies to loops with a dot, so each iteration waits for its own load",
+        [
+            f"TTGIR {op.n}: {op.name} inside scf.for (TTGIR line {loop.n}), which has no tt.num_stages and no dot",
+            "decided by "
+            + ("tritongpu-pipeline" if ctx.vendor == "nvidia" else "tritonamdgpu-stream-pipeline")
+            + " (pipelineWithoutDot: only with the loop's own tt.num_stages)",
+        ],
+        Fix(
+            f"ask for this loop: `for ... in tl.range(start, end, step, num_stages={stages}):` "
+            "(the loop's loads then prefetch that many iterations ahead)"
+        ),
+    )
 
 
 def _while_loops(ctx: Context, stages: int) -> list[Finding]:
