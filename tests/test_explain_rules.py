@@ -129,3 +129,23 @@ def test_num_stages_asked_does_not_reach_a_loop_without_a_dot(out, target):
     # the loop asks itself: pipelined, no finding; Triton's default num_stages (not asked): no finding
     assert found(out, "stream_loop.py", sig.format(s="3"), target, {"num_stages": 3}) == []
     assert found(out, "stream_loop.py", sig.format(s="None"), target) == []
+
+
+@pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942", "hip:gfx950"])
+def test_an_index_load_gets_no_stage_of_its_own_at_two_stages(out, target):
+    sig = "*i32:16, *fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, 64, 64, 32"
+    fs = [f for f in found(out, "gather_dot.py", sig, target, {"num_stages": 2}) if f.kind == "loop-not-pipelined"]
+    (f,) = fs
+    rows, a = line_of("gather_dot.py", "rows = tl.load("), line_of("gather_dot.py", "a = tl.load(")
+    assert (f.where.line, f.cause) == (rows, "indirect-2-stages")
+    assert f"addresses of the load on line {a}" in f.what and "num_stages=2" in f.what
+    assert f.fix.sets == {"num_stages": 3}
+    after = found(out, "gather_dot.py", sig, target, {"num_stages": 3})
+    assert not [f for f in after if f.kind == "loop-not-pipelined"]
+
+
+def test_a_gathered_operand_is_no_tma_finding(out):
+    sig = "*i32:16, *fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, 64, 64, 32"
+    assert found(out, "gather_dot.py", sig, "cuda:90") == []  # A's rows come from an index load: no TMA box
+    (f,) = found(out, "bound_dot.py", BOUND, "cuda:90")  # the same loop without the gather
+    assert f.kind == "tma-unused"

@@ -13,7 +13,13 @@ Two causes are traced:
   loads of a loop without a dot only when the loop itself carries `tt.num_stages` (`pipelineWithoutDot =
   forOp->hasAttr(kNumStagesAttrName)`, set by `tl.range(..., num_stages=N)`); the kernel's num_stages, asked
   for with --set or a recipe, does not reach it. Reported only where num_stages was asked (not Triton's
-  default) and the load is wide enough (32 bits a thread) for the pipeliner to take it once asked."""
+  default) and the load is wide enough (32 bits a thread) for the pipeliner to take it once asked.
+- `indirect-2-stages` (NVIDIA sm80+ and AMD): a load whose values make another load's addresses (a gather's
+  index) sits one indirection level above the dot; the latency assignment puts loads of different levels in
+  different stages, and with num_stages=2 "we will have no stage available for indirect loads with dist >= 1"
+  (AssignLatencies.cpp; AMD's stream pipeliner the same), so the index load stays synchronous and the
+  dependent copy waits for it each iteration. Found where the index load's value reaches another load's
+  address in the same iteration (not through the loop's carried values, which is how a staged one arrives)."""
 
 from __future__ import annotations
 
@@ -46,7 +52,7 @@ def feeds_dot(mod: ir.Module, value: str, loop: int, depth: int = 0, whiles: boo
 
 def rule(ctx: Context) -> list[Finding]:
     stages = int(ctx.options.get("num_stages") or 0)
-    out = _while_loops(ctx, stages) + _loops_without_dot(ctx, stages)
+    out = _while_loops(ctx, stages) + _loops_without_dot(ctx, stages) + _indirect_loads(ctx, stages)
     if ctx.vendor != "nvidia" or ctx.arch < 80 or stages < 2:
         return out
     return out + _narrow_loads(ctx, stages)
@@ -192,3 +198,71 @@ def _narrow_loads(ctx: Context, stages: int) -> list[Finding]:
             )
         )
     return findings
+
+
+_ADDRESSED = _GLOBAL_LOADS | _PIPELINED | {"amdg.buffer_load_to_local"}
+
+
+def _same_iteration_loads(mod: ir.Module, value: str, loop: int, seen: set[str]) -> list[ir.Op]:
+    """The loads of the loop whose operands the value reaches within one iteration (not through scf.yield)."""
+    out = []
+    for use in mod.uses.get(value, []):
+        if loop not in use.loops or use.name == "scf.yield":
+            continue
+        if use.name in _ADDRESSED:
+            out.append(use)
+            continue
+        for r in use.results:
+            if r not in seen:
+                seen.add(r)
+                out += _same_iteration_loads(mod, r, loop, seen)
+    return out
+
+
+def _indirect_loads(ctx: Context, stages: int) -> list[Finding]:
+    if stages != 2 or (ctx.vendor == "nvidia" and ctx.arch < 80):
+        return []
+    mod = ctx.module
+    findings = []
+    for loop in (op for op in mod.ops if op.name == "scf.for"):
+        inside = [o for o in mod.ops if loop.n in o.loops]
+        if not any(o.name in _DOT_OPS or o.name == "tt.dot_scaled" for o in inside):
+            continue
+        for op in inside:
+            if op.name not in _GLOBAL_LOADS or op.loops[-1] != loop.n or not op.results:
+                continue
+            targets = [t for t in _same_iteration_loads(mod, op.results[0], loop.n, set()) if t is not op]
+            line = ctx.py_line(op)
+            code = ctx.stage_at(line, "amdgcn" if ctx.vendor == "amd" else "llir")
+            widths = access.machine_widths([t for _, t in code], "load", ctx.vendor)
+            if not targets or not widths or max(widths) < 32:  # under 32 bits the pipeliner filters it anyway
+                continue
+            findings.append(_indirect(ctx, op, loop, line, sorted({ctx.py_line(t) for t in targets})))
+    return findings
+
+
+def _indirect(ctx: Context, op: ir.Op, loop: ir.Op, line: int, dependent: list[int]) -> Finding:
+    pattern = access.SASS_GLOBAL["load"] if ctx.vendor == "nvidia" else access.AMD_GLOBAL_LOAD
+    machine = [
+        f"{ctx.machine_stage} {n}: {t[:120]}" for n, t in ctx.stage_at(line, ctx.machine_stage) if pattern.search(t)
+    ]
+    lines = ", ".join(str(n) for n in dependent)
+    return Finding(
+        "loop-not-pipelined",
+        "indirect-2-stages",
+        f"the load on line {line}, whose values make the addresses of the load on line {lines}, stays a synchronous "
+        f"load inside the loop of line {ctx.py_line(loop)} (num_stages=2): each iteration waits for it before the "
+        "dependent load can start",
+        ctx.where(line, [op], machine[:3]),
+        "the pipeliner puts a load that feeds another load's address one stage before it (indirection level 1, two "
+        "stages above the dot); with num_stages=2 there is no stage for it, so it is left in the loop body and "
+        "used in the same iteration",
+        [
+            f"TTGIR {op.n}: {op.name} inside scf.for (TTGIR line {loop.n}); its value reaches the address of the "
+            f"load on line {lines} in the same iteration, not through the loop's carried values",
+            "decided by "
+            + ("tritongpu-pipeline" if ctx.vendor == "nvidia" else "tritonamdgpu-stream-pipeline")
+            + ' (latency assignment: "no stage available for indirect loads with dist >= 1" at 2 stages)',
+        ],
+        Fix("num_stages=3 (a stage for the index load, one for the data it addresses)", sets={"num_stages": 3}),
+    )
