@@ -149,3 +149,28 @@ def test_a_gathered_operand_is_no_tma_finding(out):
     assert found(out, "gather_dot.py", sig, "cuda:90") == []  # A's rows come from an index load: no TMA box
     (f,) = found(out, "bound_dot.py", BOUND, "cuda:90")  # the same loop without the gather
     assert f.kind == "tma-unused"
+
+
+@pytest.mark.parametrize("target", ["cuda:90", "cuda:80"])
+def test_column_reads_of_an_unswizzled_buffer_conflict_on_banks(out, target):
+    pytest.importorskip("triton.experimental.gluon")
+    fs = found(out, "transpose_smem.py", "*fp32:16, *fp32:16, 64, 1", target)
+    (f,) = fs
+    assert (f.kind, f.where.line, f.cause) == (
+        "bank-conflicts",
+        line_of("transpose_smem.py", "buf.load(cols)"),
+        "shared-layout",
+    )
+    assert "31 bank conflict(s)" in f.what and "32 wavefronts" in f.what  # 32 lanes, one bank
+    assert "max_phase=32" in f.fix.text and "gives 0 conflict(s)" in f.fix.text
+    assert any("no ldmatrix/stmatrix" in e for e in f.evidence)
+    # the row store (stmatrix) is not counted; the swizzle the fix names has no finding
+    assert found(out, "transpose_smem.py", "*fp32:16, *fp32:16, 64, 32", target) == []
+
+
+def test_no_bank_finding_without_tritons_model(out, monkeypatch):
+    from irscope.explain import banks
+
+    d = api.dump(str(PITFALLS / "transpose_smem.py"), signature="*fp32:16, *fp32:16, 64, 1", target="cuda:90", out=out)
+    monkeypatch.setattr(banks, "_model", lambda target, warps: None)
+    assert banks.rule(explain.context.Context(d.folder, d.manifest)) == []
