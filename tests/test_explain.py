@@ -118,7 +118,7 @@ def test_unaligned_operand_is_left_out_of_the_pipeline(out):
         ("narrow-access", a_line, "ptr-align"),
     }
     pipe = next(f for f in fs if f.kind == "loop-not-pipelined")
-    assert "num_stages=3" in pipe.what and "loop of line " + str(line_of("dot_loop.py", "for k in")) in pipe.what
+    assert "num_stages=3" in pipe.what and "loop of line " + str(line_of("dot_loop.py", "for _k in")) in pipe.what
     assert kinds(found(out, "dot_loop.py", DOT16.format(m=64), "cuda:90")) == {"tma-unused"}  # both pipelined
 
 
@@ -126,7 +126,7 @@ def test_unaligned_operand_is_left_out_of_the_pipeline(out):
 def test_cp_async_operands_where_tma_was_possible(out, target):
     (f,) = found(out, "dot_loop.py", DOT16.format(m=64), target)
     assert (f.kind, f.where.line, f.cause) == ("tma-unused", line_of("dot_loop.py", "a = tl.load("), "pointer-loads")
-    assert f"line {line_of('dot_loop.py', 'for k in')}" in f.what and "cp.async" in f.what
+    assert f"line {line_of('dot_loop.py', 'for _k in')}" in f.what and "cp.async" in f.what
     assert "make_tensor_descriptor" in f.fix.text and not f.fix.tryable
     assert any("LDGSTS" in m for m in f.where.machine)
     desc = "tensordesc<fp16[64, 32]>, tensordesc<fp16[32, 64]>, tensordesc<fp16[64, 64]>, i32:16, 64, 64, 32"

@@ -28,6 +28,7 @@ _OPS = {
     "amdg.buffer_store": "store",
     "amdg.buffer_load_to_local": "load",
 }
+AMD_GLOBAL_LOAD = re.compile(r"\b(?:global|buffer)_load_")
 SASS_GLOBAL = {"load": re.compile(r"\b(LDG|LDGSTS)\b"), "store": re.compile(r"\bSTG\b")}
 Cause = tuple[str, str, list[str], dict[str, str], str]  # tag, why, evidence, --arg overrides, fix
 _BREAKS = {"arith.remsi", "arith.remui", "arith.divsi", "arith.divui"}

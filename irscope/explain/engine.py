@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from irscope import artifacts
-from irscope.explain import access, converts, dots, pipeline, spills, tma
+from irscope.explain import access, banks, converts, dots, occupancy, pipeline, spills, tma
 from irscope.explain.context import Context
 from irscope.explain.model import Finding
 
-RULES = (access.rule, dots.rule, pipeline.rule, tma.rule, converts.rule, spills.rule)
+RULES = (access.rule, dots.rule, pipeline.rule, tma.rule, converts.rule, spills.rule, occupancy.rule, banks.rule)
 
 
 def findings(source: Any, manifest: Any = None) -> list[Finding]:

@@ -43,6 +43,8 @@ class Op:
     text: str
     frames: lineinfo.Frames
     loops: list[int] = field(default_factory=list)  # the TTGIR lines of the scf.for ops around it, outermost first
+    whiles: list[int] = field(default_factory=list)  # the TTGIR lines of the scf.while ops around it
+    tail: str = ""  # a region op's closing line (`} {tt.num_stages = 3 : i32} loc(...)`: its attributes)
 
 
 @dataclass
@@ -138,7 +140,7 @@ def parse(text: str) -> Module:
     units = {u.line: u for u in lineinfo.mlir_units(text)}
     ops: list[Op] = []
     args: dict[str, Arg] = {}
-    loops: list[tuple[int, Op | None]] = []  # open regions: (TTGIR line, the scf.for op or None)
+    loops: list[tuple[int, Op | None]] = []  # open regions: (TTGIR line, the scf.for / scf.while op or None)
     carried: dict[str, list[str]] = {}
     ints = dict(_MODULE_INT.findall(text))
     for n, line in enumerate(text.splitlines(), 1):
@@ -146,11 +148,13 @@ def parse(text: str) -> Module:
         if body.startswith("tt.func"):
             args.update(_parse_args(body))
         if body.startswith("}"):
-            if loops:
-                loops.pop()
+            closed = loops.pop()[1] if loops else None
             if not body.endswith("{"):
+                if closed is not None:
+                    closed.tail = body
                 continue
-            loops.append((n, None))
+            # `} do {`: the while's body, a second region of the same op
+            loops.append((n, closed if closed is not None and closed.name == "scf.while" else None))
             continue
         unit = units.get(n)
         m = _RESULTS.match(line)
@@ -165,7 +169,8 @@ def parse(text: str) -> Module:
             [v for v in _VALUE.findall(rest) if v not in results],
             body,
             unit.frames if unit else (),
-            [o.n for _, o in loops if o is not None],
+            [o.n for _, o in loops if o is not None and o.name == "scf.for"],
+            [o.n for _, o in loops if o is not None and o.name == "scf.while"],
         )
         if name == "scf.for":
             iv = re.match(r"\s*scf\.for\s+(%[\w.$-]+)\s*=\s*(%[\w.$-]+)\s+to\s+%[\w.$-]+\s+step\s+(%[\w.$-]+)", rest)
@@ -174,12 +179,12 @@ def parse(text: str) -> Module:
             for inner, init in _ITER_ARG.findall(rest.split("iter_args", 1)[1] if "iter_args" in rest else ""):
                 carried.setdefault(inner, []).append(init)
             op.results = results
-        if name == "scf.yield" and loops and loops[-1][1] is not None:
+        if name == "scf.yield" and loops and loops[-1][1] is not None and loops[-1][1].name == "scf.for":
             _bind_yield(loops[-1][1], op, carried)
         if unit or name.startswith(("scf.", "tt.", "ttg.", "arith.")):
             ops.append(op)
         if body.endswith("{"):
-            loops.append((n, op if name == "scf.for" else None))
+            loops.append((n, op if name in ("scf.for", "scf.while") else None))
     return _module(
         ops, args, _layouts(text), int(ints.get("ttg.num-warps", 4)), int(ints.get("ttg.threads-per-warp", 32)), carried
     )

@@ -12,6 +12,8 @@ KINDS = {
     "loop-not-pipelined": "a loop's global loads are not pipelined",
     "convert-in-loop": "convert_layout through shared memory inside a loop",
     "spills": "registers spilled to local memory",
+    "bank-conflicts": "shared-memory loads/stores whose lanes conflict on banks (Triton's model)",
+    "low-occupancy": "so few warps fit on an SM (waves on a CU) that some of its schedulers have none",
 }
 
 

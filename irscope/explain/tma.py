@@ -3,11 +3,14 @@ where TMA (one instruction a tile, no address math per thread) was possible.
 
 Triton pipelines loads through tensors of pointers (`tl.load`) with cp.async; TMA copies only from a tensor
 descriptor. The rule reports a loop whose dot operands come through ttg.async_copy_global_to_local, every copy
-16 bytes wide (so the rows are 16-byte aligned and contiguous, as TMA needs), and no TMA copy in the loop."""
+16 bytes wide (so the rows are 16-byte aligned and contiguous, as TMA needs), and no TMA copy in the loop.
+A loop where a copy's addresses come from loaded values (a gather: rows picked by an index load) is left
+alone: a TMA copy is a box of a tensor, and a gather of rows is not one (sm100's TMA gather is a different
+op, with its own limits)."""
 
 from __future__ import annotations
 
-from irscope.explain import access, pipeline
+from irscope.explain import access, ir, pipeline
 from irscope.explain.context import Context
 from irscope.explain.model import Finding, Fix
 
@@ -33,6 +36,8 @@ def rule(ctx: Context) -> list[Finding]:
         ]
         if not lines or sync:
             continue  # an operand not pipelined at all is loop-not-pipelined's finding
+        if any(_gathered(mod, op) for op in copies):
+            continue
         widths = [
             w for n in lines for w in access.machine_widths([t for _, t in ctx.stage_at(n, "llir")], "load", "nvidia")
         ]
@@ -63,3 +68,14 @@ def rule(ctx: Context) -> list[Finding]:
             )
         )
     return findings
+
+
+_READS = {"tt.load", "ttg.local_load", "ttg.async_copy_global_to_local", "amdg.buffer_load"}
+
+
+def _gathered(mod: ir.Module, copy: ir.Op) -> bool:
+    """Whether the copy's addresses depend on a value read from memory (an index load)."""
+    if not copy.operands:
+        return False
+    ops, _ = mod.producers(copy.operands[0])
+    return any(op.name in _READS for op in ops)
