@@ -292,7 +292,8 @@
         });
         r.appendChild(v); card.appendChild(r);
       });
-      row("fix", "f-fix", str(f.fix) + (f.tryable ? "   (irscope explain --try recompiles with it)" : ""));
+      var fix = row("fix", "f-fix", str(f.fix));
+      if (f.tryable) fix.lastChild.appendChild(el("span", "f-try", "irscope explain --try recompiles with it and says whether the finding went away"));
       out.appendChild(card);
     });
     box.replaceChildren(out);
