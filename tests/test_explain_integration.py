@@ -63,7 +63,7 @@ def keys(items: list[dict]) -> list[list]:
 
 def test_diff_json_lists_the_finding_that_went_away_and_nothing_else(pair):
     doc = pair["doc"]
-    assert doc["a"]["user_options"] == {"num_warps": 2} and doc["b"]["user_options"] == {"num_warps": 4}
+    assert doc["inputs"]["options.num_warps"] == {"a": 2, "b": 4}
     f = doc["findings"]
     assert list(f) == ["appeared", "went_away", "both"]
     assert keys(f["went_away"]) == [["dot-not-tensor-core", DOT_LINE, "num-warps"]]
