@@ -275,3 +275,29 @@ def test_diff_page_has_the_findings_block(pair, browser):
     # above the tabs and the side-by-side view, which stay as they were
     assert pg.evaluate("document.querySelector('.findings-diff').nextElementSibling.matches('nav.tabs')")
     pg.close()
+
+
+@needs_browser
+def test_without_a_source_map_the_line_is_text_and_the_ttgir_link_still_works(pair, browser, tmp_path):
+    from irscope.report import model
+    from irscope.views import report as view
+    from tests.helpers import copy_without_map
+
+    folder = copy_without_map(pair["a"], tmp_path / "nomap")
+    d = model.dump_model(folder, with_layouts=False)
+    (f,) = [x for x in d["findings"] if x["kind"] == "dot-not-tensor-core"]
+    assert f["line"] == DOT_LINE and f["src"] == 0 and f["ttgir"][0][0] == "ttgir"
+    (tmp_path / "r.html").write_text(view.render(model.report_model([folder], with_layouts=False)))
+    pg = browser.new_page(viewport={"width": 1500, "height": 900})
+    pg.goto((tmp_path / "r.html").resolve().as_uri())
+    pg.wait_for_selector("body[data-ready='1']")
+    pg.click("nav.tabs button[data-tab='findings']")
+    card = pg.locator(".finding[data-kind='dot-not-tensor-core']")
+    assert (
+        card.locator("button.f-src").count() == 0
+        and card.locator(".f-noline").first.text_content() == f"line {DOT_LINE}"
+    )
+    card.locator("button.f-stage").first.click()
+    assert pg.locator(".pane[data-pane='1']").get_attribute("data-hl-lines") == str(f["ttgir"][0][1])
+    assert "tt.dot" in pg.locator(".pane[data-pane='1'] .ln.hl .code").text_content()
+    pg.close()
