@@ -288,6 +288,7 @@ def test_json_schema_is_stable(dumps):
         "passes",
         "files",
         "sources_differ",
+        "findings",
     ]
     assert doc["sources_differ"] is False and doc["files"]["a"] == doc["files"]["b"] == doc["file"]
     assert doc["irscope_diff"] == 1 and doc["normalized"] is True and doc["kernel"] == "add_kernel"

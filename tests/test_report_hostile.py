@@ -182,8 +182,13 @@ def hostile(real, tmp_path_factory):
     b = make_hostile(real["b"], out / "dumps" / "b", "B")
     b["profile"] = make_hostile_profile(b["folder"], b["map"], Hostile("P"))  # a's gutter stays static
     rm = model.report_model([a["folder"], b["folder"]])
+    for d in rm["dumps"]:  # findings quote the folder's IR and source lines: hostile ones, on both dumps
+        d["findings"] = _hostile_findings(Hostile("F"))
+    d["findings_error"] = Hostile("E")()  # the second dump: the engine's failure, said as text
     report = output.write_page(out / "report.html", view.render(rm))
     dm = pages.diff_model(diff.compare(load_side("a", a["folder"]), load_side("b", b["folder"])))
+    h = Hostile("G")
+    dm["findings"] = {k: [_short(h) for _ in range(2)] for k in ("went_away", "appeared", "both")} | {"error": ""}
     diff_page = output.write_page(out / "diff.html", view.render(dm))
     sm, configs, timing = _sweep()
     sweep = output.write_page(out / "sweep.html", view.render(sm))
@@ -198,6 +203,33 @@ def hostile(real, tmp_path_factory):
         "sweep": sweep,
         "configs": configs,
     }
+
+
+def _hostile_findings(h: Hostile) -> list[dict]:
+    """Findings as report.model.finding makes them, every string hostile; one links to a real source line and TTGIR
+    line, one to a stage the page does not have."""
+    return [
+        {
+            "kind": h(),
+            "title": h(),
+            "cause": h(),
+            "what": h(),
+            "why": h(),
+            "evidence": [h(), h()],
+            "fix": h(),
+            "tryable": i == 0,
+            "line": 7 + i,
+            "text": h(),
+            "src": 3 if i == 0 else 0,
+            "ttgir": [["ttgir", 5, h()], [h(), 6, h()]],
+            "machine": [[h(), 9, h()], ["sass", 0, h()]],
+        }
+        for i in range(2)
+    ]
+
+
+def _short(h: Hostile) -> dict:
+    return {"kind": h(), "cause": h(), "line": 4, "what": h()}
 
 
 def _sweep():
@@ -439,6 +471,23 @@ def _click_lines(pg, pane: int, count: int = 12):
             ln.click()
 
 
+def _check_findings(p: Probe, m: dict) -> None:
+    """The hostile findings shown as text on the first dump (every link clicked), the engine's error on the second."""
+    pg, d = p.page, m["dumps"][0]
+    pg.click("#d0 nav.tabs button[data-tab='findings']")
+    shown = p.text("#d0 .finding")
+    assert len(shown) == 2
+    for f, text in zip(d["findings"], shown):
+        for k in ("kind", "cause", "what", "why", "fix", "text"):
+            assert f[k] in text, k
+        assert all(e in text for e in f["evidence"]) and all(x[2] in text for x in f["ttgir"] + f["machine"])
+    assert p.text("#d0 .finding .f-kind") == [f["kind"] for f in d["findings"]]
+    for button in pg.locator("#d0 .finding button.f-link").all():
+        pg.click("#d0 nav.tabs button[data-tab='findings']")
+        button.click()
+    assert m["dumps"][1]["findings_error"] in p.text("#d1 .tab[data-tab='findings'] .warn")[0]
+
+
 @needs_browser
 def test_report_page_runs_nothing_from_the_folder(browser, hostile):
     p = Probe(browser, hostile["report"])
@@ -464,6 +513,7 @@ def test_report_page_runs_nothing_from_the_folder(browser, hostile):
     titles = pg.locator("#d0 .pane[data-pane='0'] .gut i").evaluate_all("els => els.map(e => e.getAttribute('title'))")
     assert titles and all(a["stage_names"]["sass"] in t for t in titles)
 
+    _check_findings(p, m)
     for dump in ("d0", "d1"):
         pg.select_option("#dump-pick", dump)
         sec = f"section#{dump}"
@@ -519,6 +569,9 @@ def test_diff_page_runs_nothing_from_the_folders(browser, hostile):
     pg = p.page
     m = hostile["diff_model"]
     names = hostile["a"]["stage_names"]
+    fd = m["findings"]
+    assert p.text(".findings-diff .fd-what") == [f["what"] for k in ("went_away", "appeared", "both") for f in fd[k]]
+    assert p.text(".findings-diff .fd b") == [f["kind"] for k in ("went_away", "appeared", "both") for f in fd[k]]
     pg.click("nav.tabs button[data-tab='stages']")
     assert [t.split("\n")[0] for t in p.text("tr.stage-row td:first-child")] == [s["stage"] for s in m["stages"]]
     for i, s in enumerate(m["stages"]):

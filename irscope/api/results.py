@@ -13,6 +13,7 @@ from irscope import artifacts, explain
 from irscope.api import display
 from irscope.artifacts import profiled, sourcemap
 from irscope.compare.align import Alignment
+from irscope.compare.command import FindingsDiff, match_findings
 from irscope.compare.diff import DiffResult, StageDiff
 from irscope.compare.sides import load_side
 from irscope.compare.summary import StageSummary
@@ -169,6 +170,8 @@ class Diff:
                   .alignment (compare.align.Alignment: the rows, the renaming)
     .summary      {stage: [lines in words]} for the stages that differ: ops added and removed by kind,
                   allocations, classes, loops, registers, barriers (as `irscope diff` prints them)
+    .findings     irscope explain's findings matched across the sides (compare.command.FindingsDiff):
+                  .appeared (on b only), .went_away (on a only), .both ([(a's, b's)]), .changed
     .result       the compare.diff.DiffResult underneath
     """
 
@@ -177,6 +180,7 @@ class Diff:
         self.context = context
         self.a, self.b = Dump(result.a.folder, result.a.manifest), Dump(result.b.folder, result.b.manifest)
         self._json: dict[str, Any] | None = None
+        self._findings: FindingsDiff | None = None
 
     @property
     def json(self) -> dict[str, Any]:
@@ -212,6 +216,14 @@ class Diff:
             if not sd.equal:
                 out[sd.stage] = sd.summary.words() if sd.summary is not None else [f"+{sd.added} -{sd.removed} lines"]
         return out
+
+    @property
+    def findings(self) -> FindingsDiff:
+        """The findings that appeared or went away from a to b, matched by Finding.key (read, no compile)."""
+        if self._findings is None:
+            by_text = self.result.sources_differ  # lines move when the source changed: matched by their text
+            self._findings = match_findings(self.a.findings, self.b.findings, by_text=by_text)
+        return self._findings
 
     def html(self) -> str:
         """The diff's page (as irscope diff A B --html writes it)."""

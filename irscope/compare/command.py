@@ -7,6 +7,7 @@
     file_sides    FILE and both SideRequests -> both sides dumped into one folder, or neither
     folder_sides  DIR_A DIR_B (or two dump folders the API was given) -> both sides, as they are
     compare       the comparison itself (diff.compare): stats, stages, passes, by line
+    findings_diff the findings (irscope.explain) that appeared or went away between side a and side b
     profile       DIR_A DIR_B -> profiles.ProfileDiff (`irscope diff-profiles`: two measured dumps, line by line)
 
 The CLI parses and renders around these; irscope.api wraps the result for Python. Nothing here prints.
@@ -18,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irscope import jobs
+from irscope import explain, jobs
 from irscope.compare import diff, profiles, sides
 from irscope.compare.sides import Side, SideRequest
 from irscope.errors import BadInput
+from irscope.explain import Finding
 from irscope.kernel import inputs
 
 compare = diff.compare
@@ -132,3 +134,48 @@ def profile(dir_a: Path, dir_b: Path, kernels: tuple[str, ...] = ()) -> profiles
         )
     a, b = folder_sides(dir_a, dir_b, kernels)
     return profiles.profile_diff(a, b)
+
+
+@dataclass(frozen=True)
+class FindingsDiff:
+    """The findings of side a against side b, matched by Finding.key (kind, line, cause); what a finding says
+    (its counts, the IR it quotes, its machine lines) may change while it stays the same finding. When the
+    kernel's source differs between the sides, the line's text stands for its number (lines move)."""
+
+    appeared: list[Finding] = field(default_factory=list)  # on b, not on a
+    went_away: list[Finding] = field(default_factory=list)  # on a, not on b
+    both: list[tuple[Finding, Finding]] = field(default_factory=list)  # (a's, b's)
+    error: str = ""  # the finding engine failed on a side: said, not hidden (the diff itself stands)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.appeared or self.went_away)
+
+
+def _match_key(f: Finding, by_text: bool) -> tuple[str, object, str]:
+    return (f.kind, f.where.text.strip() if by_text and f.where.text.strip() else f.where.line, f.cause)
+
+
+def match_findings(a: list[Finding], b: list[Finding], by_text: bool = False) -> FindingsDiff:
+    """Pair a's findings with b's by key (in order, so two findings of one key pair with two); the rest
+    went away (a) or appeared (b)."""
+    left = list(b)
+    both: list[tuple[Finding, Finding]] = []
+    went: list[Finding] = []
+    for fa in a:
+        k = _match_key(fa, by_text)
+        j = next((i for i, fb in enumerate(left) if _match_key(fb, by_text) == k), None)
+        if j is None:
+            went.append(fa)
+        else:
+            both.append((fa, left.pop(j)))
+    return FindingsDiff(appeared=left, went_away=went, both=both)
+
+
+def findings_diff(result: diff.DiffResult) -> FindingsDiff:
+    """What irscope.explain finds on each side of a diff (read from the dump folders, no compile), matched."""
+    try:
+        found = [explain.findings(s.folder, s.manifest) for s in (result.a, result.b)]
+    except Exception as e:  # noqa: BLE001 - a finding engine's bug must not cost the diff its output
+        return FindingsDiff(error=f"{type(e).__name__}: {e}")
+    return match_findings(found[0], found[1], by_text=result.sources_differ)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from irscope import artifacts, stages
+from irscope import artifacts, explain, stages
 from irscope.artifacts import MANIFEST, sourcemap
 from irscope.artifacts import passes as passes_mod
 from irscope.artifacts.sourcemap import CLASSES
@@ -95,7 +96,57 @@ def dump_model(folder: Path, index: int = 0, with_layouts: bool = True) -> dict[
         "charts": charts(m.get("stats") or {}),
         "passes": pass_diffs(folder, m) if m.get("passes") is not None else None,
         "layouts": (layouts.pictures(texts["ttgir"]["text"]) if with_layouts and "ttgir" in texts else []),
+        **findings_of(folder, m, kernel_file if smap else "", first, len(source.splitlines())),
     }
+
+
+def findings_of(folder: Path, m: Manifest, kernel_file: str, first: int, source_lines: int) -> dict[str, Any]:
+    """The dump's findings (irscope.explain) as the page shows them: {"findings": [...], "findings_error": ""}.
+    A finding engine's failure costs the page nothing but the findings (the page says so)."""
+    try:
+        found = explain.findings(folder, m)
+    except Exception as e:  # noqa: BLE001 - a finding engine's bug must not cost the dump its page
+        return {"findings": [], "findings_error": f"{type(e).__name__}: {e}"}
+    machine = "amdgcn" if m["target"].startswith("hip") else "sass"
+    return {"findings": [finding(f, kernel_file, first, source_lines, machine) for f in found], "findings_error": ""}
+
+
+def finding(f: explain.Finding, kernel_file: str, first: int, source_lines: int, machine: str) -> dict[str, Any]:
+    """One finding as the page's data: what, why with evidence, the fix, and its links: `src` the source
+    pane's line of its Python line (0: none there: no map, or another file), each TTGIR op and machine
+    instruction as [stage, stage line, text] (line 0 when the text names none; `machine`: sass or amdgcn)."""
+    src = f.where.line - first + 1 if f.where.line and kernel_file and _same_file(f.where.file, kernel_file) else 0
+    return {
+        "kind": f.kind,
+        "title": explain.KINDS.get(f.kind, f.kind),
+        "cause": f.cause,
+        "what": f.what,
+        "why": f.why,
+        "evidence": list(f.evidence),
+        "fix": f.fix.text,
+        "tryable": f.fix.tryable,
+        "line": f.where.line,
+        "text": f.where.text,
+        "src": src if 0 < src <= source_lines else 0,
+        "ttgir": [_numbered(x, "ttgir") for x in f.where.ttgir],
+        "machine": [_numbered(x, machine) for x in f.where.machine],
+    }
+
+
+_NUMBERED = re.compile(r"([a-z]+ )?(\d+): (.*)", re.S)
+
+
+def _numbered(x: str, stage: str) -> list[Any]:
+    """'57: tt.dot ...' -> [stage, 57, 'tt.dot ...'], 'sass 80: LDGSTS ...' -> ['sass', 80, 'LDGSTS ...'];
+    a text that names no line -> [stage, 0, text]."""
+    m = _NUMBERED.fullmatch(str(x))
+    if not m:
+        return [stage, 0, str(x)]
+    return [(m.group(1) or stage).strip(), int(m.group(2)), m.group(3).strip()]
+
+
+def _same_file(a: str, b: str) -> bool:
+    return a == b or os.path.realpath(a) == os.path.realpath(b)
 
 
 def _stage_texts(folder: Path, m: Manifest) -> dict[str, dict[str, Any]]:

@@ -16,6 +16,7 @@ from irscope import artifacts
 from irscope.artifacts import sourcemap
 from irscope.compare import bylines
 from irscope.compare.align import token_marks
+from irscope.compare.command import findings_diff
 from irscope.compare.diff import hunks
 from irscope.errors import BadInput
 from irscope.report.model import first_line
@@ -246,6 +247,19 @@ def diff_title(result: DiffResult) -> str:
     return (f"{ka}: " if ka == kb else f"{ka} vs {kb}: ") + what
 
 
+def findings_changes(result: DiffResult) -> dict[str, Any]:
+    """The findings that went away, appeared or stayed (compare.command.findings_diff), short: the block above
+    the diff page's tabs (irscope explain on a side's folder says the rest)."""
+    fd = findings_diff(result)
+    short = lambda f: {"kind": f.kind, "cause": f.cause, "line": f.where.line, "what": f.what}
+    return {
+        "error": fd.error,
+        "went_away": [short(f) for f in fd.went_away],
+        "appeared": [short(f) for f in fd.appeared],
+        "both": [short(b) for _, b in fd.both],
+    }
+
+
 def diff_model(result: DiffResult) -> dict[str, Any]:
     """The diff page's data."""
     stages = []
@@ -307,6 +321,7 @@ def diff_model(result: DiffResult) -> dict[str, Any]:
         "stages": stages,
         "passes": passes,
         "by_line": _by_line(result),
+        "findings": findings_changes(result),
     }
 
 

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from irscope.compare.command import findings_diff
 from irscope.compare.diff import hunks
 from irscope.views import safe
 from irscope.views.bench import bench_json, bench_summary
 from irscope.views.console import colour, console, esc, fmt_bytes, fmt_share, paged, widths
+from irscope.views.explain import _safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -141,6 +143,7 @@ def diff_summary(result: DiffResult, out: Console | None = None) -> None:  # noq
     differ = _stages_summary(con, result)
     if result.passes is not None:
         _passes_summary(con, result.passes)
+    findings_summary(con, result)
 
     con.print()
     if result.equal:
@@ -148,6 +151,38 @@ def diff_summary(result: DiffResult, out: Console | None = None) -> None:  # noq
         con.print(f"[green]no differences{scope}[/green]" + (" after normalisation" if result.normalized else ""))
     elif not result.selected and differ:
         con.print(f"[dim]see a stage's changes with --stage {differ[0].stage}[/dim]")
+
+
+def findings_summary(con, result: DiffResult) -> None:
+    """The findings (irscope explain) that went away (-) or appeared (+) from a to b, then those on both (=)."""
+    fd = findings_diff(result)
+    con.print()
+    if fd.error:
+        con.print("[bold]findings[/bold]  could not be computed (irscope explain --debug on a side's folder says why)")
+        return
+    if not (fd.appeared or fd.went_away or fd.both):
+        con.print("[bold]findings[/bold]  none on either side")
+        return
+    head = f"{len(fd.went_away)} went away, {len(fd.appeared)} appeared, {len(fd.both)} on both sides"
+    con.print(f"[bold]findings[/bold]  {head} [dim](why, and the fix: irscope explain on a side's folder)[/dim]")
+    rows = [("red", "-", f) for f in fd.went_away] + [("green", "+", f) for f in fd.appeared]
+    rows += [("dim", "=", b) for _, b in fd.both]
+    for style, mark, f in rows:
+        at = f"line {f.where.line:<4}" if f.where.line else "no line  "
+        con.print(f"  [{style}]{mark} {at} {_safe(f.kind)} ({_safe(f.cause)}): {_safe(f.what)}[/{style}]")
+
+
+def findings_json(result: DiffResult) -> dict[str, Any] | None:
+    """diff --json's "findings": {"appeared": [FINDING], "went_away": [FINDING], "both": [{"a", "b"}]}
+    (FINDING as irscope explain --json writes it); null when the finding engine failed on a side."""
+    fd = findings_diff(result)
+    if fd.error:
+        return None
+    return {
+        "appeared": [f.to_json() for f in fd.appeared],
+        "went_away": [f.to_json() for f in fd.went_away],
+        "both": [{"a": a.to_json(), "b": b.to_json()} for a, b in fd.both],
+    }
 
 
 def _stages_summary(con, result: DiffResult) -> list:
@@ -381,9 +416,12 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
                "b_index"}, "differ": [{"stage", "pass", "a", "b"}]},  a/b: {"index", "added", "removed"} | null
      "files": {"a", "b"},                    the kernel file of each side (dumps of one kernel from two files)
      "sources_differ": bool,                 the kernel's source text differs between the sides
-     "by_line": [{"file", "line", "text", "changes": {figure: {"a", "b"}}, "classes": {class: {"a", "b"}}}]}
+     "by_line": [{"file", "line", "text", "changes": {figure: {"a", "b"}}, "classes": {class: {"a", "b"}}}],
                                              only with --by-line; figure: an opcode, spills, ptx registers, ...;
                                              line 0 / file "": units with no line
+     "findings": {"appeared": [FINDING], "went_away": [FINDING], "both": [{"a": FINDING, "b": FINDING}]} | null}
+                                             irscope explain's findings on each side, matched by kind, line and
+                                             cause (FINDING as explain --json has it); null: could not be computed
     """
 
     def side(s):
@@ -445,6 +483,7 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
         "passes": passes,
         "files": dict(zip("ab", result.files)),
         "sources_differ": result.sources_differ,
+        "findings": findings_json(result),
     }
     if result.by_line is not None:
         doc["by_line"] = [

@@ -27,7 +27,9 @@ from irscope.views.sweep import median_text, static_cell
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # what the page's script reads, per page kind (the rest is rendered into the HTML)
-SCRIPT_KEYS = {"dumps": ("id", "stages", "source_first_line", "map", "profile", "passes", "layouts")}
+SCRIPT_KEYS = {
+    "dumps": ("id", "stages", "source_first_line", "map", "profile", "passes", "layouts", "findings", "findings_error")
+}
 
 
 def _script_data(model: dict[str, Any]) -> str:
@@ -38,7 +40,7 @@ def _script_data(model: dict[str, Any]) -> str:
             "dumps": [{k: d[k] for k in SCRIPT_KEYS["dumps"]} for d in model["dumps"]],
         }
     elif model["kind"] == "diff":
-        data = {"kind": "diff", "stages": model["stages"]}
+        data = {"kind": "diff", "stages": model["stages"], "findings": model["findings"]}
     else:
         data = {"kind": model["kind"]}
     text = json.dumps(data, separators=(",", ":"), default=str)

@@ -76,7 +76,7 @@
     this.root = root; this.scroller = root.querySelector(".scroller");
     this.spacer = root.querySelector(".spacer"); this.rowsEl = root.querySelector(".rows");
     this.info = root.querySelector(".info"); this.onClick = onClick; this.gutter = gutter;
-    this.lines = []; this.tokens = []; this.hl = {}; this.first = 0; this.stage = ""; this.lang = ""; this.offset = 0;
+    this.lines = []; this.tokens = []; this.hl = {}; this.marks = {}; this.first = 0; this.stage = ""; this.lang = ""; this.offset = 0;
     this.wrapAllowed = !!wrap; this.wrap = false;
     var self = this, queued = false;
     this.scroller.addEventListener("scroll", function () {
@@ -107,6 +107,8 @@
       if (this.tokens[i] === undefined) this.tokens[i] = colour(this.lines[i], this.lang);
       var n = i + 1, row = el("div", "ln" + (this.hl[n] ? " hl" : "") + (n === this.firstHl ? " first" : ""));
       row.dataset.n = n;
+      var mark = own(this.marks, n);   // a finding on this line: flagged, its kinds in the title
+      if (mark) { row.classList.add("flag"); row.setAttribute("title", mark); }
       row.appendChild(el("span", "no", n + this.offset));
       if (this.gutter) { var gut = el("span", "gut"), bar = this.gutter(n); if (bar) gut.appendChild(bar); row.appendChild(gut); }
       row.appendChild(codeSpan(this.tokens[i]));
@@ -219,10 +221,82 @@
       if (e.detail === "code") { fitSource(section, panes[0]); panes.forEach(function (p) { p.rendered = null; p.render(); }); }
       if (e.detail === "layouts") drawLayouts(d, section);
     });
+    /* findings (irscope explain): each with its links to the Python line and the stage lines it names */
+    function toCode() { section.querySelector('nav.tabs button[data-tab="code"]').click(); }
+    function toSource(src) {
+      toCode();
+      if (map.available) fromSource(src);
+      if (!panes[0].hl[src]) panes[0].highlight([src], "finding at line " + (src + d.source_first_line - 1));
+    }
+    function toStage(stage, line) {
+      var i = stage === "ttgir" ? 1 : 2, pick = paneEls[i].querySelector(".stage-pick");
+      if (!stages[stage] || !pick) return;
+      toCode();
+      if (pick.value !== stage) { pick.value = stage; pick.dispatchEvent(new Event("change")); }
+      if (map.available) fromStage(panes[i], line); else panes[i].highlight([line], "");
+    }
+    drawFindings(d, section, stages, toSource, toStage);
+    (d.findings || []).forEach(function (f) {
+      if (f.src > 0) panes[0].marks[f.src] = (panes[0].marks[f.src] ? panes[0].marks[f.src] + "; " : "finding: ") + str(f.kind) + " (" + str(f.cause) + ")";
+    });
+    panes[0].rendered = null; panes[0].render();
     section.querySelectorAll("table.hot tr[data-src]").forEach(function (tr) {
       tr.addEventListener("click", function () { section.querySelector('nav.tabs button[data-tab="code"]').click(); fromSource(+tr.dataset.src); });
     });
     setupPasses(d, section);
+  }
+
+  /* ---------- findings: what, where (links), why with its evidence, the fix; all of it text from the data */
+  function linkButton(cls, label, onClick) {
+    var b = el("button", "f-link " + cls, label); b.type = "button";
+    b.addEventListener("click", onClick);
+    return b;
+  }
+  function drawFindings(d, section, stages, toSource, toStage) {
+    var box = section.querySelector(".findings"); if (!box) return;
+    var list = d.findings || [], out = document.createDocumentFragment();
+    if (d.findings_error) out.appendChild(el("div", "warn", "The findings could not be computed: " + str(d.findings_error)));
+    else if (!list.length) out.appendChild(el("div", "note pad", "No findings: nothing here that irscope explain knows to be a missed optimisation."));
+    list.forEach(function (f, k) {
+      var card = el("div", "finding"); card.dataset.kind = str(f.kind); card.dataset.line = str(f.line);
+      var head = el("div", "f-head");
+      head.appendChild(el("span", "f-n", String(k + 1) + "."));
+      head.appendChild(el("b", "f-kind", str(f.kind)));
+      head.appendChild(el("span", "f-cause", "(" + str(f.cause) + ")"));
+      // the kernel file's own line number, as irscope explain prints it (the source pane numbers lines so too)
+      if (f.src > 0) head.appendChild(linkButton("f-src", "line " + str(f.line), function () { toSource(f.src); }));
+      else if (f.line) head.appendChild(el("span", "f-noline", "line " + str(f.line)));
+      if (f.text) head.appendChild(el("code", "f-text", str(f.text)));
+      card.appendChild(head);
+      if (str(f.title) !== str(f.kind)) card.appendChild(el("div", "f-title note", str(f.title)));
+      function row(label, cls, text) {
+        var r = el("div", "f-row " + cls); r.appendChild(el("span", "f-l", label)); r.appendChild(el("span", "f-v", text)); card.appendChild(r); return r;
+      }
+      row("what", "f-what", str(f.what));
+      row("why", "f-why", str(f.why));
+      if ((f.evidence || []).length) {
+        var ul = el("ul", "f-evidence");
+        f.evidence.forEach(function (e) { ul.appendChild(el("li", "", str(e))); });
+        var ev = row("evidence", "f-ev", ""); ev.replaceChild(ul, ev.lastChild);
+      }
+      [["ttgir", f.ttgir], ["code", f.machine]].forEach(function (g) {
+        if (!(g[1] || []).length) return;
+        var r = el("div", "f-row f-at"); r.appendChild(el("span", "f-l", g[0]));
+        var v = el("span", "f-v");
+        g[1].forEach(function (x) {
+          var stage = str(x[0]), n = x[1], item = el("div", "f-op");
+          if (typeof n === "number" && n > 0 && stages[stage]) item.appendChild(linkButton("f-stage", stage + " " + n, function () { toStage(stage, n); }));
+          else if (n > 0) item.appendChild(el("span", "f-noline", stage + " " + n));
+          item.appendChild(el("code", "", str(x[2])));
+          v.appendChild(item);
+        });
+        r.appendChild(v); card.appendChild(r);
+      });
+      var fix = row("fix", "f-fix", str(f.fix));
+      if (f.tryable) fix.lastChild.appendChild(el("span", "f-try", "irscope explain --try recompiles with it and says whether the finding went away"));
+      out.appendChild(card);
+    });
+    box.replaceChildren(out);
   }
 
   /* ---------- the Python pane's width: fitted to its longest line (up to half the panes), then the
@@ -387,7 +461,30 @@
 
   /* ---------- the diff page */
   var SBS_TAGS = {equal: "equal", replace: "replace", insert: "insert", "delete": "delete", sep: "sep"};
+  /* the findings that went away (-) or appeared (+) from a to b, then those on both sides (=) */
+  function drawFindingsDiff(m) {
+    var box = document.querySelector(".findings-diff"), fd = m.findings; if (!box || !fd) return;
+    var out = document.createDocumentFragment();
+    if (fd.error) { box.replaceChildren(el("div", "note", "Findings: could not be computed (" + str(fd.error) + ").")); return; }
+    var rows = [["went_away", "− went away", fd.went_away], ["appeared", "+ appeared", fd.appeared], ["both", "= on both", fd.both]];
+    var n = function (x) { return (x || []).length; };
+    out.appendChild(el("h3", "", "Findings: " + n(fd.went_away) + " went away, " + n(fd.appeared) + " appeared, " + n(fd.both) + " on both sides"));
+    if (!n(fd.went_away) && !n(fd.appeared) && !n(fd.both)) out.appendChild(el("div", "note", "irscope explain finds nothing on either side."));
+    rows.forEach(function (r) {
+      (r[2] || []).forEach(function (f) {
+        var div = el("div", "fd " + r[0]); div.dataset.kind = str(f.kind); div.dataset.line = str(f.line);
+        div.appendChild(el("span", "fd-mark", r[1]));
+        div.appendChild(el("span", "fd-at", f.line ? "line " + f.line : "no line"));
+        div.appendChild(el("b", "", str(f.kind)));
+        div.appendChild(el("span", "fd-cause", "(" + str(f.cause) + ")"));
+        div.appendChild(el("span", "fd-what", str(f.what)));
+        out.appendChild(div);
+      });
+    });
+    box.replaceChildren(out);
+  }
   function Diff(m) {
+    drawFindingsDiff(m);
     setupTabs(document.body);
     var wrap = document.querySelector(".sbs-wrap");
     document.querySelectorAll("tr.stage-row").forEach(function (tr) {
