@@ -15,7 +15,7 @@ from test_diff import irscope  # the CLI in this process (Triton stays warm)
 
 import irscope as api
 from irscope import explain
-from tests.helpers import EXAMPLES
+from tests.helpers import EXAMPLES, ROOT
 
 PITFALLS = EXAMPLES / "pitfalls"
 DOT16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, {m}, 64, 32, 'ieee'"
@@ -195,3 +195,19 @@ def test_a_dump_folder_is_explained_without_triton(out, tmp_path):
     assert p.returncode == 0, p.stderr
     (dump,) = json.loads(p.stdout)["dumps"]
     assert [(f["kind"], f["cause"]) for f in dump["findings"]] == [("narrow-access", "mask-bound")] * 2
+
+
+def test_every_kind_a_rule_reports_is_described_in_kinds():
+    """The report and `explain` show KINDS' line for a finding's kind: a rule's kind missing there shows bare."""
+    import ast
+
+    from irscope.explain.model import KINDS
+
+    reported = set()
+    for path in (ROOT / "irscope" / "explain").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Finding" and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    reported.add(first.value)
+    assert reported and reported <= set(KINDS), reported - set(KINDS)

@@ -11,6 +11,7 @@ KINDS = {
     "dot-not-tensor-core": "tl.dot on FMA or mma.sync where wgmma / tcgen05 / MFMA was possible",
     "loop-not-pipelined": "a loop's global loads are not pipelined",
     "convert-in-loop": "convert_layout through shared memory inside a loop",
+    "tma-unused": "a loop's operands copied with cp.async where TMA was possible",
     "spills": "registers spilled to local memory",
     "bank-conflicts": "shared-memory loads/stores whose lanes conflict on banks (Triton's model)",
     "low-occupancy": "so few warps fit on an SM (waves on a CU) that some of its schedulers have none",
