@@ -92,7 +92,8 @@ def run_in(capsys, *args: str, cwd: Path | None = None, env: dict | None = None)
             if isinstance(e.code, str):
                 print(e.code, file=sys.stderr)
         finally:
-            sys.stdout.flush()
+            with contextlib.suppress(ValueError):  # a stdout the command closed
+                sys.stdout.flush()
             sys.path[:] = path
             knobs.LOAD_TIMEOUT.reset()
             console.configure(**dataclasses.asdict(display))
