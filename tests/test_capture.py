@@ -17,7 +17,7 @@ from irscope import adapter
 from irscope.capture import replay, runner
 from irscope.kernel.targets import parse_target
 from irscope.standin import gpu as standin
-from tests.helpers import DATA, VECTOR_ADD, run_cli
+from tests.helpers import DATA, VECTOR_ADD, run_cli, run_in
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -43,7 +43,8 @@ def _irscope_lines(err: str) -> list[str]:
 def captured(request, tmp_path_factory):
     """One compile-only capture of the tutorial-style script per target (shared by the tests below)."""
     out = tmp_path_factory.mktemp("capture") / "out"
-    r = run_cli(
+    r = run_in(
+        None,
         "capture",
         str(SCRIPT),
         "--target",
@@ -156,23 +157,24 @@ def test_replay_of_a_capture_equals_it_and_takes_set(captured, tmp_path):
         pytest.skip("replay is checked once, on cuda:90")
     k = _by_kernel(doc, "axpy_kernel")[1]
     spec = k["capture"]["spec"]
-    r = run_cli("dump", spec, "-o", str(tmp_path / "a"), "--json")
+    r = run_in(None, "dump", spec, "-o", str(tmp_path / "a"), "--json")
     assert r.code == 0, r.err
     again = json.loads(r.out)["kernels"][0]
     for stage in ("ttgir", "ptx"):
         assert Path(again["stages"][stage]).read_text() == Path(k["stages"][stage]).read_text()
-    r = run_cli("dump", spec, "--set", "num_warps=4", "-o", str(tmp_path / "b"), "--json")
+    r = run_in(None, "dump", spec, "--set", "num_warps=4", "-o", str(tmp_path / "b"), "--json")
     assert r.code == 0, r.err
     changed = json.loads(r.out)["kernels"][0]
     assert changed["options"]["num_warps"] == 4
     assert '"ttg.num-warps" = 4' in Path(changed["stages"]["ttgir"]).read_text()
-    r = run_cli("dump", spec, "--set", "num_warps=8", "-o", str(tmp_path / "c"), "--stage", "ttgir")
+    r = run_in(None, "dump", spec, "--set", "num_warps=8", "-o", str(tmp_path / "c"), "--stage", "ttgir")
     assert r.code == 0 and '"ttg.num-warps" = 8' in r.out
 
 
 def test_kernel_glob_and_script_log(tmp_path):
     log = tmp_path / "script.log"
-    r = run_cli(
+    r = run_in(
+        None,
         "capture",
         str(SCRIPT),
         "-t",
@@ -232,7 +234,7 @@ def test_script_output_stays_visible(tmp_path):
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args, message):
     out = tmp_path / "out"
-    r = run_cli(*args, "-o", str(out), cwd=tmp_path)
+    r = run_in(None, *args, "-o", str(out), cwd=tmp_path)
     assert r.code == 2, (r.out, r.err)
     lines = _irscope_lines(r.err)
     assert len(lines) == 1, r.err
@@ -311,7 +313,8 @@ def test_real_run_path_marks_the_winner_and_matches_the_launched_kernel(tmp_path
 
 
 def test_a_script_that_changes_directory_does_not_move_the_output(tmp_path):
-    r = run_cli(
+    r = run_in(
+        None,
         "capture",
         str(DATA / "capture_chdir.py"),
         "--target",
@@ -327,7 +330,8 @@ def test_a_script_that_changes_directory_does_not_move_the_output(tmp_path):
     assert spec.exists()
     assert Path(json.loads(spec.read_text())["file"]).exists()
     # a second capture into the same folder keeps the first one's spec file
-    r = run_cli(
+    r = run_in(
+        None,
         "capture",
         str(DATA / "capture_chdir.py"),
         "--target",
@@ -352,7 +356,8 @@ def test_a_script_that_changes_directory_does_not_move_the_output(tmp_path):
     ],
 )
 def test_bad_flags_are_refused_before_the_script_runs(tmp_path, flags, message):
-    r = run_cli(
+    r = run_in(
+        None,
         "capture",
         str(DATA / "capture_chdir.py"),
         "--target",
@@ -371,7 +376,8 @@ def test_bad_flags_are_refused_before_the_script_runs(tmp_path, flags, message):
 def test_tensors_made_under_set_default_device_cuda_are_the_stand_ins(tmp_path):
     """torch.set_default_device("cuda") / `with torch.device("cuda")`: tensors with no device= live on the CPU
     (before: they went to the real, absent CUDA and the script stopped before its first launch)."""
-    r = run_cli(
+    r = run_in(
+        None,
         "capture",
         str(DATA / "capture_default_device.py"),
         "-t",

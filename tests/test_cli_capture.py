@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import VECTOR_ADD, run_cli
+from tests.helpers import VECTOR_ADD, run_in
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -67,7 +67,8 @@ def runs(tmp_path_factory):
     done = {}
     for command in ("capture", "dump"):
         log = root / f"{command}.log"
-        r = run_cli(
+        r = run_in(
+            None,
             command,
             str(script),
             "--target",
@@ -129,7 +130,7 @@ def test_dump_refuses_a_capture_only_flag_in_one_line(runs, tmp_path, kind, flag
     file = str(VECTOR_ADD) if kind == "kernel" else str(next((root / "capture" / "captures").glob("*.json")))
     spec = ["--signature", SIG] if kind == "kernel" else []
     out = tmp_path / "out"
-    r = run_cli("dump", file, *spec, "-o", str(out), *[f.format(tmp=tmp_path) for f in flags])
+    r = run_in(None, "dump", file, *spec, "-o", str(out), *[f.format(tmp=tmp_path) for f in flags])
     assert r.code == 2, r.err
     assert len(r.err.strip().splitlines()) == 1
     name = "ARGS" if flags[0] == "--" else flags[0]
@@ -144,21 +145,21 @@ def test_capture_of_a_spec_file_is_refused_naming_dump(runs, tmp_path):
     """A spec file is a kernel with its specialization: dump compiles it; there is no script to run."""
     root, _ = runs
     spec = next((root / "capture" / "captures").glob("*.json"))
-    r = run_cli("capture", str(spec), "-o", str(tmp_path / "out"))
+    r = run_in(None, "capture", str(spec), "-o", str(tmp_path / "out"))
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1
     assert f"a spec file, not a script; its kernel is compiled by irscope dump {spec}" in r.err
     assert not (tmp_path / "out").exists()
 
 
 def test_capture_takes_no_specialization(tmp_path):
-    r = run_cli("capture", str(VECTOR_ADD), "--signature", SIG, "-o", str(tmp_path / "out"))
+    r = run_in(None, "capture", str(VECTOR_ADD), "--signature", SIG, "-o", str(tmp_path / "out"))
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and "--signature" in r.err
     assert not (tmp_path / "out").exists()
 
 
 def test_old_spelling_refuses_lines_before_its_note(runs, tmp_path):
     root, _ = runs
-    r = run_cli("dump", str(root / "scales.py"), "--lines", "-o", str(tmp_path / "out"))
+    r = run_in(None, "dump", str(root / "scales.py"), "--lines", "-o", str(tmp_path / "out"))
     assert r.code == 2 and r.err.strip().splitlines() == [
         (
             "irscope: error: --lines: shows one kernel's hot lines under its summary; for a captured script run "
@@ -168,7 +169,7 @@ def test_old_spelling_refuses_lines_before_its_note(runs, tmp_path):
 
 
 def test_help_shows_the_capture_flags_on_capture_only():
-    capture, dump = run_cli("capture", "--help"), run_cli("dump", "--help")
+    capture, dump = run_in(None, "capture", "--help"), run_in(None, "dump", "--help")
     assert capture.code == dump.code == 0
     assert "Usage: irscope capture [OPTIONS] SCRIPT [-- ARGS]" in capture.out
     assert "irscope capture SCRIPT" in dump.out
@@ -181,7 +182,7 @@ def test_help_shows_the_capture_flags_on_capture_only():
 def test_a_kernel_file_without_a_specialization_is_one_line_naming_dump(tmp_path, command):
     """It runs as a script, launches nothing: one line (the old spelling's note is not said on bad input)
     that names the dump with a specialization."""
-    r = run_cli(command, str(VECTOR_ADD), "-o", str(tmp_path / "out"))
+    r = run_in(None, command, str(VECTOR_ADD), "-o", str(tmp_path / "out"))
     lines = _irscope_lines(r.err)
     assert r.code == 2 and len(lines) == 1, r.err
     assert "ran to the end without launching a Triton kernel" in lines[0]

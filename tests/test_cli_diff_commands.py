@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, VECTOR_ADD, run_cli
+from tests.helpers import ROOT, VECTOR_ADD, run_in
 
 SIG = "*fp32, *fp32, *fp32, i32, 1024"
 F = [str(VECTOR_ADD), "-k", "add_kernel", "-s", SIG, "-t", "cuda:90"]
@@ -32,8 +32,15 @@ def capture(tmp_path_factory) -> Path:
     """examples/scripts/vector_add.py captured on the stand-in H100 (one kernel: add_kernel)."""
     pytest.importorskip("torch")
     folder = tmp_path_factory.mktemp("cap") / "cap"
-    r = run_cli(
-        "dump", str(ROOT / "examples/scripts/vector_add.py"), "--target", "h100", "--compile-only", "-o", str(folder)
+    r = run_in(
+        None,
+        "dump",
+        str(ROOT / "examples/scripts/vector_add.py"),
+        "--target",
+        "h100",
+        "--compile-only",
+        "-o",
+        str(folder),
     )
     assert r.code == 0, r.err
     return folder
@@ -44,7 +51,7 @@ def dumps(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("dumps")
     got = {}
     for warps in (4, 8):
-        r = run_cli("dump", *F, "--set", f"num_warps={warps}", "-o", str(root / f"w{warps}"), "--json")
+        r = run_in(None, "dump", *F, "--set", f"num_warps={warps}", "-o", str(root / f"w{warps}"), "--json")
         assert r.code == 0, r.err
         got[f"w{warps}"] = Path(json.loads(r.out)["kernels"][0]["folder"])
     return got
@@ -68,12 +75,12 @@ def dumps(tmp_path_factory) -> dict[str, Path]:
     ],
 )
 def test_help_shows_the_new_forms(command, example):
-    r = run_cli(command, "--help")
+    r = run_in(None, command, "--help")
     assert r.code == 0 and example in r.out, r.out
 
 
 def test_diff_help_hides_the_old_options():
-    options = run_cli("diff", "--help").out.split("Options:")[1]
+    options = run_in(None, "diff", "--help").out.split("Options:")[1]
     for old in ("--a-triton", "--b-triton", "--profile", "--time", "--args", "--grid", "--max-seconds"):
         assert old not in options, old
     assert "--a-variant" in options and "--html" in options
@@ -90,7 +97,7 @@ def test_diff_help_hides_the_old_options():
     ],
 )
 def test_an_option_that_does_not_apply_does_not_exist(argv, option, tmp_path):
-    r = run_cli(*argv, cwd=tmp_path)
+    r = run_in(None, *argv, cwd=tmp_path)
     lines = r.err.strip().splitlines()
     assert r.code == 2 and len(lines) == 1 and lines[0].startswith("irscope: error:"), r.err
     assert option in lines[0] and list(tmp_path.iterdir()) == []
@@ -125,8 +132,8 @@ def test_two_compiles_keep_each_sides_dump_result(tmp_path):
 
 
 def test_two_folders_and_two_compiles_say_the_same(dumps, tmp_path):
-    folders = run_cli("diff", str(dumps["w4"]), str(dumps["w8"]), "--json")
-    compiles = run_cli("diff", *F, "--a", "num_warps=4", "--b", "num_warps=8", "-o", str(tmp_path / "o"), "--json")
+    folders = run_in(None, "diff", str(dumps["w4"]), str(dumps["w8"]), "--json")
+    compiles = run_in(None, "diff", *F, "--a", "num_warps=4", "--b", "num_warps=8", "-o", str(tmp_path / "o"), "--json")
     assert folders.code == compiles.code == 1 and folders.err == compiles.err == ""
     a, b = json.loads(folders.out), json.loads(compiles.out)
     assert a["stats"] == b["stats"] and a["stats"]["registers"] != {}
@@ -134,7 +141,7 @@ def test_two_folders_and_two_compiles_say_the_same(dumps, tmp_path):
 
 def test_html_line_goes_to_stderr_with_json(dumps, tmp_path):
     page = tmp_path / "d.html"
-    r = run_cli("diff", str(dumps["w4"]), str(dumps["w8"]), "--json", "--html", str(page))
+    r = run_in(None, "diff", str(dumps["w4"]), str(dumps["w8"]), "--json", "--html", str(page))
     assert r.code == 1 and json.loads(r.out)["equal"] is False
     assert str(page) in r.err and "<html" in page.read_text().lower()
 
@@ -143,7 +150,7 @@ def test_html_line_goes_to_stderr_with_json(dumps, tmp_path):
 
 
 def test_old_time_names_bench_and_still_needs_a_gpu(tmp_path):
-    r = run_cli("diff", *F, "--a", "num_warps=4", "--b", "num_warps=8", "--time", "-o", str(tmp_path / "o"))
+    r = run_in(None, "diff", *F, "--a", "num_warps=4", "--b", "num_warps=8", "--time", "-o", str(tmp_path / "o"))
     lines = r.err.strip().splitlines()
     assert r.code == 2 and lines[0] == note("diff --time", "bench FILE --set KEY=VALUE --try KEY=VALUE")
     assert len(lines) == 2 and lines[1].startswith("irscope: error:") and "GPU" in lines[1]
@@ -151,31 +158,31 @@ def test_old_time_names_bench_and_still_needs_a_gpu(tmp_path):
 
 
 def test_old_time_of_two_folders_is_refused(dumps):
-    r = run_cli("diff", str(dumps["w4"]), str(dumps["w8"]), "--time")
+    r = run_in(None, "diff", str(dumps["w4"]), str(dumps["w8"]), "--time")
     lines = r.err.strip().splitlines()
     assert r.code == 2 and len(lines) == 2 and "two dump folders cannot be timed" in lines[1], r.err
 
 
 def test_old_triton_with_two_folders_is_refused(dumps):
-    r = run_cli("diff", str(dumps["w4"]), str(dumps["w8"]), "--a-triton", PY)
+    r = run_in(None, "diff", str(dumps["w4"]), str(dumps["w8"]), "--a-triton", PY)
     lines = r.err.strip().splitlines()
     assert r.code == 2 and lines[0] == note("diff --a-triton/--b-triton", "diff-releases"), r.err
     assert len(lines) == 2 and "compile a kernel file or a capture folder" in lines[1]
 
 
 def test_old_frontier_form_is_the_frontier_command(capture):
-    new = run_cli("frontier", str(capture), str(capture), "--json")
-    old = run_cli("diff", str(capture), str(capture), "--json")
+    new = run_in(None, "frontier", str(capture), str(capture), "--json")
+    old = run_in(None, "diff", str(capture), str(capture), "--json")
     assert new.code == old.code == 0 and new.err == ""
     assert old.err.strip().splitlines() == [note("diff CAPTURE_A CAPTURE_B", "frontier CAPTURE_A CAPTURE_B")]
     assert json.loads(old.out) == json.loads(new.out)
     assert json.loads(new.out)["a"]["kernels"][0]["name"] == "add_kernel"
-    refused = run_cli("diff", str(capture), str(capture), "--stage", "ptx")
+    refused = run_in(None, "diff", str(capture), str(capture), "--stage", "ptx")
     assert refused.code == 2 and "--stage: two capture folders are compared as they are" in refused.err
 
 
 def test_frontier_of_a_folder_that_is_no_capture(dumps, capture):
-    r = run_cli("frontier", str(capture), str(dumps["w4"]))
+    r = run_in(None, "frontier", str(capture), str(dumps["w4"]))
     lines = r.err.strip().splitlines()
     assert r.code == 2 and len(lines) == 1 and "not a capture folder" in lines[0], r.err
 
@@ -184,14 +191,22 @@ def test_frontier_of_a_folder_that_is_no_capture(dumps, capture):
 
 
 def test_diff_releases_needs_a_triton(tmp_path):
-    r = run_cli("diff-releases", *F, "-o", str(tmp_path / "o"))
+    r = run_in(None, "diff-releases", *F, "-o", str(tmp_path / "o"))
     lines = r.err.strip().splitlines()
     assert r.code == 2 and len(lines) == 1 and "--a-triton" in lines[0] and not (tmp_path / "o").exists()
 
 
 def test_diff_releases_of_a_capture_refuses_one_page(capture, tmp_path):
-    r = run_cli(
-        "diff-releases", str(capture), "--a-triton", PY, "--html", str(tmp_path / "p.html"), "-o", str(tmp_path / "o")
+    r = run_in(
+        None,
+        "diff-releases",
+        str(capture),
+        "--a-triton",
+        PY,
+        "--html",
+        str(tmp_path / "p.html"),
+        "-o",
+        str(tmp_path / "o"),
     )
     lines = r.err.strip().splitlines()
     assert r.code == 2 and len(lines) == 1 and "captures/KERNEL-N.json" in lines[0], r.err
@@ -199,7 +214,8 @@ def test_diff_releases_of_a_capture_refuses_one_page(capture, tmp_path):
 
 
 def test_diff_releases_of_a_kernel_file(tmp_path):
-    r = run_cli(
+    r = run_in(
+        None,
         "diff-releases",
         *F,
         "--a-triton",
@@ -224,14 +240,14 @@ def test_diff_releases_of_a_capture_applies_each_sides_options(capture, tmp_path
     """--b and --stage reach every captured kernel (the old diff CAPTURE --a-triton ignored them), and the old
     form prints the same table after its note."""
     argv = [str(capture), "--a-triton", PY, "--b", "num_warps=8", "--stage", "ttgir", "-o", str(tmp_path / "o")]
-    r = run_cli("diff-releases", *argv, "--json")
+    r = run_in(None, "diff-releases", *argv, "--json")
     assert r.code == 1 and r.err == "", r.err
     (row,) = json.loads(r.out)["kernels"]
     assert row["kernel"] == "add_kernel" and row["verdict"] == "stats changed"
     assert "registers" in {s["name"] for s in row["stats"]}
     assert "warpsPerCTA = [8]" in row["stage_diffs"]["ttgir"]
-    same = run_cli("diff-releases", str(capture), "--a-triton", PY, "-o", str(tmp_path / "o"), "--json")
+    same = run_in(None, "diff-releases", str(capture), "--a-triton", PY, "-o", str(tmp_path / "o"), "--json")
     assert same.code == 0 and json.loads(same.out)["kernels"][0]["verdict"] == "same", same.err
-    old = run_cli("diff", *argv, "--json")
+    old = run_in(None, "diff", *argv, "--json")
     assert old.code == 1 and old.err.strip().splitlines() == [note("diff --a-triton/--b-triton", "diff-releases")]
     assert json.loads(old.out)["kernels"] == json.loads(r.out)["kernels"]

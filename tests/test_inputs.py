@@ -14,29 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_pins import irscope
 
-from tests.helpers import DATA, EXAMPLES, MATMUL, ROOT, VECTOR_ADD, run_cli
+from tests.helpers import DATA, EXAMPLES, MATMUL, ROOT, VECTOR_ADD, run_cli, run_in
 
 # capture runs scripts that make torch tensors: without torch (the README's plain install) they skip
 needs_torch = pytest.mark.torch  # capture scripts import torch
 VA = str(VECTOR_ADD)
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 SCRIPT = str(EXAMPLES / "scripts" / "vector_add.py")
-
-
-def run_in(capsys, *args: str):
-    """irscope in this process (fast): (exit code, stdout, stderr)."""
-    from irscope.cli import main
-
-    capsys.readouterr()
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
@@ -244,8 +229,8 @@ def test_a_file_that_loops_at_import_is_stopped(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_a_fifo_does_not_hang(files):
-    r = run_cli("dump", str(files / "fifo.py"), "-s", SIG)
+def test_a_fifo_does_not_hang(files, capsys):
+    r = run_in(capsys, "dump", str(files / "fifo.py"), "-s", SIG)
     assert r.code == 2 and "not a regular file" in r.err
 
 
@@ -347,7 +332,7 @@ def test_signature_command(tmp_path, capsys):
     assert code == 0, err
 
 
-def test_readme_first_example_runs_as_written(tmp_path):
+def test_readme_first_example_runs_as_written(tmp_path, capsys):
     text = (ROOT / "README.md").read_text()
     line = next(line for line in text.splitlines() if "irscope dump examples/matmul.py" in line)
     command = line.split(".venv/bin/irscope ", 1)[1]
@@ -356,7 +341,7 @@ def test_readme_first_example_runs_as_written(tmp_path):
     shutil.copy(MATMUL, tmp_path / "examples" / "matmul.py")
     import shlex
 
-    r = run_cli(*shlex.split(command), cwd=tmp_path)
+    r = run_in(capsys, *shlex.split(command), cwd=tmp_path)
     assert r.code == 0, r.err
     assert "matmul_kernel" in r.out and (tmp_path / "irscope-out").is_dir()
 
@@ -387,8 +372,8 @@ def test_capture_survives_a_closed_stdout(tmp_path):
 
 
 @needs_torch
-def test_capture_warns_that_pins_do_not_apply(tmp_path):
-    r = run_cli("capture", SCRIPT, "-o", str(tmp_path / "o"), "--pin-loop", "*:num_stages=2")
+def test_capture_warns_that_pins_do_not_apply(tmp_path, capsys):
+    r = run_in(capsys, "capture", SCRIPT, "-o", str(tmp_path / "o"), "--pin-loop", "*:num_stages=2")
     assert r.code == 0, r.err
     assert "irscope: warning: --pin-loop does not apply to a capture" in r.err
 
@@ -396,7 +381,8 @@ def test_capture_warns_that_pins_do_not_apply(tmp_path):
 def test_a_stage_of_the_other_vendor_is_refused_before_compiling(tmp_path, monkeypatch):
     """--stage amdgcn for a cuda target: one line, exit 2, and nothing compiled (the cache stays empty)."""
     monkeypatch.setenv("IRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
-    r = irscope(
+    r = run_in(
+        None,
         "dump",
         str(VECTOR_ADD),
         "-s",
@@ -413,15 +399,24 @@ def test_a_stage_of_the_other_vendor_is_refused_before_compiling(tmp_path, monke
 
 
 def test_a_set_without_a_key_says_what_a_set_looks_like(tmp_path):
-    r = irscope(
-        "dump", str(VECTOR_ADD), "-s", "*fp32, *fp32, *fp32, i32:16, 1024", "--set", "=4", "-o", str(tmp_path / "out")
+    r = run_in(
+        None,
+        "dump",
+        str(VECTOR_ADD),
+        "-s",
+        "*fp32, *fp32, *fp32, i32:16, 1024",
+        "--set",
+        "=4",
+        "-o",
+        str(tmp_path / "out"),
     )
     assert r.code == 2 and "expected KEY=VALUE" in r.err, r.err
 
 
 def test_a_passes_folder_that_lost_a_file_is_one_line(tmp_path):
     out = tmp_path / "out"
-    r = irscope(
+    r = run_in(
+        None,
         "dump",
         str(VECTOR_ADD),
         "-s",
@@ -438,6 +433,6 @@ def test_a_passes_folder_that_lost_a_file_is_one_line(tmp_path):
     victim = sorted((folder / "passes").glob("*.mlir"))[2]
     victim.unlink()
     for extra in ([], ["--first", "ld.global"]):
-        r = irscope("passes", str(folder), *extra)
+        r = run_in(None, "passes", str(folder), *extra)
         assert r.code == 2 and victim.name in r.err and "dump --passes again" in r.err, r.err
         assert "Traceback" not in r.err and len(r.err.strip().splitlines()) == 1

@@ -16,7 +16,7 @@ from irscope.artifacts import profiled
 from irscope.errors import BadInput
 from irscope.kernel.hardware import CHIPS
 from irscope.profile import command, join, ncu, proton, roofline
-from tests.helpers import DATA, VECTOR_ADD, run_cli
+from tests.helpers import DATA, VECTOR_ADD, run_in
 
 NCU = DATA / "ncu"
 CASES = ("add", "matmul1", "matmul3", "gluon", "rmsnorm")
@@ -194,19 +194,19 @@ def _profile_folder(tmp_path: Path, case: str) -> Path:
 
 def test_profile_dir_renders_the_hot_lines_and_the_roofline_without_a_gpu(tmp_path):
     folder = _profile_folder(tmp_path, "gluon")
-    r = run_cli("profile", str(folder), "--top", "6")
+    r = run_in(None, "profile", str(folder), "--top", "6")
     assert r.code == 0, r.err
     rows = [x.split() for x in r.out.splitlines()]
     lines_shown = [x[0] for x in rows if x and x[0].isdigit()]
     assert {"179", "181", "182"} <= set(lines_shown)
     assert "long scoreboard" in next(x for x in r.out.splitlines() if x.strip().startswith("179"))
     assert "tensor 760 TFLOP/s = 77 %" in r.out and "h200" in r.out
-    j = run_cli("profile", str(folder), "--json")
+    j = run_in(None, "profile", str(folder), "--json")
     assert json.loads(j.out)["lines"][0]["line"] == _doc("gluon")["lines"][0]["line"]
 
 
 def test_profile_dir_without_a_profile_is_bad_input(tmp_path):
-    r = run_cli("profile", str(tmp_path))
+    r = run_in(None, "profile", str(tmp_path))
     assert r.code == 2 and "no profile.json" in r.err and len(r.err.strip().splitlines()) == 1
 
 
@@ -323,7 +323,8 @@ NO_GPU = pytest.mark.skipif(
 
 @NO_GPU
 def test_no_gpu_is_one_line_exit_2_after_the_inputs_were_checked(tmp_path, fake_ncu):
-    r = run_cli(
+    r = run_in(
+        None,
         "profile",
         str(VECTOR_ADD),
         "--args",
@@ -335,11 +336,11 @@ def test_no_gpu_is_one_line_exit_2_after_the_inputs_were_checked(tmp_path, fake_
     )
     assert r.code == 2 and "profile needs a GPU" in r.err and len(r.err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()  # nothing compiled, nothing written
-    bad = run_cli(
-        "profile", str(VECTOR_ADD), "--args", "x_ptr=randn(16, fp99)", "--grid", "1", "-o", str(tmp_path / "out")
+    bad = run_in(
+        None, "profile", str(VECTOR_ADD), "--args", "x_ptr=randn(16, fp99)", "--grid", "1", "-o", str(tmp_path / "out")
     )
     assert bad.code == 2 and "GPU" not in bad.err  # the bad input is named first
-    none = run_cli("profile", str(VECTOR_ADD), "-o", str(tmp_path / "out"))
+    none = run_in(None, "profile", str(VECTOR_ADD), "-o", str(tmp_path / "out"))
     assert none.code == 2 and "--args" in none.err
 
 

@@ -22,7 +22,7 @@ from tests.helpers import (
     MATMUL_SIG,
     PROFILES,
     VECTOR_ADD,
-    run_cli,
+    run_in,
     write_profile,
 )
 
@@ -39,7 +39,7 @@ def _only(folder: Path, pattern: str) -> Path:
 def add_dump(tmp_path_factory) -> Path:
     """examples/vector_add.py for cuda:90 with --passes: manifest.json, passes/index.json, map.json."""
     out = tmp_path_factory.mktemp("add")
-    r = run_cli("dump", str(VECTOR_ADD), "-s", ADD_SIG, "-t", "cuda:90", "--passes", "-o", str(out))
+    r = run_in(None, "dump", str(VECTOR_ADD), "-s", ADD_SIG, "-t", "cuda:90", "--passes", "-o", str(out))
     assert r.code == 0, r.err
     return _only(out, "*/*/manifest.json").parent
 
@@ -48,7 +48,8 @@ def add_dump(tmp_path_factory) -> Path:
 def pinned_dump(tmp_path_factory) -> Path:
     """examples/matmul.py with a loop pin and an option: manifest.json's pins hold a check of each."""
     out = tmp_path_factory.mktemp("pinned")
-    r = run_cli(
+    r = run_in(
+        None,
         "dump",
         str(MATMUL),
         "-s",
@@ -72,7 +73,7 @@ def capture_out(tmp_path_factory) -> Path:
     record) and a dump of each kernel."""
     pytest.importorskip("torch", reason="a capture runs the script, which imports torch")
     out = tmp_path_factory.mktemp("capture") / "out"
-    r = run_cli("dump", str(DATA / "capture_identity.py"), "--compile-only", "--target", "cuda:90", "-o", str(out))
+    r = run_in(None, "dump", str(DATA / "capture_identity.py"), "--compile-only", "--target", "cuda:90", "-o", str(out))
     assert r.code == 0, r.err
     return out
 
@@ -149,7 +150,7 @@ def test_a_dumps_manifest_validates_and_declares_every_key_it_writes(add_dump):
 
 def test_an_amd_dumps_manifest_and_map_validate_and_declare_every_key(tmp_path):
     """AMD's figures (stats.amdgcn, VGPRs, waves per SIMD) are records too."""
-    r = run_cli("dump", str(VECTOR_ADD), "-s", ADD_SIG, "-t", "hip:gfx942", "-o", str(tmp_path))
+    r = run_in(None, "dump", str(VECTOR_ADD), "-s", ADD_SIG, "-t", "hip:gfx942", "-o", str(tmp_path))
     assert r.code == 0, r.err
     folder = _only(tmp_path, "*/*/manifest.json").parent
     manifest, source_map = _load(folder / "manifest.json"), _load(folder / "map.json")

@@ -20,7 +20,7 @@ import pytest
 from irscope import adapter, jobs, knobs
 from irscope.errors import BadInput
 from irscope.releases import bisect, envs, worker
-from tests.helpers import EXAMPLES, FBTRITON, run_cli
+from tests.helpers import EXAMPLES, FBTRITON, run_cli, run_in
 
 VECTOR_ADD = ("examples/vector_add.py", "add_kernel", "*fp32, *fp32, *fp32, i32, 1024")
 MATMUL = (
@@ -117,7 +117,8 @@ def test_one_maker_per_env(monkeypatch, tmp_path):
 
 def test_unknown_release_is_one_line_before_anything_compiles(tmp_path):
     out = tmp_path / "out"
-    r = run_cli(
+    r = run_in(
+        None,
         "diff-releases",
         str(EXAMPLES / "vector_add.py"),
         "--kernel",
@@ -137,7 +138,8 @@ def test_unknown_release_is_one_line_before_anything_compiles(tmp_path):
 
 
 def test_offline_is_one_line(tmp_path):
-    r = run_cli(
+    r = run_in(
+        None,
         "diff-releases",
         str(EXAMPLES / "vector_add.py"),
         "--kernel",
@@ -157,7 +159,8 @@ def test_offline_is_one_line(tmp_path):
 
 def test_bisect_has_no_time_flag(tmp_path):
     """Bisecting by timing is not built: there is no --time flag (it only ever refused)."""
-    r = run_cli(
+    r = run_in(
+        None,
         "bisect",
         str(EXAMPLES / "vector_add.py"),
         "--kernel",
@@ -179,7 +182,7 @@ def test_bisect_has_no_time_flag(tmp_path):
         and lines[0].startswith("irscope: error: No such option")
         and "--time" in lines[0]
     )
-    assert "--time" not in run_cli("bisect", "--help").out and not (tmp_path / "out").exists()
+    assert "--time" not in run_in(None, "bisect", "--help").out and not (tmp_path / "out").exists()
 
 
 # ---------------------------------------------------------------- one env made per session

@@ -24,7 +24,7 @@ from irscope.sweep.history import History, check_db_path
 from irscope.sweep.timed import Batch
 from irscope.timing import statistics
 from irscope.timing.bench import BenchReport, VariantReport
-from tests.helpers import VECTOR_ADD, run_cli
+from tests.helpers import VECTOR_ADD, run_in
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 
@@ -167,13 +167,13 @@ def test_concurrent_sweeps_on_one_database(tmp_path):
 def test_history_on_the_command_line(tmp_path):
     db = History(tmp_path / "h.sqlite")
     timed_sweep(tmp_path, db, StandInTimers(), "num_warps=2,4")
-    r = run_cli("sweep", str(VECTOR_ADD), "--history", "--db", str(db.path), "--json")
+    r = run_in(None, "sweep", str(VECTOR_ADD), "--history", "--db", str(db.path), "--json")
     assert r.code == 0, r.err
     (s,) = json.loads(r.out)["sweeps"]
     assert s["kernel"] == "add_kernel" and s["winner"] == "num_warps=4" and s["timed"] == 2
-    r = run_cli("sweep", str(VECTOR_ADD), "--history", "--db", str(db.path))
+    r = run_in(None, "sweep", str(VECTOR_ADD), "--history", "--db", str(db.path))
     assert r.code == 0 and "num_warps=4" in r.out and "1 sweeps" in r.out
-    r = run_cli("sweep", str(VECTOR_ADD), "--kernel", "other_kernel", "--history", "--db", str(db.path))
+    r = run_in(None, "sweep", str(VECTOR_ADD), "--kernel", "other_kernel", "--history", "--db", str(db.path))
     assert r.code == 0 and "no timed sweep" in r.out
 
 
@@ -185,7 +185,7 @@ def test_bad_db_paths(tmp_path):
     (tmp_path / "junk.sqlite").write_text("this is not a database " * 100)
     with pytest.raises(BadInput, match="not a usable SQLite database"):
         History(tmp_path / "junk.sqlite")
-    r = run_cli("sweep", str(VECTOR_ADD), "--history", "--db", str(tmp_path))
+    r = run_in(None, "sweep", str(VECTOR_ADD), "--history", "--db", str(tmp_path))
     assert r.code == 2 and "--db" in r.err and len(r.err.strip().splitlines()) == 1
 
 

@@ -22,7 +22,7 @@ from irscope.sweep.configs import (
     make_config,
     parse_axes,
 )
-from tests.helpers import MATMUL, VECTOR_ADD, run_cli
+from tests.helpers import MATMUL, VECTOR_ADD, run_in
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
@@ -199,7 +199,8 @@ def test_recipe_axes_share_the_grammar(base):
 
 
 def test_range_on_the_command_line_and_its_bad_input(tmp_path):
-    r = run_cli(
+    r = run_in(
+        None,
         "sweep",
         str(VECTOR_ADD),
         "-s",
@@ -229,7 +230,7 @@ def test_range_on_the_command_line_and_its_bad_input(tmp_path):
         (["--axis", "num_warps=4,8", "--search", "random", "--trials", "0"], "--trials"),
         (["--axis", "num_warps=4,8", "--search", "random", "--time-budget", "-1"], "--time-budget"),
     ):
-        r = run_cli(*base, *argv)
+        r = run_in(None, *base, *argv)
         assert r.code == 2 and word in r.err and len(r.err.strip().splitlines()) == 1, (argv, r.err)
     assert not (tmp_path / "bad").exists()
 
@@ -269,10 +270,10 @@ def test_search_on_the_command_line(tmp_path):
         "-o",
         str(tmp_path / "o"),
     )
-    r = run_cli(*args)
+    r = run_in(None, *args)
     assert r.code == 0, r.err
     assert "search random: 3 configs tried in 2 generations" in r.out and "objective: static rank" in r.out
-    again = run_cli(*args, "--json")
+    again = run_in(None, *args, "--json")
     doc = json.loads(again.out)
     assert len(doc["configs"]) == 3 and all(c["label"] in r.out for c in doc["configs"])
     assert {c["status"] for c in doc["configs"]} == {"cached"}, "the same seed: the same configs, from the cache"
