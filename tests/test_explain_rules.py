@@ -14,26 +14,16 @@ import irscope as api
 from irscope import explain
 from irscope.explain import ir
 from tests.helpers import EXAMPLES
+from tests.test_explain import PITFALLS, found, line_of  # one way to compile a pitfall and name its line
 
-PITFALLS = EXAMPLES / "pitfalls"
 WHILE = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, 64, 64, 32"
 BOUND = "*i32:16, *fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, 64, 64, 32"
 DOT = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, {m}, {n}, {k}, 'ieee'"
 
 
-def line_of(file: str, fragment: str) -> int:
-    lines = (PITFALLS / file).read_text().splitlines()
-    (n,) = [i for i, text in enumerate(lines, 1) if fragment in text]
-    return n
-
-
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("explain-rules")
-
-
-def found(out: Path, file: str, signature: str, target: str, sets: dict | None = None) -> list[explain.Finding]:
-    return api.dump(str(PITFALLS / file), signature=signature, target=target, set=sets, out=out).findings
 
 
 def keys(fs: list[explain.Finding]) -> set[tuple[str, int, str]]:
