@@ -40,8 +40,8 @@ def found(out: Path, file: str, signature: str, target: str, sets: dict | None =
 
 @pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942"])
 def test_mask_bound_narrows_load_and_store_and_names_n(out, target):
-    fs = found(out, "copy.py", "*fp32:16, *fp32:16, i32, 1024", target)
-    load, store = line_of("copy.py", "tl.load("), line_of("copy.py", "tl.store(")
+    fs = found(out, "copy_kernel.py", "*fp32:16, *fp32:16, i32, 1024", target)
+    load, store = line_of("copy_kernel.py", "tl.load("), line_of("copy_kernel.py", "tl.store(")
     assert {(f.kind, f.where.line, f.cause) for f in fs} == {
         ("narrow-access", load, "mask-bound"),
         ("narrow-access", store, "mask-bound"),
@@ -55,9 +55,9 @@ def test_mask_bound_narrows_load_and_store_and_names_n(out, target):
 
 
 def test_unaligned_pointer_blames_the_pointer_not_the_store(out):
-    fs = found(out, "copy.py", "*fp32:4, *fp32:16, i32:16, 1024", "cuda:90")
+    fs = found(out, "copy_kernel.py", "*fp32:4, *fp32:16, i32:16, 1024", "cuda:90")
     assert [(f.kind, f.where.line, f.cause) for f in fs] == [
-        ("narrow-access", line_of("copy.py", "tl.load("), "ptr-align")
+        ("narrow-access", line_of("copy_kernel.py", "tl.load("), "ptr-align")
     ]
     assert fs[0].fix.args == {"x_ptr": "*fp32:16"}
     assert any("LDG.E " in m for m in fs[0].where.machine)  # SASS's 32-bit load, named beside the LLVM IR
@@ -65,7 +65,7 @@ def test_unaligned_pointer_blames_the_pointer_not_the_store(out):
 
 @pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942"])
 def test_aligned_copy_has_no_findings(out, target):
-    assert found(out, "copy.py", "*fp32:16, *fp32:16, i32:16, 1024", target) == []
+    assert found(out, "copy_kernel.py", "*fp32:16, *fp32:16, i32:16, 1024", target) == []
 
 
 def test_contiguity_lost_through_a_non_power_of_two_modulo(out):
@@ -155,7 +155,7 @@ def test_spills_name_the_line_that_spills_most(out, target):
 
 
 def test_cli_reads_a_dump_folder_and_tries_the_fix(out, tmp_path):
-    d = api.dump(str(PITFALLS / "copy.py"), signature="*fp32:16, *fp32:16, i32, 1024", target="cuda:90", out=out)
+    d = api.dump(str(PITFALLS / "copy_kernel.py"), signature="*fp32:16, *fp32:16, i32, 1024", target="cuda:90", out=out)
     code, text, err = irscope("explain", d.folder)
     assert code == 0, err
     assert "narrow-access (mask-bound)" in text and "--arg n=i32:16" in text
@@ -173,7 +173,7 @@ def test_cli_refuses_a_folder_that_is_no_dump(tmp_path):
 
 
 def test_dump_summary_and_json_carry_the_findings(out):
-    args = ("dump", PITFALLS / "copy.py", "--signature", "*fp32:4, *fp32:16, i32:16, 1024", "-t", "cuda:90", "-o", out)
+    args = ("dump", PITFALLS / "copy_kernel.py", "--signature", "*fp32:4, *fp32:16, i32:16, 1024", "-t", "cuda:90", "-o", out)
     code, text, _ = irscope(*args)
     assert code == 0 and "findings   1" in text and "narrow-access (ptr-align)" in text
     code, text, _ = irscope(*args, "--json")
@@ -188,7 +188,7 @@ def test_a_dump_folder_is_explained_without_triton(out, tmp_path):
     import subprocess
     import sys
 
-    d = api.dump(str(PITFALLS / "copy.py"), signature="*fp32:16, *fp32:16, i32, 1024", target="cuda:90", out=out)
+    d = api.dump(str(PITFALLS / "copy_kernel.py"), signature="*fp32:16, *fp32:16, i32, 1024", target="cuda:90", out=out)
     folder = shutil.copytree(d.folder, tmp_path / "copied")
     code = "import sys; sys.modules['triton'] = None; from irscope.cli import main; main(['explain', sys.argv[1], '--json'])"
     p = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, timeout=120)

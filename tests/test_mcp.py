@@ -118,6 +118,7 @@ def test_stage_pages_add_up_to_the_cli_stage(ws):
         str(ws / "four"),
         "--stage",
         "ttgir",
+        "--locs",  # the stage tool gives the file as it is in the dump folder, loc(...) included
     )
     assert want.code == 0, want.err
     pages, offset = [], 0
@@ -206,7 +207,7 @@ def test_sweep_equals_the_cli_json(ws, tmp_path):
         SIG,
         "-t",
         "h100",
-        "--grid",
+        "--axis",
         "num_warps=2,4",
         "-j",
         "1",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,13 @@ def test_xdist_gives_a_test_file_to_one_worker_unless_told_otherwise(dist, args,
     config = Config()
     conftest.pytest_configure(config)
     assert config.option.dist == expected
+
+
+def test_no_kernel_or_script_file_is_named_as_a_standard_library_module():
+    """The loader puts a kernel file's folder first on sys.path (its own meta-path finder keeps the standard
+    library first in this process), and a child started with multiprocessing's spawn inherits that sys.path
+    without the finder: examples/pitfalls/copy.py shadowed `copy` in test_sweep_history's writers."""
+    root = Path(__file__).resolve().parent.parent
+    files = [*(root / "examples").rglob("*.py"), *(root / "tests" / "data").rglob("*.py")]
+    shadowing = sorted(str(p.relative_to(root)) for p in files if p.stem in sys.stdlib_module_names)
+    assert not shadowing, shadowing
