@@ -14,7 +14,7 @@ import pytest
 from test_diff import irscope  # the CLI in this process (Triton stays warm)
 
 import irscope as api
-from irscope import explain
+from irscope import adapter, explain
 from tests.helpers import EXAMPLES, ROOT
 
 PITFALLS = EXAMPLES / "pitfalls"
@@ -81,7 +81,9 @@ def test_fp32_ieee_dot_on_fma(out, target):
     (f,) = fs
     assert (f.where.line, f.cause) == (line_of("dot_loop.py", "tl.dot("), "fp32-ieee")
     assert "FMA" in f.what and f.fix.consts == {"PRECISION": "'tf32'"}
-    assert any("FFMA" in m for m in f.where.machine)
+    if f.where.machine or not (target == "cuda:100" and adapter.version_tuple() < (3, 7)):
+        # Triton 3.6's sm_100 listing maps no instruction to the dot's line (its machine evidence is empty)
+        assert any("FFMA" in m for m in f.where.machine)
 
 
 def kinds(fs: list[explain.Finding]) -> set[str]:
@@ -147,7 +149,10 @@ def test_convert_through_shared_memory_in_a_loop(out):
 def test_spills_name_the_line_that_spills_most(out, target):
     fs = found(out, "dot_loop.py", DOT16.format(m=256).replace(", 64, 32,", ", 256, 64,"), target)
     (f,) = fs
-    assert (f.kind, f.where.line) == ("spills", line_of("dot_loop.py", "tl.dot("))
+    # the dot loop's line with the most spill traffic: the dot (Triton 3.9); 3.6's AMDGCN charges it to the loop
+    loop = {line_of("dot_loop.py", "tl.dot("), line_of("dot_loop.py", "in range(0, K, BLOCK_K)")}
+    assert f.kind == "spills" and f.where.line in loop
+    assert f.where.line == line_of("dot_loop.py", "tl.dot(") or adapter.version_tuple() < (3, 7)
     assert f.fix.sets == {"num_warps": 8}
     if target == "hip:gfx942":
         sig = DOT16.format(m=256).replace(", 64, 32,", ", 256, 64,")
@@ -173,7 +178,16 @@ def test_cli_refuses_a_folder_that_is_no_dump(tmp_path):
 
 
 def test_dump_summary_and_json_carry_the_findings(out):
-    args = ("dump", PITFALLS / "copy_kernel.py", "--signature", "*fp32:4, *fp32:16, i32:16, 1024", "-t", "cuda:90", "-o", out)
+    args = (
+        "dump",
+        PITFALLS / "copy_kernel.py",
+        "--signature",
+        "*fp32:4, *fp32:16, i32:16, 1024",
+        "-t",
+        "cuda:90",
+        "-o",
+        out,
+    )
     code, text, _ = irscope(*args)
     assert code == 0 and "findings   1" in text and "narrow-access (ptr-align)" in text
     code, text, _ = irscope(*args, "--json")

@@ -89,8 +89,17 @@ def test_shared_memory_that_leaves_sub_partitions_idle_on_sm80(out):
 
 @pytest.mark.parametrize("target", ["hip:gfx942", "hip:gfx950"])
 def test_lds_that_leaves_simds_idle_on_amd(out, target):
-    fs = found(out, "dot_loop.py", DOT.format(m=64, n=128, k=128), target, {"num_warps": 2})
-    (f,) = fs
+    d = api.dump(
+        str(PITFALLS / "dot_loop.py"),
+        signature=DOT.format(m=64, n=128, k=128),
+        target=target,
+        set={"num_warps": 2},
+        out=out,
+    )
+    if d.manifest["stats"]["occupancy"]["waves_per_simd"] >= 1:  # Triton 3.6's gfx950 compile takes half the LDS
+        assert "low-occupancy" not in {f.kind for f in d.findings}  # a wave for every SIMD: nothing to say
+        return
+    (f,) = d.findings
     assert (f.kind, f.where.line, f.cause) == ("low-occupancy", line_of("dot_loop.py", "b = tl.load("), "shared-memory")
     assert "2 waves for its 4 SIMDs" in f.what and "LDS" in f.why
     assert f.fix.sets == {"num_warps": 4}
@@ -144,6 +153,10 @@ def test_a_gathered_operand_is_no_tma_finding(out):
 @pytest.mark.parametrize("target", ["cuda:90", "cuda:80"])
 def test_column_reads_of_an_unswizzled_buffer_conflict_on_banks(out, target):
     pytest.importorskip("triton.experimental.gluon")
+    from irscope import adapter
+
+    if adapter.version_tuple() < (3, 9):
+        pytest.skip("bank conflicts are counted by Triton 3.9's model (gl.bank_conflicts); older builders count none")
     fs = found(out, "transpose_smem.py", "*fp32:16, *fp32:16, 64, 1", target)
     (f,) = fs
     assert (f.kind, f.where.line, f.cause) == (
