@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,4 +25,23 @@ def findings(source: Any, manifest: Any = None) -> list[Finding]:
     out: list[Finding] = []
     for rule in RULES:
         out.extend(rule(ctx))
-    return sorted(out, key=lambda f: (f.where.line, f.kind, f.cause))
+    return sorted(_one_per_key(out), key=lambda f: (f.where.line, f.kind, f.cause))
+
+
+def _one_per_key(found: list[Finding]) -> list[Finding]:
+    """One finding per (kind, line, cause): a line whose dot the compiler split in two (fbtriton splits a
+    K=32 dot into two of K=16) or that has two such loads is one problem with one fix. The first stands,
+    with the TTGIR ops and instructions of the others added to its evidence."""
+    merged: dict[tuple[str, int, str], Finding] = {}
+    for f in found:
+        first = merged.get(f.key)
+        if first is None:
+            merged[f.key] = f
+            continue
+        where = replace(
+            first.where,
+            ttgir=first.where.ttgir + [t for t in f.where.ttgir if t not in first.where.ttgir],
+            machine=first.where.machine + [m for m in f.where.machine if m not in first.where.machine],
+        )
+        merged[f.key] = replace(first, where=where)
+    return list(merged.values())
