@@ -17,18 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import run_cli
+from tests.test_direct_recorder import KERNEL, SIG  # the kernel file the direct-mode tests dump
 
-SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
-KERNEL = """import triton
-import triton.language as tl
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-"""
 SECRET = "TOP-SECRET-NOT-PTX"
 
 
