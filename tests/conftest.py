@@ -94,6 +94,19 @@ def cli():
     return run_cli
 
 
+@pytest.fixture
+def worker_linecache():
+    """For a test that runs a capture worker's function in this process: the rebuild seeds linecache with
+    the recorded lines of the kernel's file (a worker's own cache, by design), which would leave this
+    process's inspect (and pytest's tracebacks) reading a sparse copy of that file; put back after."""
+    import linecache
+
+    saved = dict(linecache.cache)
+    yield
+    linecache.cache.clear()
+    linecache.cache.update(saved)
+
+
 @pytest.fixture(scope="module")
 def browser():
     """Debian's Chromium through Playwright, one per test module (skipped where it is not installed)."""

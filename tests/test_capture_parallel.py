@@ -5,7 +5,6 @@ whatever is in doubt is dumped in-process, and --json says which and why."""
 from __future__ import annotations
 
 import json
-import linecache
 import subprocess
 import sys
 from pathlib import Path
@@ -268,19 +267,12 @@ def test_a_closure_that_is_not_data_is_refused_with_its_reason(jit, why):
     assert doc is None and why in reason
 
 
-def test_a_worker_hands_back_a_kernel_it_cannot_rebuild_exactly(tmp_path):
+def test_a_worker_hands_back_a_kernel_it_cannot_rebuild_exactly(tmp_path, worker_linecache):
     doc, _ = closure.describe(_make_plain())
     doc["cache_key"] = "0" * 64  # as if the kernel's file had changed since the capture
     spec = tmp_path / "k-1.json"
     spec.write_text(json.dumps({"closure": doc}))
-    # the worker's function, run here: its rebuild seeds linecache with the recorded lines of this very file
-    # (a worker process's own cache), which would leave this process's inspect reading a sparse copy of it
-    saved = dict(linecache.cache)
-    try:
-        result, _ = parallel.dump_capture({"spec_file": str(spec), "closure": doc})
-    finally:
-        linecache.cache.clear()
-        linecache.cache.update(saved)
+    result, _ = parallel.dump_capture({"spec_file": str(spec), "closure": doc})  # the worker's function, here
     assert result == {"status": "not rebuilt", "reason": "the rebuilt kernel's Triton cache key differs"}
 
 

@@ -402,7 +402,7 @@ def test_records_in_a_folder_others_can_write_are_not_served(tmp_path, monkeypat
 # ------------------------------------------------------------------ a hostile capture folder
 
 
-def test_a_worker_compiles_the_closure_the_parent_sent_never_the_spec_file_read_back(tmp_path):
+def test_a_worker_compiles_the_closure_the_parent_sent_never_the_spec_file_read_back(tmp_path, worker_linecache):
     """Text written into -o/captures/KERNEL-N.json after irscope wrote it (a default argument on the def
     line that runs code) never runs in a worker: the worker rebuilds from the closure sent over the pipe."""
     from irscope.capture import closure, parallel
