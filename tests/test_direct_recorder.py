@@ -173,3 +173,20 @@ def test_serve_writes_through_the_stream_it_is_given(tmp_path):
     served = run()
     assert served.startswith("SERVED ")
     assert json.loads(served.removeprefix("SERVED ")) == [0, full]
+
+
+def test_a_cache_hit_carries_this_runs_options_not_the_entrys(tmp_path):
+    """num_warps=4 set on the command line compiles what the default compiles (one entry): the served
+    manifest says what this run asked for (explain --try and the report read user_options), on the full
+    path's hit and on the direct mode's repeat; the run that set nothing gets {} back."""
+    kern = _kernel(tmp_path)
+    base = [str(kern), "-s", SIG, "-t", "h100", "-o", str(tmp_path / "out")]
+
+    def options(*extra: str) -> tuple[str | None, dict]:
+        got = _dump(tmp_path, *base, *extra)
+        return got["cache"], json.loads((Path(got["folder"]) / "manifest.json").read_text())["user_options"]
+
+    assert options() == (None, {})
+    assert options("--set", "num_warps=4") == ("key", {"num_warps": 4})
+    assert options("--set", "num_warps=4") == ("direct", {"num_warps": 4})
+    assert options() == ("direct", {})

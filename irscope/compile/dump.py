@@ -16,7 +16,7 @@ from irscope import artifacts
 from irscope.compile import cache, compiler
 from irscope.compile.cache import DumpResult  # noqa: F401  (the result type lives with the cache)
 from irscope.kernel import inputs
-from irscope.kernel.settings import Settings
+from irscope.kernel.settings import Settings, jsonable
 from irscope.kernel.spec import KernelSpec
 from irscope.records import Manifest
 
@@ -51,6 +51,7 @@ def _from_cache(
         manifest["file"] = str(spec.file)  # the same code may live in another file than the cached run's
         manifest["target_reason"] = settings.target_reason
         manifest["option_sources"] = dict(settings.sources)
+        manifest["user_options"] = jsonable(settings.options)  # an entry is shared by runs that set it or not
         manifest["notes"] = list(spec.notes)
         return manifest
 

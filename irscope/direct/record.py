@@ -47,6 +47,10 @@ from irscope.artifacts import write_whole
 from irscope.compile import cache
 from irscope.version import __version__
 
+# what a record may change in a served manifest: what belongs to the run, not to the compile (an entry is
+# shared by runs that reach the same compile: one that set num_warps=4 and one that left it at its default)
+EDITED = ("file", "target_reason", "option_sources", "user_options", "notes")
+
 RECORD_DIR = ".irscope-direct"  # hidden: the cache's entries are its other names
 SCHEMA = 3
 # Triton's cache-invalidating variables all start so (3.6 - 3.9: ALLOW_LHS_TMEM_LAYOUT_CONVERSION,

@@ -180,10 +180,7 @@ class Recorder:
         )
         if key is None or deps is None:
             return
-        entries = [
-            {"key": r.key, "edit": {k: r.manifest.get(k) for k in ("file", "target_reason", "option_sources", "notes")}}
-            for r in results
-        ]
+        entries = [{"key": r.key, "edit": {k: r.manifest.get(k) for k in record.EDITED}} for r in results]
         record.write(
             key,
             {

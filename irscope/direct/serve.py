@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 # the sides differ): a record's status is served only when it is one of them
 STATUSES = (("dump", (0,)), ("passes", (0, 1)), ("lines", (0,)), ("diff", (0, 1)))
 
-# what a record may change in a served manifest: what belongs to the run, not to the compile
-_EDITED = ("file", "target_reason", "option_sources", "notes")
 
 # how a terminal renders what was served (passes, lines): (command, [(folder, manifest)], view, stream) -> status
 Terminal = Callable[[str, list, dict, TextIO], int]
@@ -130,7 +128,7 @@ def place(key: str, doc: dict[str, Any], out_dir: Path) -> list[tuple[Path, Mani
     out = []
     stamped = False
     for item in doc["entries"]:
-        entry, stamp = item["key"], {k: v for k, v in item["edit"].items() if k in _EDITED}
+        entry, stamp = item["key"], {k: v for k, v in item["edit"].items() if k in record.EDITED}
         placed = item.get("placed") or {}
         if placed.get("out") == str(out_dir) and isinstance(placed.get("folder"), str):
             manifest = cache.still_placed(entry, Path(placed["folder"]), placed.get("stamp"))

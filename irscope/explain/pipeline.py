@@ -59,7 +59,7 @@ def rule(ctx: Context) -> list[Finding]:
 
 
 def _loops_without_dot(ctx: Context, stages: int) -> list[Finding]:
-    asked = "num_stages" in (ctx.manifest.get("option_sources") or {})  # user_options may be a cache hit's
+    asked = "num_stages" in (ctx.manifest.get("option_sources") or {})  # set by the command line or a recipe
     if not asked or stages < 2 or (ctx.vendor == "nvidia" and ctx.arch < 80):
         return []
     mod = ctx.module
