@@ -282,8 +282,11 @@ def amd_occupancy(target: Target, res: dict[str, int], shared: int, num_warps: i
     )
     by_lds = hw.max_warps_per_sm
     if shared:
+        # the workgroups whose LDS fits on a CU, their waves spread over its SIMDs: the busiest SIMD's
+        # waves (one workgroup of 2 waves is 1 wave on each of 2 SIMDs, not 0; explain's low-occupancy
+        # finding says the idle ones)
         groups = hw.shared_per_sm // shared
-        by_lds = min(hw.max_warps_per_sm, (groups * num_warps) // hw.simds_per_cu)
+        by_lds = min(hw.max_warps_per_sm, math.ceil(groups * num_warps / hw.simds_per_cu))
     waves = min(by_vgpr, by_lds)
     compiler = res.get("compiler_occupancy")
     if compiler is not None:
