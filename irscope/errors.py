@@ -9,7 +9,19 @@ CompileFailure -> exit 1: the input was well formed but the compiler refused it;
 from __future__ import annotations
 
 import difflib
+import errno
 from collections.abc import Iterable
+
+# what a write that the machine refused fails with (a full disk, a quota, a read-only -o, a file-size limit):
+# the place's fault, never the input's or the compiler's, said in one line with the file
+WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG)
+
+
+def not_written(e: OSError, out: object = None) -> str:
+    """One line for a refused write: the file where the system names it, else the places being written
+    (the output folder, irscope's cache, Triton's cache), and the system's reason."""
+    where = e.filename or f"{out or 'the output'} or a cache (irscope's, Triton's)"
+    return f"could not write {where}: {e.strerror}"
 
 
 class IrscopeError(Exception):

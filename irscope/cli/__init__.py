@@ -8,11 +8,11 @@ boundary), so `irscope --help` loads neither Triton nor torch.
 
 from __future__ import annotations
 
-import errno
 import sys
 
 import click
 
+from irscope import errors
 from irscope.cli import (
     bench,
     bisect,
@@ -80,9 +80,6 @@ cli.add_command(envs.envs)
 cli.add_command(mcp.mcp)
 
 
-_WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG)
-
-
 def main(argv: list[str] | None = None, recorder=None) -> None:
     """The CLI; `recorder` (irscope.direct.Recorder, from irscope.entry) reaches the commands as click's obj."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -111,8 +108,8 @@ def main(argv: list[str] | None = None, recorder=None) -> None:
     except Exception as e:  # an irscope bug: say so in one line, keep the trace behind --debug
         if debug:
             raise
-        if isinstance(e, OSError) and e.errno in _WRITE_ERRNOS:  # a full disk, a quota, a read-only -o
-            click.echo(f"irscope: error: could not write {e.filename or 'the output'}: {e.strerror}", err=True)
+        if isinstance(e, OSError) and e.errno in errors.WRITE_ERRNOS:  # a full disk, a quota, a read-only -o
+            click.echo(f"irscope: error: {safe.text(errors.not_written(e))}", err=True)
             sys.exit(1)
         what = (
             f"internal error in its capture hook: {e}"

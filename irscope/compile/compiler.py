@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from irscope import adapter
+from irscope import adapter, errors
 from irscope.adapter.native_output import capture_native_output
 from irscope.artifacts import Artifacts, lineinfo, sourcemap
 from irscope.artifacts import passes as passes_mod
@@ -299,6 +299,8 @@ def _stages_step(c: Compile) -> None:
         except adapter.compile_error_types() as e:
             failure: CompileFailure | None = failures.frontend_failure(c.spec, e)
         except Exception as e:  # noqa: BLE001 - any failure inside a stage is that stage's failure, named
+            if isinstance(e, OSError) and e.errno in errors.WRITE_ERRNOS:
+                raise  # Triton's cache refused a write (a full disk): the machine's fault, not the stage's
             failure = failures.stage_failure(c.spec, rec.current or "frontend", e)
         else:
             failure = None

@@ -30,7 +30,9 @@ class Config:
     values: dict[str, Any]
     spec: KernelSpec
     settings: Settings
-    status: str = "pending"  # ok | cached | compile failed | bad input | crashed | timed out | does not fit
+    status: str = (
+        "pending"  # ok | cached | compile failed | bad input | not written | crashed | timed out | does not fit
+    )
     reason: str = ""
     folder: str = ""
     stats: Stats = field(default_factory=Stats)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from irscope import adapter, workers
+from irscope import adapter, errors, workers
 from irscope.compile import compiler, dump
 from irscope.errors import BadInput, CompileFailure
 from irscope.kernel import loader
@@ -119,6 +119,10 @@ def compile_config(job: dict[str, Any]) -> tuple[dict[str, Any], Callable[[], No
         doc = {"status": status, "reason": f"stage {e.stage}: {e.reason}"[:500]}
     except BadInput as e:
         doc = {"status": "bad input", "reason": str(e)[:500]}  # e.g. a layout pin the TTGIR cannot take
+    except OSError as e:
+        if e.errno not in errors.WRITE_ERRNOS:
+            raise
+        doc = {"status": "not written", "reason": errors.not_written(e, job["out_dir"])[:500]}  # a full disk
     after = None
     if job["launcher"] and doc["status"] == "ok":
         after = lambda: _prebuild_launcher(spec, job["settings"])  # noqa: E731
