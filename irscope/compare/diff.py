@@ -35,8 +35,9 @@ from typing import Any, cast
 from irscope import artifacts, stages
 from irscope.artifacts import PassRecord
 from irscope.artifacts import passes as passes_mod
-from irscope.compare.align import Alignment, align_lines, tokenise
+from irscope.compare.align import Alignment, align_lines
 from irscope.compare.bylines import LineDelta, by_line
+from irscope.compare.lines import tokenise
 from irscope.compare.normalize import Normalized, normalize
 from irscope.compare.normalize import mlir as normalize_mlir
 from irscope.compare.sides import Side

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from irscope import stages
 from irscope.artifacts import stats as stats_mod
-from irscope.compare.align import ADDED, CHANGED, REMOVED, Alignment, Line
+from irscope.compare.align import ADDED, CHANGED, REMOVED, Alignment
+from irscope.compare.lines import Line
 
 MLIR_OP_NAME = re.compile(r"^\s*(?:[%\w$.#:, -]+=\s*)?\"?([A-Za-z_][\w$]*\.[\w$.]+)")
 LLVM_OP = re.compile(r"^\s*(?:%[\w$.\"-]+\s*=\s*)?(?:tail\s+|musttail\s+|notail\s+)?([a-z][\w.]*)")
