@@ -24,8 +24,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from irscope import stages
+from irscope.compare import substitute
 from irscope.compare.lines import MOVES, Line, tokenise
 from irscope.compare.pairing import exact_key, propagate, renamed_key, token_votes, tokens, vote
+from irscope.compare.substitute import Substitution
 
 __all__ = [
     "ADDED",
@@ -63,6 +65,8 @@ class Alignment:
     b: list[Line]
     rows: list[Row] = field(default_factory=list)
     renaming: dict[str, dict[str, str]] = field(default_factory=dict)  # "function kind" -> {a name: b name}
+    # types and constants substituted consistently (substitute.py): the lines differing by them alone are renamed
+    substituted: list[Substitution] = field(default_factory=list)
 
     @property
     def added(self) -> int:
@@ -211,11 +215,18 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8) -> Al
         matched = _matches(keys_a, exact_b)
         moved = _moves(keys_a, exact_b, matched) if machine else []
         rows = _rows(a, b, matched, moved, sk_a, sk_b)
+    # a type or constant substituted consistently: the pairs that differ by it alone are renamed-only
+    paired = [(k, r.a, r.b) for k, r in enumerate(rows) if r.a is not None and r.b is not None]
+    lang = stages.language(stage) or ""
+    subs, explained = substitute.find(lang, a, b, [(i, j) for _, i, j in paired], mapping)
+    for n in explained:
+        if rows[paired[n][0]].kind == CHANGED:
+            rows[paired[n][0]].kind = RENAMED
     renaming: dict[str, dict[str, str]] = {}
     for (scope, x), y in mapping.items():
         if x != y:
             renaming.setdefault(scope, {})[x] = y
-    return Alignment(stage, a, b, rows, renaming)
+    return Alignment(stage, a, b, rows, renaming, subs)
 
 
 def _rows(a, b, matched, moved, sk_a, sk_b) -> list[Row]:
