@@ -215,18 +215,48 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8) -> Al
         matched = _matches(keys_a, exact_b)
         moved = _moves(keys_a, exact_b, matched) if machine else []
         rows = _rows(a, b, matched, moved, sk_a, sk_b)
-    # a type or constant substituted consistently: the pairs that differ by it alone are renamed-only
-    paired = [(k, r.a, r.b) for k, r in enumerate(rows) if r.a is not None and r.b is not None]
-    lang = stages.language(stage) or ""
-    subs, explained = substitute.find(lang, a, b, [(i, j) for _, i, j in paired], mapping)
-    for n in explained:
-        if rows[paired[n][0]].kind == CHANGED:
-            rows[paired[n][0]].kind = RENAMED
+    rows, subs = _substituted(stage, a, b, rows, mapping, sk_a, sk_b)
     renaming: dict[str, dict[str, str]] = {}
     for (scope, x), y in mapping.items():
         if x != y:
             renaming.setdefault(scope, {})[x] = y
     return Alignment(stage, a, b, rows, renaming, subs)
+
+
+def _substituted(stage: str, a: list[Line], b: list[Line], rows: list[Row], mapping, sk_a, sk_b):
+    """A type or constant substituted consistently (substitute.py), treated like the renaming: the lines are
+    matched again with it applied to a's, until the substitutions found on the new rows are the ones
+    applied (else the rows as they were); the pairs that differ by them alone are renamed."""
+    lang = stages.language(stage) or ""
+    if lang not in substitute.LITERAL:
+        return rows, []
+
+    parts_a = [substitute.parts(lang, ln, mapping) for ln in a]
+    parts_b = [substitute.parts(lang, ln, None) for ln in b]
+
+    def found(rows: list[Row]):
+        paired = [(k, r.a, r.b) for k, r in enumerate(rows) if r.a is not None and r.b is not None]
+        subs, explained = substitute.find(parts_a, parts_b, [(i, j) for _, i, j in paired])
+        return rows, subs, [paired[n][0] for n in explained]
+
+    best = found(rows)
+    table = {(s.kind, s.a): s.b for s in best[1]}
+    keys_b = substitute.keys(b, parts_b, {}) if table else []
+    for _ in range(3):
+        if not table:
+            break
+        keys_a = substitute.keys(a, parts_a, table)
+        got = found(_rows(a, b, _matches(keys_a, keys_b), [], sk_a, sk_b))
+        again = {(s.kind, s.a): s.b for s in got[1]}
+        if again == table:
+            best = got
+            break
+        table = again
+    rows, subs, explained = best
+    for k in explained:
+        if rows[k].kind == CHANGED:
+            rows[k].kind = RENAMED
+    return rows, subs
 
 
 def _rows(a, b, matched, moved, sk_a, sk_b) -> list[Row]:

@@ -103,6 +103,18 @@ def parts(lang: str, line: Line, mapping: dict[tuple[str, str], str] | None) -> 
     return out
 
 
+def keys(lines: list[Line], parts_of: list[list[Part]], table: dict[tuple[str, str], str]) -> list[str]:
+    """Each line's key for matching: its scope and parts (a's names through the renaming), substitutable
+    tokens through `table` ((kind, a token) -> b token): equal keys are lines equal up to both."""
+    out = []
+    for ln, line_parts in zip(lines, parts_of):
+        key = [ln.scope, "\x02"]
+        for kind, tok in line_parts:
+            key.append(tok if kind == "t" else ("\x00" if kind == "n" else "\x03") + table.get((kind, tok), tok))
+        out.append("".join(key))
+    return out
+
+
 def _literal(out: list[Part], piece: str, rx: re.Pattern | None) -> None:
     pos = 0
     keyed = rx is not None and "k" in rx.groupindex
@@ -124,18 +136,17 @@ def _text(out: list[Part], text: str) -> None:
 
 
 def find(
-    lang: str, a: list[Line], b: list[Line], pairs: list[tuple[int, int]], mapping: dict[tuple[str, str], str]
+    parts_a: list[list[Part]], parts_b: list[list[Part]], pairs: list[tuple[int, int]]
 ) -> tuple[list[Substitution], set[int]]:
-    """The consistent substitutions over the aligned pairs (a line, b line), and the indexes into `pairs`
-    of those that differ by taken substitutions only (names paired)."""
-    if lang not in LITERAL:
-        return [], set()
+    """The consistent substitutions over the aligned pairs (a line, b line) of lines in parts (a's names
+    through the renaming), and the indexes into `pairs` of those that differ by taken substitutions only
+    (names paired)."""
     seen: list[tuple[int, list[tuple[str, str, str]], bool]] = []  # (pair, [(kind, a, b)], names equal)
     fwd: dict[tuple[str, str], set[str]] = {}
     bwd: dict[tuple[str, str], set[str]] = {}
     count: Counter[tuple[str, str, str]] = Counter()
     for n, (i, j) in enumerate(pairs):
-        pa, pb = parts(lang, a[i], mapping), parts(lang, b[j], None)
+        pa, pb = parts_a[i], parts_b[j]
         if len(pa) != len(pb) or any(x[0] != y[0] or (x[0] == "t" and x[1] != y[1]) for x, y in zip(pa, pb)):
             continue  # not the same line but for its tokens: no correspondence to read
         subs = [(x[0], x[1], y[1]) for x, y in zip(pa, pb) if x[0] not in ("t", "n")]
