@@ -161,3 +161,22 @@ def test_substitutions_in_words():
         "tensor 128x64xf16 -> 128x64xbf16 (2 lines)",
         "%c1_i32 -> %c2_i32 where used (2 lines)",
     ]
+
+
+def test_json_carries_the_substitutions(stages3_4):
+    from irscope.views import diff as diff_view
+
+    a, b = stages3_4
+    sd = diff_mod.diff_texts("ttgir", a["ttgir"], b["ttgir"])
+    doc = diff_view.alignment_json(sd)
+    assert doc is not None
+    assert {"kind": "!ttg.memdesc", "a": "3x128x64xf16", "b": "4x128x64xf16", "lines": 6} in doc["substituted"]
+    # the pairs that differ by it alone are "renamed" pairs, with the file's own lines
+    b_lines = b["ttgir"].splitlines()
+    deep = [
+        p for p in doc["pairs"] if "memdesc<4x128x64xf16" in b_lines[p[1] - 1] and "local_alloc" in b_lines[p[1] - 1]
+    ]
+    assert [p[2] for p in deep] == ["renamed"]
+    summary = diff_view.summary_json(sd)
+    assert summary is not None
+    assert any(w.startswith("substituted: memdesc 3x128x64xf16 -> 4x128x64xf16") for w in summary["words"])

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from irscope import stages
 from irscope.compare import substitute
-from irscope.compare.lines import MOVES, Line, tokenise
+from irscope.compare.lines import MLIR_VALUE_NAMED, MOVES, Line, tokenise
 from irscope.compare.pairing import exact_key, propagate, renamed_key, token_votes, tokens, vote
 from irscope.compare.substitute import Substitution
 
@@ -216,11 +216,34 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8) -> Al
         moved = _moves(keys_a, exact_b, matched) if machine else []
         rows = _rows(a, b, matched, moved, sk_a, sk_b)
     rows, subs = _substituted(stage, a, b, rows, mapping, sk_a, sk_b)
+    if stages.language(stage) == "mlir":
+        _constants_moved(a, b, rows, mapping)
     renaming: dict[str, dict[str, str]] = {}
     for (scope, x), y in mapping.items():
         if x != y:
             renaming.setdefault(scope, {})[x] = y
     return Alignment(stage, a, b, rows, renaming, subs)
+
+
+MLIR_CONSTANT_DEF = re.compile(r"^\s*%[\w$.-]+\s*=\s*arith\.constant\b")
+
+
+def _constants_moved(a: list[Line], b: list[Line], rows: list[Row], mapping) -> None:
+    """MLIR: a constant defined elsewhere in its block, equal up to the renaming, is moved, not removed and
+    added (a constant has no operands: where it stands among the block's ops says nothing)."""
+    free_b: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.kind == ADDED and r.b is not None and MLIR_CONSTANT_DEF.match(b[r.b].text):
+            free_b.setdefault(exact_key(b[r.b]), []).append(r)
+    for r in rows:
+        if r.kind == REMOVED and r.a is not None and MLIR_CONSTANT_DEF.match(a[r.a].text):
+            ln = a[r.a]
+            # a constant MLIR names by its value (%c2_i32) is that value on both sides: its text is its key
+            by_value = ln.names and MLIR_VALUE_NAMED.match(ln.names[0][1])
+            there = free_b.get(renamed_key(ln, mapping)) or (free_b.get(exact_key(ln)) if by_value else None)
+            if there:
+                other = there.pop(0)
+                r.kind, r.to, other.kind, other.to = MOVED, other.b, MOVED, r.a
 
 
 def _substituted(stage: str, a: list[Line], b: list[Line], rows: list[Row], mapping, sk_a, sk_b):

@@ -133,7 +133,12 @@ class StageSummary:
             out.append(f"barriers {self.barriers[0]} -> {self.barriers[1]}")
         if self.registers:
             out.append("registers: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in self.registers.items()))
-        if self.moved:
+        if self.moved and stages.language(self.stage) == "mlir":
+            n = self.moved
+            out.append(
+                f"{n} constant{'s' if n != 1 else ''} defined elsewhere in {'its block' if n == 1 else 'their blocks'}, otherwise equal"
+            )
+        elif self.moved:
             out.append(f"{self.moved} instructions moved by the scheduler, otherwise equal")
         if self.renamed:
             subs = " and the substitutions above" if self.substituted else ""

@@ -223,7 +223,7 @@ def _stages_summary(con, result: DiffResult) -> list:
         con.print(
             "[dim]  lines matched by structure with value names paired: renamed = equal up to the renaming "
             "(and the substitutions said below); "
-            "moved = an instruction the scheduler put elsewhere[/dim]"
+            "moved = an instruction the scheduler put elsewhere (MLIR: a constant defined elsewhere)[/dim]"
         )
     for s in differ:
         words = s.summary.words() if s.summary is not None else []
