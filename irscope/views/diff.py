@@ -222,8 +222,8 @@ def _stages_summary(con, result: DiffResult) -> list:
     if result.normalized and differ:
         con.print(
             "[dim]  lines matched by structure with value names paired: renamed = equal up to the renaming "
-            "(and the substitutions said below); "
-            "moved = an instruction the scheduler put elsewhere (MLIR: a constant defined elsewhere)[/dim]"
+            "and the substitutions said below; moved = an instruction the scheduler put elsewhere (MLIR: a "
+            "constant)[/dim]"
         )
     for s in differ:
         words = s.summary.words() if s.summary is not None else []
