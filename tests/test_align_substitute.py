@@ -192,3 +192,21 @@ def test_a_value_renamed_in_b_changes_no_count(stages3_4):
     assert (sd.added, sd.removed) == (base.added, base.removed) and sd.renamed > base.renamed
     assert sd.summary is not None and base.summary is not None
     assert sd.summary.words()[:-1] == base.summary.words()[:-1]  # all but the renamed count
+
+
+def test_a_substitution_alone_is_still_a_difference(stages3_4):
+    """A stage that differs by a substitution only is changed (exit status 1, never "equal"); the first
+    differing pass sees it; `irscope passes` counts the lines a pass substituted as changed."""
+    from irscope.artifacts import PassRecord
+    from irscope.compare.passcounts import aligned
+
+    a, _ = stages3_4
+    ttgir = a["ttgir"]
+    b2 = ttgir.replace("memdesc<3x64x128xf16", "memdesc<3x64x128xbf16")
+    sd = diff_mod.diff_texts("ttgir", ttgir, b2)
+    assert (sd.added, sd.removed, sd.status) == (0, 0, "changed") and not sd.equal
+    assert sd.summary is not None and any(w.startswith("substituted: memdesc 3x64x128xf16") for w in sd.summary.words())
+    assert diff_mod._ir_differs("ttgir", ttgir, b2) and not diff_mod._ir_differs("ttgir", ttgir, ttgir)
+    rec = PassRecord(1, "ttgir", "Retype", "retype", 6, 6, "passes/001-Retype.mlir")
+    (got,) = aligned([rec], [b2], ttgir)
+    assert (got.added, got.removed) == (6, 6)

@@ -172,7 +172,9 @@ def _op(line: Line) -> str:
     return line.scope + " " + (words[0] if words else "")
 
 
-def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8) -> Alignment:
+def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8, substitutions: bool = True) -> Alignment:
+    """The alignment (see the module's doc); `substitutions=False`: a type or constant substituted is a
+    change on each line it is on (`irscope passes` counts the lines a pass changed)."""
     sk_a = [ln.scope + "\x02" + ln.skeleton for ln in a]
     sk_b = [ln.scope + "\x02" + ln.skeleton for ln in b]
     machine = (stages.language(stage) or "") in MOVES
@@ -215,7 +217,7 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8) -> Al
         matched = _matches(keys_a, exact_b)
         moved = _moves(keys_a, exact_b, matched) if machine else []
         rows = _rows(a, b, matched, moved, sk_a, sk_b)
-    rows, subs = _substituted(stage, a, b, rows, mapping, sk_a, sk_b)
+    rows, subs = _substituted(stage, a, b, rows, mapping, sk_a, sk_b) if substitutions else (rows, [])
     if stages.language(stage) == "mlir":
         _constants_moved(a, b, rows, mapping)
     renaming: dict[str, dict[str, str]] = {}
@@ -396,9 +398,9 @@ def _gaps_in(pairs, ga, gb):
     yield (pi, ga[1]), (pj, gb[1])
 
 
-def align(stage: str, text_a: str, text_b: str) -> Alignment:
+def align(stage: str, text_a: str, text_b: str, substitutions: bool = True) -> Alignment:
     """Two texts of one stage, aligned (see the module's doc)."""
-    return align_lines(stage, tokenise(stage, text_a), tokenise(stage, text_b))
+    return align_lines(stage, tokenise(stage, text_a), tokenise(stage, text_b), substitutions=substitutions)
 
 
 def token_marks(al: Alignment, row: Row) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
