@@ -11,7 +11,8 @@ differ by it alone are renamed-only, and the substitution is the change, said on
                  LLVM the decimal constants of an integer type (`i32 49152`)
     consistent   a substitution T_a -> T_b (of one kind) is taken when, on every aligned pair of lines whose
                  text is the same but for such tokens and names, each T_a of a stands against T_b and each
-                 T_b of b against T_a, on two lines at least (a substitution on one line is a changed line)
+                 T_b of b against T_a, on two lines at least (a substitution on one line is a changed line;
+                 numbers shifted by one amount count their lines together)
     rows         a changed pair whose only differences are taken substitutions (names through the renaming)
                  becomes renamed; a line where the pairing is inconsistent stays a change: nothing is hidden
 """
@@ -171,7 +172,7 @@ def find(
     subs_out = []
     for (k, x, y), c in taken.items():
         fam = _family((k, x, y))[1]
-        shift = fam if fam[:1] in "+-" else ""
+        shift = fam if "\x00" not in fam else ""  # a number's shift, else the pair itself
         subs_out.append(Substitution(k, x, y, c, shift, len(family[(k, fam)])))
     return subs_out, explained
 
