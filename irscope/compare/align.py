@@ -10,9 +10,13 @@
                  4. what is left between those matches is the change: lines of one skeleton (a name paired
                     inconsistently: never hidden) or of one op are shown as a changed pair, the rest as
                     removed / added, each with its side's own names
+                 5. a type or constant substituted consistently (substitute.py): the lines matched once more
+                    with it applied, like the renaming; pairs that differ by it alone are renamed, and it is
+                    said once. MLIR: a constant defined elsewhere in its block is moved
 
-An `Alignment` is the rows in order (equal, renamed, changed, removed, added, each with its line on each
-side), the renaming (kind -> a name -> b name, where the names differ) and the counts; `opcodes` turns
+An `Alignment` is the rows in order (equal, renamed, changed, removed, added, moved, each with its line on
+each side), the renaming (kind -> a name -> b name, where the names differ), the substitutions and the
+counts; `opcodes` turns
 the rows into difflib opcodes for the unified and side-by-side views.
 """
 
