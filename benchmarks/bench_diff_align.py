@@ -10,8 +10,9 @@ lines b) as `irscope diff`'s table counts them:
     after    the aligned diff (compare.align: structure, names paired, moves of machine code)
     floor    |lines b - lines a| / (lines a + lines b): what any line diff must mark when b has more lines
 
-and, for the aligned diff, the lines equal up to the renaming and the instructions moved (not counted as
-changed: shown apart). Then the synthetic cases (a pure renaming, one op inserted by hand into a TTGIR
+and, for the aligned diff, the lines equal up to the renaming (and the substitutions: a type or constant
+substituted consistently, compare/substitute.py), the lines moved (not counted as changed: shown apart) and
+the substitutions taken (values; each said once in the summary). Then the synthetic cases (a pure renaming, one op inserted by hand into a TTGIR
 file) and the time of the aligned diff of the LLIR pair of matmul num_stages 3 -> 4 (best of --reps, with
 the load average, the machine being shared). The goals are checked and said.
 """
@@ -83,8 +84,8 @@ def main() -> int:  # noqa: C901, PLR0915
     args = ap.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     print()
-    print("| pair | stage | lines a | lines b | before | after | floor | renamed | moved |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| pair | stage | lines a | lines b | before | after | floor | renamed | moved | substituted |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     got: dict[tuple[str, str], float] = {}
     for pair in sorted(p for p in PAIRS.iterdir() if p.is_dir()):
         for stage in STAGES:
@@ -98,7 +99,7 @@ def main() -> int:  # noqa: C901, PLR0915
             got[(pair.name, stage)] = after
             print(
                 f"| {pair.name} | {stage} | {la} | {lb} | {share(ba + br, la + lb):.1f} % | {after:.1f} % | "
-                f"{share(abs(la - lb), la + lb):.1f} % | {al.renamed} | {al.moved} |"
+                f"{share(abs(la - lb), la + lb):.1f} % | {al.renamed} | {al.moved} | {len(al.substituted)} |"
             )
     print()
     base = PAIRS / "matmul-stages-cuda90"

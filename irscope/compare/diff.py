@@ -35,8 +35,9 @@ from typing import Any, cast
 from irscope import artifacts, stages
 from irscope.artifacts import PassRecord
 from irscope.artifacts import passes as passes_mod
-from irscope.compare.align import Alignment, align_lines, tokenise
+from irscope.compare.align import Alignment, align_lines
 from irscope.compare.bylines import LineDelta, by_line
+from irscope.compare.lines import tokenise
 from irscope.compare.normalize import Normalized, normalize
 from irscope.compare.normalize import mlir as normalize_mlir
 from irscope.compare.sides import Side
@@ -254,7 +255,8 @@ def aligned(stage: str, text_a: str, text_b: str) -> StageDiff:
     na = Normalized([x.text for x in al.a], [x.origin for x in al.a])
     nb = Normalized([x.text for x in al.b], [x.origin for x in al.b])
     added, removed = al.added, al.removed
-    status = "equal" if not (added or removed or al.moved) else "changed"  # a move is a change too
+    # a move is a change too, and so is a substitution (said in the summary, its lines renamed)
+    status = "equal" if not (added or removed or al.moved or al.substituted) else "changed"
     return StageDiff(stage, status, added, removed, na, nb, al.opcodes(), al)
 
 
@@ -327,13 +329,14 @@ def _ir_key(text: str | None) -> list[str] | None:
 
 def _ir_differs(stage: str, ta: str | None, tb: str | None) -> bool:
     """Two sides' IR after a pass differ: not equal up to a renaming of their values (the aligned diff;
-    the renumbering normaliser first, as the fast way to find them equal)."""
+    the renumbering normaliser first, as the fast way to find them equal); a type or constant substituted,
+    or a constant moved, is a difference."""
     if ta is None or tb is None:
         return ta is not tb
     if ta == tb or _ir_key(ta) == _ir_key(tb):
         return False
     al = align_lines(stage, tokenise(stage, ta), tokenise(stage, tb))
-    return bool(al.added or al.removed)
+    return bool(al.added or al.removed or al.moved or al.substituted)
 
 
 def pass_key(name: str) -> str:

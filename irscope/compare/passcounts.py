@@ -26,7 +26,10 @@ def aligned(records: list[PassRecord], afters: list[str | None], first_ir: str) 
     before: str | None = first_ir
     for rec, after in zip(records, afters):
         if rec.changed and before is not None and after is not None and _small(before) and _small(after):
-            al = align(rec.stage if rec.stage in stages.names(passes=True) else "ttir", before, after)
+            # a type a pass substituted everywhere is lines it changed: counted, not said once
+            al = align(
+                rec.stage if rec.stage in stages.names(passes=True) else "ttir", before, after, substitutions=False
+            )
             rec = dataclasses.replace(rec, added=al.added, removed=al.removed)
         out.append(rec)
         before = after

@@ -9,6 +9,7 @@
                file text with the stats' own patterns: each net count equals the stats' difference
     loops      MLIR: each top-level loop's prologue, body and epilogue size on each side
     registers  PTX: the registers declared per class; SASS: the distinct registers used
+    substituted  types and constants substituted consistently (substitute.py), each said once
     barriers   the stats' barrier patterns, each side's total
 
 `summarize(stage, alignment) -> StageSummary`; `StageSummary.words()` says it in lines a person reads.
@@ -22,7 +23,10 @@ from dataclasses import dataclass, field
 
 from irscope import stages
 from irscope.artifacts import stats as stats_mod
-from irscope.compare.align import ADDED, CHANGED, REMOVED, Alignment, Line
+from irscope.compare import substitute
+from irscope.compare.align import ADDED, CHANGED, REMOVED, RENAMED, Alignment
+from irscope.compare.lines import Line
+from irscope.compare.substitute import Substitution
 
 MLIR_OP_NAME = re.compile(r"^\s*(?:[%\w$.#:, -]+=\s*)?\"?([A-Za-z_][\w$]*\.[\w$.]+)")
 LLVM_OP = re.compile(r"^\s*(?:%[\w$.\"-]+\s*=\s*)?(?:tail\s+|musttail\s+|notail\s+)?([a-z][\w.]*)")
@@ -104,6 +108,7 @@ class StageSummary:
     barriers: tuple[int, int] = (0, 0)
     renamed: int = 0
     moved: int = 0
+    substituted: list[Substitution] = field(default_factory=list)  # types and constants, said once
 
     def words(self) -> list[str]:
         """The summary as a person reads it, most telling first."""
@@ -116,6 +121,7 @@ class StageSummary:
         if inplace:
             out.append("changed in place: " + ", ".join(f"{d.changed} {d.kind}" for d in inplace[:8]))
         out.extend(self.allocs)
+        out.extend(f"substituted: {w}" for w in substitute.said(self.substituted))
         if self.classes:
             out.append("by class: " + ", ".join(f"{n:+d} {k}" for k, n in self.classes.items()))
         for n, loop in enumerate(self.loops, 1):
@@ -127,10 +133,16 @@ class StageSummary:
             out.append(f"barriers {self.barriers[0]} -> {self.barriers[1]}")
         if self.registers:
             out.append("registers: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in self.registers.items()))
-        if self.moved:
+        if self.moved and stages.language(self.stage) == "mlir":
+            n = self.moved
+            out.append(
+                f"{n} constant{'s' if n != 1 else ''} defined elsewhere in {'its block' if n == 1 else 'their blocks'}, otherwise equal"
+            )
+        elif self.moved:
             out.append(f"{self.moved} instructions moved by the scheduler, otherwise equal")
         if self.renamed:
-            out.append(f"{self.renamed} lines equal up to the renaming of their values")
+            subs = " and the substitutions above" if self.substituted else ""
+            out.append(f"{self.renamed} lines equal up to the renaming of their values{subs}")
         return out
 
 
@@ -141,7 +153,7 @@ def _pair(p) -> str:
 
 def summarize(al: Alignment) -> StageSummary:
     lang = stages.language(al.stage) or ""
-    out = StageSummary(al.stage, renamed=al.renamed, moved=al.moved)
+    out = StageSummary(al.stage, renamed=al.renamed, moved=al.moved, substituted=list(al.substituted))
     removed: Counter[str] = Counter()
     added: Counter[str] = Counter()
     changed: Counter[str] = Counter()
@@ -191,11 +203,12 @@ def _size(m: re.Match) -> str:
 
 
 def _allocs(al: Alignment) -> list[str]:
-    """Shared-memory allocations added, removed or resized (each side's own type and size)."""
+    """Shared-memory allocations added, removed or resized (each side's own type and size; a resize is a
+    renamed line when its type was substituted consistently)."""
     out = []
     for r in al.rows:
-        la = al.a[r.a] if r.a is not None and r.kind in (REMOVED, CHANGED) else None
-        lb = al.b[r.b] if r.b is not None and r.kind in (ADDED, CHANGED) else None
+        la = al.a[r.a] if r.a is not None and r.kind in (REMOVED, CHANGED, RENAMED) else None
+        lb = al.b[r.b] if r.b is not None and r.kind in (ADDED, CHANGED, RENAMED) else None
         ma = MEMDESC.search(la.text) if la is not None and "local_alloc" in la.text else None
         mb = MEMDESC.search(lb.text) if lb is not None and "local_alloc" in lb.text else None
         if ma and mb:

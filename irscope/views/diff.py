@@ -221,12 +221,17 @@ def _stages_summary(con, result: DiffResult) -> list:
     con.print(t)
     if result.normalized and differ:
         con.print(
-            "[dim]  lines matched by structure with value names paired: renamed = equal up to the renaming; "
-            "moved = an instruction the scheduler put elsewhere[/dim]"
+            "[dim]  lines matched by structure with value names paired: renamed = equal up to the renaming "
+            "and the substitutions said below; moved = an instruction the scheduler put elsewhere (MLIR: a "
+            "constant)[/dim]"
         )
     for s in differ:
         words = s.summary.words() if s.summary is not None else []
-        said = [w for w in words if not w.endswith(("renaming of their values", "otherwise equal"))]
+        said = [
+            w
+            for w in words
+            if not w.endswith(("renaming of their values", "the substitutions above", "otherwise equal"))
+        ]
         if said:
             con.print(f"  [bold]{s.stage}[/bold]")
             for w in said:
@@ -409,7 +414,10 @@ def diff_json(result: DiffResult, context: int = 3) -> str:
                                              "registers": {class: [a, b]}, "barriers": [a, b]}
                                              alignment (changed stages, not --raw): {"pairs": [[a line, b line,
                                              "equal"|"renamed"|"changed"|"moved"]], "removed": [a line],
-                                             "added": [b line], "renamed": {"FUNCTION KIND": {a name: b name}}}
+                                             "added": [b line], "renamed": {"FUNCTION KIND": {a name: b name}},
+                                             "substituted": [{"kind", "a", "b", "lines"}]}: a type or constant
+                                             substituted consistently (compare/substitute.py); a pair that
+                                             differs by it alone is "renamed"
                                              lines are the stage file's own (1-based); a SASS/AMDGCN register
                                              is named by its write ("R12#3": its third write in the function)
      "passes": null | {"a_count", "b_count", "first_divergence": {"where", "stage", "pass", "a_index",
@@ -532,7 +540,8 @@ def alignment_json(sd: StageDiff) -> dict[str, Any] | None:
             removed.append(al.a[r.a].origin)
         elif r.kind == "added" and r.b is not None:
             added.append(al.b[r.b].origin)
-    return {"pairs": pairs, "removed": removed, "added": added, "renamed": al.renaming}
+    substituted = [{"kind": x.kind, "a": x.a, "b": x.b, "lines": x.lines} for x in al.substituted]
+    return {"pairs": pairs, "removed": removed, "added": added, "renamed": al.renaming, "substituted": substituted}
 
 
 def diff_json_with_timing(result: DiffResult, context: int = 3, timed: BenchReport | None = None) -> str:

@@ -67,7 +67,7 @@
       out.push(ul);
     }
     out.push(el("p", "note", "+" + str(s.added) + " −" + str(s.removed) + " lines; " + str(s.renamed) +
-      " equal up to the renaming (faded)" + (s.moved ? "; " + str(s.moved) + " moved by the scheduler (faded, ~)" : "") +
+      " renamed (faded)" + (s.moved ? "; " + str(s.moved) + " moved (faded, ~)" : "") + ", as said above" +
       ". Marked: the tokens that changed."));
     var table = el("table", "sbs aligned"), cols = el("colgroup"), body = el("tbody");
     table.dataset.stage = str(s.stage);
