@@ -112,7 +112,8 @@ def browser():
     """Debian's Chromium through Playwright, one per test module (skipped where it is not installed)."""
     if not CHROMIUM.exists():
         pytest.skip(NO_CHROMIUM)
-    from playwright.sync_api import sync_playwright
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
+    sync_playwright = sync_api.sync_playwright
 
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
