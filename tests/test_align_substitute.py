@@ -6,12 +6,14 @@ changed on one line only, or paired inconsistently, is a change."""
 
 from __future__ import annotations
 
+import gzip
 import re
+from pathlib import Path
 
 import pytest
 
 from irscope.compare import diff as diff_mod
-from irscope.compare.align import ADDED, CHANGED, RENAMED, align
+from irscope.compare.align import ADDED, CHANGED, EQUAL, REMOVED, RENAMED, align
 from irscope.compare.substitute import Substitution, said
 from tests.helpers import MATMUL, MATMUL_SIG16, compile_example
 
@@ -210,3 +212,22 @@ def test_a_substitution_alone_is_still_a_difference(stages3_4):
     rec = PassRecord(1, "ttgir", "Retype", "retype", 6, 6, "passes/001-Retype.mlir")
     (got,) = aligned([rec], [b2], ttgir)
     assert (got.added, got.removed) == (6, 6)
+
+
+def test_a_barrier_array_one_deeper_is_the_new_barrier_and_its_init_only():
+    """TLX's warp-specialized matmul, num_stages 3 -> 4 (benchmarks/diff_pairs/tlx-ws-stages): the barrier
+    arrays' definitions differ by their substituted type (memdesc<3xi64> -> <4xi64>), so only a pairing made
+    with the substitution applied pairs %empty_3 with %empty_4; what is left is the fourth barrier of each
+    array, its init, and the constants."""
+    pair = Path(__file__).resolve().parent.parent / "benchmarks" / "diff_pairs" / "tlx-ws-stages"
+    a, b = (gzip.open(pair / f"{side}.ttgir.gz", "rt").read() for side in "ab")
+    al = align("ttgir", a, b)
+    left = [
+        (r.kind, al.b[r.b].text.strip() if r.b is not None else al.a[r.a].text.strip())
+        for r in al.rows
+        if r.kind not in (EQUAL, RENAMED)
+    ]
+    added = [text for kind, text in left if kind == ADDED]
+    assert {t.split(" = ")[0] for t in added if "memdesc_index" in t} == {"%full_3", "%empty_7"}, left
+    assert sum("init_barrier" in t for t in added) == 2 and not any(k == REMOVED for k, _ in left), left
+    assert all("arith.constant" in t for kind, t in left if kind == CHANGED), left

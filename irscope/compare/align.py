@@ -12,7 +12,9 @@
                     removed / added, each with its side's own names
                  5. a type or constant substituted consistently (substitute.py): the lines matched once more
                     with it applied, like the renaming; pairs that differ by it alone are renamed, and it is
-                    said once. MLIR: a constant defined elsewhere in its block is moved
+                    said once. The names are then paired again from step 1 with it applied to a's skeletons
+                    (lines a substituted type kept apart now vote), kept when fewer lines are left
+                    unexplained. MLIR: a constant defined elsewhere in its block is moved
 
 An `Alignment` is the rows in order (equal, renamed, changed, removed, added, moved, each with its line on
 each side), the renaming (kind -> a name -> b name, where the names differ), the substitutions and the
@@ -181,6 +183,56 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8, subst
     change on each line it is on (`irscope passes` counts the lines a pass changed)."""
     sk_a = [ln.scope + "\x02" + ln.skeleton for ln in a]
     sk_b = [ln.scope + "\x02" + ln.skeleton for ln in b]
+    mapping, rows = _paired(stage, a, b, sk_a, sk_b, rounds)
+    rows, subs = _substituted(stage, a, b, rows, mapping, sk_a, sk_b) if substitutions else (rows, [])
+    if subs:
+        # the names paired again with the substitutions applied to a's skeletons: lines that differ by a
+        # substituted type alone (memdesc<3xi64> -> <4xi64>) then match in step 1 and vote on their names
+        # (a barrier array's definitions, which a substituted type hid); kept when it leaves fewer lines
+        # unexplained, the substitutions then found again on its rows
+        sk_sub = _with_substitutions(stage, sk_a, subs)
+        mapping2, rows2 = _paired(stage, a, b, sk_sub, sk_b, rounds)
+        rows2, subs2 = _substituted(stage, a, b, rows2, mapping2, sk_a, sk_b)
+        if _unexplained(rows2) < _unexplained(rows):
+            mapping, rows, subs = mapping2, rows2, subs2
+    if stages.language(stage) == "mlir":
+        _constants_moved(a, b, rows, mapping)
+    renaming: dict[str, dict[str, str]] = {}
+    for (scope, x), y in mapping.items():
+        if x != y:
+            renaming.setdefault(scope, {})[x] = y
+    return Alignment(stage, a, b, rows, renaming, subs)
+
+
+def _unexplained(rows: list[Row]) -> int:
+    return sum((r.kind == CHANGED) * 2 + (r.kind in (ADDED, REMOVED)) for r in rows)
+
+
+def _with_substitutions(stage: str, sk_a: list[str], subs: list[Substitution]) -> list[str]:
+    """a's skeletons with the substitutions applied: a substituted token in a literal piece, and a constant
+    MLIR names by value (its kind is its value) where it is used."""
+    rx = substitute.LITERAL.get(stages.language(stage) or "")
+    table = {(s.kind, s.a): s.b for s in subs}
+    keyed = rx is not None and "k" in rx.groupindex
+
+    def token(m: re.Match) -> str:
+        kind = (m.group("k") if keyed else None) or "immediate"
+        v = table.get((kind, m.group("v")), m.group("v"))
+        return m.group(0)[: m.start("v") - m.start(0)] + v + m.group(0)[m.end("v") - m.start(0) :]
+
+    constants = {x: y for (kind, x), y in table.items() if kind == "constant"}
+    out = []
+    for sk in sk_a:
+        if rx is not None:
+            sk = rx.sub(token, sk)
+        for x, y in constants.items():
+            sk = sk.replace("\x00%" + x.lstrip("%") + "\x00", "\x00%" + y.lstrip("%") + "\x00")
+        out.append(sk)
+    return out
+
+
+def _paired(stage: str, a: list[Line], b: list[Line], sk_a: list[str], sk_b: list[str], rounds: int):
+    """Steps 1 to 4: (the renaming, the rows)."""
     machine = (stages.language(stage) or "") in MOVES
     loose = _matches(sk_a, sk_b)
     if machine:
@@ -221,14 +273,7 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8, subst
         matched = _matches(keys_a, exact_b)
         moved = _moves(keys_a, exact_b, matched) if machine else []
         rows = _rows(a, b, matched, moved, sk_a, sk_b)
-    rows, subs = _substituted(stage, a, b, rows, mapping, sk_a, sk_b) if substitutions else (rows, [])
-    if stages.language(stage) == "mlir":
-        _constants_moved(a, b, rows, mapping)
-    renaming: dict[str, dict[str, str]] = {}
-    for (scope, x), y in mapping.items():
-        if x != y:
-            renaming.setdefault(scope, {})[x] = y
-    return Alignment(stage, a, b, rows, renaming, subs)
+    return mapping, rows
 
 
 MLIR_CONSTANT_DEF = re.compile(r"^\s*%[\w$.-]+\s*=\s*arith\.constant\b")
