@@ -10,10 +10,11 @@ renaming of values is no change. `irscope passes` shows these counts.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 
 from irscope import stages
 from irscope.artifacts import PassRecord
-from irscope.compare.align import align
+from irscope.compare.align import Alignment, align
 
 MAX_LINES = 3000  # a longer IR (the LLVM dialect after ConvertTritonGPUToLLVM) keeps the dump's count: its alignment costs ~0.7 s
 
@@ -25,15 +26,47 @@ def aligned(records: list[PassRecord], afters: list[str | None], first_ir: str) 
     out = []
     before: str | None = first_ir
     for rec, after in zip(records, afters):
-        if rec.changed and before is not None and after is not None and _small(before) and _small(after):
-            # a type a pass substituted everywhere is lines it changed: counted, not said once
-            al = align(
-                rec.stage if rec.stage in stages.names(passes=True) else "ttir", before, after, substitutions=False
-            )
-            rec = dataclasses.replace(rec, added=al.added, removed=al.removed)
-        out.append(rec)
+        al = alignment(rec, before, after)
+        out.append(dataclasses.replace(rec, added=al.added, removed=al.removed) if al is not None else rec)
         before = after
     return out
+
+
+def alignment(rec: PassRecord, before: str | None, after: str | None) -> Alignment | None:
+    """The aligned diff of one pass (the IR before it against the IR after it), or None where the dump's own
+    count stands: the pass changed nothing, an IR was not dumped, or one is longer than MAX_LINES."""
+    if not rec.changed or before is None or after is None or not _small(before) or not _small(after):
+        return None
+    # a type a pass substituted everywhere is lines it changed: counted, not said once
+    return align(rec.stage if rec.stage in stages.names(passes=True) else "ttir", before, after, substitutions=False)
+
+
+def unified(al: Alignment, context: int = 3) -> list[str]:
+    """The aligned diff as unified diff lines (hunk headers, then ' ', '-', '+' lines; a renamed line is
+    context, shown as a has it), so that its +/- lines are the counts."""
+    matcher = _Opcodes(al.opcodes())
+    out: list[str] = []
+    for group in matcher.get_grouped_opcodes(context):
+        (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
+        out.append(f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@")
+        for tag, a1, a2, b1, b2 in group:
+            if tag in ("equal", "moved"):
+                out.extend(" " + ln.text for ln in al.a[a1:a2])
+                continue
+            out.extend("-" + ln.text for ln in al.a[a1:a2])
+            out.extend("+" + ln.text for ln in al.b[b1:b2])
+    return out
+
+
+class _Opcodes(difflib.SequenceMatcher):
+    """difflib's hunk grouping over opcodes made elsewhere (the alignment's)."""
+
+    def __init__(self, codes: list[tuple[str, int, int, int, int]]):
+        super().__init__(None, [], [])
+        self._codes = codes
+
+    def get_opcodes(self):
+        return self._codes
 
 
 def _small(text: str) -> bool:

@@ -8,6 +8,7 @@ diffs (difflib), resources, instruction mix and hot lines, the measured heat per
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import re
@@ -20,6 +21,7 @@ from irscope import artifacts, explain, stages
 from irscope.artifacts import MANIFEST, sourcemap
 from irscope.artifacts import passes as passes_mod
 from irscope.artifacts.sourcemap import CLASSES
+from irscope.compare import passcounts
 from irscope.errors import BadInput
 from irscope.records import Manifest, SourceMap, Stats
 from irscope.report import layouts, measured
@@ -351,13 +353,17 @@ def charts(s: Stats) -> list[dict[str, Any]]:
 
 
 def pass_diffs(folder: Path, m: Manifest) -> list[dict[str, Any]]:
-    """Every recorded pass with its change counts, and for those that changed the IR, the unified diff
-    (debug locations dropped, as the counts are made) against the IR before it."""
+    """Every recorded pass with its change counts (the aligned diff's, as `irscope passes` says them: a
+    renumbering of values is no change), and for those that changed the IR, the unified diff (debug
+    locations dropped) against the IR before it."""
     records, afters, first = passes_mod.load(folder, m)
     out: list[dict[str, Any]] = []
     before = first
     budget = DIFF_BUDGET
     for rec, after in zip(records, afters):
+        al = passcounts.alignment(rec, before, after)  # +/- lines as `irscope passes` counts and shows them
+        if al is not None:
+            rec = dataclasses.replace(rec, added=al.added, removed=al.removed)
         item: dict[str, Any] = {
             "index": rec.index,
             "stage": rec.stage,
@@ -373,11 +379,15 @@ def pass_diffs(folder: Path, m: Manifest) -> list[dict[str, Any]]:
             if budget <= 0:
                 item["left_out"] = True
             else:
-                diff = list(
-                    difflib.unified_diff(
-                        passes_mod.normalized_lines(before), passes_mod.normalized_lines(after), lineterm="", n=3
-                    )
-                )[2:]
+                diff = (
+                    passcounts.unified(al)
+                    if al is not None
+                    else list(
+                        difflib.unified_diff(
+                            passes_mod.normalized_lines(before), passes_mod.normalized_lines(after), lineterm="", n=3
+                        )
+                    )[2:]
+                )
                 item["cut"] = len(diff) > MAX_DIFF_LINES or any(len(x) > MAX_LINE_CHARS for x in diff)
                 item["diff"] = [x[:MAX_LINE_CHARS] for x in diff[:MAX_DIFF_LINES]]
                 budget -= sum(len(x) for x in item["diff"])
