@@ -252,6 +252,8 @@ def _capture_lines(con: Any, cap: Capture, n: int, said: tuple[str, ...] = ()) -
     ]
     if tensors:
         con.print(f"  tensors    {escape(', '.join(tensors))}")
+    if (made := made_by(cap.generated_by)) is not None:
+        con.print(f"  made by    {escape(made)}")
     if cap.spec_path:
         con.print(f"  spec       {escape(str(cap.spec_path))}")
     if cap.problem:
@@ -271,6 +273,23 @@ def _capture_lines(con: Any, cap: Capture, n: int, said: tuple[str, ...] = ()) -
         dump_view.summary([cap.result], out=con, said=said)
     else:
         con.print()
+
+
+def made_by(gen: dict[str, Any] | None) -> str | None:
+    """The kernel generator that made a capture, in one line: its layer, graph, ATen ops and (AOTInductor)
+    the package the kernel went into."""
+    if not isinstance(gen, dict) or not gen.get("layer"):
+        return None
+    bits = [str(gen["layer"])]
+    graph = gen.get("graph") if isinstance(gen.get("graph"), dict) else None
+    if graph and graph.get("kind"):
+        bits.append(f"{graph['kind']} graph {graph.get('id')}")
+    if gen.get("aten_ops"):
+        bits.append(", ".join(str(op) for op in gen["aten_ops"]))
+    aoti = gen.get("aoti") if isinstance(gen.get("aoti"), dict) else None
+    if aoti and aoti.get("package"):
+        bits.append(f"package {aoti['package']}{'' if aoti.get('package_written') else ' (not written)'}")
+    return "  ·  ".join(bits)
 
 
 def _out(text: str) -> None:

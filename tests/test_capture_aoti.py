@@ -1,0 +1,157 @@
+"""AOTInductor captured like torch.compile (issue #42 item 3): `torch.export` of a LayerNorm + Linear block
+on "cuda", then `torch._inductor.aoti_compile_and_package`, under `irscope capture --target h100` on a
+CPU build of torch (the stand-in GPU: standin/aoti.py).
+
+Before, the script killed irscope's process (a c10::Error thrown by autograd for a fake cuda tensor,
+SIGABRT): the capture runs in a child process here because that boundary is what failed. The functions
+that wrap AOTInductor's entry points are tested by calling them (standin/generators.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from irscope.standin import generators
+from irscope.views.capture import made_by
+from tests.helpers import DATA
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = DATA / "aoti_block.py"
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    """One capture of the script for the tests below: (--json document, stderr, the package path asked for)."""
+    tmp = tmp_path_factory.mktemp("aoti")
+    package = tmp / "pkg" / "block.pt2"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run(
+        [sys.executable, "-m", "irscope", "capture", str(SCRIPT), "--target", "h100", "-o", str(tmp / "out")]
+        + ["--json", "--", str(package)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout), p.stderr, package
+
+
+@pytest.mark.torch
+def test_the_capture_ends_with_every_kernel_labelled_aoti(captured):
+    doc, err, _ = captured
+    kernels = doc["kernels"]
+    assert len(kernels) >= 2 and len(kernels) == len(doc["capture"]["captures"])  # none left undumped
+    gens = [k["capture"]["generated_by"] for k in kernels]
+    assert all(g["layer"] == "aoti" for g in gens)
+    assert all(g["graph"]["kind"] == "inference" for g in gens)  # AOTI lowers the exported inference graph
+    for k in kernels:
+        assert not k["capture"]["failed"] and k["capture"]["grid"], k["name"]  # launched once, and dumped
+        assert k["file"] == k["capture"]["generated_by"]["generated_file"]  # the source is Inductor's .py
+    # the stop is AOTInductor's C++ build, said as such, after the kernels were generated
+    stopped = doc["capture"]["stopped"]
+    assert stopped.startswith("aoti_block.py:") and "AotiBuildSkipped" in stopped and "C++ build" in stopped
+    assert "AOTInductor lowered 1 graph" in err and "compile_threads=1" in err
+
+
+@pytest.mark.torch
+def test_each_kernel_names_the_aten_ops_it_was_made_from(captured):
+    doc, _, _ = captured
+    ops = {k["name"]: k["capture"]["generated_by"]["aten_ops"] for k in doc["kernels"]}
+    assert all(o and all(op.startswith("aten.") for op in o) for o in ops.values()), ops
+    norm = [name for name, o in ops.items() if "aten.native_layer_norm" in o]
+    gelu = [name for name, o in ops.items() if "aten.gelu" in o]
+    assert norm and gelu and not set(norm) & set(gelu), ops  # the norm, and the GELU fused into the bias add
+    for k in doc["kernels"]:
+        gen = k["capture"]["generated_by"]
+        assert gen["source_nodes"] and all("=>" in n for n in gen["source_nodes"])
+        if k["name"] in norm:
+            assert gen["category"] in ("persistent_reduction", "reduction")
+
+
+@pytest.mark.torch
+def test_each_dump_has_its_ptx_entry(captured):
+    doc, _, _ = captured
+    for k in doc["kernels"]:
+        ptx = Path(k["stages"]["ptx"]).read_text()
+        assert re.search(rf"^\.visible \.entry {re.escape(k['name'])}\(", ptx, re.M), k["name"]
+        assert ".target sm_90" in ptx
+
+
+@pytest.mark.torch
+def test_the_package_is_recorded_and_said_unwritten(captured):
+    doc, err, package = captured
+    for c in doc["capture"]["captures"]:
+        aoti = c["generated_by"]["aoti"]
+        assert aoti == {"entry": "aoti_compile_and_package", "package": str(package), "package_written": False}
+    assert not package.exists()  # the stand-in does not build the .so, so nothing is packaged
+    assert str(package) in doc["capture"]["stopped"]
+    assert any(str(package) in n and "not written" in n for n in doc["capture"]["standin_notes"])
+    line = made_by(doc["kernels"][0]["capture"]["generated_by"])
+    assert line.startswith("aoti  ·  inference graph 0  ·  aten.") and line.endswith(f"{package} (not written)")
+
+
+def test_an_aoti_call_records_the_package_asked_for_or_returned():
+    calls = []
+
+    def aoti_compile_and_package(ep, package_path=None):
+        calls.append(generators.aoti_call())
+        return package_path or "/derived/model.pt2"
+
+    set_up = []
+    wrapped = generators._aoti_entry("aoti_compile_and_package", aoti_compile_and_package, lambda: set_up.append(1))
+    assert wrapped("ep", package_path="/tmp/asked.pt2") == "/tmp/asked.pt2"
+    assert wrapped("ep") == "/derived/model.pt2"
+    assert [(c.entry, c.package, c.built) for c in calls] == [
+        ("aoti_compile_and_package", "/tmp/asked.pt2", True),  # the record, after the call returned
+        ("aoti_compile_and_package", "/derived/model.pt2", True),
+    ]
+    assert len(set_up) == 2 and generators.aoti_call() is None
+
+
+def test_a_nested_aoti_call_is_one_call_and_a_failed_one_is_not_built():
+    seen = []
+
+    def aot_compile(gm):
+        seen.append(generators.aoti_call())
+        raise RuntimeError("no CUDA_HOME")
+
+    inner = generators._aoti_entry("aot_compile", aot_compile, lambda: None)
+
+    def aoti_compile_and_package(ep, package_path=None):
+        return inner(ep)
+
+    outer = generators._aoti_entry("aoti_compile_and_package", aoti_compile_and_package, lambda: None)
+    with pytest.raises(RuntimeError):
+        outer("ep", "/tmp/x.pt2")
+    assert [(c.entry, c.package, c.built) for c in seen] == [("aoti_compile_and_package", "/tmp/x.pt2", None)]
+    assert generators.aoti_call() is None
+
+
+def test_the_entries_are_wrapped_once_torch_inductor_is_imported_and_put_back(monkeypatch, tmp_path):
+    """torch._inductor loads lazily: a finder wraps its AOTI functions right after its import, and both are
+    undone on exit. A stand-in package named torch._inductor, so the real torch stays untouched."""
+    pkg = tmp_path / "fake_root" / "torch" / "_inductor"
+    pkg.mkdir(parents=True)
+    (pkg.parent / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("def aoti_compile_and_package(ep, package_path=None):\n    return 'built'\n")
+    for name in ("torch", "torch._inductor"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path / "fake_root"))
+    set_up = []
+    with generators._aoti_entries(lambda: set_up.append(1)):
+        import torch._inductor as inductor  # the fake one
+
+        assert getattr(inductor.aoti_compile_and_package, "_irscope_aoti", False)
+        assert inductor.aoti_compile_and_package("ep", "/tmp/p.pt2") == "built" and set_up == [1]
+    assert not getattr(inductor.aoti_compile_and_package, "_irscope_aoti", False)
+    assert not any(isinstance(f, generators._AfterImport) for f in sys.meta_path)
+    assert isinstance(inductor, types.ModuleType)
