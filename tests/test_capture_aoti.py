@@ -144,15 +144,39 @@ def test_the_entries_are_wrapped_once_torch_inductor_is_imported_and_put_back(mo
     pkg.mkdir(parents=True)
     (pkg.parent / "__init__.py").write_text("")
     (pkg / "__init__.py").write_text("def aoti_compile_and_package(ep, package_path=None):\n    return 'built'\n")
-    for name in ("torch", "torch._inductor"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
+    names = ("torch", "torch._inductor")
+    saved = {name: sys.modules.pop(name) for name in names if name in sys.modules}  # the real ones, if loaded
     monkeypatch.syspath_prepend(str(tmp_path / "fake_root"))
     set_up = []
-    with generators._aoti_entries(lambda: set_up.append(1)):
-        inductor = importlib.import_module("torch._inductor")  # the fake one: no torch needed
+    try:
+        with generators._aoti_entries(lambda: set_up.append(1)):
+            inductor = importlib.import_module("torch._inductor")  # the fake one: no torch needed
 
-        assert getattr(inductor.aoti_compile_and_package, "_irscope_aoti", False)
-        assert inductor.aoti_compile_and_package("ep", "/tmp/p.pt2") == "built" and set_up == [1]
+            assert getattr(inductor.aoti_compile_and_package, "_irscope_aoti", False)
+            assert inductor.aoti_compile_and_package("ep", "/tmp/p.pt2") == "built" and set_up == [1]
+    finally:
+        for name in names:
+            sys.modules.pop(name, None)
+        sys.modules.update(saved)
     assert not getattr(inductor.aoti_compile_and_package, "_irscope_aoti", False)
     assert not any(isinstance(f, generators._AfterImport) for f in sys.meta_path)
     assert isinstance(inductor, types.ModuleType)
+
+
+@pytest.mark.torch
+def test_an_exported_dynamic_dimension_is_not_specialised_by_the_stand_in():
+    """The stand-in's shape-only mode estimated each op's cost from its sizes, and under torch.export the
+    sizes are symbolic: the comparison became a guard, and export refused the dynamic batch ("Constraints
+    violated (batch)"). Traced ops (fake tensors, symbolic sizes) are now left alone."""
+    import torch
+
+    from irscope.standin.shapes import ShapeOnly, shape_only_mode
+
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.LayerNorm(64)).eval()
+    batch, x = torch.export.Dim("batch", min=2, max=1024), torch.randn(8, 32)
+    stats = ShapeOnly(1e-9)  # every op computed for real is over this budget
+    with shape_only_mode(stats):
+        ep = torch.export.export(model, (x,), dynamic_shapes={"input": {0: batch}})
+    (bounds,) = ep.range_constraints.values()
+    assert (bounds.lower, bounds.upper) == (2, 1024)
+    assert stats.count == 0  # nothing traced was run shape-only

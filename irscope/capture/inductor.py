@@ -212,11 +212,12 @@ class InductorHooks:
             out.append(note)
         unbuilt = {call.package: call for _, call in self._aoti if not call.built}
         if unbuilt and self.on_standin:
-            named = ", ".join(p for p in unbuilt if p) or "the one it would have written"
+            named = ", ".join(p for p in unbuilt if p)
+            what = f"its package ({named}) is not written" if named else "no package or library is written"
             out.append(
                 f"AOTInductor generated and compiled its Triton kernels here, but its C++ build (the .so, which "
                 f"links against torch's CUDA libraries) is not run on the stand-in GPU: the script stops there, "
-                f"and its package ({named}) is not written; a run on the GPU builds it"
+                f"and {what}; a run on the GPU builds it"
             )
         if self.benchmarked:
             out.append(
