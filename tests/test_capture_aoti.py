@@ -61,6 +61,7 @@ def test_the_capture_ends_with_every_kernel_labelled_aoti(captured):
     stopped = doc["capture"]["stopped"]
     assert stopped.startswith("aoti_block.py:") and "AotiBuildSkipped" in stopped and "C++ build" in stopped
     assert "AOTInductor lowered 1 graph" in err and "compile_threads=1" in err
+    assert "(where the stand-in GPU stops AOTInductor, once every kernel it generated is captured)" in err
 
 
 @pytest.mark.torch

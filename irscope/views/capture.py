@@ -17,6 +17,7 @@ from irscope.capture import command as capture
 from irscope.capture.records import Capture, ScriptRun
 from irscope.capture.runner import stopped_from_outside, threads_note
 from irscope.kernel.settings import jsonable
+from irscope.standin.aoti import AotiBuildSkipped
 from irscope.views import dump as dump_view
 from irscope.views.console import console
 
@@ -103,6 +104,8 @@ def print_stopped(run: ScriptRun) -> None:
         if run.mode == "compile-only" and uncomputed and not (run.stopped or "").startswith("called os._exit")
         else "the captures up to there are kept"
     )
+    if f": {AotiBuildSkipped.__name__}: " in (run.stopped or ""):  # the stand-in's stop, by design (standin/aoti.py)
+        why = "where the stand-in GPU stops AOTInductor, once every kernel it generated is captured"
     n = len(run.captures)
     _err(f"irscope: the script stopped: {run.stopped} ({why}); {n} kernel{'s' if n != 1 else ''} captured")
 

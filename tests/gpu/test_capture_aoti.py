@@ -3,7 +3,8 @@ Linear block, `aoti_compile_and_package`, the package loaded and checked against
 
   - in a real GPU run (`irscope capture SCRIPT`): the package is built and checked by the script, and
     each kernel AOTInductor generated is labelled `aoti`, with its ATen ops and the package;
-  - on the stand-in GPU of the same chip (`--compile-only --target h200`): the C++ build is not run;
+  - on the stand-in GPU of the same chip (`--compile-only --target h200`), with the GPU visible and
+    hidden (`CUDA_VISIBLE_DEVICES=`): the C++ build is not run;
 
 and the PTX of every captured kernel equals what Triton's JIT built for it in a plain run of the script
 (`python SCRIPT`, fresh caches: each `*.ptx` in its Triton cache, keyed by name, num_warps, num_stages;
@@ -118,8 +119,11 @@ def test_a_real_gpu_run_builds_the_package_and_labels_every_kernel_aoti(tmp_path
     _same_ptx_as_plain(doc, plain)
 
 
-def test_the_stand_in_of_the_same_chip_generates_the_same_ptx(tmp_path, plain):
-    doc, _, package = _capture(tmp_path, "--compile-only", "--target", "h200")
+@pytest.mark.parametrize("hidden", [False, True], ids=["gpu-visible", "gpu-hidden"])
+def test_the_stand_in_of_the_same_chip_generates_the_same_ptx(tmp_path, plain, hidden):
+    """gpu-hidden: CUDA_VISIBLE_DEVICES= (a login node: a CUDA build of torch, no GPU visible; issue #42 item 1)."""
+    env = _env(tmp_path, CUDA_VISIBLE_DEVICES="") if hidden else None
+    doc, _, package = _capture(tmp_path, "--compile-only", "--target", "h200", env=env)
     assert doc["capture"]["mode"] == "compile-only" and "AotiBuildSkipped" in doc["capture"]["stopped"]
     assert not package.exists()
     _labelled(doc, package, written=False)
