@@ -154,6 +154,7 @@ def test_the_entries_are_wrapped_once_torch_inductor_is_imported_and_put_back(mo
             inductor = importlib.import_module("torch._inductor")  # the fake one: no torch needed
 
             assert getattr(inductor.aoti_compile_and_package, "_irscope_aoti", False)
+            assert inductor.__spec__.loader.is_package("torch._inductor")  # the real loader answers the rest
             assert inductor.aoti_compile_and_package("ep", "/tmp/p.pt2") == "built" and set_up == [1]
     finally:
         for name in names:

@@ -12,11 +12,11 @@ with Inductor in-process and off its caches), `InductorHooks` takes:
                                          and Inductor's graph id (AOT autograd's graph_kwargs)
     GraphLowering.compile_to_module      the generated wrapper .py of that graph (its
                                          "# Source node to ATen node mapping" comments)
-    PythonWrapperCodegen.generate_and_run_autotune_block
-                                         the C++ wrapper's (AOTInductor's) kernel definitions, which
-                                         Inductor runs as Python to compile each kernel and launch it
-                                         once (autotune_at_compile_time): the same comments, in text
-                                         that is never a file
+    PythonWrapperCodegen._format_kernel_definition
+                                         each kernel's definition with its comments, as text: a C++
+                                         wrapper's (AOTInductor's, whose kernels Inductor compiles and
+                                         launches once by running these as Python) and an FX
+                                         wrapper's are never a file
     CachingAutotuner._precompile_config  each config compiled: a Capture with what
                                          triton.compile was given (signature, constexprs by
                                          parameter, attrs, options), labelled with the config
@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,7 +127,7 @@ class InductorHooks:
                 )
             else:
                 self.missing.append("GraphLowering.compile_to_module (wrapper files, ATen ops)")
-            self._hook_autotune_block(stack)
+            self._hook_kernel_definitions(stack)
             if "_precompile_config" in vars(tuner):
                 stack.enter_context(
                     triton_runtime.patched(
@@ -156,25 +157,28 @@ class InductorHooks:
                         with contextlib.suppress(Exception):  # later, once its driver is gone
                             binary.module = None
 
-    def _hook_autotune_block(self, stack: contextlib.ExitStack) -> None:
-        """The kernel definitions of a C++ wrapper's graph (AOTInductor's), kept with the graph for its ATen ops."""
+    def _hook_kernel_definitions(self, stack: contextlib.ExitStack) -> None:
+        """Each kernel definition Inductor writes (its comments name the ATen ops), kept with the graph: a C++
+        wrapper's (AOTInductor's) and an FX wrapper's are never a file irscope could read them from."""
         from torch._inductor.codegen.wrapper import PythonWrapperCodegen
 
-        original = vars(PythonWrapperCodegen).get("generate_and_run_autotune_block")
-        if not callable(original):
-            self.missing.append("PythonWrapperCodegen.generate_and_run_autotune_block (AOTInductor's ATen ops)")
+        original = vars(PythonWrapperCodegen).get("_format_kernel_definition")
+        if not isinstance(original, staticmethod):
+            self.missing.append("PythonWrapperCodegen._format_kernel_definition (AOTInductor's ATen ops)")
             return
+        format_definition = original.__func__
         hooks = self
 
-        def run_block(wrapper, *args, **kwargs):
+        def formatted(*args, **kwargs):
+            body = format_definition(*args, **kwargs)
             graph = hooks._graph.get()
-            defs = getattr(wrapper, "kernel_autotune_defs", None)
-            if graph is not None and defs is not None:
-                with contextlib.suppress(Exception):
-                    graph.setdefault("kernel_defs", []).append(defs.getvalue())
-            return original(wrapper, *args, **kwargs)
+            if graph is not None and isinstance(body, str):
+                graph.setdefault("kernel_defs", []).append(re.sub(r"^// ", "# ", body, flags=re.M))
+            return body
 
-        stack.enter_context(triton_runtime.patched(PythonWrapperCodegen, "generate_and_run_autotune_block", run_block))
+        stack.enter_context(
+            triton_runtime.patched(PythonWrapperCodegen, "_format_kernel_definition", staticmethod(formatted))
+        )
 
     def _packages(self) -> None:
         """AOTInductor's captures given their package, now that the calls that made them have returned."""

@@ -57,9 +57,11 @@ def skipped_message(package: str | None) -> str:
     )
 
 
-def _graph_on_cpu(torch: Any, gm: Any) -> None:
+@contextlib.contextmanager
+def _graph_on_cpu(torch: Any, gm: Any) -> Iterator[None]:
     """gm's nodes say cpu where the export said cuda: device arguments, and fake values (made again in
-    their own fake mode, same shape, strides and dtype)."""
+    their own fake mode, same shape, strides and dtype). Put back on exit: the graph may be the script's
+    own (`aot_compile(gm, ...)`)."""
     from torch._subclasses.fake_tensor import FakeTensor
     from torch.fx.node import map_aggregate
     from torch.utils._pytree import tree_map
@@ -75,16 +77,29 @@ def _graph_on_cpu(torch: Any, gm: Any) -> None:
     def device_arg(a: Any) -> Any:
         return cpu if isinstance(a, torch.device) and a.type == "cuda" else a
 
-    for module in gm.modules():
-        graph = getattr(module, "graph", None)
-        if not isinstance(graph, torch.fx.Graph):
-            continue
-        for node in graph.nodes:
+    saved: list[tuple[Any, Any, Any, Any]] = []
+    modules = [m for m in gm.modules() if isinstance(getattr(m, "graph", None), torch.fx.Graph)]
+    for module in modules:
+        for node in module.graph.nodes:
+            saved.append((node, node.args, node.kwargs, node.meta.get("val")))
             node.args = map_aggregate(node.args, device_arg)
             node.kwargs = map_aggregate(node.kwargs, device_arg)
             if "val" in node.meta:
                 with contextlib.suppress(Exception):
                     node.meta["val"] = tree_map(on_cpu, node.meta["val"])
+    _recompiled(torch, modules)
+    try:
+        yield
+    finally:
+        for node, args, kwargs, val in saved:
+            node.args, node.kwargs = args, kwargs
+            if val is not None:
+                node.meta["val"] = val
+        _recompiled(torch, modules)
+
+
+def _recompiled(torch: Any, modules: list[Any]) -> None:
+    for module in modules:
         if isinstance(module, torch.fx.GraphModule):
             module.recompile()
 
@@ -171,8 +186,8 @@ def aoti_extra(torch: Any, undo: contextlib.ExitStack) -> None:
 
     def compile_fx_aot(model_, example_inputs_, *args, **kwargs):
         def on_cpu():
-            _graph_on_cpu(torch, model_)
-            return original_aot(model_, example_inputs_, *args, **kwargs)
+            with _graph_on_cpu(torch, model_):
+                return original_aot(model_, example_inputs_, *args, **kwargs)
 
         return _modes_off(on_cpu)()
 

@@ -214,6 +214,9 @@ class _ThenLoader(importlib.abc.Loader):
         self.loader.exec_module(module)
         self.then(module)
 
+    def __getattr__(self, name: str) -> Any:  # get_source, is_package, get_resource_reader, ...: the loader's
+        return getattr(self.loader, name)
+
 
 @contextlib.contextmanager
 def _aoti_entries(setup: Callable[[], None]) -> Iterator[None]:
