@@ -36,10 +36,9 @@ def generated_by(cap: Capture, autotuner: Any, graph: dict[str, Any] | None) -> 
         if aten:
             wrapper = path if path != generated else None
             break
-    for text in [] if aten else list((graph or {}).get("kernel_defs") or []):  # a C++ wrapper's definitions
-        aten, nodes = origins_in(text.splitlines(), kernel_name)
-        if aten:
-            break
+    defs = [] if aten else list((graph or {}).get("kernel_defs") or [])  # a C++ or FX wrapper's definitions
+    if defs:
+        aten, nodes = origins_in("\n".join(defs).splitlines(), kernel_name, own_module=False)
     out = {
         "layer": "aoti" if (graph or {}).get("aoti_call") is not None else "inductor",
         "category": category.lower() if isinstance(category, str) else None,
@@ -70,10 +69,13 @@ def kernel_origins(path: str, kernel: str) -> tuple[list[str], list[str]]:
     return origins_in(lines, kernel)
 
 
-def origins_in(lines: list[str], kernel: str) -> tuple[list[str], list[str]]:
-    """kernel_origins of generated code given as its lines."""
+def origins_in(lines: list[str], kernel: str, own_module: bool = True) -> tuple[list[str], list[str]]:
+    """kernel_origins of generated code given as its lines (`own_module`: code without the kernel's
+    definition may be the kernel's own module, whose header comments are its)."""
     define = re.compile(rf"^{re.escape(kernel)}\s*=\s*async_compile\.triton\(")
     end = next((i for i, line in enumerate(lines) if define.match(line)), None)
+    if end is None and not own_module:
+        return [], []
     if end is None:  # no definition here: the header of a module that is the kernel's own
         end = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("#")), len(lines))
     start = end
