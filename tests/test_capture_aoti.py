@@ -182,3 +182,24 @@ def test_an_exported_dynamic_dimension_is_not_specialised_by_the_stand_in():
     (bounds,) = ep.range_constraints.values()
     assert (bounds.lower, bounds.upper) == (2, 1024)
     assert stats.count == 0  # nothing traced was run shape-only
+
+
+def test_a_kernels_aten_ops_come_from_its_own_definition_among_the_graphs():
+    """AOTInductor's kernel definitions are text (its C++ wrapper's autotune block, an FX wrapper's imports),
+    one per kernel, as Inductor formats them: each kernel's ops are those above its own definition."""
+    from irscope.capture.inductor_origins import origins_in
+
+    defs = [
+        "\n\n# kernel path: /tmp/a.py\n# Topologically Sorted Source Nodes: [layer_norm], Original ATen: "
+        "[aten.native_layer_norm]\n# Source node to ATen node mapping:\n#   layer_norm => add, mul\n"
+        "triton_per_fused_native_layer_norm_0 = async_compile.triton('triton_per_fused_native_layer_norm_0', '''",
+        "\n\n# kernel path: /tmp/b.py\n# Topologically Sorted Source Nodes: [linear, gelu], Original ATen: "
+        "[aten.addmm, aten.gelu]\ntriton_poi_fused_addmm_gelu_1 = async_compile.triton('x', '''",
+    ]
+    lines = "\n".join(defs).splitlines()
+    assert origins_in(lines, "triton_poi_fused_addmm_gelu_1", own_module=False) == (["aten.addmm", "aten.gelu"], [])
+    assert origins_in(lines, "triton_per_fused_native_layer_norm_0", own_module=False) == (
+        ["aten.native_layer_norm"],
+        ["layer_norm => add, mul"],
+    )
+    assert origins_in(lines, "triton_poi_other_2", own_module=False) == ([], [])  # not defined here: none
