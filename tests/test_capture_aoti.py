@@ -203,3 +203,31 @@ def test_a_kernels_aten_ops_come_from_its_own_definition_among_the_graphs():
         ["layer_norm => add, mul"],
     )
     assert origins_in(lines, "triton_poi_other_2", own_module=False) == ([], [])  # not defined here: none
+
+
+@pytest.mark.torch
+def test_the_python_api_keeps_an_aoti_calls_kernels(tmp_path):
+    """irscope.capture(fn) of a function that compiles with AOTInductor: the stand-in's stop at the C++ build
+    ends the call (fn's own failure, as on a machine that cannot build), and its kernels are kept."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        IRSCOPE_CACHE_DIR=str(tmp_path / "cache"),
+    )
+    package = tmp_path / "m.pt2"
+    p = subprocess.run(
+        [sys.executable, str(DATA / "aoti_api.py"), str(package)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=900,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert "AotiBuildSkipped" in out["stopped"] and str(package) in out["stopped"]
+    assert out["generated_by"] and all(
+        g["layer"] == "aoti" and "aten.gelu" in g["aten_ops"] for g in out["generated_by"]
+    )
+    assert not package.exists()

@@ -26,8 +26,10 @@ and each graph Inductor lowers is retargeted to cuda:0. When Inductor is set up,
                                   every Triton kernel of the graph (AOT mode compiles them with
                                   autotune_at_compile_time: it runs their definitions as Python and
                                   launches each config once; capture records them), the call ends
-                                  with AotiBuildSkipped, which names the package that was not
-                                  written. The script stops there; a run on the GPU builds it.
+                                  with AotiBuildSkipped (Inductor wraps it in its InductorError),
+                                  which names the package that was not written. The script stops
+                                  there, unless it falls back as it would on a machine that cannot
+                                  build; a run on the GPU builds it.
 
 AOTInductor's Python-wrapper mode (`fx_wrapper`, no C++) runs to its end.
 """
@@ -44,9 +46,10 @@ from irscope.standin.generators import aoti_call, in_process
 from irscope.standin.layers import _modes_off, _standin_extra
 
 
-class AotiBuildSkipped(BaseException):  # noqa: N818  (the script's stop, named for what happened)
-    """AOTInductor's C++ build, not run on the stand-in GPU (see the module doc). A BaseException, as
-    irscope's other stops are: the script's own `except Exception` does not take it for its failure."""
+class AotiBuildSkipped(RuntimeError):  # noqa: N818  (the script's stop, named for what happened)
+    """AOTInductor's C++ build, not run on the stand-in GPU (see the module doc). An Exception, as a failed
+    build is on a machine without a C++ compiler: Inductor names it in its InductorError, a script that
+    falls back when AOTI fails does so here too, and the Python API's capture keeps what it captured."""
 
 
 def skipped_message(package: str | None) -> str:
