@@ -12,6 +12,11 @@ with Inductor in-process and off its caches), `InductorHooks` takes:
                                          and Inductor's graph id (AOT autograd's graph_kwargs)
     GraphLowering.compile_to_module      the generated wrapper .py of that graph (its
                                          "# Source node to ATen node mapping" comments)
+    PythonWrapperCodegen._format_kernel_definition
+                                         each kernel's definition with its comments, as text: a C++
+                                         wrapper's (AOTInductor's, whose kernels Inductor compiles and
+                                         launches once by running these as Python) and an FX
+                                         wrapper's are never a file
     CachingAutotuner._precompile_config  each config compiled: a Capture with what
                                          triton.compile was given (signature, constexprs by
                                          parameter, attrs, options), labelled with the config
@@ -37,7 +42,9 @@ with Inductor in-process and off its caches), `InductorHooks` takes:
 
 A private API this torch lacks is skipped and said in the notes (torch 2.11 and 2.13 have them all).
 
-After each graph, each of its captures gets `generated_by`: {"layer": "inductor", "category"
+After each graph, each of its captures gets `generated_by`: {"layer": "inductor" (or "aoti": lowered
+by AOTInductor, with "aoti": {"entry", "package", "package_written"}: the function the script called
+and the .pt2 it asked for, or the path the call returned; standin/generators.py's AotiCall), "category"
 (pointwise, reduction, persistent_reduction, template, ...: the heuristic its decorator names),
 "kernel_name", "aten_ops" (the "Original ATen: [...]" comment Inductor wrote above the kernel),
 "source_nodes" (its "Source node to ATen node mapping"), "graph" {"kind", "id"}, "generated_file"
@@ -48,6 +55,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,6 +96,8 @@ class InductorHooks:
         self.missing: list[str] = []  # Inductor's private APIs this torch lacks (said in the notes)
         self.on_standin = False  # set up on the stand-in GPU (else: a real GPU run)
         self.graphs = 0  # graphs Inductor lowered
+        self.aoti_graphs = 0  # of those, lowered by AOTInductor
+        self._aoti: list[tuple[Capture, Any]] = []  # AOTI's captures and their AotiCall (package known at its end)
         self.benchmarked = 0  # Inductor timings answered with the placeholder
 
     @contextlib.contextmanager
@@ -117,6 +127,7 @@ class InductorHooks:
                 )
             else:
                 self.missing.append("GraphLowering.compile_to_module (wrapper files, ATen ops)")
+            self._hook_kernel_definitions(stack)
             if "_precompile_config" in vars(tuner):
                 stack.enter_context(
                     triton_runtime.patched(
@@ -140,10 +151,44 @@ class InductorHooks:
                 yield
             finally:
                 self.label_pending()
+                self._packages()
                 if self.on_standin:
                     for binary in list(self._binaries):  # the stand-in's module handles: nothing to unload
                         with contextlib.suppress(Exception):  # later, once its driver is gone
                             binary.module = None
+
+    def _hook_kernel_definitions(self, stack: contextlib.ExitStack) -> None:
+        """Each kernel definition Inductor writes (its comments name the ATen ops), kept with the graph: a C++
+        wrapper's (AOTInductor's) and an FX wrapper's are never a file irscope could read them from."""
+        from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+
+        original = vars(PythonWrapperCodegen).get("_format_kernel_definition")
+        if not isinstance(original, staticmethod):
+            self.missing.append("PythonWrapperCodegen._format_kernel_definition (AOTInductor's ATen ops)")
+            return
+        format_definition = original.__func__
+        hooks = self
+
+        def formatted(*args, **kwargs):
+            body = format_definition(*args, **kwargs)
+            graph = hooks._graph.get()
+            if graph is not None and isinstance(body, str):
+                graph.setdefault("kernel_defs", []).append(re.sub(r"^// ", "# ", body, flags=re.M))
+            return body
+
+        stack.enter_context(
+            triton_runtime.patched(PythonWrapperCodegen, "_format_kernel_definition", staticmethod(formatted))
+        )
+
+    def _packages(self) -> None:
+        """AOTInductor's captures given their package, now that the calls that made them have returned."""
+        for cap, call in self._aoti:
+            if cap.generated_by is not None:
+                cap.generated_by["aoti"] = {
+                    "entry": call.entry,
+                    "package": call.package,
+                    "package_written": bool(call.built),
+                }
 
     def _placeholders(self, stack: contextlib.ExitStack, tuner: Any) -> None:
         """The stand-in's timings: Inductor's autotuner and max-autotune's benchmarks get a placeholder."""
@@ -164,8 +209,20 @@ class InductorHooks:
         out = [f"irscope could not hook Inductor's {m} in this torch" for m in self.missing]
         if not self.graphs:
             return out
-        if (note := generators.settings_note(self.graphs)) is not None:  # never None: graphs were lowered
+        who = "AOTInductor" if self.aoti_graphs == self.graphs else "torch.compile and AOTInductor (Inductor)"
+        if not self.aoti_graphs:
+            who = "torch.compile (Inductor)"
+        if (note := generators.settings_note(self.graphs, who)) is not None:  # never None: graphs were lowered
             out.append(note)
+        unbuilt = {call.package: call for _, call in self._aoti if not call.built}
+        if unbuilt and self.on_standin:
+            named = ", ".join(p for p in unbuilt if p)
+            what = f"its package ({named}) is not written" if named else "no package or library is written"
+            out.append(
+                f"AOTInductor generated and compiled its Triton kernels here, but its C++ build (the .so, which "
+                f"links against torch's CUDA libraries) is not run on the stand-in GPU: the script stops there, "
+                f"and {what}; a run on the GPU builds it"
+            )
         if self.benchmarked:
             out.append(
                 f"Inductor's {self.benchmarked} timing{'s' if self.benchmarked != 1 else ''} (its autotuner's "
@@ -189,7 +246,11 @@ class InductorHooks:
 
         def fx_codegen_and_compile(gm, example_inputs, *args, **kwargs):
             kind = "backward" if kwargs.get("is_backward") else "inference" if kwargs.get("is_inference") else "forward"
-            graph = {"kind": kind, "id": kwargs.get("graph_id")}
+            graph: dict[str, Any] = {"kind": kind, "id": kwargs.get("graph_id")}
+            call = generators.aoti_call()
+            if call is not None and _aot_compilation():
+                graph["aoti_call"] = call
+                hooks.aoti_graphs += 1
             with contextlib.suppress(Exception):
                 import torch._guards
 
@@ -406,6 +467,9 @@ class InductorHooks:
                 graph = self._graph_naming(cap)
             if cap.generated_by is None or cap.generated_by.get("graph") is None and graph is not None:
                 cap.generated_by = generated_by(cap, autotuner, graph)
+                call = (graph or {}).get("aoti_call")
+                if call is not None and all(c is not cap for c, _ in self._aoti):
+                    self._aoti.append((cap, call))
 
     def _graph_naming(self, cap: Capture) -> dict[str, Any] | None:
         code = getattr(getattr(cap.jit, "fn", None), "__code__", None)
@@ -422,6 +486,15 @@ class InductorHooks:
 def _same_config(a: Any, b: Any) -> bool:
     """Two Inductor (Triton) Configs alike: kwargs, warps, stages."""
     return all(getattr(a, k, None) == getattr(b, k, None) for k in ("kwargs", "num_warps", "num_stages", "num_ctas"))
+
+
+def _aot_compilation() -> bool:
+    """Whether Inductor is lowering for AOTInductor (V.aot_compilation), False where this torch cannot say."""
+    with contextlib.suppress(Exception):
+        from torch._inductor.virtualized import V
+
+        return bool(V.aot_compilation)
+    return False
 
 
 def _active_launcher_cls() -> Any:

@@ -1,6 +1,8 @@
 """What made each kernel Inductor generated: the `generated_by` record and the config label of a
 capture from capture/inductor.py (InductorHooks), read from Inductor's autotuner and the files it
-wrote (the generated kernel module, the graph's wrapper .py with its "Original ATen" comments)."""
+wrote (the generated kernel module, the graph's wrapper .py with its "Original ATen" comments), or,
+for a C++ wrapper's graph (AOTInductor's), the kernel definitions it ran as Python (the same comments).
+A graph AOTInductor lowered makes its kernels' layer "aoti"."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 from irscope.capture.records import Capture
 
 _ATEN = re.compile(r"Original ATen:\s*\[(?P<ops>[^\]]*)\]")
+_NOT_RECORDED = ("wrappers", "kernel_defs", "aoti_call")  # the graph's working data, not its record
 _CONSTEXPR = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)\s*:\s*tl\.constexpr\s*=\s*(?P<value>.+?)\s*$", re.M)
 
 
@@ -33,13 +36,16 @@ def generated_by(cap: Capture, autotuner: Any, graph: dict[str, Any] | None) -> 
         if aten:
             wrapper = path if path != generated else None
             break
+    defs = [] if aten else list((graph or {}).get("kernel_defs") or [])  # a C++ or FX wrapper's definitions
+    if defs:
+        aten, nodes = origins_in("\n".join(defs).splitlines(), kernel_name, own_module=False)
     out = {
-        "layer": "inductor",
+        "layer": "aoti" if (graph or {}).get("aoti_call") is not None else "inductor",
         "category": category.lower() if isinstance(category, str) else None,
         "kernel_name": kernel_name,
         "aten_ops": aten,
         "source_nodes": nodes,
-        "graph": {k: v for k, v in (graph or {}).items() if k != "wrappers"} or None,
+        "graph": {k: v for k, v in (graph or {}).items() if k not in _NOT_RECORDED} or None,
         "generated_file": generated,
         "wrapper_file": wrapper or (wrappers[0] if wrappers else None),
     }
@@ -60,8 +66,16 @@ def kernel_origins(path: str, kernel: str) -> tuple[list[str], list[str]]:
         lines = Path(path).read_text().splitlines()
     except OSError:
         return [], []
+    return origins_in(lines, kernel)
+
+
+def origins_in(lines: list[str], kernel: str, own_module: bool = True) -> tuple[list[str], list[str]]:
+    """kernel_origins of generated code given as its lines (`own_module`: code without the kernel's
+    definition may be the kernel's own module, whose header comments are its)."""
     define = re.compile(rf"^{re.escape(kernel)}\s*=\s*async_compile\.triton\(")
     end = next((i for i, line in enumerate(lines) if define.match(line)), None)
+    if end is None and not own_module:
+        return [], []
     if end is None:  # no definition here: the header of a module that is the kernel's own
         end = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("#")), len(lines))
     start = end

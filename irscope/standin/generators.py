@@ -18,9 +18,17 @@ stand-in GPU):
                still serve the binary: the compile call, which irscope captures, happens). A
                setting this torch does not have is skipped, and named in `missing`.
 
+AOTInductor (`torch._inductor.aoti_compile_and_package`, `torch._inductor.aot_compile`, which
+`torch._export.aot_compile` calls) lowers through the same Inductor, so its first call sets Inductor up
+as a first torch.compile does. torch._inductor loads lazily (about 2 s): when it is not loaded yet, a
+finder on sys.meta_path wraps the two functions right after `import torch._inductor` runs (however the
+script reaches it), and is taken off with everything else. While an AOTI call runs, `aoti_call()` says
+which (the entry and the package path it was asked for, or the one it returned), so the graphs lowered
+meanwhile are labelled AOTI's (capture/inductor.py).
+
 `in_process(extra)`: `extra(torch, undo)` adds what one mode needs on top, when Inductor is set up
-(the stand-in's retargeting and device shims: standin/layers.py); then the observers (capture's
-hooks into Inductor: capture/inductor.py) are entered. Everything is put back on exit.
+(the stand-in's retargeting and device shims: standin/layers.py, standin/aoti.py); then the observers
+(capture's hooks into Inductor: capture/inductor.py) are entered. Everything is put back on exit.
 
 This module is in the standin layer because the stand-in GPU (standin/gpu.py) uses it too;
 capture/runner.py enters it by itself for a real GPU run.
@@ -29,12 +37,16 @@ capture/runner.py enters it by itself for a real GPU run.
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import functools
+import importlib.abc
 import importlib.util
 import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from irscope.adapter import runtime as triton_runtime
@@ -67,6 +79,25 @@ ESSENTIAL = (
 
 missing: list[str] = []  # Inductor settings this torch lacks (the last setup's), for the notes
 _inductor_observers: list[Any] = []  # capture's hooks into Inductor (capture/inductor.py), set up with it
+AOTI_ENTRIES = ("aoti_compile_and_package", "aot_compile")  # torch._inductor's AOTInductor functions
+
+
+@dataclass
+class AotiCall:
+    """One AOTInductor call of the script: the function it called and the package it went into (the
+    .pt2 path it asked for, else the path the call returned; None for a buffer, or before it returned)."""
+
+    entry: str
+    package: str | None = None
+    built: bool | None = None  # whether the call returned (its package or library written)
+
+
+_aoti_call: contextvars.ContextVar[AotiCall | None] = contextvars.ContextVar("irscope_aoti_call", default=None)
+
+
+def aoti_call() -> AotiCall | None:
+    """The AOTInductor call running in this context (None outside one)."""
+    return _aoti_call.get()
 
 
 @contextlib.contextmanager
@@ -120,14 +151,112 @@ def apply_inductor_settings(undo: contextlib.ExitStack) -> list[str]:
     return lacking
 
 
+def _package_asked(entry: str, args: tuple, kwargs: dict[str, Any]) -> str | None:
+    """The .pt2 path an aoti_compile_and_package call asks for (None: derived by torch, or a buffer)."""
+    if entry != "aoti_compile_and_package":
+        return None
+    asked = kwargs.get("package_path", args[1] if len(args) > 1 else None)
+    return os.fspath(asked) if isinstance(asked, (str, os.PathLike)) else None
+
+
+def _aoti_entry(entry: str, original: Callable[..., Any], setup: Callable[[], None]) -> Callable[..., Any]:
+    """torch._inductor.<entry> that sets Inductor up first and runs as an AotiCall (see the module doc)."""
+
+    @functools.wraps(original)
+    def call(*args, **kwargs):
+        setup()
+        if _aoti_call.get() is not None:  # aot_compile inside aoti_compile_and_package: one call
+            return original(*args, **kwargs)
+        record = AotiCall(entry, _package_asked(entry, args, kwargs))
+        token = _aoti_call.set(record)
+        try:
+            out = original(*args, **kwargs)
+        finally:
+            _aoti_call.reset(token)
+        if isinstance(out, (str, os.PathLike)):
+            record.package = record.package or os.fspath(out)
+        record.built = True
+        return out
+
+    call._irscope_aoti = True  # type: ignore[attr-defined]
+    return call
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs `then(module)` right after the module `name` is first imported (see the module doc)."""
+
+    def __init__(self, name: str, then: Callable[[Any], None]):
+        self.name, self.then = name, then
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                spec.loader = _ThenLoader(spec.loader, self.then)
+                return spec
+            if spec is not None:
+                return spec
+        return None
+
+
+class _ThenLoader(importlib.abc.Loader):
+    def __init__(self, loader: Any, then: Callable[[Any], None]):
+        self.loader, self.then = loader, then
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.loader.exec_module(module)
+        self.then(module)
+
+    def __getattr__(self, name: str) -> Any:  # get_source, is_package, get_resource_reader, ...: the loader's
+        return getattr(self.loader, name)
+
+
+@contextlib.contextmanager
+def _aoti_entries(setup: Callable[[], None]) -> Iterator[None]:
+    """torch._inductor's AOTInductor functions wrapped (_aoti_entry), now or once it is imported."""
+    wrapped: list[tuple[Any, str, Any]] = []
+
+    def wrap(module: Any) -> None:
+        for name in AOTI_ENTRIES:
+            original = getattr(module, name, None)
+            if callable(original) and not getattr(original, "_irscope_aoti", False):
+                setattr(module, name, _aoti_entry(name, original, setup))
+                wrapped.append((module, name, original))
+
+    finder = None
+    if "torch._inductor" in sys.modules:
+        wrap(sys.modules["torch._inductor"])
+    else:
+        finder = _AfterImport("torch._inductor", wrap)
+        sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        if finder is not None and finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+        for module, name, original in reversed(wrapped):
+            if getattr(getattr(module, name, None), "_irscope_aoti", False):
+                setattr(module, name, original)
+
+
 @contextlib.contextmanager
 def _inductor_in_process(torch: Any, extra: Callable[[Any, contextlib.ExitStack], None] | None) -> Iterator[None]:
-    """torch.compile patched to set Inductor up (settings, `extra`, observers) on its first call."""
+    """torch.compile and AOTInductor's functions patched to set Inductor up (settings, `extra`, observers)
+    on the first call of either."""
     original_compile = torch.compile
     undo = contextlib.ExitStack()
     set_up: list[bool] = []  # once, on the first call
 
     def setup() -> None:
+        if set_up:
+            return
         import torch._dynamo  # noqa: F401
 
         set_up.append(True)
@@ -141,13 +270,12 @@ def _inductor_in_process(torch: Any, extra: Callable[[Any, contextlib.ExitStack]
             undo.enter_context(install())
 
     def compile(model=None, *args, **kwargs):
-        if not set_up:
-            setup()
+        setup()
         if model is None:  # @torch.compile(mode=...)
             return lambda m: compile(m, *args, **kwargs)
         return original_compile(model, *args, **kwargs)
 
-    with undo, triton_runtime.patched(torch, "compile", compile):
+    with undo, triton_runtime.patched(torch, "compile", compile), _aoti_entries(setup):
         yield
 
 
@@ -168,12 +296,12 @@ def in_process(extra: Callable[[Any, contextlib.ExitStack], None] | None = None)
         shutil.rmtree(cache, ignore_errors=True)
 
 
-def settings_note(graphs: int) -> str | None:
+def settings_note(graphs: int, who: str = "torch.compile (Inductor)") -> str | None:
     """The summary's line on what irscope changed in Inductor (None when it lowered no graph)."""
     if not graphs:
         return None
     line = (
-        f"torch.compile (Inductor) lowered {graphs} graph{'s' if graphs != 1 else ''} in this process "
+        f"{who} lowered {graphs} graph{'s' if graphs != 1 else ''} in this process "
         f"(compile_threads=1: no worker processes; its FX graph, AOT autograd and autotune caches and its "
         f"static CUDA launcher off, so every kernel was generated and compiled here, none served from a cache)"
     )

@@ -14,6 +14,8 @@ puts up its parts together and takes them down together:
     bench.py        do_bench* run their function once; CUDA graphs capture and replay as plain calls
     identity.py     torch.version, and nvidia-smi / rocm-smi on PATH (smi.py), answer as the chip
     layers.py       Helion and torch.compile (Inductor) compile in this process, off their caches
+    aoti.py         AOTInductor (torch.export + aoti_compile_and_package) lowered for the target; its
+                    C++ build is not run
     helion_bench.py Helion's autotuner timers run each candidate once and answer a placeholder
 """
 
@@ -25,10 +27,10 @@ from typing import Any
 
 from irscope.adapter import runtime as triton_runtime
 from irscope.kernel.targets import Target, local_gpu_target
+from irscope.standin.aoti import generators_in_process
 from irscope.standin.driver import make_driver
 from irscope.standin.helion_bench import helion_timers
 from irscope.standin.identity import smi_on_path
-from irscope.standin.layers import generators_in_process
 from irscope.standin.shapes import ShapeOnly, op_budget_s
 from irscope.standin.tensors import torch_on_cpu
 

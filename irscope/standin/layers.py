@@ -12,6 +12,8 @@ On the stand-in, when Inductor is set up (the script's first torch.compile), thi
     a dispatch mode): inside it, the generated wrapper allocates with empty_strided_cuda, which
     makes CPU tensors here, and its kernels launch through the stand-in driver's launcher. Put
     back on exit.
+
+AOTInductor adds its own on top (standin/aoti.py, whose generators_in_process the stand-in enters).
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from typing import Any
 
 from irscope.adapter import runtime as triton_runtime
 from irscope.standin import marks
-from irscope.standin.generators import in_process
 
 
 def _is_gpu_device(d: Any) -> bool:
@@ -280,11 +281,3 @@ def _graph_on_cuda(torch: Any, gm: Any, example_inputs: Any, cuda0: Any) -> list
                 with contextlib.suppress(Exception):
                     node.meta["val"] = tree_map(on_cuda, node.meta["val"])
     return [on_cuda(t) for t in example_inputs]
-
-
-@contextlib.contextmanager
-def generators_in_process() -> Iterator[None]:
-    """Helion and Inductor compile in this process, off their caches (standin/generators.py), and
-    Inductor's graphs are lowered for the target's chip, while the stand-in is up."""
-    with in_process(_standin_extra):
-        yield

@@ -133,6 +133,7 @@ def shape_only_mode(stats: ShapeOnly):  # noqa: C901, PLR0915
         torch.ops.aten.new_empty_strided.default,
     }
     views = _ViewOps()
+    plain = (torch.Tensor, torch.nn.Parameter)
 
     def to_meta(x: Any) -> Any:
         if isinstance(x, torch.Tensor):
@@ -140,6 +141,18 @@ def shape_only_mode(stats: ShapeOnly):  # noqa: C901, PLR0915
         if isinstance(x, torch.device) or (isinstance(x, str) and x in ("cpu", "cuda")):
             return torch.device("meta")
         return x
+
+    def traced(args, kwargs) -> bool:
+        """Whether the op is being traced, not run: a fake, functional or proxy tensor (torch.export's,
+        Inductor's, Helion's tracing) or a symbolic size among its arguments. Nothing is computed, so
+        nothing is estimated: an estimate would compare symbolic sizes (a guard that specialises an
+        exported dynamic dimension) and a 16-bit op done in fp32 would put the casts in the graph."""
+        flat, _ = tree_flatten((args, kwargs))
+        return any(
+            isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool))
+            or (isinstance(a, torch.Tensor) and (type(a) not in plain or a.device.type != "cpu"))
+            for a in flat
+        )
 
     def seconds(func, args, kwargs) -> float:
         """The op's estimated CPU time, from the tensors it reads (and its FLOPs if torch counts them)."""
@@ -223,7 +236,7 @@ def shape_only_mode(stats: ShapeOnly):  # noqa: C901, PLR0915
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            if func in view_free or budget <= 0 or func in views:
+            if func in view_free or budget <= 0 or func in views or traced(args, kwargs):
                 return func(*args, **kwargs)
             try:
                 slow = seconds(func, args, kwargs) > (BENCHMARK_S if in_benchmark() else budget)

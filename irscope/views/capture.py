@@ -17,6 +17,7 @@ from irscope.capture import command as capture
 from irscope.capture.records import Capture, ScriptRun
 from irscope.capture.runner import stopped_from_outside, threads_note
 from irscope.kernel.settings import jsonable
+from irscope.standin.aoti import AotiBuildSkipped
 from irscope.views import dump as dump_view
 from irscope.views.console import console
 
@@ -103,6 +104,8 @@ def print_stopped(run: ScriptRun) -> None:
         if run.mode == "compile-only" and uncomputed and not (run.stopped or "").startswith("called os._exit")
         else "the captures up to there are kept"
     )
+    if f": {AotiBuildSkipped.__name__}: " in (run.stopped or ""):  # the stand-in's stop, by design (standin/aoti.py)
+        why = "where the stand-in GPU stops AOTInductor, once every kernel it generated is captured"
     n = len(run.captures)
     _err(f"irscope: the script stopped: {run.stopped} ({why}); {n} kernel{'s' if n != 1 else ''} captured")
 
@@ -252,6 +255,8 @@ def _capture_lines(con: Any, cap: Capture, n: int, said: tuple[str, ...] = ()) -
     ]
     if tensors:
         con.print(f"  tensors    {escape(', '.join(tensors))}")
+    if (made := made_by(cap.generated_by)) is not None:
+        con.print(f"  made by    {escape(made)}")
     if cap.spec_path:
         con.print(f"  spec       {escape(str(cap.spec_path))}")
     if cap.problem:
@@ -271,6 +276,23 @@ def _capture_lines(con: Any, cap: Capture, n: int, said: tuple[str, ...] = ()) -
         dump_view.summary([cap.result], out=con, said=said)
     else:
         con.print()
+
+
+def made_by(gen: dict[str, Any] | None) -> str | None:
+    """The kernel generator that made a capture, in one line: its layer, graph, ATen ops and (AOTInductor)
+    the package the kernel went into."""
+    if not isinstance(gen, dict) or not gen.get("layer"):
+        return None
+    bits = [str(gen["layer"])]
+    graph = gen.get("graph") if isinstance(gen.get("graph"), dict) else None
+    if graph and graph.get("kind"):
+        bits.append(f"{graph['kind']} graph {graph.get('id')}")
+    if gen.get("aten_ops"):
+        bits.append(", ".join(str(op) for op in gen["aten_ops"]))
+    aoti = gen.get("aoti") if isinstance(gen.get("aoti"), dict) else None
+    if aoti and aoti.get("package"):
+        bits.append(f"package {aoti['package']}{'' if aoti.get('package_written') else ' (not written)'}")
+    return "  ·  ".join(bits)
 
 
 def _out(text: str) -> None:
