@@ -231,3 +231,23 @@ def test_the_python_api_keeps_an_aoti_calls_kernels(tmp_path):
         g["layer"] == "aoti" and "aten.gelu" in g["aten_ops"] for g in out["generated_by"]
     )
     assert not package.exists()
+
+
+@pytest.mark.torch
+def test_the_frontier_reads_an_aoti_capture_as_inductors(captured):
+    """frontier's sides: an AOTI kernel is Inductor's (category, ATen ops, the inference graph's
+    direction), labelled aoti, not a hand-written kernel guessed from its name."""
+    from irscope.compare.frontier import load_side
+    from irscope.views.frontier import _made_by
+
+    doc, _, _ = captured
+    out = Path(doc["kernels"][0]["folder"]).parents[1]
+    side = load_side("a", out)
+    assert side.kernels and all(k.made_by["layer"] == "aoti" for k in side.kernels)
+    assert all(k.direction == "inference" and k.direction_from == "inductor graph" for k in side.kernels)
+    norm = [k for k in side.kernels if "aten.native_layer_norm" in k.made_by["aten_ops"]]
+    assert (
+        norm
+        and _made_by(norm[0]).startswith(f"aoti {norm[0].made_by['category']}: ")
+        and "native_layer_norm" in _made_by(norm[0])
+    )

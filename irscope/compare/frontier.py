@@ -48,7 +48,7 @@ class Kernel:
     spec: str  # captures/<kernel>-<n>.json, inside the side's folder
     name: str
     config: str | None
-    made_by: dict[str, Any]  # {"layer": "inductor", "category", "aten_ops"} | {"layer": "hand-written"}
+    made_by: dict[str, Any]  # {"layer": "inductor" | "aoti", "category", "aten_ops"} | {"layer": "hand-written"}
     direction: str | None  # forward | backward | inference | None (cannot say)
     direction_from: str | None  # "inductor graph" | "kernel name"
     launches: int  # the run's own (timed_launches left out)
@@ -169,14 +169,17 @@ def totals(kernels: list[Kernel]) -> Totals:
     )
 
 
+INDUCTOR_LAYERS = ("inductor", "aoti")  # kernels Inductor generated: a category and ATen ops each
+
+
 def _kernel(
     folder: Path, rel: str, doc: dict[str, Any], launch: dict[str, Any], dumps: list[tuple[str, dict[str, Any]]]
 ) -> Kernel:
     name = doc["kernel"]
     gen = launch.get("generated_by") if isinstance(launch.get("generated_by"), dict) else None
-    if gen is not None and gen.get("layer") == "inductor":
+    if gen is not None and gen.get("layer") in INDUCTOR_LAYERS:  # torch.compile's or AOTInductor's
         made_by = {
-            "layer": "inductor",
+            "layer": str(gen["layer"]),
             "category": gen.get("category"),
             "aten_ops": [str(o) for o in gen.get("aten_ops") or []],
         }

@@ -39,9 +39,10 @@ def _value(name: str, v: Any) -> str:
 
 def _made_by(k: Kernel) -> str:
     m = k.made_by
-    if m.get("layer") == "inductor":
+    if m.get("layer") in ("inductor", "aoti"):
         ops = ", ".join(o.removeprefix("aten.") for o in m.get("aten_ops") or [])
-        return f"inductor {m.get('category') or '?'}: {ops}" if ops else f"inductor {m.get('category') or '?'}"
+        head = f"{m['layer']} {m.get('category') or '?'}"
+        return f"{head}: {ops}" if ops else head
     return str(m.get("layer"))
 
 
