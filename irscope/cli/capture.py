@@ -123,6 +123,8 @@ def run_capture(
             compile_only=compile_only,
             time_limit=time_limit,
             jobs=n_jobs,
+            as_json=as_json,
+            debug=debug,
         ),
         as_json,
     )

@@ -1,0 +1,244 @@
+"""The status channel and the supervisor that reads it: a process that aborts (a compiler's C++ abort, a captured
+script's SIGKILL, os.abort or segfault) cannot take irscope down with it.
+
+irscope.entry calls `fork(ended)` once the cache's direct mode has not answered (a cached repeat never forks),
+before click or Triton are imported. The child returns from it and runs the command as before, telling the
+parent what it is doing, one JSON record a line on a pipe (records.Status):
+
+    attach(fd, scratch)   in the child, by fork(), before the command runs
+    send(record)          a record, whole (a lock keeps threads' records apart); nothing when unsupervised
+    scratch()             the parent's private folder: a compile's stderr goes to a named file there
+                          (compiler.py, adapter.native_output), so the compiler's last words outlive an abort
+
+The compile sends its stages as they begin (compiler.py, the one stage hook) and its end; a captured script
+its captures as they are recorded (capture/salvage.py) and its end. The parent never returns from fork(): it
+waits, sends on SIGINT, SIGTERM and SIGHUP that a process sent it (not those a terminal sent the whole process
+group, the child included: a second Ctrl-C would stop more than the user asked), and when the child is gone
+exits with `ended(wait status, records, scratch)` (irscope.entry: the child's own status, or what its death
+by a signal in a compile or a captured script means).
+
+Only the process that attached the channel sends (a child a script forks inherits the module, not the right
+to speak). Where the platform has no fork or sigtimedwait (Windows, macOS) fork() returns at once and the
+command runs in this process, as before; the Python API, MCP and the tests' in-process cli.main never fork
+and send nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from irscope.records import Status
+
+
+class _Channel:
+    fd: int | None = None
+    pid = 0
+    scratch: str | None = None
+    lock = threading.Lock()
+
+
+_CHANNEL = _Channel()
+
+
+def attach(fd: int, scratch: str) -> None:
+    """This process reports on `fd` (a pipe's write end), its compiles' stderr in `scratch`."""
+    _CHANNEL.fd, _CHANNEL.pid, _CHANNEL.scratch = fd, os.getpid(), scratch
+
+
+def attached() -> bool:
+    return _CHANNEL.fd is not None and _CHANNEL.pid == os.getpid()
+
+
+def scratch() -> str | None:
+    """The folder for a compile's stderr file, or None (unsupervised: an anonymous temporary file)."""
+    return _CHANNEL.scratch if attached() else None
+
+
+def send(record: Status) -> None:
+    """The record to the supervisor, as one line; nothing when unsupervised. A supervisor gone (EPIPE) ends
+    the channel quietly: the command goes on as an unsupervised one."""
+    if not attached():
+        return
+    data = memoryview((json.dumps(record, separators=(",", ":")) + "\n").encode())
+    with _CHANNEL.lock:
+        fd = _CHANNEL.fd
+        try:
+            while data and fd is not None:
+                data = data[os.write(fd, data) :]
+        except OSError:
+            _CHANNEL.fd = None
+
+
+# ---------------------------------------------------------------- the supervisor
+
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STDERR_TAIL = 1 << 16  # the bytes of a compile's stderr read for its last words
+
+
+def available() -> bool:
+    return hasattr(os, "fork") and hasattr(signal, "sigtimedwait") and hasattr(signal, "pthread_sigmask")
+
+
+Ended = Callable[[int, list[dict[str, Any]], str], int]  # (wait status, records, scratch) -> exit status
+
+
+def fork(ended: Ended) -> None:
+    """Returns in the child (with the status channel attached), where the command runs; the parent waits for
+    it and exits with ended(...). Returns at once, unforked, where the platform cannot supervise."""
+    if not available():
+        return
+    scratch = tempfile.mkdtemp(prefix="irscope-supervisor-")
+    read_fd, write_fd = os.pipe()
+    watched = {*FORWARDED, signal.SIGCHLD}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        attach(write_fd, scratch)
+        return
+    os.close(write_fd)
+    _parent(pid, read_fd, scratch, watched, before, ended)
+
+
+def _parent(pid: int, read_fd: int, scratch: str, watched: set, before: Any, ended: Ended) -> NoReturn:
+    """Waits for the child, says what its end means, exits with the status that follows."""
+    code = 1
+    try:
+        reader = _Reader(read_fd)
+        reader.start()
+        wait_status = _wait(pid, watched)
+        reader.finish()
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)  # the dumps of a salvage answer Ctrl-C as usual
+        code = ended(wait_status, reader.records, scratch)
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as e:  # noqa: BLE001  the supervisor's own failure: one line, never a traceback
+        _say(f"irscope: internal error in its supervisor: {type(e).__name__}: {e}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+    os._exit(code)
+
+
+def _wait(pid: int, watched: set) -> int:
+    """The child's wait status; meanwhile each watched signal a process sent is sent on to the child (si_code
+    <= 0: kill, sigqueue, tgkill). One the kernel sent (a terminal's Ctrl-C, a hangup) reached the child's
+    process group, the child included: sending it again would be a second Ctrl-C."""
+    while True:
+        info = signal.sigtimedwait(watched, 1.0)
+        if info is not None and info.si_signo in FORWARDED and info.si_code <= 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, info.si_signo)
+        done, wait_status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return wait_status
+
+
+class _Reader(threading.Thread):
+    """Reads the status channel into `records` while the child runs (a child never blocks on a full pipe);
+    `finish()` takes what is left once the child is gone. A line that is not a record is passed over."""
+
+    def __init__(self, fd: int):
+        super().__init__(daemon=True, name="irscope-status")
+        self.fd = fd
+        self.records: list[dict[str, Any]] = []
+        self._partial = b""
+        self._last = threading.Event()
+
+    def run(self) -> None:
+        while True:
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if not ready:
+                if self._last.is_set():  # the child is gone and nothing is left to read (a child of a
+                    return  # script that inherited the pipe may keep it open: not waited for)
+                continue
+            data = os.read(self.fd, 1 << 16)
+            if not data:
+                return
+            lines = (self._partial + data).split(b"\n")
+            self._partial = lines.pop()
+            for line in lines:
+                with contextlib.suppress(ValueError):
+                    record = json.loads(line)
+                    if isinstance(record, dict):
+                        self.records.append(record)
+
+    def finish(self) -> None:
+        self._last.set()
+        self.join()
+        os.close(self.fd)
+
+
+def where(records: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(the compile under way, the captured script under way) at the end of the records: each begins with
+    its first record and ends with its `idle` record."""
+    compiling: dict[str, Any] | None = None
+    script: dict[str, Any] | None = None
+    for record in records:
+        kind = record.get("kind")
+        if kind == "compile":
+            compiling = record
+        elif kind == "script":
+            script = record
+        elif kind == "idle":
+            if record.get("ended") == "compile":
+                compiling = None
+            else:
+                script = None
+    return compiling, script
+
+
+def stderr_tail(scratch: str, name: Any) -> str:
+    """The end of the compile's stderr file: a plain name inside the scratch folder, a regular file."""
+    if not isinstance(name, str) or not name or os.sep in name or name in (".", ".."):
+        return ""
+    try:
+        fd = os.open(os.path.join(scratch, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        size = os.fstat(fd).st_size
+        f.seek(max(0, size - STDERR_TAIL))
+        return f.read(STDERR_TAIL).decode("utf-8", errors="replace")
+
+
+_ERROR = re.compile(r"LLVM ERROR|Assertion .* failed|error:|terminate called|what\(\):|UNREACHABLE|Aborted")
+_NOISE = re.compile(r"^\s*(#?\d+\.?\s+(0x|Program arguments|Running pass)|Stack dump|PLEASE submit)")
+
+
+def last_words(text: str) -> str:
+    """The compiler's meaningful last line: the last error-like line (LLVM ERROR, a failed assertion, an
+    uncaught C++ exception's what()), else the last line that is not a stack dump's; "" when none."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln)]
+    errors = [ln for ln in lines if _ERROR.search(ln)]
+    chosen = errors[-1] if errors else (lines[-1] if lines else "")
+    return chosen[:400]
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _say(line: str) -> None:
+    with contextlib.suppress(Exception):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()

@@ -1,0 +1,245 @@
+"""A process that aborts cannot take irscope down (issue #41 item 6, and compiler aborts): the `irscope` command
+forks, the child runs the command and reports on the status channel (compile/status.py), the parent says what
+a death by a signal ended. A captured script that SIGKILLs itself, os.abort()s or segfaults keeps its captures
+(dumped by the parent's workers from the closures the channel carried); a compile that aborts is one line that
+names the kernel, the target and the stage, exit 1. Fresh processes (run_cli): only irscope.entry forks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+from pathlib import Path
+
+import pytest
+
+from irscope.compile import status
+from irscope.entry import ended
+from tests.helpers import DATA, EXAMPLES, run_cli
+
+pytestmark = pytest.mark.skipif(not status.available(), reason="no fork or sigtimedwait here: irscope runs in-process")
+
+SCRIPT = """
+import os, signal, sys
+import torch
+import triton
+import triton.language as tl
+
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+{second}
+
+x = torch.ones(1024, device=DEVICE)
+y = torch.ones(1024, device=DEVICE)
+out = torch.empty_like(x)
+add_kernel[(8,)](x, y, out, 1024, BLOCK=128)
+add_kernel[(8,)](x, y, out, 1024, BLOCK=128)
+scale_kernel[(4,)](out, 1024, BLOCK=256)
+how = sys.argv[1]
+if how == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+elif how == "abort":
+    os.abort()
+elif how == "segv":
+    import ctypes
+    ctypes.string_at(0)
+print("not reached")
+"""
+SCALE = """
+@triton.jit
+def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2, mask=m)
+"""
+# a kernel that reads its enclosing function's variable: closure.describe refuses it (a worker could not rebuild
+# it from data)
+SCALE_NOT_DATA = """
+def _make():
+    two = tl.constexpr(2)
+
+    @triton.jit
+    def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) * two, mask=m)
+
+    return scale_kernel
+
+
+scale_kernel = _make()
+"""
+WS_SIG = (
+    "tensordesc<fp16[128, 64]>, tensordesc<fp16[64, 128]>, tensordesc<fp16[128, 128]>, i32:16, i32:16, i32:16, "
+    "128, 128, 64, 4, 24, 4"
+)
+
+
+def _lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("irscope:")]
+
+
+def _ptx(folder: str) -> str:
+    return next(Path(folder).glob("*.ptx")).read_text()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("how", "name"), [("kill", "SIGKILL"), ("abort", "SIGABRT"), ("segv", "SIGSEGV")])
+def test_a_script_that_dies_by_a_signal_keeps_and_dumps_its_captures(tmp_path, how, name):
+    pytest.importorskip("torch")
+    script = tmp_path / "dies.py"
+    script.write_text(SCRIPT.format(second=SCALE))
+    out = tmp_path / "out"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    r = run_cli(
+        "capture", str(script), "--target", "h100", "-o", str(out), "--json", "--", how, env={"TMPDIR": str(tmp)}
+    )
+    assert r.code == 0, r.err
+    assert _lines(r.err) == [
+        f"irscope: the script stopped: ended by {name} after 3 launches (the captures up to there are kept); "
+        "2 kernels captured"
+    ]
+    doc = json.loads(r.out)
+    run = doc["capture"]
+    assert run["stopped"] == f"ended by {name} after 3 launches"
+    assert run["launches"] == 3
+    caps = {c["kernel"]: c for c in run["captures"]}
+    assert caps["add_kernel"]["launches"] == 2 and caps["scale_kernel"]["launches"] == 1
+    assert caps["add_kernel"]["grid"] == [8, 1, 1]
+    for kernel, cap in caps.items():
+        assert cap["dumped_in"] == "worker"
+        assert re.search(rf"\.entry {kernel}\(", _ptx(cap["folder"]))
+        spec = json.loads(Path(cap["spec"]).read_text())  # the replayable spec file, written under -o
+        assert Path(cap["spec"]).parent == out / "captures" and spec["kernel"] == kernel and spec["target"] == "cuda:90"
+    assert caps["add_kernel"]["signature"] == "*fp32:16, *fp32:16, *fp32:16, i32:16, 128"
+    assert [k["name"] for k in doc["kernels"]] == ["add_kernel", "scale_kernel"]
+    assert not list(tmp.glob("irscope-supervisor-*"))  # the supervisor's scratch folder is gone
+
+
+@pytest.mark.torch
+def test_a_capture_whose_closure_is_not_data_is_named_as_not_dumped(tmp_path):
+    pytest.importorskip("torch")
+    script = tmp_path / "dies.py"
+    script.write_text(SCRIPT.format(second=SCALE_NOT_DATA))
+    out = tmp_path / "out"
+    r = run_cli("capture", str(script), "--target", "h100", "-o", str(out), "--", "kill")
+    assert r.code == 1, r.err  # a capture not dumped: as a failed dump
+    lines = _lines(r.err)
+    assert lines[0].startswith("irscope: the script stopped: ended by SIGKILL after 3 launches")
+    assert lines[1] == (
+        "irscope: error: capture 2 (scale_kernel): not dumped: scale_kernel reads variables of an enclosing "
+        "function (a closure)"
+    ), lines
+    assert "capture 1/2  add_kernel" in r.out and "not dumped" in r.out
+    assert re.search(r"\.entry add_kernel\(", _ptx(str(next((out / "add_kernel").iterdir()))))
+    assert not (out / "scale_kernel").exists()
+    assert sorted(p.name for p in (out / "captures").iterdir()) == ["add_kernel-1.json", "scale_kernel-1.json"]
+
+
+@pytest.mark.torch
+def test_a_script_that_dies_before_launching_is_one_line(tmp_path):
+    pytest.importorskip("torch")
+    script = tmp_path / "dies.py"
+    script.write_text("import os, signal\nimport torch\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    r = run_cli("capture", str(script), "--target", "h100", "-o", str(tmp_path / "out"))
+    assert r.code == 2
+    assert _lines(r.err) == [
+        f"irscope: error: {script}: the script ended by SIGKILL before it launched a Triton kernel"
+    ], r.err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_compile_that_aborts_names_the_kernel_target_and_stage(tmp_path):
+    """Triton 3.9's NVPTX back end cannot select Hopper's wgmma for sm_100: LLVM aborts the process in the
+    PTX stage (the Gluon WS example, compiled for Blackwell)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = tmp_path / "out"
+    r = run_cli(
+        "dump", str(EXAMPLES / "gluon_ws_matmul.py"), "--kernel", "matmul_ws_kernel", "--target", "cuda:100",
+        "--signature", WS_SIG, "--no-cache", "-o", str(out), env={"TMPDIR": str(tmp)},
+    )  # fmt: skip
+    if r.code == 0:
+        pytest.skip("this Triton compiles Hopper's wgmma for sm_100 without aborting")
+    assert r.code == 1, r.err
+    assert _lines(r.err) == [
+        "irscope: error: the compile of matmul_ws_kernel for cuda:100 aborted in stage 'ptx' (SIGABRT): "
+        "LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.wgmma.commit_group.sync.aligned"
+    ], r.err
+    assert not out.exists()  # nothing half-written
+    assert not list(tmp.glob("irscope-supervisor-*"))  # the compile's stderr file is gone with its folder
+
+
+def test_a_compile_killed_in_the_front_end_is_named_so(tmp_path):
+    """data/crashes_compiler.py SIGKILLs the compiling process while the front end evaluates BLOCK=512."""
+    r = run_cli(
+        "dump", str(DATA / "crashes_compiler.py"), "--kernel", "copy", "--signature", "*fp32, *fp32, i32:16, 512",
+        "--target", "h100", "--no-cache", "-o", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert r.code == 1
+    assert _lines(r.err.replace("kernel file says hello", "")) == [
+        "irscope: error: the compile of copy for cuda:90 aborted in stage 'frontend' (SIGKILL)"
+    ], r.err
+
+
+def test_a_death_outside_a_compile_or_a_script_is_one_line(tmp_path):
+    kernel = tmp_path / "dies_on_import.py"
+    kernel.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    r = run_cli("dump", str(kernel), "--signature", "*fp32", "--target", "h100", "-o", str(tmp_path / "out"))
+    assert r.code == 128 + signal.SIGSEGV
+    assert _lines(r.err) == [
+        "irscope: error: irscope's process ended by SIGSEGV (in neither a compile nor a captured script)"
+    ], r.err
+
+
+def test_the_child_s_own_exit_status_is_the_command_s(tmp_path):
+    r = run_cli("dump", str(tmp_path / "missing.py"), "--signature", "*fp32", "--target", "h100")
+    assert r.code == 2 and len(_lines(r.err)) == 1 and "missing.py" in r.err
+
+
+# ---------------------------------------------------------------- the parts, called
+
+
+def test_where_follows_compiles_and_scripts_to_their_ends():
+    compile_rec = {"kind": "compile", "kernel": "k", "target": "cuda:90", "stage": "ttgir", "stderr": None}
+    script_rec = {"kind": "script", "script": "s.py", "run": ""}
+    assert status.where([]) == (None, None)
+    assert status.where([script_rec, compile_rec]) == (compile_rec, script_rec)
+    assert status.where([script_rec, compile_rec, {"kind": "idle", "ended": "compile"}]) == (None, script_rec)
+    assert status.where([script_rec, {"kind": "idle", "ended": "script"}, compile_rec]) == (compile_rec, None)
+
+
+def test_the_compiler_s_last_words_skip_its_stack_dump():
+    text = (
+        'some warning\npython: /src/Foo.cpp:12: void f(): Assertion `x && "bad"\' failed.\n'
+        "PLEASE submit a bug report to https://github.com/llvm/llvm-project/issues/\nStack dump:\n"
+        "0.\tProgram arguments: python\n #0 0x00007f0 llvm::sys::PrintStackTrace\n 1 0x00007f1 abort\n"
+    )
+    assert status.last_words(text) == 'python: /src/Foo.cpp:12: void f(): Assertion `x && "bad"\' failed.'
+    assert status.last_words("only a note\n\n") == "only a note"
+    assert status.last_words("") == ""
+
+
+def test_the_stderr_file_is_read_only_from_inside_the_scratch_folder(tmp_path):
+    (tmp_path / "stderr-1").write_text("LLVM ERROR: x\n")
+    (tmp_path.parent / "outside").write_text("secret\n")
+    os.symlink(tmp_path.parent / "outside", tmp_path / "link")
+    assert status.stderr_tail(str(tmp_path), "stderr-1") == "LLVM ERROR: x\n"
+    for name in ("../outside", "link", "", None, ".."):
+        assert status.stderr_tail(str(tmp_path), name) == ""
+
+
+def test_ended_passes_the_child_s_status_through_and_keeps_quiet_for_sigterm(capsys):
+    assert ended(3 << 8, [], "/nonexistent") == 3
+    assert ended(signal.SIGTERM, [], "/nonexistent") == 128 + signal.SIGTERM
+    assert capsys.readouterr().err == ""
