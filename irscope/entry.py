@@ -9,10 +9,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from irscope import direct
 from irscope.errors import BadInput
+
+if TYPE_CHECKING:
+    from irscope.compile.status import Report
 
 QUIET = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE}  # ends a process on purpose: said by no one
 
@@ -34,38 +37,39 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(status)
 
 
-def ended(wait_status: int, records: list[dict[str, Any]], scratch: str) -> int:
-    """The supervisor's exit status once the command's process is gone: its own status when it exited; when a
-    signal ended it, in a compile one line and 1, in a captured script the captures dumped and shown (the
-    capture's status), elsewhere one line (none for SIGINT, SIGTERM, SIGHUP, SIGPIPE) and 128 + the signal."""
+def ended(wait_status: int, report: Report) -> int:
+    """The supervisor's exit status once the command's process is gone (`report`: compile/status.Report, what
+    it told): its own status when it exited; when a signal ended it, in a compile one line and 1, in a captured
+    script its captures dumped and shown (the capture's status), elsewhere one line (none for SIGINT, SIGTERM,
+    SIGHUP, SIGPIPE) and 128 + the signal's number."""
     from irscope.compile import status as channel
 
     code = os.waitstatus_to_exitcode(wait_status)
     if code >= 0:
         return code
     name = channel.signal_name(-code)
-    compiling, script = channel.where(records)
+    compiling, script = channel.where(report.records)
     if compiling is not None:
-        words = channel.last_words(channel.stderr_tail(scratch, compiling.get("stderr")))
+        words = channel.last_words(report.stderr_tail(compiling.get("stderr")))
         _say(
             f"irscope: error: the compile of {compiling.get('kernel')} for {compiling.get('target')} aborted in "
             f"stage '{compiling.get('stage')}' ({name})" + (f": {words}" if words else "")
         )
         return 1
     if script is not None:
-        return _salvaged(records, name)
+        return _salvaged(report, name)
     if -code not in QUIET:
         _say(f"irscope: error: irscope's process ended by {name} (in neither a compile nor a captured script)")
     return 128 - code
 
 
-def _salvaged(records: list[dict[str, Any]], name: str) -> int:
+def _salvaged(report: Report, name: str) -> int:
     """The captured script ended the process: its captures written, dumped and shown as a capture's are."""
     from irscope.capture import command, salvage
     from irscope.views import capture as view
 
     try:
-        run, header = salvage.recover(records, name)
+        run, header = salvage.recover(report, name)
         view.render(run, header.options.stage, header.options.as_json, header.options.debug)
         return command.exit_status(run, run.script)
     except BadInput as e:

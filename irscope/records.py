@@ -401,15 +401,6 @@ class ScriptStatus(TypedDict):
     run: str
 
 
-class LaunchStatus(TypedDict):
-    """A launch of the captured script: the script's launches so far, and its capture's."""
-
-    kind: Literal["launches"]
-    launches: int
-    capture: int  # the capture's index
-    count: int  # the capture's launches so far
-
-
 class _CaptureStatus(TypedDict):
     kind: Literal["capture"]
     index: int
@@ -426,7 +417,7 @@ class CaptureStatus(_CaptureStatus, total=False):
     view: str  # base64 of a pickle of what the capture's view shows (config, grid, launches, notes)
 
 
-Status = CompileStatus | IdleStatus | ScriptStatus | LaunchStatus | CaptureStatus
+Status = CompileStatus | IdleStatus | ScriptStatus | CaptureStatus
 
 RECORDS = {
     "manifest": Manifest,

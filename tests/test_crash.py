@@ -8,6 +8,7 @@ names the kernel, the target and the stage, exit 1. Fresh processes (run_cli): o
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
 import signal
@@ -230,16 +231,44 @@ def test_the_compiler_s_last_words_skip_its_stack_dump():
     assert status.last_words("") == ""
 
 
+def _report(tmp_path, records=()):
+    return status.Report(list(records), str(tmp_path), mmap.mmap(-1, 8 * status.COUNTERS))
+
+
 def test_the_stderr_file_is_read_only_from_inside_the_scratch_folder(tmp_path):
-    (tmp_path / "stderr-1").write_text("LLVM ERROR: x\n")
-    (tmp_path.parent / "outside").write_text("secret\n")
-    os.symlink(tmp_path.parent / "outside", tmp_path / "link")
-    assert status.stderr_tail(str(tmp_path), "stderr-1") == "LLVM ERROR: x\n"
-    for name in ("../outside", "link", "", None, ".."):
-        assert status.stderr_tail(str(tmp_path), name) == ""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "stderr-1").write_text("LLVM ERROR: x\n")
+    (tmp_path / "outside").write_text("secret\n")
+    os.symlink(tmp_path / "outside", scratch / "link")
+    os.mkfifo(scratch / "fifo")
+    report = _report(scratch)
+    assert report.stderr_tail("stderr-1") == "LLVM ERROR: x\n"
+    for name in ("../outside", "link", "fifo", "", None, ".."):
+        assert report.stderr_tail(name) == ""
 
 
-def test_ended_passes_the_child_s_status_through_and_keeps_quiet_for_sigterm(capsys):
-    assert ended(3 << 8, [], "/nonexistent") == 3
-    assert ended(signal.SIGTERM, [], "/nonexistent") == 128 + signal.SIGTERM
+def test_launch_counters_are_shared_with_the_supervisor(tmp_path, monkeypatch):
+    """The child counts into anonymous shared memory (no system call a launch); the parent reads it after."""
+    report = _report(tmp_path)
+    monkeypatch.setattr(status, "_CHANNEL", status._Channel())
+    status.count(5, 1, 5)  # not attached: nothing counted
+    assert report.launches() == 0
+    pid = os.fork()
+    if pid == 0:  # the child: attached, counts, dies by a signal
+        try:
+            status.attach(os.open(os.devnull, os.O_WRONLY), str(tmp_path), report._counters)
+            status.count(7, 2, 4)
+            status.count(9, status.COUNTERS, 1)  # a capture past the counters: the run's count only
+            os.kill(os.getpid(), signal.SIGKILL)
+        finally:
+            os._exit(1)
+    _, wait_status = os.waitpid(pid, 0)
+    assert os.WTERMSIG(wait_status) == signal.SIGKILL
+    assert (report.launches(), report.launches(2), report.launches(1), report.launches(status.COUNTERS)) == (9, 4, 0, 0)
+
+
+def test_ended_passes_the_child_s_status_through_and_keeps_quiet_for_sigterm(tmp_path, capsys):
+    assert ended(3 << 8, _report(tmp_path)) == 3
+    assert ended(signal.SIGTERM, _report(tmp_path)) == 128 + signal.SIGTERM
     assert capsys.readouterr().err == ""

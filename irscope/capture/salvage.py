@@ -5,8 +5,9 @@ supervisor (compile/status.py, with irscope.entry) dumps them.
     stream(request, header)   in the supervised process, around the script: each capture, at its first launch
                               (or .warmup), prepared as replay.prepare prepares it (on a copy: the capture stays as
                               the script left it) and sent on the status channel (compile/status.py) with its spec
-                              file's document and the job a worker dumps it from; each launch counted
-    recover(records, signal)  in the supervisor, once the process is gone: the ScriptRun of what was streamed,
+                              file's document and the job a worker dumps it from; each launch counted in the
+                              memory the supervisor shares (status.count: no system call per launch)
+    recover(report, signal)   in the supervisor, once the process is gone: the ScriptRun of what was streamed,
                               its `stopped` saying how the script ended, its spec files written under -o and its
                               captures dumped by the compile workers (parallel.py) from the closures the channel
                               carried (never read back from disk; the supervisor never runs the script and never
@@ -88,7 +89,7 @@ def stream(request: jobs.Request, header: Header) -> Iterator[Callable[[Capture,
         if cap.index not in sent:
             sent.add(cap.index)
             status.send(capture_status(cap, header, request))
-        status.send({"kind": "launches", "launches": launches, "capture": cap.index, "count": cap.launches})
+        status.count(launches, cap.index, cap.launches)
 
     status.send({"kind": "script", "script": str(header.script), "run": _b64(parallel.data_pickle(header))})
     try:
@@ -127,26 +128,21 @@ def capture_status(cap: Capture, header: Header, request: jobs.Request) -> Captu
     return record
 
 
-def recover(records: list[dict[str, Any]], signal_name: str) -> tuple[ScriptRun, Header]:
+def recover(report: status.Report, signal_name: str) -> tuple[ScriptRun, Header]:
     """The script's run as streamed, its spec files written and its captures dumped in workers."""
+    records = report.records
     start = max(i for i, r in enumerate(records) if r.get("kind") == "script")
     header: Header = parallel.data_unpickle(base64.b64decode(records[start]["run"]))
     captures: dict[int, Capture] = {}
-    counts: dict[int, int] = {}
-    launches = 0
     for r in records[start + 1 :]:
         if r.get("kind") == "capture" and isinstance(r.get("index"), int):
             captures.setdefault(r["index"], _capture(r))
-        elif r.get("kind") == "launches":
-            launches = max(launches, int(r["launches"]))
-            counts[int(r["capture"])] = int(r["count"])
     if not captures:
         raise BadInput(f"{header.script}: the script ended by {signal_name} before it launched a Triton kernel")
-    for index, count in counts.items():
-        if index in captures:
-            captures[index].launches = max(captures[index].launches, count)
+    for index, cap in captures.items():
+        cap.launches = max(cap.launches, report.launches(index))
     run = header.script_run([captures[i] for i in sorted(captures)])
-    run.launches = launches
+    run.launches = launches = report.launches()
     run.stopped = f"ended by {signal_name} after {launches} launch{'es' if launches != 1 else ''}"
     _write_specs(run, records[start + 1 :], header.out_dir)
     _dump(run, header)

@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import mmap
 import os
 import re
 import select
 import shutil
 import signal
+import stat
+import struct
 import sys
 import tempfile
 import threading
@@ -40,20 +43,24 @@ from typing import Any, NoReturn
 
 from irscope.records import Status
 
+COUNTERS = 1 << 13  # shared launch counters: slot 0 the script's launches, slot i capture i's (i < COUNTERS)
+
 
 class _Channel:
     fd: int | None = None
     pid = 0
     scratch: str | None = None
+    counters: mmap.mmap | None = None
     lock = threading.Lock()
 
 
 _CHANNEL = _Channel()
 
 
-def attach(fd: int, scratch: str) -> None:
-    """This process reports on `fd` (a pipe's write end), its compiles' stderr in `scratch`."""
-    _CHANNEL.fd, _CHANNEL.pid, _CHANNEL.scratch = fd, os.getpid(), scratch
+def attach(fd: int, scratch: str, counters: mmap.mmap | None = None) -> None:
+    """This process reports on `fd` (a pipe's write end), its compiles' stderr in `scratch`, its launches in
+    `counters` (memory shared with the supervisor)."""
+    _CHANNEL.fd, _CHANNEL.pid, _CHANNEL.scratch, _CHANNEL.counters = fd, os.getpid(), scratch, counters
 
 
 def attached() -> bool:
@@ -63,6 +70,17 @@ def attached() -> bool:
 def scratch() -> str | None:
     """The folder for a compile's stderr file, or None (unsupervised: an anonymous temporary file)."""
     return _CHANNEL.scratch if attached() else None
+
+
+def count(launches: int, index: int, launched: int) -> None:
+    """A launch: the script's launches so far, and capture `index`'s. Written into memory the supervisor shares
+    (no system call: a script may launch a kernel every few microseconds), exact at whatever moment it dies."""
+    counters = _CHANNEL.counters
+    if counters is None or not attached():
+        return
+    struct.pack_into("q", counters, 0, launches)
+    if 0 < index < COUNTERS:
+        struct.pack_into("q", counters, 8 * index, launched)
 
 
 def send(record: Status) -> None:
@@ -90,7 +108,35 @@ def available() -> bool:
     return hasattr(os, "fork") and hasattr(signal, "sigtimedwait") and hasattr(signal, "pthread_sigmask")
 
 
-Ended = Callable[[int, list[dict[str, Any]], str], int]  # (wait status, records, scratch) -> exit status
+class Report:
+    """What the supervised process told: its records, its compiles' stderr files, its launch counters."""
+
+    def __init__(self, records: list[dict[str, Any]], scratch: str, counters: mmap.mmap):
+        self.records = records
+        self.scratch = scratch
+        self._counters = counters
+
+    def launches(self, index: int = 0) -> int:
+        """The script's launches (index 0), or capture `index`'s (0 past the counters' end)."""
+        return struct.unpack_from("q", self._counters, 8 * index)[0] if 0 <= index < COUNTERS else 0
+
+    def stderr_tail(self, name: Any) -> str:
+        """The end of a compile's stderr file: a plain name inside the scratch folder, a regular file."""
+        if not isinstance(name, str) or not name or os.sep in name or name in (".", ".."):
+            return ""
+        try:
+            fd = os.open(os.path.join(self.scratch, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return ""
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return ""
+            size = os.fstat(fd).st_size
+            f.seek(max(0, size - STDERR_TAIL))
+            return f.read(STDERR_TAIL).decode("utf-8", errors="replace")
+
+
+Ended = Callable[[int, Report], int]  # (the child's wait status, what it told) -> the exit status
 
 
 def fork(ended: Ended) -> None:
@@ -99,6 +145,7 @@ def fork(ended: Ended) -> None:
     if not available():
         return
     scratch = tempfile.mkdtemp(prefix="irscope-supervisor-")
+    counters = mmap.mmap(-1, 8 * COUNTERS)  # anonymous and shared: the child's writes are the parent's reads
     read_fd, write_fd = os.pipe()
     watched = {*FORWARDED, signal.SIGCHLD}
     before = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
@@ -108,28 +155,30 @@ def fork(ended: Ended) -> None:
     if pid == 0:
         os.close(read_fd)
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
-        attach(write_fd, scratch)
+        attach(write_fd, scratch, counters)
         return
     os.close(write_fd)
-    _parent(pid, read_fd, scratch, watched, before, ended)
+    _parent(pid, read_fd, Report([], scratch, counters), watched, before, ended)
 
 
-def _parent(pid: int, read_fd: int, scratch: str, watched: set, before: Any, ended: Ended) -> NoReturn:
+def _parent(pid: int, read_fd: int, report: Report, watched: set, before: Any, ended: Ended) -> NoReturn:
     """Waits for the child, says what its end means, exits with the status that follows."""
     code = 1
     try:
-        reader = _Reader(read_fd)
+        reader = _Reader(read_fd, report.records)
         reader.start()
         wait_status = _wait(pid, watched)
         reader.finish()
         signal.pthread_sigmask(signal.SIG_SETMASK, before)  # the dumps of a salvage answer Ctrl-C as usual
-        code = ended(wait_status, reader.records, scratch)
+        code = os.waitstatus_to_exitcode(wait_status)
+        code = code if code >= 0 else 128 - code  # kept should `ended` fail
+        code = ended(wait_status, report)
     except KeyboardInterrupt:
         code = 130
     except Exception as e:  # noqa: BLE001  the supervisor's own failure: one line, never a traceback
         _say(f"irscope: internal error in its supervisor: {type(e).__name__}: {e}")
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(report.scratch, ignore_errors=True)
         with contextlib.suppress(Exception):
             sys.stdout.flush()
             sys.stderr.flush()
@@ -154,10 +203,10 @@ class _Reader(threading.Thread):
     """Reads the status channel into `records` while the child runs (a child never blocks on a full pipe);
     `finish()` takes what is left once the child is gone. A line that is not a record is passed over."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, records: list[dict[str, Any]]):
         super().__init__(daemon=True, name="irscope-status")
         self.fd = fd
-        self.records: list[dict[str, Any]] = []
+        self.records = records
         self._partial = b""
         self._last = threading.Event()
 
@@ -202,20 +251,6 @@ def where(records: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, dict[st
             else:
                 script = None
     return compiling, script
-
-
-def stderr_tail(scratch: str, name: Any) -> str:
-    """The end of the compile's stderr file: a plain name inside the scratch folder, a regular file."""
-    if not isinstance(name, str) or not name or os.sep in name or name in (".", ".."):
-        return ""
-    try:
-        fd = os.open(os.path.join(scratch, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return ""
-    with os.fdopen(fd, "rb") as f:
-        size = os.fstat(fd).st_size
-        f.seek(max(0, size - STDERR_TAIL))
-        return f.read(STDERR_TAIL).decode("utf-8", errors="replace")
 
 
 _ERROR = re.compile(r"LLVM ERROR|Assertion .* failed|error:|terminate called|what\(\):|UNREACHABLE|Aborted")
