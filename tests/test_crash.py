@@ -10,15 +10,19 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import pty
 import re
+import select
 import signal
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from irscope.compile import status
 from irscope.entry import ended
-from tests.helpers import DATA, EXAMPLES, run_cli
+from tests.helpers import DATA, EXAMPLES, ROOT, run_cli
 
 pytestmark = pytest.mark.skipif(not status.available(), reason="no fork or sigtimedwait here: irscope runs in-process")
 
@@ -158,6 +162,91 @@ def test_a_script_that_dies_before_launching_is_one_line(tmp_path):
         f"irscope: error: {script}: the script ended by SIGKILL before it launched a Triton kernel"
     ], r.err
     assert not (tmp_path / "out").exists()
+
+
+COUNTS_SIGINT = """
+import signal, sys, time
+import torch
+import triton
+import triton.language as tl
+
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+@triton.jit
+def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2, mask=m)
+
+
+x = torch.ones(1024, device=DEVICE)
+scale_kernel[(4,)](x, 1024, BLOCK=256)
+hits = []
+signal.signal(signal.SIGINT, lambda signum, frame: hits.append(signum))  # the script's own handler counts them
+print("launched", flush=True)
+deadline = time.monotonic() + 120
+while not hits and time.monotonic() < deadline:
+    time.sleep(0.05)
+time.sleep(1.5)  # a second SIGINT, were one sent on, lands here
+open(sys.argv[1], "w").write(str(len(hits)))
+"""
+
+
+@pytest.mark.torch
+def test_a_ctrl_c_on_the_terminal_reaches_the_script_once(tmp_path):
+    """The terminal sends SIGINT to the whole foreground process group, the supervised child included: the
+    supervisor does not send it a second one (a script that counts them sees one)."""
+    pytest.importorskip("torch")
+    script = tmp_path / "counts.py"
+    script.write_text(COUNTS_SIGINT)
+    out, hits = tmp_path / "out", tmp_path / "hits"
+    argv = [
+        sys.executable,
+        "-m",
+        "irscope",
+        "capture",
+        str(script),
+        "--target",
+        "h100",
+        "-o",
+        str(out),
+        "--",
+        str(hits),
+    ]
+    pid, master = pty.fork()
+    if pid == 0:  # a new session whose controlling terminal is the pty: irscope runs in its foreground group
+        try:
+            os.execve(sys.executable, argv, dict(os.environ, PYTHONPATH=str(ROOT)))
+        finally:
+            os._exit(127)
+    text = _read_pty(master, until=b"launched", seconds=240)
+    assert b"launched" in text, text
+    os.write(master, b"\x03")  # Ctrl-C, as typed
+    text += _read_pty(master, until=None, seconds=240)
+    _, wait_status = os.waitpid(pid, 0)
+    said = text.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(wait_status) == 0, said
+    assert hits.read_text() == "1"
+    assert re.search(r"\.entry scale_kernel\(", _ptx(str(next((out / "scale_kernel").iterdir()))))
+
+
+def _read_pty(master: int, until: bytes | None, seconds: float) -> bytes:
+    """What the pty says until `until` appears (None: until it closes), or `seconds` pass."""
+    got = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and (until is None or until not in got):
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if not ready:
+            continue
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # EIO: every process holding the terminal is gone
+            break
+        if not data:
+            break
+        got += data
+    return got
 
 
 def test_a_compile_that_aborts_names_the_kernel_target_and_stage(tmp_path):
