@@ -70,7 +70,13 @@ def _salvaged(report: Report, name: str) -> int:
 
     try:
         run, header = salvage.recover(report, name)
-        view.render(run, header.options.stage, header.options.as_json, header.options.debug)
+        opts = header.options
+        view.render(run, opts.stage, opts.as_json, opts.debug)
+        folders = [r.folder for r in command.results(run)]
+        if opts.html is not None and folders:
+            from irscope.cli.capture import write_report
+
+            write_report(folders, opts.html, quiet=opts.quiet)
         return command.exit_status(run, run.script)
     except BadInput as e:
         _say(f"irscope: error: {e}")

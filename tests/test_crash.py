@@ -135,9 +135,10 @@ def test_a_script_that_dies_by_a_signal_keeps_and_dumps_its_captures(tmp_path, h
 def test_a_capture_whose_closure_is_not_data_is_named_as_not_dumped(tmp_path):
     pytest.importorskip("torch")
     script = tmp_path / "dies.py"
+    pytest.importorskip("jinja2")
     script.write_text(SCRIPT.format(second=SCALE_NOT_DATA))
-    out = tmp_path / "out"
-    r = run_cli("capture", str(script), "--target", "h100", "-o", str(out), "--", "kill")
+    out, page = tmp_path / "out", tmp_path / "report.html"
+    r = run_cli("capture", str(script), "--target", "h100", "-o", str(out), "--html", str(page), "--", "kill")
     assert r.code == 1, r.err  # a capture not dumped: as a failed dump
     lines = _lines(r.err)
     assert lines[0].startswith("irscope: the script stopped: ended by SIGKILL after 3 launches")
@@ -149,6 +150,7 @@ def test_a_capture_whose_closure_is_not_data_is_named_as_not_dumped(tmp_path):
     assert re.search(r"\.entry add_kernel\(", _ptx(str(next((out / "add_kernel").iterdir()))))
     assert not (out / "scale_kernel").exists()
     assert sorted(p.name for p in (out / "captures").iterdir()) == ["add_kernel-1.json", "scale_kernel-1.json"]
+    assert f"wrote {page} (1 dump," in r.out and "add_kernel" in page.read_text()  # --html, of what was dumped
 
 
 @pytest.mark.torch

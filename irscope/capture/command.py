@@ -63,8 +63,9 @@ class CaptureOptions:
     time_limit: float | None = None
     interpret_s: tuple[float | None, float | None] = (None, None)  # (per launch, whole run); None: knobs
     jobs: int | None = None  # --jobs: worker processes for the dumps (None: the machine's cores)
-    as_json: bool = False  # --json and --debug: how the supervisor shows captures it dumps after a crash
+    as_json: bool = False  # --json, --debug, --html: how the supervisor shows captures it dumps after a crash
     debug: bool = False
+    html: Path | None = None
 
 
 class DumpStop:

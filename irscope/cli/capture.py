@@ -125,6 +125,7 @@ def run_capture(
             jobs=n_jobs,
             as_json=as_json,
             debug=debug,
+            html=html,
         ),
         as_json,
     )
