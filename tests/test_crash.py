@@ -15,6 +15,7 @@ import re
 import select
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -337,6 +338,21 @@ def test_the_stderr_file_is_read_only_from_inside_the_scratch_folder(tmp_path):
     assert report.stderr_tail("stderr-1") == "LLVM ERROR: x\n"
     for name in ("../outside", "link", "fifo", "", None, ".."):
         assert report.stderr_tail(name) == ""
+
+
+def test_the_command_runs_unsupervised_when_no_folder_or_process_is_to_be_had(tmp_path, monkeypatch):
+    def refused(*args, **kwargs):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(status.os, "fork", refused)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    status.fork(ended)  # no process to spare: returns, in this process, as it was
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == mask and not status.attached()
+    assert list(tmp_path.iterdir()) == []  # its scratch folder removed
+    monkeypatch.setattr(status.tempfile, "mkdtemp", refused)
+    status.fork(ended)  # no temporary folder: the same
+    assert not status.attached()
 
 
 def test_launch_counters_are_shared_with_the_supervisor(tmp_path, monkeypatch):

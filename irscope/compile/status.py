@@ -144,14 +144,24 @@ def fork(ended: Ended) -> None:
     it and exits with ended(...). Returns at once, unforked, where the platform cannot supervise."""
     if not available():
         return
-    scratch = tempfile.mkdtemp(prefix="irscope-supervisor-")
+    try:
+        scratch = tempfile.mkdtemp(prefix="irscope-supervisor-")
+    except OSError:  # no writable temporary folder: the command runs unsupervised (and says what it says)
+        return
     counters = mmap.mmap(-1, 8 * COUNTERS)  # anonymous and shared: the child's writes are the parent's reads
     read_fd, write_fd = os.pipe()
     watched = {*FORWARDED, signal.SIGCHLD}
     before = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to spare (EAGAIN, ENOMEM): the command runs here, unsupervised
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        for fd in (read_fd, write_fd):
+            os.close(fd)
+        shutil.rmtree(scratch, ignore_errors=True)
+        return
     if pid == 0:
         os.close(read_fd)
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
