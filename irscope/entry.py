@@ -48,6 +48,8 @@ def ended(wait_status: int, report: Report) -> int:
     if code >= 0:
         return code
     name = channel.signal_name(-code)
+    if sys.stderr.isatty():  # a progress bar the process was drawing: its line cleared, the cursor shown again
+        sys.stderr.write("\r\x1b[2K\x1b[?25h")
     compiling, script = channel.where(report.records)
     if compiling is not None:
         words = channel.last_words(report.stderr_tail(compiling.get("stderr")))
@@ -74,9 +76,9 @@ def _salvaged(report: Report, name: str) -> int:
         view.render(run, opts.stage, opts.as_json, opts.debug)
         folders = [r.folder for r in command.results(run)]
         if opts.html is not None and folders:
-            from irscope.cli.capture import write_report
+            from irscope import cli
 
-            write_report(folders, opts.html, quiet=opts.quiet)
+            cli.capture.write_report(folders, opts.html, quiet=opts.quiet)
         return command.exit_status(run, run.script)
     except BadInput as e:
         _say(f"irscope: error: {e}")
