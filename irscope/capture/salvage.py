@@ -80,7 +80,11 @@ class SalvagedSpec(KernelSpec):
 @contextlib.contextmanager
 def stream(request: jobs.Request, header: Header) -> Iterator[Callable[[Capture, int], None] | None]:
     """The recorder's on_record while the script runs (None, and nothing sent, when unsupervised)."""
-    if not status.attached():
+    try:
+        run = _b64(parallel.data_pickle(header)) if status.attached() else None
+    except Exception:  # noqa: BLE001  not plain data (never, for irscope's own options): nothing streamed
+        run = None
+    if run is None:
         yield None
         return
     sent: set[int] = set()
@@ -91,7 +95,7 @@ def stream(request: jobs.Request, header: Header) -> Iterator[Callable[[Capture,
             status.send(capture_status(cap, header, request))
         status.count(launches, cap.index, cap.launches)
 
-    status.send({"kind": "script", "script": str(header.script), "run": _b64(parallel.data_pickle(header))})
+    status.send({"kind": "script", "script": str(header.script), "run": run})
     try:
         yield record
     finally:

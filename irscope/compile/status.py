@@ -89,7 +89,10 @@ def send(record: Status) -> None:
     the channel quietly: the command goes on as an unsupervised one."""
     if not attached():
         return
-    data = memoryview((json.dumps(record, separators=(",", ":")) + "\n").encode())
+    try:
+        data = memoryview((json.dumps(record, separators=(",", ":")) + "\n").encode())
+    except (TypeError, ValueError):  # not JSON (a bug of the sender's): the command must not fail for it
+        return
     with _CHANNEL.lock:
         fd = _CHANNEL.fd
         try:
