@@ -14,6 +14,7 @@ import pty
 import re
 import select
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -232,6 +233,31 @@ def test_a_ctrl_c_on_the_terminal_reaches_the_script_once(tmp_path):
     assert os.waitstatus_to_exitcode(wait_status) == 0, said
     assert hits.read_text() == "1"
     assert re.search(r"\.entry scale_kernel\(", _ptx(str(next((out / "scale_kernel").iterdir()))))
+
+
+@pytest.mark.torch
+def test_kill_9_of_irscope_ends_the_command_too(tmp_path):
+    """SIGKILL cannot be sent on: the child dies with its supervisor (PR_SET_PDEATHSIG), as one process did."""
+    pytest.importorskip("torch")
+    if not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG is Linux's")
+    script = tmp_path / "counts.py"
+    script.write_text(COUNTS_SIGINT)
+    argv = [sys.executable, "-m", "irscope", "capture", str(script), "--target", "h100", "-o", str(tmp_path / "o")]
+    p = subprocess.Popen(
+        [*argv, "--", str(tmp_path / "hits")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT
+    )
+    try:
+        assert p.stdout is not None and b"launched" in p.stdout.readline()
+        child = int(Path(f"/proc/{p.pid}/task/{p.pid}/children").read_text().split()[0])
+        p.kill()
+        p.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]
+    finally:
+        p.kill()
 
 
 def _read_pty(master: int, until: bytes | None, seconds: float) -> bytes:

@@ -158,6 +158,7 @@ def fork(ended: Ended) -> None:
     before = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
     sys.stdout.flush()
     sys.stderr.flush()
+    parent = os.getpid()
     gc.freeze()  # the objects made so far are left out of the child's collections: its pages stay shared,
     try:  # not copied when the child's collector or its exit touches them (halves the child's cost at exit)
         pid = os.fork()
@@ -171,10 +172,26 @@ def fork(ended: Ended) -> None:
     if pid == 0:
         os.close(read_fd)
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        _die_with(parent)
         attach(write_fd, scratch, counters)
         return
     os.close(write_fd)
     _parent(pid, read_fd, Report([], scratch, counters), watched, before, ended)
+
+
+def _die_with(parent: int) -> None:
+    """Linux: the child is killed with the supervisor (PR_SET_PDEATHSIG): `kill -9` of irscope ends the command
+    too, as it did before there was a child. Elsewhere, or where prctl is not to be had, nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the supervisor died before prctl: the signal will never come
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _parent(pid: int, read_fd: int, report: Report, watched: set, before: Any, ended: Ended) -> NoReturn:
