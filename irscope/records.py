@@ -370,6 +370,55 @@ class Profile(_Profile, total=False):
     unmapped: Unmapped
 
 
+# ------------------------------------------------------------------ the status channel (compile/status.py)
+# One JSON object a line, from irscope's process to the supervisor that forked it (compile/status.py):
+# what the process is doing, so that a death by a signal is said as what it ended.
+
+
+class CompileStatus(TypedDict):
+    """A compile's stage begins (compile/compiler.py's stage hook)."""
+
+    kind: Literal["compile"]
+    kernel: str
+    target: str
+    stage: str
+    stderr: str | None  # the file (a name in the supervisor's scratch folder) the compiler's stderr goes to
+
+
+class IdleStatus(TypedDict):
+    """A compile, or a captured script, is over: a death from here on is not theirs."""
+
+    kind: Literal["idle"]
+    ended: Literal["compile", "script"]
+
+
+class ScriptStatus(TypedDict):
+    """A captured script starts (capture/salvage.py): `run` is what the supervisor needs to dump its captures
+    if the script ends the process (base64 of a pickle of plain data: salvage.Header)."""
+
+    kind: Literal["script"]
+    script: str
+    run: str
+
+
+class _CaptureStatus(TypedDict):
+    kind: Literal["capture"]
+    index: int
+    name: str
+
+
+class CaptureStatus(_CaptureStatus, total=False):
+    """A capture, as it is recorded: its spec file's document and the job a worker dumps it from (base64 of
+    a pickle of plain data: its spec's arguments and settings, its closure), or why it cannot be dumped."""
+
+    spec: SpecFile
+    job: str
+    not_dumped: str  # why not (its closure or arguments are not data, no spec element expresses it)
+    view: str  # base64 of a pickle of what the capture's view shows (config, grid, launches, notes)
+
+
+Status = CompileStatus | IdleStatus | ScriptStatus | CaptureStatus
+
 RECORDS = {
     "manifest": Manifest,
     "map": SourceMap,

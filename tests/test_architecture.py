@@ -64,7 +64,12 @@ LAZY = {
     "irscope.views.dump": {"irscope.views.lexers": "Pygments and the stages' lexers, only to print a stage in colour"},
     "irscope.entry": {
         "irscope.cli": "click and every command, only when the cache's direct mode cannot serve, "
-        "or to render a served passes or lines on a terminal"
+        "or to render a served passes or lines on a terminal",
+        "irscope.compile.status": "the supervisor, only when the direct mode cannot serve (a cached repeat never forks)",
+        "irscope.capture.salvage": "a captured script's captures, only once the script ended the process",
+        "irscope.capture.command": "a capture's exit status, only once the script ended the process",
+        "irscope.views.capture": "the capture's views, only once the script ended the process",
+        "irscope.views.safe": "control characters escaped, only for the line said about a death by a signal",
     },
     "irscope.jobs": {
         "irscope.steer.recipes": "reading recipe files (TOML), only when --recipe names one",

@@ -8,6 +8,10 @@ the compiler's reason; with --passes stderr is the per-pass record.
 (MLIR_DUMP_PATH is not used: Triton opens that file once per process into a
 static, buffered stream, so a second compile in one process, or a read before
 exit, sees nothing.)
+
+Under the `irscope` command's supervisor (compile/status.py) stderr goes to a named file in the
+supervisor's private folder (`folder`), removed when the compile ends: a compile that aborts the process
+leaves it behind, and the supervisor reads the compiler's last words from it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from collections.abc import Iterator
 class CapturedOutput:
     def __init__(self, err_sink) -> None:
         self._err_sink = err_sink
+        name = getattr(err_sink, "name", None)
+        self.err_name = os.path.basename(name) if isinstance(name, str) else None  # a named sink's file name
         self.stdout = ""
         self.stderr = ""
 
@@ -36,10 +42,16 @@ class CapturedOutput:
 
 
 @contextlib.contextmanager
-def capture_native_output() -> Iterator[CapturedOutput]:
+def capture_native_output(folder: str | None = None) -> Iterator[CapturedOutput]:
+    """fds 1 and 2 caught while the block runs; stderr in a named file in `folder` when one is given."""
     sys.stdout.flush()
     sys.stderr.flush()
-    with tempfile.TemporaryFile(mode="w+b") as out_sink, tempfile.TemporaryFile(mode="w+b") as err_sink:
+    err_file = (
+        tempfile.NamedTemporaryFile(mode="w+b", dir=folder, prefix="stderr-")  # noqa: SIM115  (closed below)
+        if folder is not None
+        else tempfile.TemporaryFile(mode="w+b")
+    )
+    with tempfile.TemporaryFile(mode="w+b") as out_sink, err_file as err_sink:
         result = CapturedOutput(err_sink)
         saved = [os.dup(1), os.dup(2)]
         os.dup2(out_sink.fileno(), 1)

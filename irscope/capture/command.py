@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope import adapter, jobs
+from irscope.capture import salvage
 from irscope.capture.records import ScriptRun
 from irscope.capture.replay import DumpsStopped, check_captures_folder, dump_all, prepare, timing_split, write_specs
 from irscope.capture.runner import run_call as run_call_under_recorder
@@ -62,6 +63,9 @@ class CaptureOptions:
     time_limit: float | None = None
     interpret_s: tuple[float | None, float | None] = (None, None)  # (per launch, whole run); None: knobs
     jobs: int | None = None  # --jobs: worker processes for the dumps (None: the machine's cores)
+    as_json: bool = False  # --json, --debug, --html: how the supervisor shows captures it dumps after a crash
+    debug: bool = False
+    html: Path | None = None
 
 
 class DumpStop:
@@ -160,7 +164,9 @@ def run(
     if time_limit is not None and not (math.isfinite(time_limit) and 0 < time_limit <= 1e8):
         raise BadInput(f"--time-limit {time_limit}: give a positive number of seconds")
     how = "" if mode == "gpu" else " on the stand-in GPU (launches computed by Triton's interpreter)"
-    with progress(f"running {Path(request.file).name}{how}") as tick:
+    script = Path(request.file)
+    header = salvage.Header(script.resolve(), list(script_args), tgt, reason, mode, out_dir, opts)
+    with progress(f"running {script.name}{how}") as tick, salvage.stream(request, header) as on_record:
         script_run = run_script(
             Path(request.file),
             list(script_args),
@@ -175,6 +181,7 @@ def run(
             on_launch=lambda n, k, c: tick(
                 f"{_count(n, 'launch')}, {_count(k, 'kernel')}" + (f", {c} computed" if c is not None else ""), 0
             ),
+            on_record=on_record,
         )
     return replay(script_run, request, out_dir, opts, stop, progress)
 

@@ -62,7 +62,7 @@ def plan(todo: list[Capture], jobs: int) -> tuple[list[Capture], list[Capture]]:
     for cap in todo:
         if cap.in_process_why is None and cap.closure is None:
             cap.in_process_why = "its closure was not recorded"
-        if cap.in_process_why is None and (doubt := _not_data(cap)) is not None:
+        if cap.in_process_why is None and (doubt := not_data(cap)) is not None:
             cap.in_process_why = doubt
         (here if cap.in_process_why is not None else sent).append(cap)
     if len(sent) == 1:  # one kernel: a worker's start-up (importing Triton) costs more than it saves
@@ -71,7 +71,7 @@ def plan(todo: list[Capture], jobs: int) -> tuple[list[Capture], list[Capture]]:
     return sent, here
 
 
-def _not_data(cap: Capture) -> str | None:
+def not_data(cap: Capture) -> str | None:
     """Why the capture's args and settings cannot travel to a worker as data (a function, an object
     of the script's), or None."""
     try:
@@ -91,6 +91,26 @@ class _DataPickler(pickle.Pickler):
         if module.split(".")[0] not in DATA_PACKAGES:
             raise pickle.PicklingError(f"{getattr(who, '__qualname__', who)!r} of {module or 'no module'}")
         return NotImplemented
+
+
+def data_pickle(obj: Any) -> bytes:
+    """obj pickled as plain data (_DataPickler: pickle.PicklingError for an object of the script's)."""
+    buf = io.BytesIO()
+    _DataPickler(buf).dump(obj)
+    return buf.getvalue()
+
+
+class _DataUnpickler(pickle.Unpickler):
+    """Loads only what _DataPickler lets through: a class of another package is refused, never imported."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module.split(".")[0] not in DATA_PACKAGES:
+            raise pickle.UnpicklingError(f"{module}.{name}: not plain data")
+        return super().find_class(module, name)
+
+
+def data_unpickle(data: bytes) -> Any:
+    return _DataUnpickler(io.BytesIO(data)).load()
 
 
 def start(n: int, jobs: int) -> workers.Pool[Capture]:

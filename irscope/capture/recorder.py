@@ -91,6 +91,8 @@ class Recorder:
         self.inductor = InductorHooks(self)  # set up with Inductor, if the script uses torch.compile
         # (launches, captures, launches the interpreter computed or None): the progress a terminal shows
         self.on_launch: Callable[[int, int, int | None], None] | None = None
+        # (capture, launches so far) after each launch or .warmup of a capture: capture/salvage.py streams it
+        self.on_record: Callable[[Capture, int], None] | None = None
 
     def _guarded(self, hook):
         """A hook whose own failure is irscope's (remembered), not the script's."""
@@ -246,7 +248,9 @@ class Recorder:
                 names = [p.name for p in adapter.kernel_params(cap.jit)]
                 cap.launch = describe(dict(zip(names, args)), cap.jit, grid)
             self._said()
-            return self.launches
+            number = self.launches
+        self._recorded(cap, number)
+        return number
 
     def _said(self) -> None:
         """The progress hears the counts (under the lock: they are exact)."""
@@ -260,6 +264,7 @@ class Recorder:
         if cap is None and ret is not None and getattr(ret, "hash", None) in self.by_hash:
             cap = self.by_hash[ret.hash]  # served from the JIT's in-memory cache
         if warmup:
+            self._recorded(cap, self.launches)
             return 0
         with self._lock:
             self.launches += 1
@@ -270,7 +275,15 @@ class Recorder:
                     cap.launch = _record_of(ctx)
                     cap.warmup = False
             self._said()
-            return self.launches
+            number = self.launches
+        self._recorded(cap, number)
+        return number
+
+    def _recorded(self, cap: Capture | None, number: int) -> None:
+        """on_record hears a capture launched (or warmed up); its failure is irscope's, never the script's."""
+        if cap is not None and self.on_record is not None:
+            with self._own():
+                self.on_record(cap, number)
 
     def wrap_compiled_getitem(self, original):
         """Launches of a kernel object .warmup returned: kernel[grid](*all_args)."""

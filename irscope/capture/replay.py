@@ -244,31 +244,41 @@ def write_specs(run: ScriptRun, out_dir: Path) -> None:
     """One spec file per capture with a spec, under OUT/captures/ (KERNEL-N.json, never overwritten): each a
     new regular file (O_EXCL, O_NOFOLLOW: a planted link or file of that name is passed over, never
     followed), in a captures/ that is a real folder (check_captures_folder)."""
-    folder = check_captures_folder(out_dir)
+    check_captures_folder(out_dir)
     counts: dict[str, int] = {}
     for cap in run.captures:
-        if cap.spec is None:
+        if cap.spec is not None:
+            cap.spec_path = write_spec_file(out_dir, cap.spec.kernel, spec_doc(cap, run), counts)
+
+
+def spec_doc(cap: Capture, run: ScriptRun) -> SpecFile:
+    """A prepared capture's spec file document, its closure included (what a worker rebuilds the kernel from)."""
+    doc: SpecFile = spec_document(
+        cap.spec, run.target.name, jsonable(cap.launch_options), launch=jsonable(spec_record(cap, run))
+    )
+    doc["args"] = dict(cap.elements)  # the elements build_spec read (they read back the same)
+    doc["closure"] = cap.closure  # what a worker rebuilds the kernel from (closure.py); None: not data
+    return doc
+
+
+def write_spec_file(out_dir: Path, kernel: str, doc: SpecFile, counts: dict[str, int]) -> Path:
+    """OUT/captures/KERNEL-N.json, a new regular file, N the first free number from counts[kernel] + 1."""
+    folder = check_captures_folder(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    folder = check_captures_folder(out_dir)
+    n = counts.get(kernel, 0) + 1
+    while True:
+        path = folder / f"{kernel}-{n}.json"
+        try:  # an earlier capture's, or anything planted there: never overwritten nor followed
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        except FileExistsError:
+            n += 1
             continue
-        folder.mkdir(parents=True, exist_ok=True)
-        folder = check_captures_folder(out_dir)
-        doc: SpecFile = spec_document(
-            cap.spec, run.target.name, jsonable(cap.launch_options), launch=jsonable(spec_record(cap, run))
-        )
-        doc["args"] = dict(cap.elements)  # the elements build_spec read (they read back the same)
-        doc["closure"] = cap.closure  # what a worker rebuilds the kernel from (closure.py); None: not data
-        n = counts.get(cap.spec.kernel, 0) + 1
-        while True:
-            path = folder / f"{cap.spec.kernel}-{n}.json"
-            try:  # an earlier capture's, or anything planted there: never overwritten nor followed
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-            except FileExistsError:
-                n += 1
-                continue
-            break
-        counts[cap.spec.kernel] = n
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps(doc, indent=1) + "\n")
-        cap.spec_path = path
+        break
+    counts[kernel] = n
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps(doc, indent=1) + "\n")
+    return path
 
 
 def dump_all(  # noqa: PLR0913
@@ -291,7 +301,7 @@ def dump_all(  # noqa: PLR0913
     started = time.perf_counter()
 
     def finish(cap: Capture, result: Any, failure: CompileFailure | None) -> None:
-        _finish(cap, result, failure)
+        record_dump(cap, result, failure)
         if advance is not None:
             advance(f"{cap.name}: {'failed' if cap.failure else 'skipped' if cap.skipped else 'dumped'}")
 
@@ -331,10 +341,10 @@ def _dump_one(
     cap: Capture, out_dir: Path, with_passes: bool, use_cache: bool, compiling: Any, finish: Any = None
 ) -> None:
     """One capture dumped (or skipped, or its failure kept), its manifest given the capture's notes
-    (`finish`: _finish, or dump_all's that also advances the progress); a stop (`compiling`, armed
+    (`finish`: record_dump, or dump_all's that also advances the progress); a stop (`compiling`, armed
     around the compile only) raises DumpsStopped."""
     assert cap.settings is not None  # set with its spec; only captures with a spec are dumped
-    finish = finish or _finish
+    finish = finish or record_dump
     try:
         result = dump_job.dump(cap.spec, cap.settings, out_dir, with_passes, use_cache, compiling=compiling)
     except CompileFailure as e:
@@ -343,7 +353,7 @@ def _dump_one(
     finish(cap, result, None)
 
 
-def _finish(cap: Capture, result: Any, failure: CompileFailure | None) -> None:
+def record_dump(cap: Capture, result: Any, failure: CompileFailure | None) -> None:
     """A capture's dump (here or in a worker) or its failure: skipped, failed, or its manifest given
     the capture's notes and compared with the launch."""
     if failure is not None:

@@ -47,10 +47,12 @@ def run_script(  # noqa: PLR0913
     time_limit: float | None = None,
     interpret_s: tuple[float | None, float | None] = (None, None),
     on_launch: Callable[[int, int, int | None], None] | None = None,
+    on_record: Callable[..., None] | None = None,
 ) -> ScriptRun:
     """Run the script as __main__ with the recorder installed; the captures, and why it stopped if it did.
     `on_launch(launches, captures, computed)` hears each launch (the progress a terminal shows; computed:
-    the launches Triton's interpreter computed so far on the stand-in GPU, None in a real run).
+    the launches Triton's interpreter computed so far on the stand-in GPU, None in a real run);
+    `on_record(capture, launches)` each launch's capture (capture/salvage.py streams it to the supervisor).
 
     SIGINT, SIGTERM and `time_limit` (seconds, --time-limit) end the script, not irscope: what
     it captured so far is kept, and `stopped` says why (see _stops_from_outside).
@@ -73,6 +75,7 @@ def run_script(  # noqa: PLR0913
     with _recording(target, mode, kernel_globs, use_stand_in, interpret_s) as session, contextlib.ExitStack() as stack:
         rec = session.rec
         rec.on_launch = on_launch
+        rec.on_record = on_record
         stack.enter_context(_stdio_restored())
         stack.enter_context(_script_output(script_log, quiet))
         stack.enter_context(_os_exit_ends_script())

@@ -123,6 +123,9 @@ def run_capture(
             compile_only=compile_only,
             time_limit=time_limit,
             jobs=n_jobs,
+            as_json=as_json,
+            debug=debug,
+            html=html,
         ),
         as_json,
     )

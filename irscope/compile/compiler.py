@@ -31,7 +31,7 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -40,7 +40,7 @@ from irscope.adapter.native_output import capture_native_output
 from irscope.artifacts import Artifacts, lineinfo, sourcemap
 from irscope.artifacts import passes as passes_mod
 from irscope.artifacts import stats as stats_mod
-from irscope.compile import cache, failures
+from irscope.compile import cache, failures, status
 from irscope.errors import BadInput, CompileFailure
 from irscope.kernel import hardware
 from irscope.kernel.settings import Settings, jsonable
@@ -136,10 +136,12 @@ class _StageRecorder:
         self.capture_frontend = False
         self.texts: dict[str, str | bytes] = {}
         self.metadata: dict[str, Any] = {}
+        self.on_stage: Callable[[str], None] = lambda stage: None  # the status channel hears each stage begin
 
     def wrap(self, name: str, fn: Callable) -> Callable:
         def run(src, metadata):
             self.current = name
+            self.on_stage(name)
             if self.first_stage_at is None:
                 self.first_stage_at = time.perf_counter()
             if self.capture_frontend:
@@ -274,6 +276,32 @@ def _bind_step(c: Compile) -> None:
     c.plan = pins.plan(c.spec, c.settings) if pins is not None else _NoPins()
 
 
+@contextlib.contextmanager
+def _reported(c: Compile, native) -> Iterator[Callable[[str], None]]:
+    """The status channel (compile/status.py) hears the compile's stages as they begin (the front end first),
+    and its end: a process that dies in between died in that stage. Nothing is sent when unsupervised."""
+    if not status.attached():
+        yield lambda stage: None
+        return
+
+    def stage(name: str) -> None:
+        status.send(
+            {
+                "kind": "compile",
+                "kernel": c.spec.kernel,
+                "target": c.settings.target.name,
+                "stage": name,
+                "stderr": native.err_name,
+            }
+        )
+
+    stage("frontend")
+    try:
+        yield stage
+    finally:
+        status.send({"kind": "idle", "ended": "compile"})
+
+
 def _stages_step(c: Compile) -> None:
     """triton.compile with each stage hooked; a failure names the stage and the compiler's reason."""
     options, signature, constexprs, attrs = c.binding
@@ -283,7 +311,7 @@ def _stages_step(c: Compile) -> None:
         env.update(adapter.pass_dump_env())
     rec = c.recorder
     c.started = time.perf_counter()
-    with capture_native_output() as native:
+    with capture_native_output(status.scratch()) as native, _reported(c, native) as rec.on_stage:
         c.native = native
         if c.with_passes:
             rec.dump_position = native.stderr_size
