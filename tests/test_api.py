@@ -255,3 +255,20 @@ def test_the_notebook_runs_headless(tmp_path):
     pinned = "".join(o.get("data", {}).get("text/plain", "") for o in outputs["pin"])
     assert "ok" in pinned
     assert all(o["output_type"] != "error" for outs in outputs.values() for o in outs)
+
+
+def _add_then_exit(n: int):
+    _add(n)
+    raise SystemExit(3)  # a function that ends its process, as a script's main() may
+
+
+@pytest.mark.torch
+def test_a_captured_call_that_exits_keeps_its_captures_and_a_torch_outside_the_range_is_said(monkeypatch):
+    """run_call keeps what was captured when the function raises SystemExit (a BaseException), as a script's
+    run does; on a torch release outside the tested range the capture's notes say so (standin/versions.py)."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch, "__version__", "2.99.0")
+    cap = irscope.capture(_add_then_exit, 4096, target="h100")
+    assert len(cap) >= 1 and cap[0].kernel == "add_kernel"
+    assert cap.stopped is not None and "SystemExit" in cap.stopped
+    assert any("torch 2.99.0 is newer than the releases the stand-in GPU is tested with" in n for n in cap.notes)

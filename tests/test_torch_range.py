@@ -29,3 +29,14 @@ def test_a_release_outside_the_range_is_said_and_one_inside_is_not():
     older = versions.note("2.10.0+cu126")
     assert older is not None and "older" in older
     assert versions.note("not a version") is None
+
+
+def test_the_loaded_torch_is_read_only_when_imported(monkeypatch):
+    import types
+
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(__version__="2.9.1+cu128"))
+    assert versions.loaded_note() == [versions.note("2.9.1+cu128")] and "older" in versions.loaded_note()[0]
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(__version__="2.13.0+cpu"))
+    assert versions.loaded_note() == []
+    monkeypatch.delitem(sys.modules, "torch")
+    assert versions.loaded_note() == []

@@ -29,7 +29,7 @@ from irscope.capture.records import ScriptRun
 from irscope.errors import BadInput, CaptureHookError
 from irscope.kernel import loader
 from irscope.kernel.targets import Target
-from irscope.standin import generators
+from irscope.standin import generators, versions
 from irscope.standin import gpu as standin
 from irscope.standin.interpret import Executor
 
@@ -152,7 +152,7 @@ def run_call(
     where = Path(code.co_filename if code is not None else "<call>").resolve()
     globs = list(kernel_globs or [])
     stopped: str | None = None
-    failure: Exception | None
+    failure: BaseException | None
     value: Any = None
     threads_before = set(threading.enumerate())
     with _recording(target, mode, globs, mode == "compile-only", interpret_s) as session:
@@ -161,7 +161,7 @@ def run_call(
             value = fn(*args, **kwargs)
         except KeyboardInterrupt:
             raise
-        except Exception as e:  # noqa: BLE001  the function's own failure: kept as `stopped`, as a script's
+        except BaseException as e:  # noqa: BLE001  the function's own failure (a SystemExit too): kept as `stopped`, as a script's
             stopped, failure = f"{_where(e, where)}{type(e).__name__}: {_first_line(e)}", e
         else:
             failure = None
@@ -215,7 +215,7 @@ class _Session:
         if self.rec.internal_error is not None:  # irscope's own hook failed: an irscope bug, never the script's
             raise CaptureHookError(self.rec.internal_error) from self.rec.internal_error
         rec, ex = self.rec, self.executor
-        notes = (self.drv.notes() if self.drv is not None else []) + rec.inductor.notes()
+        notes = (self.drv.notes() if self.drv is not None else []) + rec.inductor.notes() + versions.loaded_note()
         return ScriptRun(
             script,
             args,

@@ -12,6 +12,7 @@ build on a machine without a GPU: CI's torch lane).
 from __future__ import annotations
 
 import re
+import sys
 
 OLDEST = (2, 11)  # the oldest release tested (the GPU machine's)
 NEWEST = (2, 14)  # the newest release tested (the newest the package index offers to CI)
@@ -34,3 +35,10 @@ def note(version: str) -> str | None:
         f"torch {version} is {side} than the releases the stand-in GPU is tested with "
         f"({OLDEST[0]}.{OLDEST[1]} to {NEWEST[0]}.{NEWEST[1]}): a stop inside torch may be the stand-in's"
     )
+
+
+def loaded_note() -> list[str]:
+    """The note for the torch this process imported (a capture's script imports it), if outside the range."""
+    torch = sys.modules.get("torch")
+    said = note(str(getattr(torch, "__version__", ""))) if torch is not None else None
+    return [said] if said else []
