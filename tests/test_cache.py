@@ -14,14 +14,15 @@ import pytest
 from irscope import artifacts
 from irscope.compile import cache
 from irscope.direct import record
-from tests.helpers import ROOT, VECTOR_ADD, run_cli
+from tests.helpers import ROOT, VECTOR_ADD, run_in
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 DUMP = ("dump", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--json")
 
 
 def _dump(out: Path, cache_dir: Path, *extra: str):
-    r = run_cli(*DUMP, "-o", str(out), *extra, env={"IRSCOPE_CACHE_DIR": str(cache_dir)})
+    """One dump in this process (run_in) into `cache_dir`; the tests of processes racing start their own."""
+    r = run_in(None, *DUMP, "-o", str(out), *extra, env={"IRSCOPE_CACHE_DIR": str(cache_dir)})
     return r, (json.loads(r.out)["kernels"][0] if r.code == 0 else None)
 
 
