@@ -135,14 +135,16 @@ def compile_example(
     kernel: str | None = None,
     passes: bool = False,
     consts: tuple[str, ...] = (),
+    sass: bool = True,
 ):
-    """Compile in-process through the same jobs the CLI uses; returns Artifacts."""
+    """Compile in-process through the same jobs the CLI uses; returns Artifacts. sass=False leaves out the SASS
+    (no nvdisasm run, as a sweep compiles) for a test that reads none of it."""
     from irscope import jobs
     from irscope.compile import compiler
 
     request = jobs.Request(Path(path), (kernel,) if kernel else (), signature, consts=tuple(consts), target=target)
     job = jobs.resolve_one(request.with_sets(tuple(sets), "--set"), "a test compiles")
-    return compiler.compile_spec(job.spec, job.settings, with_passes=passes)
+    return compiler.compile_spec(job.spec, job.settings, with_passes=passes, with_sass=sass)
 
 
 def load_module(path: Path):

@@ -22,7 +22,7 @@ from tests.helpers import (
     NO_CHROMIUM,
     VECTOR_ADD,
     load_module,
-    run_cli,
+    run_in,
 )
 
 VECTOR_SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
@@ -87,7 +87,7 @@ def test_diff_of_num_stages_3_and_4(matmul, tmp_path):
     assert text.startswith("--- a/ttgir") and text.splitlines()[1].startswith("+++ b/ttgir")
     assert df.stage("ttir") == ""  # num_stages acts after TTIR
     # the same content as the command's --json
-    r = run_cli("diff", str(d3.folder), str(d4.folder), "--json")
+    r = run_in(None, "diff", str(d3.folder), str(d4.folder), "--json")
     assert r.code == 1, r.err
     cli = json.loads(r.out)
     assert df.json["stats"] == cli["stats"] and df.json["inputs"] == cli["inputs"]
@@ -99,7 +99,7 @@ def test_diff_of_num_stages_3_and_4(matmul, tmp_path):
 def test_bad_input_is_the_clis_message(tmp_path):
     with pytest.raises(irscope.BadInput) as e:
         irscope.dump(VECTOR_ADD, signature="*fp32, *fp32, *fp32, i32:17, 1024", out=tmp_path)
-    r = run_cli("dump", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:17, 1024", "-o", str(tmp_path))
+    r = run_in(None, "dump", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:17, 1024", "-o", str(tmp_path))
     assert r.code == 2 and r.err.strip() == f"irscope: error: {e.value}"
     with pytest.raises(irscope.BadInput, match="not an option"):
         irscope.dump(VECTOR_ADD, signature=VECTOR_SIG, set={"num_warpz": 8}, out=tmp_path)

@@ -17,7 +17,7 @@ from irscope.timing.inputs import check_outputs
 from irscope.timing.measure import PRUNE_AFTER, PRUNE_EARLY, _prune
 from irscope.timing.session import TimingSession
 from irscope.timing.variant import Variant
-from tests.helpers import DATA, FLOATS_N, VECTOR_ADD
+from tests.helpers import DATA, FLOATS_N, VECTOR_ADD, run_in
 
 
 def test_median_quantiles_and_ci_on_known_samples():
@@ -211,8 +211,9 @@ def _has_gpu() -> bool:
 
 
 @pytest.mark.skipif(_has_gpu(), reason="checks the message given without a GPU")
-def test_bench_without_gpu_says_so_in_one_line(cli, tmp_path):
-    r = cli(
+def test_bench_without_gpu_says_so_in_one_line(capsys, tmp_path):
+    r = run_in(
+        capsys,
         "bench",
         str(VECTOR_ADD),
         "--args",
@@ -230,8 +231,9 @@ def test_bench_without_gpu_says_so_in_one_line(cli, tmp_path):
 
 
 @pytest.mark.skipif(_has_gpu(), reason="checks the message given without a GPU")
-def test_diff_time_without_gpu_says_so_in_one_line(cli, tmp_path):
-    r = cli(
+def test_diff_time_without_gpu_says_so_in_one_line(capsys, tmp_path):
+    r = run_in(
+        capsys,
         "diff",
         str(VECTOR_ADD),
         "--signature",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -14,14 +15,15 @@ import pytest
 from irscope import artifacts
 from irscope.compile import cache
 from irscope.direct import record
-from tests.helpers import ROOT, VECTOR_ADD, run_cli
+from tests.helpers import ROOT, VECTOR_ADD, run_in
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 DUMP = ("dump", str(VECTOR_ADD), "-s", SIG, "-t", "h100", "--json")
 
 
 def _dump(out: Path, cache_dir: Path, *extra: str):
-    r = run_cli(*DUMP, "-o", str(out), *extra, env={"IRSCOPE_CACHE_DIR": str(cache_dir)})
+    """One dump in this process (run_in) into `cache_dir`; the tests of processes racing start their own."""
+    r = run_in(None, *DUMP, "-o", str(out), *extra, env={"IRSCOPE_CACHE_DIR": str(cache_dir)})
     return r, (json.loads(r.out)["kernels"][0] if r.code == 0 else None)
 
 
@@ -40,27 +42,41 @@ def _only_entry(cache_dir: Path) -> Path:
 
 
 # The cache key includes irscope's own code (by mtime): an edit to irscope between the warm-up and
-# the run under test makes a new key. Each test warms up right before, and retries on such a drift.
-def _warm(base: Path) -> tuple[Path, Path, Path]:
-    """One compile into a cache of its own: (out dir, cache dir, the dump folder)."""
-    r, js = _dump(base / "o", base / "cache")
-    assert r.code == 0, r.err
-    return base / "o", base / "cache", Path(js["folder"])
+# the run under test makes a new key. A test's first attempt starts from a copy of the module's warm-up
+# (one compile for all of them); on such a drift it retries, warming up right before.
+def _warm(base: Path, seed: Path | None = None) -> tuple[Path, Path, Path]:
+    """One compile into a cache of its own, or a copy of `seed` (a folder _warm made): (out dir, cache dir,
+    the dump folder)."""
+    if seed is None:
+        r, js = _dump(base / "o", base / "cache")
+        assert r.code == 0, r.err
+        return base / "o", base / "cache", Path(js["folder"])
+    shutil.copytree(seed, base)
+    [manifest] = (base / "o").glob("*/*/" + artifacts.MANIFEST)
+    return base / "o", base / "cache", manifest.parent
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory) -> Path:
+    """A folder with o/ and cache/ after one dump: what each test's first attempt copies."""
+    base = tmp_path_factory.mktemp("warm") / "w"
+    _warm(base)
+    return base
 
 
 def _drifted(cache_dir: Path) -> bool:
     return len([p for p in cache_dir.iterdir() if not p.name.startswith(".")]) > 1
 
 
-def test_eight_identical_dumps_into_one_folder_at_once_all_succeed(tmp_path):
+def test_eight_identical_dumps_into_one_folder_at_once_all_succeed(tmp_path, warm):
     for attempt in range(3):
-        if _eight_at_once(tmp_path / str(attempt)):
+        if _eight_at_once(tmp_path / str(attempt), warm if attempt == 0 else None):
             return
     pytest.fail("irscope's code kept changing under the test")
 
 
-def _eight_at_once(base: Path) -> bool:
-    out, cache_dir, folder = _warm(base)
+def _eight_at_once(base: Path, seed: Path | None) -> bool:
+    out, cache_dir, folder = _warm(base, seed)
     env = dict(os.environ, IRSCOPE_CACHE_DIR=str(cache_dir))
     t0 = time.monotonic()
     procs = [
@@ -155,15 +171,15 @@ DAMAGES = {
 
 
 @pytest.mark.parametrize("damage", list(DAMAGES))
-def test_damaged_entry_is_recompiled_replaced_and_said_once(tmp_path, damage):
+def test_damaged_entry_is_recompiled_replaced_and_said_once(tmp_path, warm, damage):
     for attempt in range(3):
-        if _damaged_run(tmp_path / str(attempt), damage):
+        if _damaged_run(tmp_path / str(attempt), damage, warm if attempt == 0 else None):
             return
     pytest.fail("irscope's code kept changing under the test")
 
 
-def _damaged_run(tmp_path: Path, damage: str) -> bool:
-    _warm(tmp_path)
+def _damaged_run(tmp_path: Path, damage: str, seed: Path | None) -> bool:
+    _warm(tmp_path, seed)
     entry = _only_entry(tmp_path / "cache")
     spoil, reason = DAMAGES[damage]
     spoil(entry)
@@ -189,10 +205,10 @@ def _damaged_run(tmp_path: Path, damage: str) -> bool:
     return True
 
 
-def test_no_cache_replaces_a_damaged_entry(tmp_path):
+def test_no_cache_replaces_a_damaged_entry(tmp_path, warm):
     for attempt in range(3):
         base = tmp_path / str(attempt)
-        _warm(base)
+        _warm(base, warm if attempt == 0 else None)
         _damage_manifest_list(_only_entry(base / "cache"))
         r, js = _dump(base / "o", base / "cache", "--no-cache")
         assert r.code == 0 and js["cached"] is False, r.err

@@ -15,6 +15,7 @@ from test_inputs import run_in
 
 from tests.helpers import DATA, EXAMPLES, compile_example
 
+# the compiles below are read for their TTGIR, PTX, partitions and ptxas' report, never their SASS: sass=False
 TMA = EXAMPLES / "tma_matmul.py"
 GLUON_WS = EXAMPLES / "gluon_ws_matmul.py"
 TLX_WS = EXAMPLES / "tlx_ws_matmul.py"
@@ -95,7 +96,9 @@ def test_a_gluon_descriptor_carries_its_layout():
 
 @pytest.mark.parametrize("target, mma", [("cuda:90", "wgmma.mma_async"), ("cuda:100", "tcgen05.mma")])
 def test_tma_matmul_compiles_to_bulk_tensor_copies(target, mma):
-    art = compile_example(TMA, TMA_SIG + ", False, True", target=target, sets=("num_warps=8", "num_stages=3"))
+    art = compile_example(
+        TMA, TMA_SIG + ", False, True", target=target, sets=("num_warps=8", "num_stages=3"), sass=False
+    )
     ptx = art.stages["ptx"]
     assert "cp.async.bulk.tensor" in ptx  # the descriptors became TMA loads and stores
     assert mma in ptx
@@ -106,7 +109,7 @@ def test_tma_matmul_compiles_to_bulk_tensor_copies(target, mma):
 
 
 def test_descriptor_kernel_on_amd_compiles_without_tma():
-    art = compile_example(TMA, TMA_SIG + ", False, False", target="hip:gfx942")
+    art = compile_example(TMA, TMA_SIG + ", False, False", target="hip:gfx942", sass=False)
     assert "v_mfma" in art.stages["amdgcn"]
     assert "cp.async.bulk" not in art.stages["amdgcn"]
 
@@ -128,7 +131,7 @@ def test_descriptor_dump_replays_from_its_manifest(tmp_path, capsys):
 
 
 def test_tuples_none_and_constexpr_functions_bind_like_a_launch():
-    art = compile_example(ARGS, "(*fp16:16, *fp16:16, None), i32:16, fn:relu, 128", kernel="tuple_kernel")
+    art = compile_example(ARGS, "(*fp16:16, *fp16:16, None), i32:16, fn:relu, 128", kernel="tuple_kernel", sass=False)
     ttir = art.stages["ttir"]
     assert "arith.maxnumf" in ttir or "arith.maximumf" in ttir  # fn:relu was inlined as the ACT constexpr
     # both tuple pointers kept their 16-byte alignment hint, as a launch on torch tensors gives them
@@ -159,7 +162,7 @@ def test_a_one_element_tuple_and_nesting(tmp_path, capsys):
 
 
 def test_gluon_partitions_are_reported_with_warps_registers_and_ops():
-    art = compile_example(GLUON_WS, GLUON_SIG, target="cuda:90")
+    art = compile_example(GLUON_WS, GLUON_SIG, target="cuda:90", sass=False)
     parts = art.stats["machinery"]["partitions"]
     assert set(parts) == {"default", "worker0"}
     assert parts["default"]["warps"] == 4 and parts["default"]["ops"].get("mma", 0) >= 1
@@ -169,7 +172,7 @@ def test_gluon_partitions_are_reported_with_warps_registers_and_ops():
 
 
 def test_worker_register_budget_is_the_kernels_argument():
-    art = compile_example(GLUON_WS, GLUON_SIG.replace(", 24, 4", ", 40, 4"), target="cuda:90")
+    art = compile_example(GLUON_WS, GLUON_SIG.replace(", 24, 4", ", 40, 4"), target="cuda:90", sass=False)
     worker = art.stats["machinery"]["partitions"]["worker0"]
     assert worker["registers"] == 40 and 40 in art.stats["machinery"]["setmaxnreg"]["dec"]
 
@@ -185,7 +188,9 @@ def test_summary_names_the_partitions(tmp_path, capsys):
 
 @pytest.mark.skipif(_triton_minor() < (3, 9), reason="Triton 3.6 does not split warp_specialize loops on sm_100")
 def test_triton_automatic_warp_specialization_on_blackwell():
-    art = compile_example(TMA, TMA_SIG + ", True, False", target="cuda:100", sets=("num_warps=8", "num_stages=3"))
+    art = compile_example(
+        TMA, TMA_SIG + ", True, False", target="cuda:100", sets=("num_warps=8", "num_stages=3"), sass=False
+    )
     parts = art.stats["machinery"]["partitions"]
     assert list(parts)[0] == "default" and len(parts) >= 2
     ops = {name: p["ops"] for name, p in parts.items()}
@@ -194,7 +199,9 @@ def test_triton_automatic_warp_specialization_on_blackwell():
 
 
 def test_a_loop_that_asks_for_warp_specialization_but_is_not_split_is_said():
-    art = compile_example(TMA, TMA_SIG + ", True, False", target="cuda:90", sets=("num_warps=8", "num_stages=3"))
+    art = compile_example(
+        TMA, TMA_SIG + ", True, False", target="cuda:90", sets=("num_warps=8", "num_stages=3"), sass=False
+    )
     mach = art.stats["machinery"]
     assert ("partitions" in mach) != ("warp_specialize_not_applied" in mach)
 
@@ -204,7 +211,7 @@ def test_a_loop_that_asks_for_warp_specialization_but_is_not_split_is_said():
 
 @pytest.mark.skipif(not _has_tlx(), reason="TLX needs Meta's Triton fork (pip install fbtriton)")
 def test_tlx_kernel_partitions():
-    art = compile_example(TLX_WS, TLX_SIG, target="cuda:90")
+    art = compile_example(TLX_WS, TLX_SIG, target="cuda:90", sass=False)
     parts = art.stats["machinery"]["partitions"]
     assert parts["worker0"]["warps"] == 4 and parts["worker0"]["registers"] == 232
     assert parts["default"]["ops"]["tma_load"] == 2 and parts["worker0"]["ops"]["mma"] >= 1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import run_in
 
 
 def _make_env(envs: Path, dist: str, version: str, megabytes: int = 1, marker: bool = True) -> Path:
@@ -34,7 +34,7 @@ def cache(tmp_path):
 
 
 def envs_cli(cache: Path, *args: str):
-    return run_cli("envs", *args, env={"IRSCOPE_CACHE_DIR": str(cache.parent)})
+    return run_in(None, "envs", *args, env={"IRSCOPE_CACHE_DIR": str(cache.parent)})
 
 
 def test_lists_each_env_with_release_size_last_use_and_path(cache):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import DATA, MATMUL, VECTOR_ADD
+from tests.helpers import DATA, MATMUL, VECTOR_ADD, run_in
 
 SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
 
@@ -45,9 +45,9 @@ SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
         (["dump", str(VECTOR_ADD), "--arg", "m=i32", "--signature", SIG], "has no parameter 'm'"),
     ],
 )
-def test_bad_input_is_one_line_exit_2_nothing_written(cli, tmp_path, args, message):
+def test_bad_input_is_one_line_exit_2_nothing_written(capsys, tmp_path, args, message):
     out = tmp_path / "out"
-    r = cli(*args, "-o", str(out), cwd=tmp_path)
+    r = run_in(capsys, *args, "-o", str(out), cwd=tmp_path)
     assert r.code == 2, (r.out, r.err)
     lines = [
         line for line in r.err.splitlines() if line.strip() and "UserWarning" not in line and "warn_once" not in line
@@ -59,13 +59,14 @@ def test_bad_input_is_one_line_exit_2_nothing_written(cli, tmp_path, args, messa
 
 
 def test_debug_shows_the_traceback(cli, tmp_path):
+    """A fresh process (the cli fixture): --debug lets the error out of main, as Python prints it."""
     r = cli("dump", str(VECTOR_ADD), "--signature", SIG, "--target", "h900", "--debug", cwd=tmp_path)
     assert r.code != 0 and "Traceback" in r.err
 
 
-def test_python_error_in_kernel_names_stage_file_and_line(cli, tmp_path):
+def test_python_error_in_kernel_names_stage_file_and_line(capsys, tmp_path):
     out = tmp_path / "out"
-    r = cli("dump", str(DATA / "frontend_error.py"), "--signature", "*fp32, i32, 128", "-o", str(out))
+    r = run_in(capsys, "dump", str(DATA / "frontend_error.py"), "--signature", "*fp32, i32, 128", "-o", str(out))
     assert r.code == 1
     assert "compile failed in stage 'source'" in r.err
     assert "frontend_error.py:9" in r.err and "undefined_scale" in r.err
@@ -73,11 +74,12 @@ def test_python_error_in_kernel_names_stage_file_and_line(cli, tmp_path):
     assert not out.exists()
 
 
-def test_out_of_shared_memory_is_a_compile_failure(cli, tmp_path):
+def test_out_of_shared_memory_is_a_compile_failure(capsys, tmp_path):
     out = tmp_path / "out"
     # strides divisible by 16 let the pipeliner multi-buffer: 4 stages of 256x64 + 64x256 fp16 = 256 KiB
     huge = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 256, 256, 64, 8"
-    r = cli(
+    r = run_in(
+        capsys,
         "dump",
         str(MATMUL),
         "--signature",

@@ -4,6 +4,7 @@ dump whose JSON a hostile author edited; the file outside must never reach the o
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import VECTOR_ADD, compile_example
+from tests.helpers import VECTOR_ADD, compile_example, run_cli, run_in
 
 VECTOR_SIG = "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024"
 SECRET = "irscope-secret-do-not-print"
@@ -79,52 +80,53 @@ def _escape(folder: Path, secret: Path, how: str, keep_name: str) -> str:
 
 
 @pytest.mark.parametrize("how", ESCAPES)
-def test_diff_stage_refuses_a_stage_file_outside(cli, dump, secret, tmp_path, how):
+def test_diff_stage_refuses_a_stage_file_outside(capsys, dump, secret, tmp_path, how):
     a, b = _copy(dump, tmp_path, "a"), _copy(dump, tmp_path, "b")
     name = _escape(b, secret, how, _stage_name(b, "ttgir"))
     _edit(b / "manifest.json", lambda m: m["stages"].__setitem__("ttgir", name))
-    _refused(cli("diff", str(a), str(b), "--stage", "ttgir"), "stages.ttgir")
+    _refused(run_in(capsys, "diff", str(a), str(b), "--stage", "ttgir"), "stages.ttgir")
 
 
 @pytest.mark.parametrize("how", ESCAPES)
-def test_report_refuses_a_stage_file_outside(cli, dump, secret, tmp_path, how):
+def test_report_refuses_a_stage_file_outside(capsys, dump, secret, tmp_path, how):
     d = _copy(dump, tmp_path)
     name = _escape(d, secret, how, _stage_name(d, "ptx"))
     _edit(d / "manifest.json", lambda m: m["stages"].__setitem__("ptx", name))
     page = tmp_path / "r.html"
-    _refused(cli("report", str(d), "-o", str(page)), "stages.ptx")
+    _refused(run_in(capsys, "report", str(d), "-o", str(page)), "stages.ptx")
     assert not page.exists()
 
 
 @pytest.mark.parametrize("how", ESCAPES)
-def test_passes_refuses_a_pass_file_outside(cli, dump, secret, tmp_path, how):
+def test_passes_refuses_a_pass_file_outside(capsys, dump, secret, tmp_path, how):
     d = _copy(dump, tmp_path)
     first = json.loads((d / "manifest.json").read_text())["passes"][0]["file"]
     name = _escape(d, secret, how, first)
     _edit(d / "manifest.json", lambda m: m["passes"][0].__setitem__("file", name))
-    _refused(cli("passes", str(d), "--first", SECRET), "passes[0].file")
+    _refused(run_in(capsys, "passes", str(d), "--first", SECRET), "passes[0].file")
 
 
 @pytest.mark.parametrize("how", ESCAPES)
-def test_lines_refuses_a_mapped_stage_file_outside(cli, dump, secret, tmp_path, how):
+def test_lines_refuses_a_mapped_stage_file_outside(capsys, dump, secret, tmp_path, how):
     d = _copy(dump, tmp_path)
     smap = json.loads((d / "map.json").read_text())
     name = _escape(d, secret, how, smap["stages"]["ptx"]["file"])
     _edit(d / "map.json", lambda m: m["stages"]["ptx"].__setitem__("file", name))
     line = next(e["line"] for e in smap["lines"] if e["stages"].get("ptx", {}).get("at"))
-    _refused(cli("lines", str(d), "--line", str(line), "--stage", "ptx"), "map.json stages.ptx.file")
+    _refused(run_in(capsys, "lines", str(d), "--line", str(line), "--stage", "ptx"), "map.json stages.ptx.file")
 
 
 @pytest.mark.parametrize("how", ["absolute", "dotdot"])
-def test_a_map_named_outside_the_folder_is_refused(cli, dump, secret, tmp_path, how):
+def test_a_map_named_outside_the_folder_is_refused(capsys, dump, secret, tmp_path, how):
     d = _copy(dump, tmp_path)
     name = str(secret) if how == "absolute" else _relative_to(d, secret)
     _edit(d / "manifest.json", lambda m: m.__setitem__("map", name))
-    _refused(cli("lines", str(d)), "manifest.json map")
+    _refused(run_in(capsys, "lines", str(d)), "manifest.json map")
 
 
 def test_a_stage_that_is_a_device_is_refused(cli, dump, tmp_path):
-    """/dev/zero behind a link inside the folder: refused, not read until memory runs out."""
+    """/dev/zero behind a link inside the folder: refused, not read until memory runs out (a fresh process, the
+    cli fixture: a wrong check would fill it, not this one)."""
     d = _copy(dump, tmp_path)
     name = _stage_name(d, "ttgir")
     (d / name).unlink()
@@ -132,14 +134,14 @@ def test_a_stage_that_is_a_device_is_refused(cli, dump, tmp_path):
     _refused(cli("diff", str(dump), str(d), "--stage", "ttgir"), "stages.ttgir")
 
 
-def test_links_inside_the_folder_still_work(cli, dump, tmp_path):
+def test_links_inside_the_folder_still_work(capsys, dump, tmp_path):
     """A stage file that is a link to another file of the same folder is data inside it: read."""
     d = _copy(dump, tmp_path)
     name = _stage_name(d, "ttgir")
     real = d / "kept.ttgir"
     (d / name).rename(real)
     (d / name).symlink_to(real.name)
-    r = cli("diff", str(dump), str(d), "--stage", "ttgir")
+    r = run_in(capsys, "diff", str(dump), str(d), "--stage", "ttgir")
     assert r.code == 0, r.err
 
 
@@ -179,6 +181,12 @@ def _link_to_device(tmp_path: Path) -> Path:
     return link
 
 
+def _irscope(capsys, kind: str):
+    """How an output case runs irscope: in this process, but in a fresh one (run_cli, with its time limit) for a
+    fifo, which a wrong check would open for writing and wait on forever."""
+    return run_cli if kind == "fifo" else functools.partial(run_in, capsys)
+
+
 NON_FILES = {
     "device": _device,
     "fifo": _fifo,
@@ -203,27 +211,27 @@ def _unchanged(path: Path, kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(NON_FILES))
-def test_report_output_must_be_a_regular_file(cli, dump, tmp_path, kind):
+def test_report_output_must_be_a_regular_file(capsys, dump, tmp_path, kind):
     target = NON_FILES[kind](tmp_path)
-    r = cli("report", str(dump), "-o", str(target))
+    r = _irscope(capsys, kind)("report", str(dump), "-o", str(target))
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and "-o" in r.err, r.err
     _unchanged(target, kind)
 
 
 @pytest.mark.parametrize("kind", ["device", "fifo", "link to a device"])
-def test_diff_html_must_be_a_regular_file(cli, dump, tmp_path, kind):
+def test_diff_html_must_be_a_regular_file(capsys, dump, tmp_path, kind):
     target = NON_FILES[kind](tmp_path)
-    r = cli("diff", str(dump), str(dump), "--html", str(target))
+    r = _irscope(capsys, kind)("diff", str(dump), str(dump), "--html", str(target))
     assert r.code == 2 and "--html" in r.err and len(r.err.strip().splitlines()) == 1, r.err
     _unchanged(target, kind)
 
 
 @pytest.mark.parametrize("flag", ["--db", "--write-recipe", "--html"])
 @pytest.mark.parametrize("kind", ["device", "fifo"])
-def test_sweep_outputs_must_be_regular_files(cli, tmp_path, flag, kind):
+def test_sweep_outputs_must_be_regular_files(capsys, tmp_path, flag, kind):
     target = NON_FILES[kind](tmp_path)
     extra = ["--history"] if flag == "--db" else []
-    r = cli(
+    r = _irscope(capsys, kind)(
         "sweep",
         str(VECTOR_ADD),
         "-s",
@@ -244,18 +252,18 @@ def test_sweep_outputs_must_be_regular_files(cli, tmp_path, flag, kind):
 
 
 @pytest.mark.parametrize("kind", ["device", "fifo", "socket", "folder"])
-def test_script_log_must_be_a_regular_file(cli, tmp_path, kind):
+def test_script_log_must_be_a_regular_file(capsys, tmp_path, kind):
     target = NON_FILES[kind](tmp_path)
     script = tmp_path / "s.py"
     script.write_text("print('ran')\n")
-    r = cli("capture", str(script), "--target", "cuda:90", "--script-log", str(target))
+    r = _irscope(capsys, kind)("capture", str(script), "--target", "cuda:90", "--script-log", str(target))
     assert r.code == 2 and "--script-log" in r.err and "ran" not in r.out, (r.out, r.err)
     _unchanged(target, kind)
 
 
-def test_regular_and_new_output_files_are_written(cli, dump, tmp_path):
+def test_regular_and_new_output_files_are_written(capsys, dump, tmp_path):
     old = tmp_path / "old.html"
     old.write_text("old")
-    assert cli("report", str(dump), "-o", str(old)).code == 0 and "<!doctype html>" in old.read_text()
+    assert run_in(capsys, "report", str(dump), "-o", str(old)).code == 0 and "<!doctype html>" in old.read_text()
     new = tmp_path / "new.html"
-    assert cli("report", str(dump), "-o", str(new)).code == 0 and new.is_file()
+    assert run_in(capsys, "report", str(dump), "-o", str(new)).code == 0 and new.is_file()

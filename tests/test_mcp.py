@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import EXAMPLES, ROOT, run_cli
+from tests.helpers import EXAMPLES, ROOT, run_in
 
 pytest.importorskip("mcp", reason="needs the mcp package (pip install 'irscope[mcp]')")
 pytest.importorskip("mcp.server.mcpserver", reason="needs the mcp package 2.x (MCPServer)")
@@ -53,7 +53,7 @@ def error(root: Path, name: str, **args: Any) -> str:
 
 
 def cli_json(*args: str) -> Any:
-    run = run_cli(args[0], "--json", *args[1:])
+    run = run_in(None, args[0], "--json", *args[1:])
     assert run.code == 0, run.err
     return json.loads(run.out)
 
@@ -110,7 +110,8 @@ def test_dump_equals_the_cli_json(ws, tmp_path):
 
 def test_stage_pages_add_up_to_the_cli_stage(ws):
     dump = folder(ws, "four")
-    want = run_cli(  # the fixture's own request: the CLI is served the same dump from the cache
+    want = run_in(
+        None,  # the fixture's own request: the CLI is served the same dump from the cache
         "dump",
         str(ws / "examples" / "vector_add.py"),
         "-s",
@@ -147,14 +148,14 @@ def test_stage_around_a_python_line_starts_at_what_it_became(ws):
 
 def test_passes_say_what_the_cli_says(ws):
     dump = folder(ws, "four")
-    header = run_cli("passes", str(dump))
+    header = run_in(None, "passes", str(dump))
     assert header.code == 0, header.err
     doc = call(ws, "passes", folder=str(dump), limit=500)
     assert f"{doc['total']} MLIR passes, {doc['changed']} changed the IR" in header.out
     rows = doc["passes"]["rows"]
     assert len(rows) == doc["changed"] == doc["passes"]["total"] and all(r["added"] or r["removed"] for r in rows)
     first = call(ws, "passes", folder=str(dump), first="ttg.blocked")["first"]
-    said = run_cli("passes", str(dump), "--first", "ttg.blocked").out
+    said = run_in(None, "passes", str(dump), "--first", "ttg.blocked").out
     assert first["where"] == "pass" and f"after pass {first['pass']['index']} {first['pass']['name']}" in said
     after = call(ws, "passes", folder=str(dump), after=first["pass"]["index"], limit=2000)
     assert "ttg.blocked" in after["ir"]["text"] and after["pass"] == first["pass"]
@@ -176,7 +177,7 @@ def test_lines_equal_the_cli_json(ws):
 
 def test_diff_equals_the_cli_json_and_pages_the_stage(ws):
     a, b = folder(ws, "four"), folder(ws, "eight")
-    want = run_cli("diff", str(a), str(b), "--json", "--stage", "ttgir")
+    want = run_in(None, "diff", str(a), str(b), "--json", "--stage", "ttgir")
     assert want.code == 1, want.err  # different
     want_doc = json.loads(want.out)
     got = call(ws, "diff", a=str(a), b=str(b), stage="ttgir", limit=5)
@@ -248,8 +249,8 @@ def test_gpu_tools_are_refused_in_one_line_without_a_gpu(ws, tool):
         "grid": "cdiv(n_elements, BLOCK_SIZE)",
     }
     text = error(ws, tool, **args)
-    cli = run_cli(
-        tool, str(ws / "examples" / "vector_add.py"), "-s", SIG, "--args", args["launch"], "--grid", args["grid"]
+    cli = run_in(
+        None, tool, str(ws / "examples" / "vector_add.py"), "-s", SIG, "--args", args["launch"], "--grid", args["grid"]
     )
     assert cli.code == 2 and "\n" not in text and text == cli.err.strip()
     assert "GPU" in text
@@ -257,8 +258,8 @@ def test_gpu_tools_are_refused_in_one_line_without_a_gpu(ws, tool):
 
 def test_bad_input_is_the_cli_line_as_a_tool_error(ws):
     text = error(ws, "dump", kernel="examples/vector_add.py", signature="*fp32, *fp32", target="h100")
-    cli = run_cli(
-        "dump", str(ws / "examples" / "vector_add.py"), "-s", "*fp32, *fp32", "-t", "h100", "-o", str(ws / "cli")
+    cli = run_in(
+        None, "dump", str(ws / "examples" / "vector_add.py"), "-s", "*fp32, *fp32", "-t", "h100", "-o", str(ws / "cli")
     )
     assert cli.code == 2 and text == cli.err.strip() and text.startswith("irscope: error: ")
     assert "a binary, not text" in error(ws, "stage", folder=str(folder(ws, "four")), stage="cubin")
@@ -366,7 +367,7 @@ def test_irscope_mcp_serves_on_stdio_and_a_kernel_file_that_prints_cannot_break_
 
 
 def test_irscope_mcp_refuses_a_root_that_is_no_folder(tmp_path):
-    run = run_cli("mcp", "--root", str(tmp_path / "nowhere"))
+    run = run_in(None, "mcp", "--root", str(tmp_path / "nowhere"))
     assert run.code == 2 and run.err.strip().startswith("irscope: error: --root ") and run.err.count("\n") == 1
 
 
@@ -386,7 +387,7 @@ def test_a_kernel_file_that_never_finishes_loading_is_stopped(tmp_path):
 def test_a_compile_failure_names_the_stage_as_the_cli_does(ws):
     shutil.copy(ROOT / "tests" / "data" / "frontend_error.py", ws / "frontend_error.py")
     text = error(ws, "dump", kernel="frontend_error.py", signature="*fp32, i32, 64")
-    cli = run_cli("dump", str(ws / "frontend_error.py"), "-s", "*fp32, i32, 64", "-o", str(ws / "cli"))
+    cli = run_in(None, "dump", str(ws / "frontend_error.py"), "-s", "*fp32, i32, 64", "-o", str(ws / "cli"))
     assert cli.code == 1 and text == cli.err.strip()
     assert "compile failed in stage 'source'" in text and "undefined_scale" in text
 
@@ -413,7 +414,7 @@ def test_explain_equals_the_cli_json_and_tries_fixes_only_of_workspace_kernels(w
     # a dump folder is data: with try_fixes it would recompile the kernel file it names, here one from outside
     outside = tmp_path / "elsewhere.py"
     shutil.copy(EXAMPLES / "vector_add.py", outside)
-    made = run_cli("dump", str(outside), "-s", slow, "-t", "h100", "-o", str(ws / "foreign"))
+    made = run_in(None, "dump", str(outside), "-s", slow, "-t", "h100", "-o", str(ws / "foreign"))
     assert made.code == 0, made.err
     text = error(ws, "explain", folder=str(folder(ws, "foreign")), try_fixes=True)
     assert "outside the workspace" in text

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from irscope.artifacts import passes
-from tests.helpers import MATMUL, MATMUL_SIG16, VECTOR_ADD, compile_example
+from tests.helpers import MATMUL, MATMUL_SIG16, VECTOR_ADD, compile_example, run_in
 
 
 def test_pass_records_and_first_producer():
@@ -38,15 +38,22 @@ def test_loc_only_changes_do_not_count():
     assert passes.count_changes(a, b) == (0, 0)
 
 
-def test_passes_cli_on_a_dump_folder(cli, tmp_path):
-    r = cli(
-        "dump", str(VECTOR_ADD), "--signature", "*fp32, *fp32, *fp32, i32:16, 1024", "-o", str(tmp_path), "--passes"
+def test_passes_cli_on_a_dump_folder(capsys, tmp_path):
+    r = run_in(
+        capsys,
+        "dump",
+        str(VECTOR_ADD),
+        "--signature",
+        "*fp32, *fp32, *fp32, i32:16, 1024",
+        "-o",
+        str(tmp_path),
+        "--passes",
     )
     assert r.code == 0, r.err
     folder = next((tmp_path / "add_kernel").iterdir())
     assert (folder / "passes" / "index.json").exists()
-    r = cli("passes", str(folder), "--first", "ttg.convert_layout|#ttg.blocked")
+    r = run_in(capsys, "passes", str(folder), "--first", "ttg.convert_layout|#ttg.blocked")
     assert r.code == 0, r.err
     assert "ConvertTritonToTritonGPU" in r.out
-    r = cli("passes", str(folder))
+    r = run_in(capsys, "passes", str(folder))
     assert "TritonGPUCoalesce" in r.out

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from tests.helpers import DATA, VECTOR_ADD, run_cli
+from tests.helpers import DATA, VECTOR_ADD, run_in
 
 SIG = "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024"
 BAR_GLYPHS = ("━", "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏")
@@ -70,8 +70,8 @@ def test_dump_draws_its_progress_on_a_terminal(tmp_path, cache):
     assert "add_kernel" in out and "━" not in out  # stdout (piped) has the summary, never the bar
 
 
-def test_dump_draws_nothing_when_stderr_is_piped(tmp_path, cache):
-    r = run_cli("dump", str(VECTOR_ADD), "-s", SIG, "-t", "cuda:90", "-o", str(tmp_path / "o"), env=cache)
+def test_dump_draws_nothing_when_stderr_is_piped(capsys, tmp_path, cache):
+    r = run_in(capsys, "dump", str(VECTOR_ADD), "-s", SIG, "-t", "cuda:90", "-o", str(tmp_path / "o"), env=cache)
     assert r.code == 0, r.err
     assert "compiling" not in r.err and not _drawn(r.err) and "\x1b[" not in r.err, r.err
 

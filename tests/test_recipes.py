@@ -78,7 +78,7 @@ def test_shipped_recipe_compiles_the_examples_for_its_target(name):
             continue  # FB_GLUON_LOAD
         ((spec, settings),) = resolve(EXAMPLES / example, sig, recipe=name)
         assert settings.target.name == TARGETS[name] and settings.target_reason == f"recipe {name}"
-        art = compiler.compile_spec(spec, settings)
+        art = compiler.compile_spec(spec, settings, with_sass=False)  # what is read here is not the SASS
         statuses = {(p["kind"], p["name"]): p["status"] for p in art.pins}
         assert "changed" not in statuses.values(), art.pins
         assert art.recipe["name"] == name
@@ -531,5 +531,6 @@ def test_every_shipped_variant_compiles_its_examples_without_spills(recipe, vari
         )
     file, sig = _EXAMPLE_SIGNATURES[kernel]
     job = jobs.resolve_one(jobs.Request(EXAMPLES / file, (kernel,), sig, recipe=recipe, variant=variant), "a test")
-    art = compiler.compile_spec(job.spec, job.settings)
+    # spills are ptxas' report (-v), read as a sweep reads it: without the SASS disassembly (nvdisasm)
+    art = compiler.compile_spec(job.spec, job.settings, with_sass=False)
     assert art.stats["spills"] == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CHROMIUM, EXAMPLES, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example, run_cli
+from tests.helpers import CHROMIUM, EXAMPLES, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example, run_in
 
 needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
 
@@ -276,10 +276,10 @@ def test_sweep_page_best_first_in_the_terminals_units(browser, tmp_path):
 def test_capture_of_autotune_configs_in_the_picker(browser, tmp_path):
     """examples/scripts/matmul_autotune.py's three CUDA configs, captured: each option says its own tiles."""
     out = tmp_path / "cap"
-    r = run_cli("capture", str(EXAMPLES / "scripts" / "matmul_autotune.py"), "--target", "cuda:90", "-o", str(out))
+    r = run_in(None, "capture", str(EXAMPLES / "scripts" / "matmul_autotune.py"), "--target", "cuda:90", "-o", str(out))
     assert r.code == 0, r.err
     page = tmp_path / "cap.html"
-    r = run_cli("report", str(out), "-o", str(page), "--no-layouts")
+    r = run_in(None, "report", str(out), "-o", str(page), "--no-layouts")
     assert r.code == 0, r.err
     pg, errors = _open(browser, page)
     options = pg.locator("#dump-pick option").all_inner_texts()

@@ -2,7 +2,7 @@
 passes/index.json (and in a sweep's configs) are shown as text on the report, diff and sweep pages, and
 never run, navigate, request or open a dialog, in a real Chromium (Debian's, driven by Playwright).
 
-Each folder is a copy of a real dump (compiled as tests/test_report.py does), with hostile strings put
+Each folder is a copy of a real dump (the shipped matmul, per-pass IR, on small tiles), with hostile strings put
 in every field the page shows; the fields that name files stay real file names inside the folder (the
 folder's path checks reject anything else, which tests/test_folder_is_data.py covers).
 """
@@ -21,6 +21,10 @@ from types import SimpleNamespace
 import pytest
 
 from tests.helpers import CHROMIUM, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example
+
+# the shipped matmul on 64x64x32 tiles: every part of the page (passes, layouts, figures, the gutter) with a
+# quarter of the 128x128 tile's layout cells, which the browser would hover, click and poke one by one
+SMALL_TILES = MATMUL_SIG16.replace("128, 128, 64, 8", "64, 64, 32, 8")
 
 needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
 
@@ -159,13 +163,13 @@ def make_hostile_profile(dst: Path, smap: dict, h: Hostile) -> dict:
 
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
-    """Two real dumps (per-pass IR both): the shipped matmul for cuda:90, and the same with num_warps=8."""
+    """Two real dumps (per-pass IR both): the shipped matmul on 64x64x32 tiles for cuda:90, and with num_warps=8."""
     from irscope import artifacts
 
     out = tmp_path_factory.mktemp("real")
     return {
-        "a": artifacts.write(compile_example(MATMUL, MATMUL_SIG16, passes=True), out / "a"),
-        "b": artifacts.write(compile_example(MATMUL, MATMUL_SIG16, sets=("num_warps=8",), passes=True), out / "b"),
+        "a": artifacts.write(compile_example(MATMUL, SMALL_TILES, passes=True), out / "a"),
+        "b": artifacts.write(compile_example(MATMUL, SMALL_TILES, sets=("num_warps=8",), passes=True), out / "b"),
     }
 
 
@@ -463,11 +467,12 @@ class Probe:
 
 
 def _click_lines(pg, pane: int, count: int = 12):
+    """Click the pane's first lines. Playwright's click() scrolls the element into view and moves the mouse onto
+    it before pressing (a hover's mouseover, mouseenter and mousemove come with it): no hover() of its own."""
     lines = pg.locator(f"section.dump:not([hidden]) .pane[data-pane='{pane}'] .ln")
     for i in range(min(count, lines.count())):
         ln = lines.nth(i)
         if ln.is_visible():
-            ln.hover()
             ln.click()
 
 
@@ -548,16 +553,13 @@ def test_report_page_runs_nothing_from_the_folder(browser, hostile):
         pg.click(f"{sec} nav.tabs button[data-tab='figures']")
         for tr in pg.locator(f"{sec} table.hot tr[data-src]").all():
             pg.click(f"{sec} nav.tabs button[data-tab='figures']")
-            tr.hover()
-            tr.click()
+            tr.click()  # hovered on the way (_click_lines says how)
         pg.click(f"{sec} nav.tabs button[data-tab='layouts']")
         for svg in pg.locator(f"{sec} svg.layout-svg").all():
             cells = svg.locator("rect.cell")
             for k in (0, 37):
                 if cells.count() > k:
-                    cells.nth(k).scroll_into_view_if_needed()
-                    cells.nth(k).hover()
-                    cells.nth(k).click()
+                    cells.nth(k).click()  # scrolled to and hovered on the way (_click_lines says how)
         p.poke()
     p.check()
     p.close()
@@ -575,8 +577,7 @@ def test_diff_page_runs_nothing_from_the_folders(browser, hostile):
     pg.click("nav.tabs button[data-tab='stages']")
     assert [t.split("\n")[0] for t in p.text("tr.stage-row td:first-child")] == [s["stage"] for s in m["stages"]]
     for i, s in enumerate(m["stages"]):
-        pg.locator(f"tr.stage-row[data-i='{i}']").hover()
-        pg.click(f"tr.stage-row[data-i='{i}']")
+        pg.click(f"tr.stage-row[data-i='{i}']")  # hovered on the way (_click_lines says how)
         if s["status"] == "equal":
             assert p.text(".sbs-wrap p.note")[0].startswith(s["stage"] + " is the same")
             continue
@@ -605,8 +606,7 @@ def test_sweep_page_runs_nothing_from_the_configs(browser, hostile):
     for note in m["notes"]:
         assert note in p.text("main > .note")
     for th in pg.locator("table.sweep th").all():
-        th.hover()
-        th.click()
+        th.click()  # hovered on the way (_click_lines says how)
     for pt in pg.locator("svg.scatter circle.pt").all():
         pt.hover()
     p.poke()

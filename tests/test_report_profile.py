@@ -13,7 +13,16 @@ import shutil
 
 import pytest
 
-from tests.helpers import CHROMIUM, MATMUL, MATMUL_SIG16, NO_CHROMIUM, compile_example, copy_without_map, write_profile
+from tests.helpers import (
+    CHROMIUM,
+    MATMUL,
+    MATMUL_SIG16,
+    NO_CHROMIUM,
+    compile_example,
+    copy_without_map,
+    run_in,
+    write_profile,
+)
 
 needs_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
 
@@ -162,26 +171,26 @@ def _damage(folder, how: str) -> None:
 @pytest.mark.parametrize(
     "how,field", [("not json", "not valid JSON"), ("samples", "lines[0].samples"), ("stall", "totals.stalls.long_sb")]
 )
-def test_a_damaged_profile_is_one_line_naming_the_file_and_field(cli, dumps, tmp_path, how, field):
+def test_a_damaged_profile_is_one_line_naming_the_file_and_field(capsys, dumps, tmp_path, how, field):
     folder = tmp_path / "d"
     shutil.copytree(dumps["measured"], folder)
     _damage(folder, how)
     out = tmp_path / "r.html"
-    r = cli("report", str(folder), "-o", str(out))
+    r = run_in(capsys, "report", str(folder), "-o", str(out))
     assert r.code == 2, r.err
     lines = r.err.strip().splitlines()
     assert len(lines) == 1 and "profile.json" in lines[0] and field in lines[0], r.err
     assert not out.exists() and not list(tmp_path.glob(".irscope-tmp-*"))
 
 
-def test_a_damaged_profile_among_several_dumps_is_named_and_left_out(cli, dumps, tmp_path):
+def test_a_damaged_profile_among_several_dumps_is_named_and_left_out(capsys, dumps, tmp_path):
     """As for any damaged child of a folder of dumps: the others are reported, the bad one named."""
     root = tmp_path / "capture"
     shutil.copytree(dumps["measured"], root / "good" / "matmul_kernel" / "x")
     shutil.copytree(dumps["measured"], root / "bad" / "matmul_kernel" / "x")
     _damage(root / "bad" / "matmul_kernel" / "x", "samples")
     out = tmp_path / "r.html"
-    r = cli("report", str(root), "-o", str(out))
+    r = run_in(capsys, "report", str(root), "-o", str(out))
     assert r.code == 0, r.err
     assert "1 dump; 1 damaged left out" in r.out
     note = [x for x in r.err.splitlines() if "left out a damaged dump" in x]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_in
 
 SIG = "*fp32, *fp32, *fp32, i32, 1024"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -30,7 +30,8 @@ _RUN = (
 def made(tmp_path_factory) -> Path:
     """One vector_add dump folder (copied per test: a copy is other inodes, as a fresh dump would be)."""
     where = tmp_path_factory.mktemp("made")
-    r = run_cli(
+    r = run_in(
+        None,
         "dump",
         str(EXAMPLES / "vector_add.py"),
         "-s",
@@ -222,6 +223,6 @@ def test_a_record_is_keyed_by_the_command_line_as_typed(dumps, tmp_path):
     assert _served(_report(tmp_path, "out", "-o", "page.html")[0])
     records = [json.loads(p.read_text()) for p in (tmp_path / "cache" / ".irscope-direct").glob("*.json")]
     assert len(records) == 2 and all(r["request"]["output"] == "page.html" for r in records)
-    (tmp_path / "dir.html").mkdir()
+    (tmp_path / "dir.html").mkdir()  # through irscope.entry, as typed: its direct mode must not serve it
     r = run_cli("report", "out", "-o", "dir.html", cwd=tmp_path, env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
     assert r.code == 2 and "dir.html" in r.err and "Traceback" not in r.err

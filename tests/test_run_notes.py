@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import DATA, run_cli
+from tests.helpers import DATA, run_in
 
 FP_FUSION = "enable_fp_fusion: on by this Triton's default"
 
@@ -31,23 +31,18 @@ def test_run_notes_are_the_notes_every_dump_carries():
     assert run_notes([a, b, {"notes": []}]) == []
 
 
+@pytest.fixture(scope="module")
+def two_kernels(tmp_path_factory):
+    """`irscope dump` of data/two_kernels.py's two kernels into a cache of its own: (the run, its -o folder)."""
+    base = tmp_path_factory.mktemp("two-kernels")
+    args = ("dump", str(DATA / "two_kernels.py"), "-k", "scale_kernel", "-k", "shift_kernel")
+    args += ("-s", "*fp32:16, i32:16, 256", "-t", "cuda:90", "-o", str(base / "o"))
+    return run_in(None, *args, env={"IRSCOPE_CACHE_DIR": str(base / "cache")}), base / "o"
+
+
 @needs_note
-def test_dump_of_two_kernels_says_the_fp_fusion_note_once(tmp_path):
-    r = run_cli(
-        "dump",
-        str(DATA / "two_kernels.py"),
-        "-k",
-        "scale_kernel",
-        "-k",
-        "shift_kernel",
-        "-s",
-        "*fp32:16, i32:16, 256",
-        "-t",
-        "cuda:90",
-        "-o",
-        str(tmp_path / "o"),
-        env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")},
-    )
+def test_dump_of_two_kernels_says_the_fp_fusion_note_once(two_kernels):
+    r, _ = two_kernels
     assert r.code == 0, r.err
     assert r.out.count(FP_FUSION) == 1, r.out
     assert "note (all 2 kernels)" in r.out
@@ -56,7 +51,7 @@ def test_dump_of_two_kernels_says_the_fp_fusion_note_once(tmp_path):
 
 
 @needs_note
-def test_a_note_only_one_kernel_carries_stays_under_it(tmp_path):
+def test_a_note_only_one_kernel_carries_stays_under_it(two_kernels):
     import io
     import json
 
@@ -64,24 +59,10 @@ def test_a_note_only_one_kernel_carries_stays_under_it(tmp_path):
     from irscope.views.console import console
     from irscope.views.dump import summary
 
-    r = run_cli(
-        "dump",
-        str(DATA / "two_kernels.py"),
-        "-k",
-        "scale_kernel",
-        "-k",
-        "shift_kernel",
-        "-s",
-        "*fp32:16, i32:16, 256",
-        "-t",
-        "cuda:90",
-        "-o",
-        str(tmp_path / "o"),
-        env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")},
-    )
+    r, out = two_kernels
     assert r.code == 0, r.err
     results = []
-    for manifest in sorted((tmp_path / "o").glob("*/*/manifest.json")):
+    for manifest in sorted(out.glob("*/*/manifest.json")):
         results.append(DumpResult(manifest.parent, json.loads(manifest.read_text()), cached=False))
     assert len(results) == 2
     results[1].manifest["notes"] = [n for n in results[1].manifest["notes"] if FP_FUSION not in n]
@@ -95,9 +76,10 @@ def test_a_note_only_one_kernel_carries_stays_under_it(tmp_path):
 
 @needs_note
 @pytest.mark.torch
-def test_capture_of_three_kernels_says_the_fp_fusion_note_once(tmp_path):
+def test_capture_of_three_kernels_says_the_fp_fusion_note_once(capsys, tmp_path):
     pytest.importorskip("torch")
-    r = run_cli(
+    r = run_in(
+        capsys,
         "capture",
         str(DATA / "capture_autotune.py"),
         "--compile-only",

@@ -11,12 +11,12 @@ from irscope.sweep import run as sweep
 from irscope.sweep.configs import expand, parse_axes
 from irscope.sweep.timers import LocalTimers
 from irscope.timing import bench, statistics
-from tests.helpers import DATA, MATMUL, VECTOR_ADD
+from tests.helpers import DATA, MATMUL, VECTOR_ADD, run_in
 
 SIG16 = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, 128, 128, 64, 8"
 
 
-def test_six_configs_with_stats_then_cache(cli, tmp_path):
+def test_six_configs_with_stats_then_cache(capsys, tmp_path):
     args = (
         "sweep",
         str(MATMUL),
@@ -36,7 +36,7 @@ def test_six_configs_with_stats_then_cache(cli, tmp_path):
         "-j",
         "2",
     )
-    r = cli(*args, env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    r = run_in(capsys, *args, env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     assert len(doc["configs"]) == 6
@@ -49,13 +49,14 @@ def test_six_configs_with_stats_then_cache(cli, tmp_path):
         manifest = json.loads((folder / "manifest.json").read_text())
         ttgir = (folder / manifest["stages"]["ttgir"]).read_text()
         assert f'"ttg.num-warps" = {c["config"]["num_warps"]}' in ttgir
-    again = cli(*args, env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    again = run_in(capsys, *args, env={"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
     assert again.code == 0
     assert {c["status"] for c in json.loads(again.out)["configs"]} == {"cached"}
 
 
-def test_a_config_that_cannot_fit_is_reported_and_the_rest_complete(cli, tmp_path):
-    r = cli(
+def test_a_config_that_cannot_fit_is_reported_and_the_rest_complete(capsys, tmp_path):
+    r = run_in(
+        capsys,
         "sweep",
         str(MATMUL),
         "--kernel",
@@ -82,8 +83,9 @@ def test_a_config_that_cannot_fit_is_reported_and_the_rest_complete(cli, tmp_pat
     assert status[256]["status"] == "does not fit" and "shared memory" in status[256]["reason"]
 
 
-def test_constexpr_axis_and_summary_table(cli, tmp_path):
-    r = cli(
+def test_constexpr_axis_and_summary_table(capsys, tmp_path):
+    r = run_in(
+        capsys,
         "sweep",
         str(VECTOR_ADD),
         "--signature",
@@ -101,8 +103,9 @@ def test_constexpr_axis_and_summary_table(cli, tmp_path):
     assert "BLOCK_SIZE=256" in r.out and "BLOCK_SIZE=1024" in r.out and "2 of 2 configs compiled" in r.out
 
 
-def test_timeouts_and_bad_axes(cli, tmp_path):
-    r = cli(
+def test_timeouts_and_bad_axes(capsys, tmp_path):
+    r = run_in(
+        capsys,
         "sweep",
         str(VECTOR_ADD),
         "--signature",
@@ -119,7 +122,8 @@ def test_timeouts_and_bad_axes(cli, tmp_path):
     )
     assert r.code == 1
     assert {c["status"] for c in json.loads(r.out)["configs"]} == {"timed out"}
-    r = cli(
+    r = run_in(
+        capsys,
         "sweep",
         str(VECTOR_ADD),
         "--signature",
@@ -130,7 +134,8 @@ def test_timeouts_and_bad_axes(cli, tmp_path):
         str(tmp_path),
     )
     assert r.code == 2 and "did you mean 'num_warps'" in r.err
-    r = cli(
+    r = run_in(
+        capsys,
         "sweep",
         str(VECTOR_ADD),
         "--signature",
@@ -143,9 +148,10 @@ def test_timeouts_and_bad_axes(cli, tmp_path):
     assert r.code == 2 and "4 is listed twice" in r.err, r.err
 
 
-def test_write_recipe_passes_check_and_replays(cli, tmp_path):
+def test_write_recipe_passes_check_and_replays(capsys, tmp_path):
     recipe = tmp_path / "mine.toml"
-    r = cli(
+    r = run_in(
+        capsys,
         "sweep",
         str(VECTOR_ADD),
         "--signature",
@@ -167,8 +173,9 @@ def test_write_recipe_passes_check_and_replays(cli, tmp_path):
     )
     assert r.code == 0, r.err
     assert "[variant.sweep-best]" in recipe.read_text() and "[variant.sweep-2]" in recipe.read_text()
-    assert cli("recipes", "check", str(recipe)).code == 0
-    r = cli(
+    assert run_in(capsys, "recipes", "check", str(recipe)).code == 0
+    r = run_in(
+        capsys,
         "dump",
         str(VECTOR_ADD),
         "--recipe",
@@ -186,9 +193,10 @@ def test_write_recipe_passes_check_and_replays(cli, tmp_path):
     assert k["target"] == "cuda:90"
 
 
-def test_recipe_variants_on_diff(cli, tmp_path):
+def test_recipe_variants_on_diff(capsys, tmp_path):
     sig = "*fp16, *fp16, *fp16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1"
-    r = cli(
+    r = run_in(
+        capsys,
         "diff",
         str(MATMUL),
         "--kernel",
@@ -211,9 +219,10 @@ def test_recipe_variants_on_diff(cli, tmp_path):
     assert doc["stats"]["shared_bytes"]["b"] > doc["stats"]["shared_bytes"]["a"], "a deeper pipeline buffers more"
 
 
-def test_a_crashing_compile_is_reported_and_its_worker_replaced(cli, tmp_path):
+def test_a_crashing_compile_is_reported_and_its_worker_replaced(capsys, tmp_path):
     """One worker process compiles config after config; the one killed mid-compile is 'crashed', the rest finish."""
-    r = cli(
+    r = run_in(
+        capsys,
         "sweep",
         str(DATA / "crashes_compiler.py"),
         "--signature",
@@ -296,10 +305,9 @@ def test_configs_are_handed_to_the_timing_process_as_they_compile(tmp_path, monk
     assert run.compile_seconds > 0
 
 
-def test_ref_needs_time(tmp_path):
-    from tests.helpers import run_cli
-
-    r = run_cli(
+def test_ref_needs_time(capsys, tmp_path):
+    r = run_in(
+        capsys,
         "sweep",
         str(VECTOR_ADD),
         "--target",
@@ -317,13 +325,14 @@ def test_ref_needs_time(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_a_recipe_written_from_a_recipe_sweep_compiles_alone(cli, tmp_path):
+def test_a_recipe_written_from_a_recipe_sweep_compiles_alone(capsys, tmp_path):
     """Swept from --recipe h200 with only the runtime arguments: the written recipe carries the constexprs
     the h200 recipe gave (BLOCK_*, NUM_SMS, ...), so it compiles its winner without h200 or --const."""
     recipe = tmp_path / "mine.toml"
     sig = "*bf16:16, *bf16:16, *bf16:16, i32:16, i32:16, i32:16"
     persistent = VECTOR_ADD.parent / "persistent_matmul.py"
-    r = cli(
+    r = run_in(
+        capsys,
         "sweep",
         str(persistent),
         "--recipe",
@@ -340,7 +349,8 @@ def test_a_recipe_written_from_a_recipe_sweep_compiles_alone(cli, tmp_path):
     assert r.code == 0, r.err
     text = recipe.read_text()
     assert "BLOCK_N = 256" in text and "NUM_SMS = 132" in text and "GROUP_M = 8" not in text.split("[variant")[0]
-    r = cli(
+    r = run_in(
+        capsys,
         "dump",
         str(persistent),
         "--recipe",

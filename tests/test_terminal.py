@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import MATMUL, MATMUL_SIG16, VECTOR_ADD, run_cli
+from tests.helpers import MATMUL, MATMUL_SIG16, VECTOR_ADD, run_in
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 VECTOR_SIG = "*fp32, *fp32, *fp32, i32:16, 1024"
@@ -52,14 +52,14 @@ def _recording_pager(path: Path) -> str:
 
 @pytest.fixture(scope="module")
 def sass_plain() -> str:
-    run = run_cli(*SASS)
+    run = run_in(None, *SASS)
     assert run.code == 0, run.err
     assert "/*0000*/" in run.out
     return run.out
 
 
-def test_bare_irscope_prints_its_help_and_exits_0():
-    run = run_cli()
+def test_bare_irscope_prints_its_help_and_exits_0(capsys):
+    run = run_in(capsys)
     assert run.code == 0
     assert run.out.startswith("Usage: irscope [OPTIONS] COMMAND [ARGS]...")
     assert "Commands:" in run.out and "dump" in run.out and "--color [auto|always|never]" in run.out
@@ -67,17 +67,17 @@ def test_bare_irscope_prints_its_help_and_exits_0():
     assert run.err == ""
 
 
-def test_piped_output_has_no_colour_and_always_colours_it(sass_plain):
+def test_piped_output_has_no_colour_and_always_colours_it(sass_plain, capsys):
     assert "\x1b[" not in sass_plain
-    run = run_cli("--color", "always", *SASS)
+    run = run_in(capsys, "--color", "always", *SASS)
     assert run.code == 0, run.err
     assert "\x1b[2m/*0000*/\x1b[0m" in run.out  # the offset: one dim comment span
     assert ANSI.sub("", run.out) == sass_plain  # the same bytes, coloured
-    never = run_cli("--color", "never", *SASS)
+    never = run_in(capsys, "--color", "never", *SASS)
     assert never.out == sass_plain
 
 
-def test_a_terminal_gets_colour_unless_no_color_or_never(sass_plain):
+def test_a_terminal_gets_colour_unless_no_color_or_never(sass_plain, capsys):
     code, shown = on_a_terminal("--no-pager", *SASS)
     assert code == 0
     assert "\x1b[2m/*0000*/\x1b[0m" in shown and "\x1b[92m" in shown
@@ -89,11 +89,11 @@ def test_a_terminal_gets_colour_unless_no_color_or_never(sass_plain):
     # NO_COLOR set but empty does not count (no-color.org); --color always wins over NO_COLOR
     code, shown = on_a_terminal("--no-pager", *SASS, env={"NO_COLOR": ""})
     assert "\x1b[2m/*0000*/" in shown
-    run = run_cli("--color", "always", *SASS, env={"NO_COLOR": "1"})
+    run = run_in(capsys, "--color", "always", *SASS, env={"NO_COLOR": "1"})
     assert "\x1b[2m/*0000*/" in run.out
 
 
-def test_the_pager_reads_a_stage_on_a_terminal_and_never_a_pipe(tmp_path, sass_plain):
+def test_the_pager_reads_a_stage_on_a_terminal_and_never_a_pipe(tmp_path, sass_plain, capsys):
     paged = tmp_path / "paged.txt"
     pager = _recording_pager(paged)
     code, shown = on_a_terminal(*SASS, env={"IRSCOPE_PAGER": pager})
@@ -108,7 +108,7 @@ def test_the_pager_reads_a_stage_on_a_terminal_and_never_a_pipe(tmp_path, sass_p
     assert code == 0 and paged.read_text().split("\n", 1)[0] == "R"
     paged.unlink()
     # piped: no pager; --no-pager: none; IRSCOPE_PAGER=cat or '': none
-    assert run_cli(*SASS, env={"IRSCOPE_PAGER": pager}).out == sass_plain and not paged.exists()
+    assert run_in(capsys, *SASS, env={"IRSCOPE_PAGER": pager}).out == sass_plain and not paged.exists()
     code, shown = on_a_terminal("--no-pager", *SASS, env={"IRSCOPE_PAGER": pager})
     assert code == 0 and "/*0000*/" in shown and not paged.exists()
     for off in ("cat", ""):
@@ -122,23 +122,23 @@ def test_a_pager_that_quits_early_ends_the_output_quietly():
     assert "Traceback" not in shown and "error" not in shown.lower()
 
 
-def test_stage_hides_locs_unless_asked():
+def test_stage_hides_locs_unless_asked(capsys):
     args = ("dump", str(MATMUL), "--signature", MATMUL_SIG16, "--target", "cuda:90", "--stage", "ttgir")
-    hidden = run_cli(*args)
-    kept = run_cli(*args, "--locs")
+    hidden = run_in(capsys, *args)
+    kept = run_in(capsys, *args, "--locs")
     assert hidden.code == kept.code == 0, hidden.err + kept.err
     assert "loc(" not in hidden.out and "#loc" not in hidden.out
     assert "loc(#loc" in kept.out and re.search(r"^#loc\d* = loc\(", kept.out, re.M)
     assert '"ttg.num-warps" = 4 : i32' in hidden.out and "tt.func public @matmul_kernel(" in hidden.out
     # what --locs prints is the dump folder's file as it is
-    doc = run_cli(*args[:-2], "--json")
+    doc = run_in(capsys, *args[:-2], "--json")
     assert doc.code == 0, doc.err
     assert kept.out == Path(json.loads(doc.out)["kernels"][0]["stages"]["ttgir"]).read_text()
     # a stage other than MLIR is never touched
-    assert run_cli(*args[:-1], "ptx").out == run_cli(*args[:-1], "ptx", "--locs").out
+    assert run_in(capsys, *args[:-1], "ptx").out == run_in(capsys, *args[:-1], "ptx", "--locs").out
 
 
-def test_a_diff_goes_through_the_pager_on_a_terminal(tmp_path):
+def test_a_diff_goes_through_the_pager_on_a_terminal(tmp_path, capsys):
     paged = tmp_path / "paged.txt"
     args = ("diff", str(VECTOR_ADD), "--signature", VECTOR_SIG, "--target", "cuda:90")
     args += ("--a", "num_warps=4", "--b", "num_warps=8", "--stage", "ttgir")
@@ -149,17 +149,17 @@ def test_a_diff_goes_through_the_pager_on_a_terminal(tmp_path):
     assert re.search(r'^-module attributes \{.*"ttg.num-warps" = 4 ', text, re.M), text[-2000:]
     assert re.search(r'^\+module attributes \{.*"ttg.num-warps" = 8 ', text, re.M)
     assert "num-warps" not in ANSI.sub("", shown)  # the pager had the diff, not the terminal
-    piped = run_cli(*args, env={"IRSCOPE_PAGER": _recording_pager(tmp_path / "never.txt")})
+    piped = run_in(capsys, *args, env={"IRSCOPE_PAGER": _recording_pager(tmp_path / "never.txt")})
     assert piped.code == 1 and re.search(r'^\+module attributes \{.*"ttg.num-warps" = 8 ', piped.out, re.M)
     assert not (tmp_path / "never.txt").exists()
 
 
-def test_color_after_the_command_says_where_it_goes():
+def test_color_after_the_command_says_where_it_goes(capsys):
     for option, args, hint in (
         ("--color", ("dump", "--color", "never", "k.py"), "irscope --color never dump ..."),
         ("--no-pager", ("recipes", "show", "--no-pager", "h100"), "irscope --no-pager recipes show ..."),
     ):
-        run = run_cli(*args)
+        run = run_in(capsys, *args)
         assert run.code == 2 and run.out == ""
         assert run.err == f"irscope: error: {option} is an option of irscope itself, given before the command: {hint}\n"
 
