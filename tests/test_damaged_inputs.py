@@ -610,4 +610,6 @@ def test_a_full_disk_under_dump_o_is_one_line(tmp_path):
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 1 and "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
-    assert p.stderr.strip().splitlines() == ["irscope: error: could not write the output: No space left on device"]
+    assert p.stderr.strip().splitlines() == [
+        "irscope: error: could not write the output or a cache (irscope's, Triton's): No space left on device"
+    ]
