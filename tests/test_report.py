@@ -96,7 +96,9 @@ def test_pass_diffs_are_the_passes_changes(pages, dumps):
         assert (plus, minus) == (p["added"], p["removed"]), p["name"]
     recorded = {r["index"]: r for r in json.loads((dumps["a"] / "manifest.json").read_text())["passes"]}
     fewer = [p["name"] for p in changed if p["added"] < recorded[p["index"]]["added"]]
-    assert "CanonicalizerPass" in fewer, fewer  # the dump's line-by-line count took renumbered lines as added
+    # the dump's line-by-line count took renumbered lines as added (3.9: CanonicalizerPass, CSEPass; the fork:
+    # InlinerPass, CSEPass, ...): the page's counts are the aligned diff's
+    assert fewer, fewer
 
 
 def test_blocked_layout_cells_from_triton(dumps, pages):
