@@ -474,6 +474,14 @@ def _sources_differ(a: Side, b: Side) -> bool:
     return Path(str(a.manifest.get("file") or "")).name != Path(str(b.manifest.get("file") or "")).name
 
 
+def hunk_ranges(group: list[tuple]) -> str:
+    """A hunk's `-a,n +b,m` as unified diff writes it (an empty side: its line before, count 0)."""
+    i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+    ra = f"{i1 + 1},{i2 - i1}" if i2 > i1 else f"{i1},0"
+    rb = f"{j1 + 1},{j2 - j1}" if j2 > j1 else f"{j1},0"
+    return f"-{ra} +{rb}"
+
+
 def hunks(opcodes, n: int = 3) -> list[list[tuple]]:
     """The changes grouped into hunks with `n` lines of context (difflib.SequenceMatcher.get_grouped_opcodes,
     over precomputed opcodes): what a unified or side-by-side view shows."""
@@ -517,6 +525,7 @@ __all__ = [
     "diff_stats",
     "diff_texts",
     "flatten_stats",
+    "hunk_ranges",
     "hunks",
     "line_opcodes",
 ]

@@ -10,11 +10,11 @@ renaming of values is no change. `irscope passes` shows these counts.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 
 from irscope import stages
 from irscope.artifacts import PassRecord
 from irscope.compare.align import Alignment, align
+from irscope.compare.diff import hunk_ranges, hunks
 
 MAX_LINES = 3000  # a longer IR (the LLVM dialect after ConvertTritonGPUToLLVM) keeps the dump's count: its alignment costs ~0.7 s
 
@@ -44,11 +44,9 @@ def alignment(rec: PassRecord, before: str | None, after: str | None) -> Alignme
 def unified(al: Alignment, context: int = 3) -> list[str]:
     """The aligned diff as unified diff lines (hunk headers, then ' ', '-', '+' lines; a renamed line is
     context, shown as a has it), so that its +/- lines are the counts."""
-    matcher = _Opcodes(al.opcodes())
     out: list[str] = []
-    for group in matcher.get_grouped_opcodes(context):
-        (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
-        out.append(f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@")
+    for group in hunks(al.opcodes(), context):
+        out.append(f"@@ {hunk_ranges(group)} @@")
         for tag, a1, a2, b1, b2 in group:
             if tag in ("equal", "moved"):
                 out.extend(" " + ln.text for ln in al.a[a1:a2])
@@ -56,17 +54,6 @@ def unified(al: Alignment, context: int = 3) -> list[str]:
             out.extend("-" + ln.text for ln in al.a[a1:a2])
             out.extend("+" + ln.text for ln in al.b[b1:b2])
     return out
-
-
-class _Opcodes(difflib.SequenceMatcher):
-    """difflib's hunk grouping over opcodes made elsewhere (the alignment's)."""
-
-    def __init__(self, codes: list[tuple[str, int, int, int, int]]):
-        super().__init__(None, [], [])
-        self._codes = codes
-
-    def get_opcodes(self):
-        return self._codes
 
 
 def _small(text: str) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from irscope.compare.command import findings_diff
-from irscope.compare.diff import hunks
+from irscope.compare.diff import hunk_ranges, hunks
 from irscope.views import safe
 from irscope.views.bench import bench_json, bench_summary
 from irscope.views.console import colour, console, esc, fmt_bytes, fmt_share, paged, widths
@@ -288,11 +288,9 @@ def unified_lines(result: DiffResult, sd: StageDiff, context: int = 3) -> list[s
         f"+++ b/{sd.stage}  {_stage_path(result.b, sd.stage)}  ({result.b.label})",
     ]
     for group in hunks(sd.opcodes, context):
-        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        ra = f"{i1 + 1},{i2 - i1}" if i2 > i1 else f"{i1},0"
-        rb = f"{j1 + 1},{j2 - j1}" if j2 > j1 else f"{j1},0"
+        i1, j1 = group[0][1], group[0][3]
         where = f" file lines {_origin(sd.a, i1) or '-'} / {_origin(sd.b, j1) or '-'}"
-        out.append(f"@@ -{ra} +{rb} @@{where}")
+        out.append(f"@@ {hunk_ranges(group)} @@{where}")
         for t, x1, x2, y1, y2 in group:
             if t == "equal":
                 out.extend(" " + line for line in a_lines[x1:x2])
