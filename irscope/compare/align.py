@@ -190,7 +190,7 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8, subst
         # substituted type alone (memdesc<3xi64> -> <4xi64>) then match in step 1 and vote on their names
         # (a barrier array's definitions, which a substituted type hid); kept when it leaves fewer lines
         # unexplained, the substitutions then found again on its rows
-        sk_sub = _with_substitutions(stage, sk_a, subs)
+        sk_sub = [substitute.in_skeleton(stages.language(stage) or "", sk, subs) for sk in sk_a]
         mapping2, rows2 = _paired(stage, a, b, sk_sub, sk_b, rounds)
         rows2, subs2 = _substituted(stage, a, b, rows2, mapping2, sk_a, sk_b)
         if _unexplained(rows2) < _unexplained(rows):
@@ -206,29 +206,6 @@ def align_lines(stage: str, a: list[Line], b: list[Line], rounds: int = 8, subst
 
 def _unexplained(rows: list[Row]) -> int:
     return sum((r.kind == CHANGED) * 2 + (r.kind in (ADDED, REMOVED)) for r in rows)
-
-
-def _with_substitutions(stage: str, sk_a: list[str], subs: list[Substitution]) -> list[str]:
-    """a's skeletons with the substitutions applied: a substituted token in a literal piece, and a constant
-    MLIR names by value (its kind is its value) where it is used."""
-    rx = substitute.LITERAL.get(stages.language(stage) or "")
-    table = {(s.kind, s.a): s.b for s in subs}
-    keyed = rx is not None and "k" in rx.groupindex
-
-    def token(m: re.Match) -> str:
-        kind = (m.group("k") if keyed else None) or "immediate"
-        v = table.get((kind, m.group("v")), m.group("v"))
-        return m.group(0)[: m.start("v") - m.start(0)] + v + m.group(0)[m.end("v") - m.start(0) :]
-
-    constants = {x: y for (kind, x), y in table.items() if kind == "constant"}
-    out = []
-    for sk in sk_a:
-        if rx is not None:
-            sk = rx.sub(token, sk)
-        for x, y in constants.items():
-            sk = sk.replace("\x00%" + x.lstrip("%") + "\x00", "\x00%" + y.lstrip("%") + "\x00")
-        out.append(sk)
-    return out
 
 
 def _paired(stage: str, a: list[Line], b: list[Line], sk_a: list[str], sk_b: list[str], rounds: int):

@@ -116,11 +116,33 @@ def keys(lines: list[Line], parts_of: list[list[Part]], table: dict[tuple[str, s
     return out
 
 
+def _kind(m: re.Match) -> str:
+    """A substitutable token's kind: its container (`!ttg.memdesc`, `tensor`, `i32`) or a PTX immediate."""
+    return (m.group("k") if "k" in m.re.groupindex else None) or "immediate"
+
+
+def in_skeleton(lang: str, skeleton: str, subs: list[Substitution]) -> str:
+    """A line's skeleton (lines.Line.skeleton: each name as "\x00kind\x00") with the substitutions applied:
+    the substitutable tokens of its literal text, and a constant MLIR names by value (its kind is its value)."""
+    table = {(s.kind, s.a): s.b for s in subs}
+    rx = LITERAL.get(lang)
+    if rx is not None:
+
+        def token(m: re.Match) -> str:
+            v = table.get((_kind(m), m.group("v")), m.group("v"))
+            return m.group(0)[: m.start("v") - m.start(0)] + v + m.group(0)[m.end("v") - m.start(0) :]
+
+        skeleton = rx.sub(token, skeleton)
+    for (kind, x), y in table.items():
+        if kind == "constant":  # x is the constant's kind in the skeleton: "%c3_i32"
+            skeleton = skeleton.replace("\x00" + x + "\x00", "\x00" + y + "\x00")
+    return skeleton
+
+
 def _literal(out: list[Part], piece: str, rx: re.Pattern | None) -> None:
     pos = 0
-    keyed = rx is not None and "k" in rx.groupindex
     for m in rx.finditer(piece) if rx is not None else ():
-        kind = (m.group("k") if keyed else None) or "immediate"
+        kind = _kind(m)
         _text(out, piece[pos : m.start("v")])
         out.append((kind, m.group("v")))
         pos = m.end("v")
