@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from irscope.compare.frontier import Frontier, FrontierSide, Kernel
+from irscope.compare.frontier import INDUCTOR_LAYERS, Frontier, FrontierSide, Kernel
 from irscope.views.console import console, esc, fmt_bytes, widths
 
 FRONTIER_JSON_VERSION = 1
@@ -39,7 +39,7 @@ def _value(name: str, v: Any) -> str:
 
 def _made_by(k: Kernel) -> str:
     m = k.made_by
-    if m.get("layer") in ("inductor", "aoti"):
+    if m.get("layer") in INDUCTOR_LAYERS:
         ops = ", ".join(o.removeprefix("aten.") for o in m.get("aten_ops") or [])
         head = f"{m['layer']} {m.get('category') or '?'}"
         return f"{head}: {ops}" if ops else head
