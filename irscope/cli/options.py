@@ -187,7 +187,9 @@ def _into_request(f):
 
         for absent, value in (("signature", None), ("named_args", ()), ("consts", ())):  # script_options
             kwargs.setdefault(absent, value)
-        inputs.take_shared(kwargs)  # --load-timeout, -o, --target, --arg/--const: checked before any loading
+        kwargs["out_dir"] = inputs.take_shared(  # checked before any loading
+            kwargs.pop("load_timeout"), kwargs["out_dir"], kwargs["target"], kwargs["named_args"], kwargs["consts"]
+        )
         given = {k: kwargs.pop(k) for k in _REQUEST_KEYS}
         variants = tuple(given.pop("variants") or ())
         sets = tuple(given.pop("sets") or ())

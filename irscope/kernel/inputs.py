@@ -23,12 +23,13 @@ TARGET_CHOICES = (
 )
 
 
-def take_shared(options: dict) -> None:
-    """The shared spec options' checks, in place: --load-timeout (knobs.LOAD_TIMEOUT, the loader's
-    limit; taken out), -o (text -> Path), --target not empty, each parameter named once by --arg/--const."""
-    loader.set_load_timeout(options.pop("load_timeout"))
-    options["out_dir"] = out_path(options["out_dir"])
-    check_request_text(options["target"], options["named_args"], options["consts"])
+def take_shared(load_timeout: float, out_dir: str | os.PathLike[str], target: str | None, named_args, consts) -> Path:
+    """The shared spec options' checks: --load-timeout (knobs.LOAD_TIMEOUT, the loader's limit), --target
+    not empty, each parameter named once by --arg/--const; returns -o as a Path. Given only what it checks,
+    so the options it does not read (--set, the pins) never pass through here."""
+    loader.set_load_timeout(load_timeout)
+    check_request_text(target, named_args, consts)
+    return out_path(out_dir)
 
 
 def check_dump_flags(stage: str | None, as_json: bool, out_dir: Path, with_lines: bool = False) -> None:
