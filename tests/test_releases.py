@@ -55,7 +55,12 @@ def other_release(_session_cache, tmp_path_factory) -> str:
     """The one env this session makes: 3.6.0 beside a running 3.9.0, else 3.9.0."""
     _shared_envs(tmp_path_factory)
     version = "3.6.0" if _running().startswith("3.9") else "3.9.0"
-    env = envs.ensure(envs.parse(version))
+    try:
+        env = envs.ensure(envs.parse(version))
+    except BadInput as e:  # a machine with no package index (the GPU machine): nothing to make an env from
+        if "cannot list the releases" not in str(e):
+            raise
+        pytest.skip(f"needs the package index: {e}")
     assert env.triton == version and Path(env.python).exists()
     return version
 
