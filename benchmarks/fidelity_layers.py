@@ -31,6 +31,7 @@ scripts) helion; no network.
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import shutil
@@ -261,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
             rows = [dict(r, standin=None) for r in pair(standin_ptx, {"standin": standin_ptx, "gpu_mode": None})]
         for r in rows:
             r["script"] = name
+        if gpu and plain_ptx is not None:
+            _print_differences(name, plain_ptx, standin_ptx)
         report["scripts"][name] = info
         report["rows"] += rows
         for side, line in info.items():
@@ -271,6 +274,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"written: {out / 'fidelity_layers.json'}")
     bad = [r for r in report["rows"] if r["standin"] is not True or (gpu and r["gpu_mode"] is not True)]
     return 1 if (bad and (gpu or args.dry_run)) or not report["rows"] else 0
+
+
+def _print_differences(name: str, plain: dict[str, list[str]], standin: dict[str, list[str]], limit: int = 40) -> None:
+    """For each kernel whose stand-in PTX equals none of the plain run's: the normalised diff against the
+    plain run's closest copy (first `limit` lines), so a mismatch can be explained from the log alone."""
+    for key, texts in sorted(standin.items()):
+        refs = [_norm(t) for t in plain.get(key, [])]
+        for text in texts:
+            mine = _norm(text)
+            if not refs or mine in refs:
+                continue
+            best = max(refs, key=lambda r: difflib.SequenceMatcher(None, r, mine, autojunk=False).ratio())
+            diff = list(difflib.unified_diff(best, mine, "plain", "stand-in", n=1, lineterm=""))
+            print(f"{name}: {key}: stand-in PTX differs from the plain run's ({len(diff)} diff lines):", flush=True)
+            print("\n".join(diff[:limit]), flush=True)
 
 
 def _cell(v) -> str:
