@@ -47,8 +47,10 @@ def _norm(text: str) -> tuple[str, ...]:
 
 
 @pytest.fixture(scope="module")
-def plain(tmp_path_factory) -> dict:
-    """The script run plainly: key -> the normalised PTX texts in its Triton cache."""
+def plain_run(tmp_path_factory) -> tuple[dict, str | None]:
+    """The script run plainly: (key -> the normalised PTX texts in its Triton cache, why the run failed or
+    None). A run that fails after AOTInductor compiled its kernels (on the H200 the plain run segfaulted,
+    rc -11, in AOTI's own build or load, without irscope) still gives the PTX the JIT built; with none, skip."""
     work = tmp_path_factory.mktemp("plain")
     package = work / "block.pt2"
     p = subprocess.run(
@@ -59,19 +61,27 @@ def plain(tmp_path_factory) -> dict:
         timeout=900,
         check=False,
     )
-    if p.returncode != 0:  # AOTInductor's own build (g++, CUDA_HOME) fails here without irscope: not irscope's
+    why = None
+    if p.returncode != 0:  # AOTInductor's own build or load fails here without irscope: not irscope's
         lines = p.stderr.strip().splitlines() or ["?"]
-        why = next((ln for ln in reversed(lines) if "Error" in ln or "error:" in ln), lines[-1])
-        pytest.skip(f"the script fails in a plain run on this machine: {why.strip()[:300]}")
-    assert "aoti_block: checks passed" in p.stdout and package.exists()
+        last = next((ln for ln in reversed(lines) if "Error" in ln or "error:" in ln), lines[-1])
+        why = f"the script fails in a plain run on this machine (exit {p.returncode}): {last.strip()[:300]}"
+    else:
+        assert "aoti_block: checks passed" in p.stdout and package.exists()
     found: dict = {}
     for ptx in (work / "triton").rglob("*.ptx"):
         meta = json.loads(ptx.with_suffix(".json").read_text())
         found.setdefault(_key(meta["name"], meta.get("num_warps"), meta.get("num_stages")), set()).add(
             _norm(ptx.read_text())
         )
-    assert found
-    return found
+    if not found:
+        pytest.skip(why or "the plain run compiled no Triton kernel")
+    return found, why
+
+
+@pytest.fixture(scope="module")
+def plain(plain_run) -> dict:
+    return plain_run[0]
 
 
 def _capture(tmp: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[dict, str, Path]:
@@ -110,7 +120,10 @@ def _labelled(doc: dict, package: Path, written: bool) -> None:
     assert {"aten.native_layer_norm", "aten.gelu"} <= ops
 
 
-def test_a_real_gpu_run_builds_the_package_and_labels_every_kernel_aoti(tmp_path, plain):
+def test_a_real_gpu_run_builds_the_package_and_labels_every_kernel_aoti(tmp_path, plain_run):
+    plain, why = plain_run
+    if why:
+        pytest.skip(why)
     doc, err, package = _capture(tmp_path)
     assert doc["capture"]["mode"] == "gpu" and doc["capture"]["stopped"] is None
     assert "aoti_block: checks passed" in err and package.exists()  # the .so was built, loaded and checked
