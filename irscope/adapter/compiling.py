@@ -7,7 +7,10 @@ Every version difference in these lives here (3.5 ... 3.9).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
 import io
+import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -101,9 +104,6 @@ def compile_identity(src, target, options: dict[str, Any]) -> str | None:
     an empty attribute list or none), so two routes to one compile (Inductor's, irscope's bind) get two keys;
     this one is written out canonically, so only a real difference tells them apart. `target` is irscope's
     Target or Triton's GPUTarget; `options` a dict of option fields (others, e.g. a metadata's, are left out)."""
-    import dataclasses
-    import hashlib
-    import json
 
     def plain(x: Any) -> Any:
         if isinstance(x, dict):

@@ -404,14 +404,6 @@ def _stages_step(c: Compile) -> None:
     if c.prebuilt is not None and not c.with_passes and not c.plan.edits:
         with adapter.environment(env):
             same = adapter.compile_identity(src, c.settings.target, options.__dict__) == c.prebuilt.identity
-            import sys
-
-            pm = c.prebuilt.metadata
-            od = options.__dict__
-            print(
-                {k: (pm.get(k), od.get(k)) for k in set(pm) | set(od) if str(pm.get(k)) != str(od.get(k))},
-                file=sys.stderr,
-            )
         if same:
             _reuse(c, c.prebuilt)
             return
