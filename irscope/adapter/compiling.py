@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -57,9 +58,17 @@ def stage_hook(wrap: StageWrapper) -> Iterator[None]:
 
 
 _MISSING = object()
+# one patch of triton.compile's make_backend at a time: two threads patching and restoring it out of order (a
+# capture's launch check and the script's Inductor compile being recorded) would leave a stale wrapper in place
+_patching = threading.RLock()
 
 
 def _patched_add_stages(wrap: StageWrapper, on_start: Callable[[], None] | None = None) -> Iterator[None]:
+    with _patching:
+        yield from _patched_once(wrap, on_start)
+
+
+def _patched_once(wrap: StageWrapper, on_start: Callable[[], None] | None) -> Iterator[None]:
     from triton.compiler import compiler as tc
 
     original = tc.make_backend
