@@ -8,6 +8,11 @@ library installed with `pip install --target DIR`, e.g. fla for its chunk_gla sc
 wall time it prints the capture's own split (--json's capture.timing): the script, the
 interpreter, the shape-only ops, the specs and the dumps, how many kernels were dumped in workers.
 
+The capture's phases are printed from --json's capture.timing (wall = script + specs + dumps + other; the
+script's interpreter, launch checks and Inductor's compiles; the dumps' compiles, reuses, cache hits, stage sums
+and the slowest). Each cold run starts with empty irscope, Triton and Inductor caches. Workloads that need no
+network: benchmarks/capture_workloads/ (matmul_tutorial.py, many_configs.py, inductor_autotune.py).
+
 Runs the unmodified tutorial ($IRSCOPE_TRITON_TUTORIALS/03-matrix-multiplication.py, or --script: its unit tests,
 then the benchmark tail that calls torch.matmul at up to 4096^3 inside do_bench) under
 `irscope dump SCRIPT --compile-only`, with an empty irscope cache (--warm: a second run reusing
@@ -36,7 +41,13 @@ STUBS = ROOT / "tests" / "data" / "plotstubs"
 
 
 def env_for(cache: str, path: str | None = None) -> dict[str, str]:
-    env = dict(os.environ, IRSCOPE_CACHE_DIR=cache)
+    # irscope's cache, and Triton's and Inductor's own (their compiles in the script), all empty on a cold run
+    env = dict(
+        os.environ,
+        IRSCOPE_CACHE_DIR=cache,
+        TRITON_CACHE_DIR=os.path.join(cache, "triton"),
+        TORCHINDUCTOR_CACHE_DIR=os.path.join(cache, "inductor"),
+    )
     extra = [path] if path else []
     if not (importlib.util.find_spec("matplotlib") and importlib.util.find_spec("pandas")):
         extra.append(str(STUBS))
@@ -104,6 +115,20 @@ def main() -> None:
                 f"shape-only ops), specs {t['specs_s']} s, dumps {t['dumps_s']} s ({t['dumped_in_workers']} in "
                 f"workers, {t['dumped_in_process']} in-process); dominant: {t['dominant']}"
             )
+        if "dumps" in t:  # the phases (#42 item 5): wall = script + specs + dumps + other
+            p, d = t["script_parts"], t["dumps"]
+            stages = ", ".join(f"{k} {v}" for k, v in d["stages_s"].items())
+            print(
+                f"  phases: wall {t['wall_s']} s = script {t['script_s']} + specs {t['specs_s']} + dumps "
+                f"{t['dumps_s']} + other {t['other_s']}; script: interpreter {p['interpreter_s']}, launch checks "
+                f"{p['launch_checks_s']}, Inductor's compiles {p['inductor_compiles_s']}, rest {p['rest_s']}\n"
+                f"  dumps: {d['compiled']} compiled ({d['reused']} reusing the script's compile), {d['from_cache']} "
+                f"from cache; compile work {d['compile_s']} s ({stages}), outside the compile "
+                f"{d['outside_compile_s']} s; {d['workers']} workers busy {d['worker_busy_s']} s, idle "
+                f"{d['worker_idle_s']} s; in-process {d['in_process_s']} s"
+            )
+            for k in t["top_kernels"][:3]:
+                print(f"  slow: {k['kernel'][:90]} {k['dump_s']} s ({k['served']}, sass {k['sass_s']} s)")
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from irscope.adapter.compiling import (  # noqa: F401
     StageWrapper,
     compile,
     compile_error_types,
+    compile_identity,
     cuobjdump_path,
     environment,
     fresh_compile,

@@ -7,9 +7,13 @@ Every version difference in these lives here (3.5 ... 3.9).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
 import io
+import json
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -54,14 +58,24 @@ def stage_hook(wrap: StageWrapper) -> Iterator[None]:
 
 
 _MISSING = object()
+# one patch of triton.compile's make_backend at a time: two threads patching and restoring it out of order (a
+# capture's launch check and the script's Inductor compile being recorded) would leave a stale wrapper in place
+_patching = threading.RLock()
 
 
-def _patched_add_stages(wrap: StageWrapper) -> Iterator[None]:
+def _patched_add_stages(wrap: StageWrapper, on_start: Callable[[], None] | None = None) -> Iterator[None]:
+    with _patching:
+        yield from _patched_once(wrap, on_start)
+
+
+def _patched_once(wrap: StageWrapper, on_start: Callable[[], None] | None) -> Iterator[None]:
     from triton.compiler import compiler as tc
 
     original = tc.make_backend
 
     def make_backend_wrapped(target):
+        if on_start is not None:  # triton.compile's first step: the compile starts here
+            on_start()
         backend = original(target)
         add = backend.add_stages
 
@@ -81,12 +95,52 @@ def _patched_add_stages(wrap: StageWrapper) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def stages_of_compiles_wrapped(wrap: StageWrapper) -> Iterator[None]:
+def stages_of_compiles_wrapped(wrap: StageWrapper, on_start: Callable[[], None] | None = None) -> Iterator[None]:
     """Wrap every stage of the compiles triton.compile starts meanwhile (through its make_backend),
     leaving knobs.runtime.add_stages_inspection_hook alone: from 3.7 a set hook enters every JIT
     launch's kernel-cache key, so launches in other threads while it is set would get other keys
-    (capture's launch check compiles while the script's threads launch)."""
-    yield from _patched_add_stages(wrap)
+    (capture's launch check compiles while the script's threads launch). `on_start()` hears each
+    compile begin (before its front end)."""
+    yield from _patched_add_stages(wrap, on_start)
+
+
+def compile_identity(src, target, options: dict[str, Any]) -> str | None:
+    """What decides triton.compile(src, target, options)'s output, as one hash: the kernel's code (its JIT
+    cache key, callees included), the signature, constexprs and attributes, the backend (target, ptxas), the
+    parsed options and the cache-invalidating environment; None where this Triton lays them out otherwise.
+
+    Triton's own cache key hashes the same things but as Python prints them (str(attrs): a list or a tuple,
+    an empty attribute list or none), so two routes to one compile (Inductor's, irscope's bind) get two keys;
+    this one is written out canonically, so only a real difference tells them apart. `target` is irscope's
+    Target or Triton's GPUTarget; `options` a dict of option fields (others, e.g. a metadata's, are left out)."""
+
+    def plain(x: Any) -> Any:
+        if isinstance(x, dict):
+            return sorted((str(plain(k)), plain(v)) for k, v in x.items())
+        if isinstance(x, (list, tuple)):
+            return [plain(v) for v in x]
+        return x if isinstance(x, (str, int, float, bool)) or x is None else str(x)
+
+    try:
+        from triton.compiler import compiler as tc
+
+        backend = tc.make_backend(target.to_triton() if hasattr(target, "to_triton") else target)
+        fields = {f.name for f in dataclasses.fields(backend.parse_options({}))}
+        given = {k: v for k, v in dict(options, **src.parse_options()).items() if k in fields}
+        parsed = backend.parse_options(given)
+        key = lambda v: v.cache_key if hasattr(v, "cache_key") else str(v)
+        doc = {
+            "backend": backend.hash(),
+            "fn": src.fn.cache_key,
+            "signature": plain(src.signature),
+            "constants": sorted((str(plain(k)), key(v)) for k, v in src.constants.items()),
+            "attrs": sorted((str(plain(k)), plain(v)) for k, v in (src.attrs or {}).items() if v),
+            "options": plain(parsed.__dict__),
+            "env": plain(dict(tc.get_cache_invalidating_env_vars())),
+        }
+    except Exception:  # noqa: BLE001  another Triton's layout: no identity, so no two compiles are taken for one
+        return None
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
 @contextlib.contextmanager
@@ -108,13 +162,17 @@ def run_with_ptxas_log(stage_fn: Callable, *args) -> tuple[Any, str]:
     from triton import knobs
 
     buf = io.StringIO()
+    assigned = "dump_ptxas_log" in vars(knobs.nvidia)  # set by assignment before (runtime.knobs_set_in_python)
     old = knobs.nvidia.dump_ptxas_log
     knobs.nvidia.dump_ptxas_log = True
     try:
         with contextlib.redirect_stdout(buf):
             result = stage_fn(*args)
     finally:
-        knobs.nvidia.dump_ptxas_log = old
+        if assigned:
+            knobs.nvidia.dump_ptxas_log = old
+        else:  # left as it was, unassigned: a capture's script compiling here keeps its dumps in workers
+            vars(knobs.nvidia).pop("dump_ptxas_log", None)
     return result, buf.getvalue()
 
 

@@ -120,6 +120,7 @@ class Artifacts:
     key: str = ""
     folder: Path | None = None  # set once written
     compiled: Any = None  # Triton's CompiledKernel (in memory only; for launching on a GPU)
+    reused: bool = False  # in memory only: the stages came from the script's own compile (compiler.Prebuilt)
     pins: list[PinCheck] = field(default_factory=list)  # each pin/option set and its check (steer/checks.py)
     recipe: RecipeRef | None = None  # {"name", "path", "variant", "target"} of the recipe applied
     source_map: SourceMap | None = None  # map.json (artifacts/sourcemap.build)

@@ -154,6 +154,7 @@ def run(
     `progress(what, total)` (views/progress.Reporter): the script's run (launches and kernels so far),
     then the dumps (n of N).
     """
+    started = time.perf_counter()
     check_script(Path(request.file))
     tgt, reason, mode = choose_mode(request, opts.compile_only)
     out_dir = Path(opts.out_dir).resolve()  # the script may change directory
@@ -183,7 +184,19 @@ def run(
             ),
             on_record=on_record,
         )
-    return replay(script_run, request, out_dir, opts, stop, progress)
+    return with_wall(replay(script_run, request, out_dir, opts, stop, progress), started)
+
+
+def with_wall(script_run: ScriptRun, started: float) -> ScriptRun:
+    """The capture's wall time (from the checks before the script to the last dump) in its timing, and
+    `other_s`: what the script, the specs and the dumps leave of it (the checks, setting the stand-in GPU
+    up and taking it down, reading the captures' records), so that the parts add up to wall_s."""
+    t = script_run.timing
+    t["wall_s"] = round(time.perf_counter() - started, 2)
+    t["other_s"] = round(
+        max(0.0, t["wall_s"] - t.get("script_s", 0.0) - t.get("specs_s", 0.0) - t.get("dumps_s", 0.0)), 2
+    )
+    return script_run
 
 
 def _count(n: int, what: str) -> str:
@@ -196,13 +209,14 @@ def run_call(
     """The Python API's irscope.capture: one call fn(*args, **kwargs) captured as `run` captures a script
     (the same recorder, stand-in GPU and replay); (the ScriptRun, what fn returned). request.file is
     fn's file; its target and option layers apply as to a script's."""
+    started = time.perf_counter()
     tgt, reason, mode = choose_mode(request, opts.compile_only)
     out_dir = Path(opts.out_dir).resolve()
     check_before_running(tgt, request.all_sets(), out_dir, opts.stage, None)
     script_run, value = run_call_under_recorder(
         fn, args, kwargs, tgt, reason, mode, list(request.kernels), interpret_s=opts.interpret_s
     )
-    return replay(script_run, request, out_dir, opts), value
+    return with_wall(replay(script_run, request, out_dir, opts), started), value
 
 
 def replay(

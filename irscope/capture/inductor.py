@@ -56,6 +56,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
+import time
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,6 +66,7 @@ from irscope import adapter
 from irscope.adapter import runtime as triton_runtime
 from irscope.capture.inductor_origins import config_label, generated_by
 from irscope.capture.records import Capture
+from irscope.compile import compiler
 from irscope.stages import from_triton, names
 from irscope.standin import driver as standin_driver
 from irscope.standin import generators
@@ -99,6 +101,7 @@ class InductorHooks:
         self.aoti_graphs = 0  # of those, lowered by AOTInductor
         self._aoti: list[tuple[Capture, Any]] = []  # AOTI's captures and their AotiCall (package known at its end)
         self.benchmarked = 0  # Inductor timings answered with the placeholder
+        self.compile_s = 0.0  # seconds in Inductor's own compiles of its kernels (_precompile_config), in the script
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -288,12 +291,19 @@ class InductorHooks:
         def precompile_config(autotuner, cfg, *args, **kwargs):
             listened: dict[str, Any] = {"fn": getattr(autotuner, "fn", None)}
             token = hooks._listened.set(listened)
+            started = time.perf_counter()
+            # compile-only: the compile recorded as a dump records one, so the dump takes it (same Triton
+            # hash) rather than compiling again; a real run's dumps compile anew, checked against the launch
+            recorder = compiler.CompileRecorder() if hooks.rec.compile_only else None
             try:
-                result = original(autotuner, cfg, *args, **kwargs)
+                with recorder.watching() if recorder is not None else contextlib.nullcontext():
+                    result = original(autotuner, cfg, *args, **kwargs)
             finally:
                 hooks._listened.reset(token)
+                hooks.compile_s += time.perf_counter() - started
             try:
-                hooks._captured(autotuner, cfg, result, listened.get("cache_hit"))
+                prebuilt = recorder.prebuilt(getattr(result, "kernel", None)) if recorder is not None else None
+                hooks._captured(autotuner, cfg, result, listened.get("cache_hit"), prebuilt)
             except Exception as e:  # noqa: BLE001  irscope's own failure: remembered, never the script's
                 if hooks.rec.internal_error is None:
                     hooks.rec.internal_error = e
@@ -310,7 +320,9 @@ class InductorHooks:
         listened["cache_hit"] = cache_hit
         return True
 
-    def _captured(self, autotuner: Any, cfg: Any, result: Any, cache_hit: bool | None = None) -> None:
+    def _captured(
+        self, autotuner: Any, cfg: Any, result: Any, cache_hit: bool | None = None, prebuilt: Any = None
+    ) -> None:
         binary = getattr(result, "kernel", None)
         meta = getattr(result, "compile_meta", None) or {}
         jit = adapter.unwrap_kernel(getattr(autotuner, "fn", None))
@@ -346,6 +358,7 @@ class InductorHooks:
                 cap = Capture(len(rec.captures) + 1, name, jit, key, signature, constants, attrs, options)
                 cap.config = config_label(autotuner, cfg, jit)
                 cap.kernel_hash = getattr(binary, "hash", None)
+                cap.prebuilt = prebuilt
                 rec.captures.append(cap)
                 rec.by_key[ident] = cap
             self._by_metadata[id(binary.metadata)] = (binary.metadata, cap)

@@ -143,10 +143,12 @@ def dump_in_workers(
             args=cap.spec.args,
             notes=list(cap.spec.notes),
             settings=cap.settings,
+            prebuilt=cap.prebuilt,  # the script's own compile (Inductor's): taken when its compile identity is the dump's
         )
 
     def finished(cap: Capture, outcome: dict[str, Any], seconds: float) -> None:
         status = outcome.get("status")
+        cap.dump_s = seconds  # as the parent saw it: sent to the worker -> its result back
         if status == "ok":
             folder = Path(outcome["folder"])
             cap.dumped_in = "worker"
@@ -186,7 +188,14 @@ def dump_capture(job: dict[str, Any]) -> tuple[dict[str, Any], None]:
         return {"status": "not rebuilt", "reason": f"{type(e).__name__}: {e}"[:300]}, None
     spec = KernelSpec(job["kernel"], job["file"], jit, job["args"], list(job["notes"]))
     try:
-        result = dump_job.dump(spec, job["settings"], Path(job["out_dir"]), job["with_passes"], job["use_cache"])
+        result = dump_job.dump(
+            spec,
+            job["settings"],
+            Path(job["out_dir"]),
+            job["with_passes"],
+            job["use_cache"],
+            prebuilt=job.get("prebuilt"),
+        )
     except CompileFailure as e:
         return {"status": "compile failed", "stage": e.stage, "reason": e.reason, "kernel": e.kernel}, None
     except Exception as e:  # noqa: BLE001 - BadInput and the like: said as irscope's own process says them

@@ -22,6 +22,7 @@ import contextlib
 import contextvars
 import fnmatch
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +88,7 @@ class Recorder:
         self.internal_error: BaseException | None = None
         self.check_compiles = compile_only  # launches are not compiled: launch_check compiles them
         self.launch_errors: dict[int, BaseException | None] = {}  # capture index -> what its launch raises
+        self.launch_check_s = 0.0  # seconds spent in launch_check's compiles to TTGIR (part of the script's time)
         self._lock = threading.Lock()
         self.inductor = InductorHooks(self)  # set up with Inductor, if the script uses torch.compile
         # (launches, captures, launches the interpreter computed or None): the progress a terminal shows
@@ -235,7 +237,11 @@ class Recorder:
             src = adapter.make_source(r["jit"], r["signature"], r["constants"], r["attrs"])
         except Exception:  # noqa: BLE001  not buildable here: the dump says why
             return None
-        return _compile_to_ttgir(src, self.target, r["options"])
+        started = time.perf_counter()
+        try:
+            return _compile_to_ttgir(src, self.target, r["options"])
+        finally:
+            self.launch_check_s += time.perf_counter() - started
 
     def count_launch(self, cap: Capture, args: tuple, grid: Any) -> int:
         """One more launch of `cap` with these positional kernel arguments: its number in the run; the

@@ -57,6 +57,8 @@ class Capture:
     closure: dict[str, Any] | None = None  # the kernel's closure as data (capture/closure.py), in its spec file
     dumped_in: str | None = None  # "worker" (rebuilt from its spec file) | "in-process"
     in_process_why: str | None = None  # why it was not dumped in a worker (closure.py's doubt, --jobs 1, ...)
+    dump_s: float | None = None  # wall seconds its dump took (in the worker, or here), the compile's included
+    prebuilt: Any = None  # compiler.Prebuilt: the script's own compile of it (Inductor's), which its dump may take
 
     @property
     def label(self) -> str:
@@ -85,6 +87,9 @@ class ScriptRun:
     stop_status: int | None = None  # the exit status that signal asks for (128 + its number)
     script_s: float | None = None  # wall seconds the script (or call) ran, the interpreter's included
     timing: dict[str, Any] = field(default_factory=dict)  # where the time went (replay.timing_split)
+    launch_check_s: float = 0.0  # of script_s: the launch checks' compiles to TTGIR (compile-only mode)
+    inductor_compile_s: float = 0.0  # of script_s: Inductor's own compiles of its kernels (its precompile)
+    dumps: dict[str, Any] = field(default_factory=dict)  # the dump phase's own clock (replay.dump_all)
 
 
 def launch_record(jit: Any, args: tuple, kwargs: dict[str, Any], grid: Any, warmup: bool) -> Launch:

@@ -307,8 +307,10 @@ def dump_all(  # noqa: PLR0913
 
     todo = [cap for cap in run.captures if cap.spec is not None]
     sent, here = parallel.plan(todo, parallel.default_jobs() if jobs is None else jobs)
+    clock = {"workers": 0, "workers_s": 0.0, "in_process_s": 0.0}  # the dump phase's own clock (timing_split)
     if sent and (stop is None or stop.signal is None):
         pool = parallel.start(len(sent), parallel.default_jobs() if jobs is None else jobs)
+        clock["workers"] = pool.size
         try:
             with stop.armed() if stop is not None else contextlib.nullcontext():
                 here += parallel.dump_in_workers(pool, sent, out_dir, with_passes, use_cache, finish)
@@ -316,9 +318,11 @@ def dump_all(  # noqa: PLR0913
             pass
         finally:
             pool.close()
+            clock["workers_s"] = time.perf_counter() - started
     for cap in sorted(here, key=lambda c: c.index):
         if stop is not None and stop.signal is not None:
             break
+        one = time.perf_counter()
         try:
             cap.dumped_in = "in-process"
             if advance is not None:
@@ -326,7 +330,11 @@ def dump_all(  # noqa: PLR0913
             _dump_one(cap, out_dir, with_passes, use_cache, stop.armed if stop is not None else None, finish)
         except DumpsStopped:
             break
+        finally:
+            cap.dump_s = time.perf_counter() - one
+            clock["in_process_s"] += cap.dump_s
     run.timing["dumps_s"] = time.perf_counter() - started
+    run.dumps = clock
     if stop is not None and stop.signal is not None:
         finished = sum(1 for cap in todo if cap.result is not None or cap.failure or cap.skipped)
         run.dumps_stopped = f"{stop.name} after {finished} of {len(todo)} dump{'s' if len(todo) != 1 else ''}"
@@ -346,7 +354,9 @@ def _dump_one(
     assert cap.settings is not None  # set with its spec; only captures with a spec are dumped
     finish = finish or record_dump
     try:
-        result = dump_job.dump(cap.spec, cap.settings, out_dir, with_passes, use_cache, compiling=compiling)
+        result = dump_job.dump(
+            cap.spec, cap.settings, out_dir, with_passes, use_cache, compiling=compiling, prebuilt=cap.prebuilt
+        )
     except CompileFailure as e:
         finish(cap, None, e)
         return
@@ -411,10 +421,15 @@ def timing_split(run: ScriptRun) -> dict[str, Any]:
     """Where the capture's wall time went, and the part that dominates: the script's own work (its
     Python and torch on the CPU), Triton's interpreter computing launches on the stand-in GPU (part
     of the script's time), the shape-only torch ops (counted; the stand-in does not time them), the
-    specs (binding each capture again) and the dumps (compiles, in workers or here)."""
+    specs (binding each capture again) and the dumps (compiles, in workers or here).
+
+    Within the script: `script_parts` (the interpreter, the launch checks' compiles to TTGIR, Inductor's
+    own compiles of its kernels, the rest: the script's Python and torch), which add up to script_s.
+    Within the dumps: `dumps` (dump_phase) and the slowest dumps, `top_kernels`."""
     script = run.script_s or 0.0
     interpreter = float(run.computed.seconds) if run.computed is not None else 0.0
     shape_only = sum(int(m.group(1)) for note in run.standin_notes if (m := re.match(r"(\d+) torch ops? ", note)))
+    checks, inductor = run.launch_check_s, run.inductor_compile_s
     parts = {
         "the script's own work": max(0.0, script - interpreter),
         "the interpreter": interpreter,
@@ -427,10 +442,82 @@ def timing_split(run: ScriptRun) -> dict[str, Any]:
         "script_s": round(script, 2),
         "interpreter_s": round(interpreter, 2),
         "script_own_s": round(parts["the script's own work"], 2),
+        "script_parts": {
+            "interpreter_s": round(interpreter, 2),
+            "launch_checks_s": round(checks, 2),
+            "inductor_compiles_s": round(inductor, 2),
+            "rest_s": round(max(0.0, script - interpreter - checks - inductor), 2),
+        },
         "shape_only_ops": shape_only,
         "specs_s": round(parts["preparing specs"], 2),
         "dumps_s": round(parts["the dumps"], 2),
         "dumped_in_workers": workers,
         "dumped_in_process": sum(1 for c in run.captures if c.dumped_in == "in-process"),
+        "dumps": dump_phase(run),
+        "top_kernels": top_kernels(run),
         "dominant": dominant,
     }
+
+
+def _compiled(run: ScriptRun) -> list[Capture]:
+    """The captures whose dump was compiled in this run (not served from irscope's cache)."""
+    return [c for c in run.captures if c.result is not None and not c.result.cached]
+
+
+def dump_phase(run: ScriptRun) -> dict[str, Any]:
+    """The dumps' part: how many were compiled (`reused`: of those, how many took the script's own compile of
+    the kernel, Inductor's, rather than compiling it again), served from irscope's cache, failed or skipped; the
+    compile's stages summed over the dumps compiled here (a reused one: its SASS and map only) (seconds of work, across workers: not wall time;
+    `sass` is the wait for nvdisasm after the cubin, `map` the source map); what each dump cost outside
+    the compile (binding, stats, writing the folder and the cache entry, a worker's round trip); the
+    parent's wait on the workers, and the workers' time not spent on a dump (start-up: importing Triton;
+    idle at the end)."""
+    stages: dict[str, float] = {}
+    compile_s = 0.0
+    for cap in _compiled(run):
+        times = cap.result.manifest.get("times_ms") or {}
+        if cap.result.served == "reused":  # its stages ran in the script (script_parts): only SASS and the map here
+            times = {k: v for k, v in times.items() if k in ("sass", "map")}
+            times["total"] = times.get("sass", 0.0)
+        for stage, ms in times.items():
+            if stage != "total":
+                stages[stage] = stages.get(stage, 0.0) + ms / 1e3
+        compile_s += (times.get("total", 0.0) + times.get("map", 0.0)) / 1e3
+    dumped = [c for c in run.captures if c.dump_s is not None]
+    busy = sum(c.dump_s or 0.0 for c in dumped if c.dumped_in == "worker")
+    spent = sum(c.dump_s or 0.0 for c in dumped if c.result is not None and not c.result.cached)
+    clock = run.dumps or {}
+    return {
+        "compiled": len(_compiled(run)),
+        "reused": sum(1 for c in _compiled(run) if c.result.served == "reused"),
+        "from_cache": sum(1 for c in run.captures if c.result is not None and c.result.cached),
+        "failed": sum(1 for c in run.captures if c.failure),
+        "skipped": sum(1 for c in run.captures if c.skipped),
+        "compile_s": round(compile_s, 2),
+        "stages_s": {k: round(v, 2) for k, v in stages.items()},
+        "outside_compile_s": round(max(0.0, spent - compile_s), 2),
+        "workers": clock.get("workers", 0),
+        "waiting_on_workers_s": round(clock.get("workers_s", 0.0), 2),
+        "worker_busy_s": round(busy, 2),
+        "worker_idle_s": round(max(0.0, clock.get("workers", 0) * clock.get("workers_s", 0.0) - busy), 2),
+        "in_process_s": round(clock.get("in_process_s", 0.0), 2),
+    }
+
+
+def top_kernels(run: ScriptRun, n: int = 5) -> list[dict[str, Any]]:
+    """The n slowest dumps (wall seconds of each dump, its compile's and nvdisasm's part), slowest first."""
+    out = []
+    for cap in sorted((c for c in run.captures if c.dump_s is not None), key=lambda c: -(c.dump_s or 0.0))[:n]:
+        times = (cap.result.manifest.get("times_ms") or {}) if cap.result is not None else {}
+        cached = cap.result is not None and cap.result.cached
+        out.append(
+            {
+                "kernel": cap.label,
+                "folder": str(cap.result.folder) if cap.result is not None else None,
+                "served": cap.result.served if cap.result is not None else "failed",
+                "dump_s": round(cap.dump_s or 0.0, 2),
+                "compile_s": None if cached or not times else round(times.get("total", 0.0) / 1e3, 2),
+                "sass_s": None if cached or not times else round(times.get("sass", 0.0) / 1e3, 2),
+            }
+        )
+    return out

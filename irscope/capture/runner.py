@@ -230,6 +230,8 @@ class _Session:
             threads_left,
             ex.stats if ex is not None else None,
             notes,
+            launch_check_s=rec.launch_check_s,
+            inductor_compile_s=rec.inductor.compile_s,
         )
 
 

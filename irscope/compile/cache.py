@@ -52,7 +52,8 @@ class DumpResult:
     manifest: Manifest  # its manifest.json (records.Manifest)
     cached: bool
     key: str = ""  # the full cache key of the dump
-    served: str = ""  # "compiled", "cache" (found by the full key) or "direct" (irscope/direct)
+    served: str = ""  # "compiled", "reused" (the script's own compile, compiler.Prebuilt), "cache" (found by the
+    # full key) or "direct" (irscope/direct)
 
 
 class Damaged(Exception):

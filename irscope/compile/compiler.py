@@ -191,6 +191,94 @@ class _StageRecorder:
         return out
 
 
+@dataclass
+class Prebuilt:
+    """A compile the script already ran in irscope's process (Inductor compiling its kernels, recorded by
+    CompileRecorder): Triton's hash of it, every stage's output, its metadata, the stage times, ptxas' report
+    and what the compiler printed. A dump whose own bind gives the same compile identity takes these instead of
+    compiling again: everything Triton's cache key holds (adapter.compile_identity, written canonically), so
+    the stages are the ones Triton's JIT built for that launch; SASS, stats and the map are made as usual."""
+
+    identity: str  # adapter.compile_identity of the compile (its src, target, options, environment)
+    hash: str  # Triton's hash of it
+    asm: dict[str, Any]  # Triton's CompiledKernel.asm: stage name -> text (bytes for the cubin)
+    metadata: dict[str, Any]
+    times_ms: dict[str, float]  # frontend, ttir, ..., cubin as the script's compile took them
+    ptxas_log: str
+    compile_log: str
+
+
+class CompileRecorder:
+    """Records the one Triton compile that runs inside `watching()` (in this process) as irscope's dump
+    records one: stage times, ptxas' -v report, what the native compiler printed (caught, then written
+    back to the descriptors it was meant for). `prebuilt(kernel)`: the Prebuilt of that compile, or None
+    when no compile or more than one ran its stages there (a cache hit runs none)."""
+
+    def __init__(self) -> None:
+        self.rec = _StageRecorder("", with_sass=False)
+        self.starts: list[float] = []  # each make_backend call (a compile's first step; others call it too)
+        self.runs: dict[str, int] = {}  # how often each stage ran: once each, or it is not one compile
+        self.compile_log = ""
+
+    def _wrap(self, name: str, fn: Callable) -> Callable:
+        inner = self.rec.wrap(name, fn)
+
+        def run(src, metadata):
+            self.runs[name] = self.runs.get(name, 0) + 1
+            return inner(src, metadata)
+
+        return run
+
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[None]:
+        with capture_native_output() as native:
+            try:
+                with adapter.stages_of_compiles_wrapped(self._wrap, lambda: self.starts.append(time.perf_counter())):
+                    yield
+            finally:
+                self.compile_log = _compiler_messages(native, False)
+        for fd, text in ((1, native.stdout), (2, native.stderr)):  # what the script's output would have had
+            if text:
+                os.write(fd, text.encode(errors="replace"))
+
+    def prebuilt(self, kernel: Any) -> Prebuilt | None:
+        times = dict(self.rec.times)
+        asm = getattr(kernel, "asm", None)
+        first = self.rec.first_stage_at
+
+        if (
+            not self.runs
+            or max(self.runs.values()) != 1
+            or first is None
+            or not asm
+            or not getattr(kernel, "hash", None)
+        ):
+            return None
+        began = [t for t in self.starts if t <= first]  # the compile's own start: the last make_backend before it
+        times["frontend"] = (first - began[-1]) * 1e3 if began else 0.0
+        times["total"] = sum(times.values())  # the front end and the stages (no SASS: the dump makes it)
+        metadata = _metadata_dict(kernel.metadata)
+        src = getattr(kernel, "src", None)
+        identity = adapter.compile_identity(src, metadata.get("target"), metadata) if src is not None else None
+        if identity is None:
+            return None
+        return Prebuilt(identity, kernel.hash, dict(asm), metadata, times, self.rec.ptxas_log, self.compile_log)
+
+
+class _Reused:
+    """What the steps after `stages` read of Triton's CompiledKernel, from a Prebuilt."""
+
+    def __init__(self, p: Prebuilt) -> None:
+        self.asm, self.metadata, self.hash = p.asm, p.metadata, p.hash
+
+
+class _Printed:
+    """What the steps after `stages` read of the native output, from a Prebuilt's compile log."""
+
+    def __init__(self, text: str) -> None:
+        self.stderr, self.stdout, self.text = text, "", text
+
+
 class _StopAfterStage(Exception):
     """Ends a compile right after the stage a pin edits (raised by the stage wrapper)."""
 
@@ -240,6 +328,8 @@ class Compile:
     total_ms: float = 0.0
     sass: str | None = None
     art: Artifacts | None = None
+    prebuilt: Prebuilt | None = None  # the script's own compile of this kernel (CompileRecorder), if any
+    reused: bool = False  # the stages are the prebuilt's (its compile identity is this compile's)
 
     # what the steps after the one that sets each read (PIPELINE's order sets them first)
     @property
@@ -311,6 +401,12 @@ def _stages_step(c: Compile) -> None:
         env.update(adapter.pass_dump_env())
     rec = c.recorder
     c.started = time.perf_counter()
+    if c.prebuilt is not None and not c.with_passes and not c.plan.edits:
+        with adapter.environment(env):
+            same = adapter.compile_identity(src, c.settings.target, options.__dict__) == c.prebuilt.identity
+        if same:
+            _reuse(c, c.prebuilt)
+            return
     with capture_native_output(status.scratch()) as native, _reported(c, native) as rec.on_stage:
         c.native = native
         if c.with_passes:
@@ -341,9 +437,22 @@ def _stages_step(c: Compile) -> None:
         raise CompileFailure(failure.stage, failure.reason, c.spec.kernel)
 
 
+def _reuse(c: Compile, p: Prebuilt) -> None:
+    """The stages step from the script's own compile of this kernel (same compile identity): its outputs, times,
+    ptxas report and compiler messages; SASS is started from its cubin as a compile starts it."""
+    rec = c.recorder
+    c.kernel, c.native, c.reused = _Reused(p), _Printed(p.compile_log), True
+    rec.times = {k: v for k, v in p.times_ms.items() if k not in ("frontend", "total")}
+    rec.ptxas_log = p.ptxas_log
+    if c.with_sass and isinstance(p.asm.get("cubin"), bytes):
+        rec._start_sass(p.asm["cubin"])
+
+
 def _sass_step(c: Compile) -> None:
     c.sass = c.recorder.finish_sass()
     c.total_ms = (time.perf_counter() - c.started) * 1e3
+    if c.reused and c.prebuilt is not None:  # the compile's own time, then the wait for nvdisasm here
+        c.total_ms += c.prebuilt.times_ms.get("total", 0.0)
 
 
 def _artifacts_step(c: Compile) -> None:
@@ -356,6 +465,8 @@ def _artifacts_step(c: Compile) -> None:
     if c.sass is not None:
         stages["sass"] = c.sass
     times = {"frontend": ((rec.first_stage_at or c.started) - c.started) * 1e3}
+    if c.reused and c.prebuilt is not None:
+        times["frontend"] = c.prebuilt.times_ms.get("frontend", 0.0)
     times.update(rec.times)
     times["total"] = c.total_ms
     c.art = Artifacts(
@@ -434,19 +545,25 @@ def compile_spec(
     bound=None,
     fresh: bool = True,
     with_sass: bool = True,
+    prebuilt: Prebuilt | None = None,
 ) -> Artifacts:
     """Run PIPELINE; `bound` is bind()'s result when the caller already has it.
+
+    `prebuilt`: the script's own compile of this kernel (a capture's, CompileRecorder): taken instead of
+    compiling when this compile's identity (adapter.compile_identity) is its (never with passes or pins);
+    `Artifacts.reused`.
 
     fresh=False lets Triton's own cache serve the binary (for launching a kernel that was just
     dumped: no ptxas report, no SASS, no per-stage times then). with_sass=False skips the
     nvdisasm run (about 0.3-0.5 s a kernel, whatever its size): a sweep ranks on ptxas' report
     and the PTX, and a dump of the winner disassembles it.
     """
-    c = Compile(spec, settings, with_passes, with_sass, fresh, bound)
+    c = Compile(spec, settings, with_passes, with_sass, fresh, bound, prebuilt=prebuilt)
     with tempfile.TemporaryDirectory(prefix="irscope-") as work:
         c.rec = _StageRecorder(work, with_sass)
         for step in PIPELINE.values():
             step(c)
+    c.artifacts.reused = c.reused
     return c.artifacts
 
 

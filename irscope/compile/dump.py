@@ -82,13 +82,16 @@ def dump(
     use_cache: bool = True,
     with_sass: bool = True,
     compiling: Any = None,
+    prebuilt: compiler.Prebuilt | None = None,
 ) -> DumpResult:
     """Compile (or copy from the cache) into out_dir.
 
     use_cache=False (--no-cache) does not read the cache but still stores the fresh result,
     replacing any entry there; so does a recompile after a damaged entry. `compiling`: a context
     manager factory entered around the compile only (a capture's dumps arm their signal stop
-    there, so a stop never cuts a dump between its folder and its cache entry).
+    there, so a stop never cuts a dump between its folder and its cache entry). `prebuilt`: the script's
+    own compile of this kernel, taken when its compile identity is this compile's (compiler.compile_spec);
+    `DumpResult.served` is then "reused".
     """
     bound = compiler.bind(spec, settings)
     damage = None
@@ -97,12 +100,14 @@ def dump(
         if hit is not None:
             return hit
     with compiling() if compiling is not None else contextlib.nullcontext():
-        art = compiler.compile_spec(spec, settings, with_passes=with_passes, bound=bound, with_sass=with_sass)
+        art = compiler.compile_spec(
+            spec, settings, with_passes=with_passes, bound=bound, with_sass=with_sass, prebuilt=prebuilt
+        )
     folder = artifacts.write(art, out_dir)
     cache.store(art.key, lambda tmp: artifacts.write_into(art, tmp), replace=not use_cache or damage is not None)
     if damage is not None:
         _note(damage[0], damage[1], "recompiled")
-    return DumpResult(folder, art.manifest(), cached=False, key=art.key, served="compiled")
+    return DumpResult(folder, art.manifest(), cached=False, key=art.key, served="reused" if art.reused else "compiled")
 
 
 def dump_jobs(

@@ -38,6 +38,8 @@ def render(run: ScriptRun, stage: str | None, as_json: bool, debug: bool = False
     print_failures(run)
     if run.dumps_stopped:
         print_dumps_stopped(run)
+    if (stage or as_json) and (line := long_line(run)) is not None:
+        _err(f"irscope: {line}")
 
 
 def print_dumps_stopped(run: ScriptRun) -> None:
@@ -157,6 +159,8 @@ def capture_dict(cap: Capture) -> dict[str, Any]:
         "failed": cap.failure,
         "folder": str(cap.result.folder) if cap.result is not None else None,
         "dumped_in": cap.dumped_in,
+        "dump_s": round(cap.dump_s, 2) if cap.dump_s is not None else None,
+        "served": cap.result.served if cap.result is not None else None,
         "in_process_why": cap.in_process_why if cap.dumped_in == "in-process" else None,
     }
 
@@ -207,6 +211,8 @@ def summary(run: ScriptRun) -> None:
         con.print(f"  script output in {escape(str(run.script_log))}")
     if (line := timing_line(run)) is not None:
         con.print(f"  {escape(line)}")
+    if (line := long_line(run)) is not None:
+        con.print(f"  {escape(line)}")
     con.print()
     said = dump_view.run_notes([c.result.manifest for c in run.captures if c.result is not None])
     dump_view.print_run_notes(said, sum(c.result is not None for c in run.captures), con)
@@ -226,6 +232,36 @@ def timing_line(run: ScriptRun) -> str | None:
         f"{t['shape_only_ops']} shape-only torch ops), specs {t['specs_s']:.1f} s, dumps {t['dumps_s']:.1f} s "
         f"({t['dumped_in_workers']} in workers, {here} here{': ' + '; '.join(why[:2]) if why else ''})"
         f"; {t['dominant']} dominate{'s' if t['dominant'] != 'the dumps' else ''}"
+    )
+
+
+LONG_S = 30.0  # a capture that took longer says in one line where its time went
+
+
+def long_line(run: ScriptRun) -> str | None:
+    """For a capture that took over LONG_S seconds: its wall time, the script's biggest part, the dumps'
+    compiled count and the stages that cost most, and the slowest dump (replay.timing_split's figures)."""
+    t = run.timing
+    if t.get("wall_s", 0.0) <= LONG_S or "dumps" not in t:
+        return None
+    parts = t["script_parts"]
+    named = {"Inductor's compiles": parts["inductor_compiles_s"], "launch checks": parts["launch_checks_s"]}
+    named["the interpreter"] = parts["interpreter_s"]
+    inside = ", ".join(f"{k} {v:.0f} s" for k, v in sorted(named.items(), key=lambda kv: -kv[1]) if v >= 0.5)
+    d = t["dumps"]
+    stages = sorted(d["stages_s"].items(), key=lambda kv: -kv[1])[:3]
+    work = ", ".join(f"{'nvdisasm (sass)' if k == 'sass' else k} {v:.0f} s" for k, v in stages)
+    top = t["top_kernels"][0] if t["top_kernels"] else None
+    return (
+        f"the capture took {t['wall_s']:.0f} s: script {t['script_s']:.0f} s"
+        + (f" ({inside})" if inside else "")
+        + f", dumps {t['dumps_s']:.0f} s ({d['compiled']} compiled"
+        + (f" ({d['reused']} reusing the script's compile)" if d.get("reused") else "")
+        + f", {d['from_cache']} from cache"
+        + (f"; most compile work: {work}" if work else "")
+        + ")"
+        + (f"; slowest dump: {top['kernel']} {top['dump_s']:.1f} s" if top else "")
+        + " (--json: capture.timing)"
     )
 
 
