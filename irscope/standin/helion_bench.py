@@ -67,8 +67,8 @@ class HelionTimers:
 
         def autotune(search: Any, *args: Any, **kwargs: Any) -> Any:
             timers.searches += 1
-            settings = getattr(search, "settings", None)
-            checked = getattr(settings, "autotune_accuracy_check", False)
+            settings: Any = getattr(search, "settings", None)
+            checked = bool(getattr(settings, "autotune_accuracy_check", False))
             if checked:
                 settings.autotune_accuracy_check = False
             try:

@@ -243,8 +243,8 @@ def _moved(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:  # noqa: C9
                 else (torch.device("cuda", 0) if marks.answers_cuda(other) else torch.device("cpu"))
             )
             dtype = other.dtype
-        elif rest and (isinstance(rest[0], (str, torch.device)) or type(rest[0]) is int):
-            device = rest.pop(0)
+        elif rest and (rest[0] is None or isinstance(rest[0], (str, torch.device)) or type(rest[0]) is int):
+            device = rest.pop(0)  # None: the device slot left empty (Module.to(dtype) calls t.to(None, dtype, ...))
         if rest and (rest[0] is None or isinstance(rest[0], torch.dtype)):  # Module.to passes dtype=None
             dtype = rest.pop(0)
         for name, value in zip(("non_blocking", "copy"), rest):
