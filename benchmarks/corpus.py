@@ -110,16 +110,20 @@ def origin_of(script: Path) -> str:
 
 
 def whose(stop: str, script: Path) -> str:
-    """Whose stop the capture's one line names (see irscope/capture/runner.py's `stopped`)."""
+    """Whose stop it is, as the capture's one line names it (irscope/capture/runner.py's `stopped`:
+    the script's line, the exception, and `(raised in X's own code: FILE:LINE)` when other code raised it)."""
     if stop.startswith("time limit"):
         return "time limit"
-    if "(irscope's" in stop or "irscope's stand-in" in stop:
-        return "irscope's"
     if "where the stand-in GPU stops" in stop:
         return "the stand-in's documented limit"
-    if re.search(r"\(raised in [\w.]+'s code", stop):
-        return "library's own: " + re.search(r"\(raised in ([\w.]+)'s code", stop).group(1)  # type: ignore[union-attr]
-    if stop.startswith(f"{script.name}:") or f"raised {script.name}:" in stop:
+    if "(raised in irscope's own code" in stop:
+        return "irscope's"
+    if "(raised in Inductor's generated code" in stop:
+        return "Inductor's generated code (a check it compiled in)"
+    named = re.search(r"\(raised in ([\w.-]+)'s own code", stop)
+    if named:
+        return f"library's own: {named.group(1)}"
+    if "(raised in the script's own" in stop or stop.startswith(f"{script.name}:") or f"raised {script.name}:" in stop:
         return "script's own"
     return "unnamed (an irscope defect: the message does not say whose)"
 

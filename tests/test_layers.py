@@ -213,6 +213,23 @@ def test_inductor_dropout_in_train_mode_and_embedding_backward(tmp_path):
 
 
 @needs_torch
+def test_inductor_conv_layout_is_cudnn_s(tmp_path):
+    """The MNIST CNN's stop (issue #42 item 4): a torch without cuDNN told Inductor a convolution of
+    channels-last tensors returns a contiguous one; the compiled code's assert_size_stride then failed on
+    the CPU's channels-last result, and the kernels after it were made for a layout the chip never gives.
+    As cuDNN does, the second convolution's output (4, 64, 24, 24) is channels-last in the kernel that
+    reads it, and the script's own checks against eager pass."""
+    doc, err = _dump("inductor_conv_net.py", tmp_path)
+    assert "inductor_conv_net: checks passed" in err
+    assert doc["capture"]["stopped"] is None
+    launches = [json.loads(Path(spec).read_text())["launch"] for spec in doc["capture"]["specs"]]
+    conv_outs = [
+        a["strides"] for launch in launches for a in launch["args"].values() if a.get("shape") == [4, 64, 24, 24]
+    ]
+    assert conv_outs and all(s == [36864, 1, 1536, 64] for s in conv_outs), conv_outs
+
+
+@needs_torch
 def test_inductor_inference_graph(tmp_path):
     doc, err = _dump("inductor_inference.py", tmp_path)
     assert "inductor_inference: checks passed" in err

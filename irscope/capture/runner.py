@@ -477,6 +477,8 @@ _STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
 def _owner(path: Path, folder: Path) -> str | None:
     """Whose code a file is, said with its path ("torch's own code: torch/nn/functional.py"); None for
     Python's standard library and frozen or generated code, which raise on their caller's behalf."""
+    if any(part.startswith("torchinductor_") for part in path.parts):  # Inductor's cache: code it generated
+        return f"Inductor's generated code: {path.name}"
     if path.is_relative_to(_IRSCOPE):
         return f"irscope's own code: irscope/{path.relative_to(_IRSCOPE).as_posix()}"
     parts = path.parts

@@ -117,6 +117,7 @@ def _standin_extra(torch: Any, undo: contextlib.ExitStack) -> None:
         torch._C._cuda_getCurrentRawStream = lambda device=None: 0
         undo.callback(delattr, torch._C, "_cuda_getCurrentRawStream")
     _seed_lookup_without_device_guard(torch, undo)
+    _conv_layout_as_cudnn(torch, undo)
     # `~mask` on a fake cuda tensor (the decomposition of index_put(accumulate=True): nn.Embedding's
     # backward): Tensor.__invert__'s hand-written binding takes a device guard a torch without CUDA
     # cannot make; torch.bitwise_not is the same op through the generated binding, which takes none
@@ -135,6 +136,34 @@ def _seed_lookup_without_device_guard(torch: Any, undo: contextlib.ExitStack) ->
         return
     meta = lambda seeds, index: TensorMeta(torch.ops.aten.select.int(seeds, 0, index).clone())
     undo.enter_context(triton_runtime.patched(op, "prim_meta_impl", meta))
+
+
+def _conv_layout_as_cudnn(torch: Any, undo: contextlib.ExitStack) -> None:
+    """A convolution's output layout, as cuDNN gives it on the chip. Fake tensor propagation (Inductor's
+    lowering) asks torch._C._conv_determine_backend_memory_format for the backend it selected; a torch
+    without cuDNN selects the slow backend for a cuda tensor, whose answer is always contiguous, where
+    cuDNN answers channels-last when the input or the weight is (Inductor makes both channels-last for a
+    conv net: the MNIST CNN). The layout the graph is compiled for then differs from the chip's (other
+    kernels), and from what the CPU's own convolution returns when the compiled code runs
+    (assert_size_stride fails). For a cuda tensor this answers cuDNN's rule
+    (cudnn_conv_suggest_memory_format: float64 stays contiguous; a 4-d weight is channels-last if the input
+    or the weight is, a 5-d one channels-last-3d)."""
+    original = torch._C._conv_determine_backend_memory_format
+
+    def as_cudnn(input_: Any, weight: Any, backend: Any) -> Any:
+        device = getattr(input_, "fake_device", None) or getattr(input_, "device", None)
+        if getattr(device, "type", None) != "cuda" or "Depthwise" in str(backend):
+            return original(input_, weight, backend)
+        if torch.float64 in (input_.dtype, weight.dtype):
+            return torch.contiguous_format
+        for ndim, fmt in ((4, torch.channels_last), (5, torch.channels_last_3d)):
+            if weight.dim() == ndim and any(
+                t.is_contiguous(memory_format=fmt) and not t.is_contiguous() for t in (input_, weight)
+            ):
+                return fmt
+        return torch.contiguous_format
+
+    undo.enter_context(triton_runtime.patched(torch._C, "_conv_determine_backend_memory_format", as_cudnn))
 
 
 def _retarget_inductor(torch: Any, undo: contextlib.ExitStack) -> None:
