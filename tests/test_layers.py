@@ -109,6 +109,22 @@ def test_helion_traces_on_the_kernels_device(tmp_path):
 
 
 @needs_helion
+def test_helion_epilogue_indexing_a_tensor_by_tiles(tmp_path):
+    """Helion's matmul example (issue #42 item 4): an epilogue lambda indexing the caller's tensor by the
+    tiles. The stand-in read each argument's device through the tile proxies, which refuse it
+    (IncorrectTileUsage), and Python's indexing of the fake cuda tensor took a device guard a CPU torch
+    cannot make. Now the kernel compiles with the bias load in it, and the script's check passes."""
+    doc, err = _dump("helion_epilogue_index.py", tmp_path)
+    assert "helion_epilogue_index: checks passed" in err
+    assert doc["capture"]["stopped"] is None
+    [kernel] = doc["kernels"]
+    assert not kernel["capture"]["failed"]
+    assert kernel["capture"]["generated_by"]["layer"] == "helion"
+    args = json.loads(Path(doc["capture"]["specs"][0]).read_text())["launch"]["args"]
+    assert sum(1 for a in args.values() if a.get("shape") == [32, 32]) == 3  # x, bias and out: bias is loaded
+
+
+@needs_helion
 def test_helion_every_config_captured(tmp_path):
     doc, err = _dump("helion_two_configs.py", tmp_path)
     assert "helion_two_configs: checks passed" in err

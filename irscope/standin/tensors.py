@@ -170,6 +170,8 @@ def _cpu_mode():  # noqa: C901
                         "Expected all tensors to be on the same device, but found at least two "
                         f"devices, {both[0]} and {both[1]}!"
                     )
+            if func in (T.__getitem__, T.__setitem__) and _faking():
+                return _indexed_as_cpu(torch, func, args, kwargs)
             out = func(*args, **kwargs)
             if forced is not None:
                 return _forced(out, forced, tensors)
@@ -187,13 +189,48 @@ def _cpu_mode():  # noqa: C901
     return CpuForCuda()
 
 
+def _indexed_as_cpu(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:
+    """x[i] / x[i] = v on fake cuda tensors (Helion tracing `bias[tile[0], tile[1]]` in its matmul example's
+    epilogue): Python's indexing takes a device guard for the tensor's device, which a torch without CUDA
+    cannot make ("PyTorch is not linked with support for cuda devices"). The fake tensors are metadata:
+    they are indexed as fake CPU tensors (the same shapes, strides and dtypes) and the result is a fake
+    cuda tensor again, as on a GPU."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    fakes = [
+        t
+        for a in (*args, *kwargs.values())
+        for t in (a if isinstance(a, (list, tuple)) else (a,))
+        if isinstance(t, FakeTensor) and t.fake_device.type == "cuda"
+    ]
+    if not fakes:
+        return func(*args, **kwargs)
+    devices = [t.fake_device for t in fakes]
+    cpu = torch.device("cpu")
+    for t in fakes:
+        t.fake_device = cpu
+    try:
+        out = func(*args, **kwargs)
+    finally:
+        for t, device in zip(fakes, devices):
+            t.fake_device = device
+    if isinstance(out, FakeTensor) and out.fake_device.type == "cpu":
+        out.fake_device = devices[0]
+    return out
+
+
 def _cpu_tensors(torch: Any, args: tuple, kwargs: dict) -> list[Any]:
-    """The tensors among an op's arguments (one level into lists: torch.cat's) whose own device is the CPU."""
+    """The tensors among an op's arguments (one level into lists: torch.cat's) whose own device is the CPU.
+
+    Read with subclasses' __torch_function__ off: a tensor subclass may refuse the read (Helion's tile
+    proxies raise IncorrectTileUsage for anything but indexing: `bias[tile[0], tile[1]]` in its matmul
+    example's epilogue), and on a GPU nothing reads it there."""
     found = []
-    for a in (*args, *kwargs.values()):
-        for t in a if isinstance(a, (list, tuple)) else (a,):
-            if isinstance(t, torch.Tensor) and t.is_cpu:  # the mode is off here: the tensor's own
-                found.append(t)
+    with torch._C.DisableTorchFunctionSubclass():
+        for a in (*args, *kwargs.values()):
+            for t in a if isinstance(a, (list, tuple)) else (a,):
+                if isinstance(t, torch.Tensor) and t.is_cpu:  # the mode is off here: the tensor's own
+                    found.append(t)
     return found
 
 
