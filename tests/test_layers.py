@@ -246,6 +246,19 @@ def test_inductor_conv_layout_is_cudnn_s(tmp_path):
 
 
 @needs_torch
+def test_inductor_flex_attention(tmp_path):
+    """Helion's attention example's baseline (issue #42 item 4): flex_attention's fake kernel makes its output
+    with out.new_empty_strided(...).copy_(out), bindings that take a device guard a torch without CUDA cannot
+    make for a fake cuda tensor; Inductor stopped before any kernel. Now its template kernel is captured,
+    made from the flex_attention op, and the script's check against SDPA passes."""
+    doc, err = _dump("inductor_flex_attention.py", tmp_path)
+    assert "inductor_flex_attention: checks passed" in err
+    assert doc["capture"]["stopped"] is None
+    gens = [k["capture"]["generated_by"] for k in doc["kernels"]]
+    assert any(g["category"] == "template" and "flex_attention" in g["aten_ops"] for g in gens), gens
+
+
+@needs_torch
 def test_inductor_inference_graph(tmp_path):
     doc, err = _dump("inductor_inference.py", tmp_path)
     assert "inductor_inference: checks passed" in err

@@ -122,6 +122,36 @@ def _standin_extra(torch: Any, undo: contextlib.ExitStack) -> None:
     # backward): Tensor.__invert__'s hand-written binding takes a device guard a torch without CUDA
     # cannot make; torch.bitwise_not is the same op through the generated binding, which takes none
     undo.enter_context(triton_runtime.patched(torch.Tensor, "__invert__", lambda self: torch.bitwise_not(self)))
+    # t.new_empty_strided(...).copy_(t), the other new_* of a fake cuda tensor (flex_attention's fake kernel
+    # makes its output so while Dynamo and Inductor trace it): their hand-written bindings take the same guard
+    for name in ("new_empty_strided", "new_empty", "new_zeros", "new_ones", "new_full", "copy_"):
+        method = getattr(torch.Tensor, name)
+        undo.enter_context(triton_runtime.patched(torch.Tensor, name, _fake_cuda_as_cpu(torch, method)))
+
+
+def _fake_cuda_as_cpu(torch: Any, method: Any) -> Any:
+    """`method` of a fake cuda tensor run on it as a fake CPU tensor (the same metadata: a fake tensor has no
+    data), its fake result made cuda again: a binding that takes a device guard for the tensor's device
+    cannot make one for cuda in a torch without CUDA. Real tensors and explicit devices are left alone."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    cpu = torch.device("cpu")
+
+    @functools.wraps(method)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(self, FakeTensor) or self.fake_device.type != "cuda" or "device" in kwargs:
+            return method(self, *args, **kwargs)
+        device = self.fake_device
+        self.fake_device = cpu
+        try:
+            out = method(self, *args, **kwargs)
+        finally:
+            self.fake_device = device
+        if isinstance(out, FakeTensor) and out.fake_device.type == "cpu":
+            out.fake_device = device
+        return out
+
+    return run
 
 
 def _seed_lookup_without_device_guard(torch: Any, undo: contextlib.ExitStack) -> None:
