@@ -116,6 +116,15 @@ def _standin_extra(torch: Any, undo: contextlib.ExitStack) -> None:
     else:
         torch._C._cuda_getCurrentRawStream = lambda device=None: 0
         undo.callback(delattr, torch._C, "_cuda_getCurrentRawStream")
+    # CUDA graphs (mode="reduce-overhead", "max-autotune"): Inductor asks whether the caching allocator is on
+    # (a CPU torch has no such function). It is answered "off", so Inductor skips the graph capture, as it
+    # does on a GPU with the allocator off: the same Triton kernels, launched one by one, none recorded into
+    # a CUDA graph (the stand-in could not replay one)
+    if hasattr(torch._C, "_cuda_cudaCachingAllocator_is_enabled"):
+        undo.enter_context(triton_runtime.patched(torch._C, "_cuda_cudaCachingAllocator_is_enabled", lambda: False))
+    else:
+        torch._C._cuda_cudaCachingAllocator_is_enabled = lambda: False
+        undo.callback(delattr, torch._C, "_cuda_cudaCachingAllocator_is_enabled")
     _seed_lookup_without_device_guard(torch, undo)
     _conv_layout_as_cudnn(torch, undo)
     # `~mask` on a fake cuda tensor (the decomposition of index_put(accumulate=True): nn.Embedding's
