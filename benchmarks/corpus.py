@@ -128,6 +128,15 @@ def whose(stop: str, script: Path) -> str:
     return "unnamed (an irscope defect: the message does not say whose)"
 
 
+def _whose_with_notes(stop: str, script: Path, notes: list[str]) -> str:
+    """A check that failed on results Triton's interpreter could not compute is that limit's stop, which
+    the notes name (`interpreter cannot run KERNEL: why`); else whose the line says."""
+    cannot = [n for n in notes if n.startswith("interpreter cannot run")]
+    if cannot and whose(stop, script) == "script's own":
+        return f"Triton's interpreter (named in the notes: {cannot[0]})"
+    return whose(stop, script)
+
+
 def env_for(cache: str, flags: Flags) -> dict[str, str]:
     env = dict(os.environ, IRSCOPE_CACHE_DIR=cache, **dict(flags.env))
     extra = [str(ROOT)]
@@ -200,7 +209,7 @@ def _result(script: Path, proc: subprocess.CompletedProcess[str], wall: float) -
         wall_s=round(wall, 1),
         split=dict(cap.get("timing") or {}),
         stop=stop,
-        whose=whose(stop, script) if stop else None,
+        whose=_whose_with_notes(stop, script, notes) if stop else None,
         notes=notes,
     )
 

@@ -490,6 +490,31 @@ def _accelerator_answers(torch: Any, iface: FakeDeviceInterface, stack: contextl
             stack.enter_context(triton_runtime.patched(accelerator, name, own))
 
 
+def _generator_class(torch: Any) -> type:
+    """torch.Generator(device="cuda") (a JVP flash attention's test seeds its inputs so): a CPU torch has no
+    CUDA generator. The stand-in's "cuda" tensors are drawn on the CPU, so it is a CPU generator, and
+    answers cuda:0 for .device, as on a GPU. A subclass: isinstance(g, torch.Generator) still holds."""
+    base = torch.Generator
+    cuda0 = torch.device("cuda", 0)
+
+    class Generator(base):  # type: ignore[misc, valid-type]
+        def __new__(cls, device: Any = "cpu") -> Any:
+            gen = super().__new__(cls, device="cpu" if _is_gpu_device(device) else device)
+            gen._irscope_cuda = _is_gpu_device(device)
+            return gen
+
+        def __init__(self, device: Any = "cpu") -> None:
+            pass
+
+        @property
+        def device(self) -> Any:
+            return cuda0 if self._irscope_cuda else base.device.__get__(self)
+
+    Generator.__qualname__ = Generator.__name__ = "Generator"
+    Generator.__module__ = "torch"
+    return Generator
+
+
 @contextlib.contextmanager
 def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterator[None]:
     """torch as on a GPU of `target`, with tensors on the CPU (nothing to do without torch);
@@ -537,6 +562,7 @@ def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterato
         for name in names:
             stack.enter_context(triton_runtime.patched(torch.cuda, name, getattr(iface, name)))
         _accelerator_answers(torch, iface, stack)
+        stack.enter_context(triton_runtime.patched(torch, "Generator", _generator_class(torch)))
         _no_gpu_context_for_fakes(torch, stack)
         stack.enter_context(torch_version(torch, target))
         stack.enter_context(benchmarks_once(torch))
