@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "benchmarks" / "corpus"
 RESULTS = ROOT / "benchmarks" / "results"
 STUBS = ROOT / "tests" / "data" / "plotstubs"
+DUMP_GRACE_S = 900  # after the script's --time-limit, the dumps' time before the runner stops the capture
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ def run_one(script: Path, target: str, time_limit: float, keep: Path | None) -> 
                 env=env_for(str(work / "cache"), flags),
                 capture_output=True,
                 text=True,
-                timeout=limit + 300,
+                timeout=limit + DUMP_GRACE_S,
             )
         except subprocess.TimeoutExpired:
             wall = time.perf_counter() - start
@@ -177,8 +178,9 @@ def run_one(script: Path, target: str, time_limit: float, keep: Path | None) -> 
                 0,
                 round(wall, 1),
                 {},
-                "irscope hung past the time limit",
-                "irscope's",
+                f"not finished {limit + DUMP_GRACE_S:g} s after its start (the runner's hard stop: the script's "
+                f"--time-limit plus {DUMP_GRACE_S} s for the dumps)",
+                "the runner's hard stop",
             )
         wall = time.perf_counter() - start
     return _result(script, proc, wall)
