@@ -112,6 +112,25 @@ CASES: dict[str, tuple[str, Any]] = {
         ("cuda:0", "cuda:0", True),
     ),
     "module_cuda": ("m = torch.nn.Linear(2, 2).cuda(); out = (m.weight.device, m.bias.device)", ("cuda:0", "cuda:0")),
+    # Module.to(dtype) calls t.to(None, dtype, non_blocking): the leading None is the device (liger's
+    # tests: `.to(device).to(dtype)`, issue #42 item 4)
+    "module_to_cuda_then_dtype": (
+        "m = torch.nn.Linear(2, 2).to('cuda').to(torch.float16)\n"
+        "out = (m.weight.device, m.weight.dtype, torch.randn(2, device='cuda').to(None, torch.float64, False).dtype)",
+        ("cuda:0", "torch.float16", "torch.float64"),
+    ),
+    # a generator for cuda (a JVP flash attention's test seeds its inputs with one, issue #42 item 4)
+    "generator_cuda": (
+        "g = torch.Generator(device='cuda').manual_seed(1); a = torch.rand(3, device='cuda', generator=g)\n"
+        "b = torch.rand(3, device='cuda', generator=torch.Generator(device='cuda').manual_seed(1))\n"
+        "out = (g.device, isinstance(g, torch.Generator), a.device, torch.equal(a, b))",
+        ("cuda:0", True, "cuda:0", True),
+    ),
+    "module_dtype_keeps_ints": (
+        "m = torch.nn.Embedding(4, 2).to('cuda'); m.register_buffer('ids', torch.arange(3, device='cuda'))\n"
+        "m = m.to(torch.bfloat16); out = (m.weight.dtype, m.ids.dtype, m.ids.device)",
+        ("torch.bfloat16", "torch.int64", "cuda:0"),
+    ),
     "module_made_on_cuda": ("out = torch.nn.Linear(2, 2, device='cuda').weight.device", "cuda:0"),
     "default_device": (
         "torch.set_default_device('cuda')\n"

@@ -16,6 +16,7 @@ import os
 import runpy
 import signal
 import sys
+import sysconfig
 import threading
 import time
 import traceback
@@ -97,7 +98,7 @@ def run_script(  # noqa: PLR0913
         except KeyboardInterrupt:
             raise
         except BaseException as e:  # noqa: BLE001  the script's own failure: reported, never an irscope crash
-            stopped, raised = f"{_where(e, script)}{type(e).__name__}: {_first_line(e)}", True
+            stopped, raised = _stop_line(e, script), True
             failure = e
         finally:
             armed.clear()  # a signal from here on ends nothing: the script is over
@@ -162,7 +163,7 @@ def run_call(
         except KeyboardInterrupt:
             raise
         except BaseException as e:  # noqa: BLE001  the function's own failure (a SystemExit too): kept as `stopped`, as a script's
-            stopped, failure = f"{_where(e, where)}{type(e).__name__}: {_first_line(e)}", e
+            stopped, failure = _stop_line(e, where), e
         else:
             failure = None
         threads_left = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
@@ -441,6 +442,57 @@ def _stop_phrase(stopped: str | None) -> str:
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else "(no message)"
+
+
+def _stop_line(e: BaseException, script: Path) -> str:
+    """The script's failure as one line: where in the script, the exception, and whose code raised it."""
+    return f"{_where(e, script)}{type(e).__name__}: {_first_line(e)}{_raised_in(e, script)}"
+
+
+def _raised_in(e: BaseException, script: Path) -> str:
+    """' (raised in torch's own code: torch/_inductor/graph.py:1234)' when the exception (or the one it
+    was raised from) came out of code that is not the script's own line: a library's, irscope's, or a
+    module beside the script. Python's standard library is passed through to the code that called it."""
+    inner = e
+    for _ in range(8):  # `raise X from cause`: the cause is where it went wrong (Inductor wraps its errors)
+        if inner.__cause__ is None or inner.__cause__.__traceback__ is None:
+            break
+        inner = inner.__cause__
+    try:
+        target = script.resolve()
+        for frame in reversed(traceback.extract_tb(inner.__traceback__)):
+            path = Path(frame.filename).resolve()
+            if path == target:
+                return ""
+            owner = _owner(path, target.parent)
+            if owner is not None:
+                return f" (raised in {owner}:{frame.lineno})"
+    except OSError:
+        pass
+    return ""
+
+
+_IRSCOPE = Path(__file__).resolve().parent.parent
+_STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
+
+
+def _owner(path: Path, folder: Path) -> str | None:
+    """Whose code a file is, said with its path ("torch's own code: torch/nn/functional.py"); None for
+    Python's standard library and frozen or generated code, which raise on their caller's behalf."""
+    if any(part.startswith("torchinductor_") for part in path.parts):  # Inductor's cache: code it generated
+        return f"Inductor's generated code: {path.name}"
+    if path.is_relative_to(_IRSCOPE):
+        return f"irscope's own code: irscope/{path.relative_to(_IRSCOPE).as_posix()}"
+    parts = path.parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            rel = parts[parts.index(marker) + 1 :]
+            return f"{rel[0].removesuffix('.py')}'s own code: {'/'.join(rel)}" if rel else None
+    if path.is_relative_to(_STDLIB) or not path.is_file():
+        return None
+    if path.is_relative_to(folder):
+        return f"the script's own {path.relative_to(folder).as_posix()}"
+    return f"the code of {path.as_posix()}"
 
 
 def _where(e: BaseException, script: Path) -> str:

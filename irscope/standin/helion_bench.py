@@ -8,6 +8,13 @@ results are thrown away), and answers BENCH_MS — not a measurement. Every conf
 compiles is still captured and labelled; the one it picks is not a GPU's pick, and the run's notes
 say so.
 
+A search (`BaseSearch.autotune`: the accuracy baseline, then each candidate run once to check its output,
+then timed) runs inside `benchmarking()` as a whole, with Helion's accuracy check off for its duration:
+on a GPU each candidate's output is compared with the baseline's, but on the stand-in neither is computed
+(computing hundreds of candidates would spend the interpreter's budget of the whole run, and the launch
+the script then makes with the chosen config would be left uncomputed: its own check fails). The search
+picks its config from placeholder timings anyway; the script's own launches after it are computed.
+
 Helion is loaded when the script imports it, after the stand-in is up: a finder on sys.meta_path
 puts the placeholders in each `helion.autotuner.*` module as it loads (and into those already loaded),
 and takes them out again when the stand-in comes down.
@@ -27,6 +34,7 @@ from irscope.standin.interpret import benchmarking
 PACKAGE = "helion.autotuner"
 SINGLE = ("do_bench", "do_bench_generic", "do_bench_cuda_graph")
 MANY = ("interleaved_bench", "interleaved_bench_generic")
+SEARCH = ("helion.autotuner.base_search", "BaseSearch")  # the module and class whose autotune() is a search
 
 
 class HelionTimers:
@@ -34,7 +42,9 @@ class HelionTimers:
 
     def __init__(self) -> None:
         self.timed = 0
+        self.searches = 0
         self._originals: dict[tuple[str, str], Any] = {}
+        self._search: tuple[type, Any] | None = None  # BaseSearch and its own autotune, while patched
 
     def one(self, fn: Callable[[], Any], *args: Any, quantiles: Any = None, **kwargs: Any) -> Any:
         self.timed += 1
@@ -51,11 +61,34 @@ class HelionTimers:
                 fn()
         return [BENCH_MS] * len(fns)
 
+    def search(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """BaseSearch.autotune, run as a trial: its launches captured, not computed, no accuracy check."""
+        timers = self
+
+        def autotune(search: Any, *args: Any, **kwargs: Any) -> Any:
+            timers.searches += 1
+            settings: Any = getattr(search, "settings", None)
+            checked = bool(getattr(settings, "autotune_accuracy_check", False))
+            if checked:
+                settings.autotune_accuracy_check = False
+            try:
+                with benchmarking():
+                    return original(search, *args, **kwargs)
+            finally:
+                if checked:
+                    settings.autotune_accuracy_check = True
+
+        return autotune
+
     def patch(self, module: Any) -> None:
         for name in SINGLE + MANY:
             if callable(getattr(module, name, None)) and (module.__name__, name) not in self._originals:
                 self._originals[(module.__name__, name)] = getattr(module, name)
                 setattr(module, name, self.one if name in SINGLE else self.many)
+        cls = getattr(module, SEARCH[1], None) if module.__name__ == SEARCH[0] else None
+        if isinstance(cls, type) and self._search is None and "autotune" in vars(cls):
+            self._search = (cls, vars(cls)["autotune"])
+            cls.autotune = self.search(vars(cls)["autotune"])  # type: ignore[attr-defined]
 
     def restore(self) -> None:
         for (mod_name, name), original in self._originals.items():
@@ -63,15 +96,26 @@ class HelionTimers:
             if module is not None:
                 setattr(module, name, original)
         self._originals.clear()
+        if self._search is not None:
+            cls, original = self._search
+            cls.autotune = original  # type: ignore[attr-defined]
+            self._search = None
 
     def notes(self) -> list[str]:
-        if not self.timed:
-            return []
-        return [
-            f"Helion's autotuner timed {self.timed} candidate{'s' if self.timed != 1 else ''} on the stand-in "
-            f"GPU: each ran once (its launches captured, not computed) and was given {BENCH_MS:g} ms, not a "
-            f"measurement; every config it compiled is captured, but the one it picked is not a GPU's pick"
-        ]
+        notes = []
+        if self.timed:
+            notes.append(
+                f"Helion's autotuner timed {self.timed} candidate{'s' if self.timed != 1 else ''} on the stand-in "
+                f"GPU: each ran once (its launches captured, not computed) and was given {BENCH_MS:g} ms, not a "
+                f"measurement; every config it compiled is captured, but the one it picked is not a GPU's pick"
+            )
+        if self.searches:
+            notes.append(
+                f"Helion's autotuner searched {self.searches} time{'s' if self.searches != 1 else ''} on the "
+                "stand-in GPU with its accuracy check off: its baseline and candidates were launched and "
+                "captured, not computed, so there was no output to check; the launches after each search are computed"
+            )
+        return notes
 
 
 class _PatchOnLoad(importlib.abc.MetaPathFinder):

@@ -116,11 +116,51 @@ def _standin_extra(torch: Any, undo: contextlib.ExitStack) -> None:
     else:
         torch._C._cuda_getCurrentRawStream = lambda device=None: 0
         undo.callback(delattr, torch._C, "_cuda_getCurrentRawStream")
+    # CUDA graphs (mode="reduce-overhead", "max-autotune"): Inductor asks whether the caching allocator is on
+    # (a CPU torch has no such function). It is answered "off", so Inductor skips the graph capture, as it
+    # does on a GPU with the allocator off: the same Triton kernels, launched one by one, none recorded into
+    # a CUDA graph (the stand-in could not replay one)
+    if hasattr(torch._C, "_cuda_cudaCachingAllocator_is_enabled"):
+        undo.enter_context(triton_runtime.patched(torch._C, "_cuda_cudaCachingAllocator_is_enabled", lambda: False))
+    else:
+        torch._C._cuda_cudaCachingAllocator_is_enabled = lambda: False
+        undo.callback(delattr, torch._C, "_cuda_cudaCachingAllocator_is_enabled")
     _seed_lookup_without_device_guard(torch, undo)
+    _conv_layout_as_cudnn(torch, undo)
     # `~mask` on a fake cuda tensor (the decomposition of index_put(accumulate=True): nn.Embedding's
     # backward): Tensor.__invert__'s hand-written binding takes a device guard a torch without CUDA
     # cannot make; torch.bitwise_not is the same op through the generated binding, which takes none
     undo.enter_context(triton_runtime.patched(torch.Tensor, "__invert__", lambda self: torch.bitwise_not(self)))
+    # t.new_empty_strided(...).copy_(t), the other new_* of a fake cuda tensor (flex_attention's fake kernel
+    # makes its output so while Dynamo and Inductor trace it): their hand-written bindings take the same guard
+    for name in ("new_empty_strided", "new_empty", "new_zeros", "new_ones", "new_full", "copy_"):
+        method = getattr(torch.Tensor, name)
+        undo.enter_context(triton_runtime.patched(torch.Tensor, name, _fake_cuda_as_cpu(torch, method)))
+
+
+def _fake_cuda_as_cpu(torch: Any, method: Any) -> Any:
+    """`method` of a fake cuda tensor run on it as a fake CPU tensor (the same metadata: a fake tensor has no
+    data), its fake result made cuda again: a binding that takes a device guard for the tensor's device
+    cannot make one for cuda in a torch without CUDA. Real tensors and explicit devices are left alone."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    cpu = torch.device("cpu")
+
+    @functools.wraps(method)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(self, FakeTensor) or self.fake_device.type != "cuda" or "device" in kwargs:
+            return method(self, *args, **kwargs)
+        device = self.fake_device
+        self.fake_device = cpu
+        try:
+            out = method(self, *args, **kwargs)
+        finally:
+            self.fake_device = device
+        if isinstance(out, FakeTensor) and out.fake_device.type == "cpu":
+            out.fake_device = device
+        return out
+
+    return run
 
 
 def _seed_lookup_without_device_guard(torch: Any, undo: contextlib.ExitStack) -> None:
@@ -135,6 +175,34 @@ def _seed_lookup_without_device_guard(torch: Any, undo: contextlib.ExitStack) ->
         return
     meta = lambda seeds, index: TensorMeta(torch.ops.aten.select.int(seeds, 0, index).clone())
     undo.enter_context(triton_runtime.patched(op, "prim_meta_impl", meta))
+
+
+def _conv_layout_as_cudnn(torch: Any, undo: contextlib.ExitStack) -> None:
+    """A convolution's output layout, as cuDNN gives it on the chip. Fake tensor propagation (Inductor's
+    lowering) asks torch._C._conv_determine_backend_memory_format for the backend it selected; a torch
+    without cuDNN selects the slow backend for a cuda tensor, whose answer is always contiguous, where
+    cuDNN answers channels-last when the input or the weight is (Inductor makes both channels-last for a
+    conv net: the MNIST CNN). The layout the graph is compiled for then differs from the chip's (other
+    kernels), and from what the CPU's own convolution returns when the compiled code runs
+    (assert_size_stride fails). For a cuda tensor this answers cuDNN's rule
+    (cudnn_conv_suggest_memory_format: float64 stays contiguous; a 4-d weight is channels-last if the input
+    or the weight is, a 5-d one channels-last-3d)."""
+    original = torch._C._conv_determine_backend_memory_format
+
+    def as_cudnn(input_: Any, weight: Any, backend: Any) -> Any:
+        device = getattr(input_, "fake_device", None) or getattr(input_, "device", None)
+        if getattr(device, "type", None) != "cuda" or "Depthwise" in str(backend):
+            return original(input_, weight, backend)
+        if torch.float64 in (input_.dtype, weight.dtype):
+            return torch.contiguous_format
+        for ndim, fmt in ((4, torch.channels_last), (5, torch.channels_last_3d)):
+            if weight.dim() == ndim and any(
+                t.is_contiguous(memory_format=fmt) and not t.is_contiguous() for t in (input_, weight)
+            ):
+                return fmt
+        return torch.contiguous_format
+
+    undo.enter_context(triton_runtime.patched(torch._C, "_conv_determine_backend_memory_format", as_cudnn))
 
 
 def _retarget_inductor(torch: Any, undo: contextlib.ExitStack) -> None:

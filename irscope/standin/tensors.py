@@ -170,6 +170,8 @@ def _cpu_mode():  # noqa: C901
                         "Expected all tensors to be on the same device, but found at least two "
                         f"devices, {both[0]} and {both[1]}!"
                     )
+            if func in (T.__getitem__, T.__setitem__) and _faking():
+                return _indexed_as_cpu(torch, func, args, kwargs)
             out = func(*args, **kwargs)
             if forced is not None:
                 return _forced(out, forced, tensors)
@@ -187,13 +189,48 @@ def _cpu_mode():  # noqa: C901
     return CpuForCuda()
 
 
+def _indexed_as_cpu(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:
+    """x[i] / x[i] = v on fake cuda tensors (Helion tracing `bias[tile[0], tile[1]]` in its matmul example's
+    epilogue): Python's indexing takes a device guard for the tensor's device, which a torch without CUDA
+    cannot make ("PyTorch is not linked with support for cuda devices"). The fake tensors are metadata:
+    they are indexed as fake CPU tensors (the same shapes, strides and dtypes) and the result is a fake
+    cuda tensor again, as on a GPU."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    fakes = [
+        t
+        for a in (*args, *kwargs.values())
+        for t in (a if isinstance(a, (list, tuple)) else (a,))
+        if isinstance(t, FakeTensor) and t.fake_device.type == "cuda"
+    ]
+    if not fakes:
+        return func(*args, **kwargs)
+    devices = [t.fake_device for t in fakes]
+    cpu = torch.device("cpu")
+    for t in fakes:
+        t.fake_device = cpu
+    try:
+        out = func(*args, **kwargs)
+    finally:
+        for t, device in zip(fakes, devices):
+            t.fake_device = device
+    if isinstance(out, FakeTensor) and out.fake_device.type == "cpu":
+        out.fake_device = devices[0]
+    return out
+
+
 def _cpu_tensors(torch: Any, args: tuple, kwargs: dict) -> list[Any]:
-    """The tensors among an op's arguments (one level into lists: torch.cat's) whose own device is the CPU."""
+    """The tensors among an op's arguments (one level into lists: torch.cat's) whose own device is the CPU.
+
+    Read with subclasses' __torch_function__ off: a tensor subclass may refuse the read (Helion's tile
+    proxies raise IncorrectTileUsage for anything but indexing: `bias[tile[0], tile[1]]` in its matmul
+    example's epilogue), and on a GPU nothing reads it there."""
     found = []
-    for a in (*args, *kwargs.values()):
-        for t in a if isinstance(a, (list, tuple)) else (a,):
-            if isinstance(t, torch.Tensor) and t.is_cpu:  # the mode is off here: the tensor's own
-                found.append(t)
+    with torch._C.DisableTorchFunctionSubclass():
+        for a in (*args, *kwargs.values()):
+            for t in a if isinstance(a, (list, tuple)) else (a,):
+                if isinstance(t, torch.Tensor) and t.is_cpu:  # the mode is off here: the tensor's own
+                    found.append(t)
     return found
 
 
@@ -243,8 +280,8 @@ def _moved(torch: Any, func: Any, args: tuple, kwargs: dict) -> Any:  # noqa: C9
                 else (torch.device("cuda", 0) if marks.answers_cuda(other) else torch.device("cpu"))
             )
             dtype = other.dtype
-        elif rest and (isinstance(rest[0], (str, torch.device)) or type(rest[0]) is int):
-            device = rest.pop(0)
+        elif rest and (rest[0] is None or isinstance(rest[0], (str, torch.device)) or type(rest[0]) is int):
+            device = rest.pop(0)  # None: the device slot left empty (Module.to(dtype) calls t.to(None, dtype, ...))
         if rest and (rest[0] is None or isinstance(rest[0], torch.dtype)):  # Module.to passes dtype=None
             dtype = rest.pop(0)
         for name, value in zip(("non_blocking", "copy"), rest):
@@ -453,6 +490,31 @@ def _accelerator_answers(torch: Any, iface: FakeDeviceInterface, stack: contextl
             stack.enter_context(triton_runtime.patched(accelerator, name, own))
 
 
+def _generator_class(torch: Any) -> type:
+    """torch.Generator(device="cuda") (a JVP flash attention's test seeds its inputs so): a CPU torch has no
+    CUDA generator. The stand-in's "cuda" tensors are drawn on the CPU, so it is a CPU generator, and
+    answers cuda:0 for .device, as on a GPU. A subclass: isinstance(g, torch.Generator) still holds."""
+    base = torch.Generator
+    cuda0 = torch.device("cuda", 0)
+
+    class Generator(base):  # type: ignore[misc, valid-type]
+        def __new__(cls, device: Any = "cpu") -> Any:
+            gen = super().__new__(cls, device="cpu" if _is_gpu_device(device) else device)
+            gen._irscope_cuda = _is_gpu_device(device)
+            return gen
+
+        def __init__(self, device: Any = "cpu") -> None:
+            pass
+
+        @property
+        def device(self) -> Any:
+            return cuda0 if self._irscope_cuda else base.device.__get__(self)
+
+    Generator.__qualname__ = Generator.__name__ = "Generator"
+    Generator.__module__ = "torch"
+    return Generator
+
+
 @contextlib.contextmanager
 def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterator[None]:
     """torch as on a GPU of `target`, with tensors on the CPU (nothing to do without torch);
@@ -500,6 +562,7 @@ def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterato
         for name in names:
             stack.enter_context(triton_runtime.patched(torch.cuda, name, getattr(iface, name)))
         _accelerator_answers(torch, iface, stack)
+        stack.enter_context(triton_runtime.patched(torch, "Generator", _generator_class(torch)))
         _no_gpu_context_for_fakes(torch, stack)
         stack.enter_context(torch_version(torch, target))
         stack.enter_context(benchmarks_once(torch))
