@@ -126,6 +126,17 @@ CASES: dict[str, tuple[str, Any]] = {
         "out = (g.device, isinstance(g, torch.Generator), a.device, torch.equal(a, b))",
         ("cuda:0", True, "cuda:0", True),
     ),
+    # the allocator's figures, counted from the cuda storages, each rounded up to a 512-byte block (a JVP
+    # flash attention's test divides by its peak, issue #42 item 4)
+    "memory_allocated": (
+        "torch.cuda.reset_peak_memory_stats(); m0 = torch.cuda.memory_allocated()\n"
+        "a = torch.empty(1000, device='cuda'); m1 = torch.cuda.memory_allocated()\n"
+        "b = torch.empty(10, device='cuda'); c = a[:10]; m2 = torch.cuda.memory_allocated()\n"
+        "d = torch.empty(10); m3 = torch.cuda.memory_allocated()\n"
+        "del a, c; m4 = torch.cuda.memory_allocated(); p = torch.cuda.max_memory_allocated()\n"
+        "out = (m1 - m0, m2 - m1, m3 - m2, m4 - m0, p - m0)",
+        (4096, 512, 0, 512, 4608),
+    ),
     "module_dtype_keeps_ints": (
         "m = torch.nn.Embedding(4, 2).to('cuda'); m.register_buffer('ids', torch.arange(3, device='cuda'))\n"
         "m = m.to(torch.bfloat16); out = (m.weight.dtype, m.ids.dtype, m.ids.device)",

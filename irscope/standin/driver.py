@@ -22,6 +22,7 @@ from typing import Any
 from irscope import adapter
 from irscope.adapter import runtime as triton_runtime
 from irscope.kernel.targets import Target
+from irscope.standin import memory
 from irscope.standin.interpret import benchmarking
 
 PLACEHOLDER_MS = 100.0  # what a fake event says elapsed: large, so timing loops run each call once
@@ -223,15 +224,18 @@ class FakeDeviceInterface:
     def is_bf16_supported(self, *args, **kwargs) -> bool:
         return True
 
-    def memory_allocated(self, *args) -> int:
-        return 0
+    # counted from the storages made for cuda (standin/memory.py): a lower bound of the chip's allocator
+    def memory_allocated(self, *args, **kwargs) -> int:
+        return memory.current().live
 
-    max_memory_allocated = memory_allocated
-    memory_reserved = memory_allocated
-    max_memory_reserved = memory_allocated
+    def max_memory_allocated(self, *args, **kwargs) -> int:
+        return memory.current().peak
 
-    def reset_peak_memory_stats(self, *args) -> None:
-        pass
+    memory_reserved = memory_allocated  # no cache holds freed blocks on the stand-in
+    max_memory_reserved = max_memory_allocated
+
+    def reset_peak_memory_stats(self, *args, **kwargs) -> None:
+        memory.current().reset_peak()
 
     # The stand-in's tensors are CPU tensors filled by the CPU's generator, so "the GPU's" RNG
     # state is the CPU's (Dynamo saves and restores it around every frame it traces).

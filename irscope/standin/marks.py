@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from irscope.standin import memory
+
 ATTR = "_irscope_device"
 CUDA, CPU = "cuda", "cpu"
 
@@ -53,10 +55,13 @@ def set_mark(t: Any, mark: str) -> None:
     """Mark t's storage (and so every tensor sharing it) as made for `mark`."""
     s = _storage(t)
     if s is not None:
+        was = getattr(s, ATTR, None)
         try:
             setattr(s, ATTR, mark)
         except Exception:  # noqa: BLE001, S110  a storage that takes no attribute: left unmarked
-            pass
+            return
+        if mark == CUDA and was != CUDA:  # memory made for the GPU: torch.cuda.memory_allocated counts it
+            memory.current().add(s)
 
 
 def answers_cuda(t: Any) -> bool:

@@ -33,7 +33,7 @@ from typing import Any
 
 from irscope.adapter import runtime as triton_runtime
 from irscope.kernel.targets import Target
-from irscope.standin import marks
+from irscope.standin import marks, memory
 from irscope.standin.bench import benchmarks_once
 from irscope.standin.dispatch import cuda_registrations_on_cpu
 from irscope.standin.driver import FakeDeviceInterface
@@ -527,6 +527,7 @@ def torch_on_cpu(target: Target, shape_only: ShapeOnly | None = None) -> Iterato
         import torch
 
     iface = FakeDeviceInterface(target)
+    memory.restart()  # the script's memory figures count from here, as a fresh process's would
     names = [
         "is_available",
         "device_count",
