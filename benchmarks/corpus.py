@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -296,7 +296,10 @@ def _write(results: list[Result], a: argparse.Namespace) -> None:
         "results": rows,
     }
     path.write_text(json.dumps(doc, indent=1) + "\n")
-    (a.out / "corpus-cpu.md").write_text(table([Result(**r) for r in rows]) + "\n")
+    names = {f.name for f in fields(Result)}  # a row may carry more (a rerun's `first_pass`): the table's fields
+    (a.out / "corpus-cpu.md").write_text(
+        table([Result(**{k: v for k, v in r.items() if k in names}) for r in rows]) + "\n"
+    )
 
 
 if __name__ == "__main__":
