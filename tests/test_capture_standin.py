@@ -436,3 +436,27 @@ def test_one_rounding_from_fp64_is_the_correct_rounding():
     )
     expected = torch.from_numpy(f).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
     assert np.array_equal(bf16_bits(f), expected)
+
+
+@triton.jit
+def _softmax_rows_long_constexpr(N: triton.language.constexpr, N_P2: triton.language.constexpr, x_ptr, out_ptr, stride):
+    # ninetoothed's generated kernels: `triton.language.constexpr` spelt out, constexprs first, positional
+    row = tl.program_id(0)
+    cols = tl.arange(0, N_P2)[None, :]
+    x = tl.zeros((1, N_P2), dtype=tl.float32) + tl.load(x_ptr + row * stride + cols, mask=cols < N, other=-float("inf"))
+    num = tl.exp(x - tl.max(x))
+    tl.store(out_ptr + row * stride + cols, num / tl.sum(num), mask=cols < N)
+
+
+def test_a_constexpr_annotated_triton_language_constexpr_is_one():
+    """A parameter annotated `triton.language.constexpr` is a constexpr, as compiled: plain
+    TRITON_INTERPRET=1 (3.6-3.9) passes it as a tensor (its GridExecutor knows only `tl.constexpr`)
+    and fails in tl.arange ("arange's arguments must be of type tl.constexpr") or in tl.zeros' shape."""
+    from irscope.standin.interpret import Executor
+
+    ex = Executor()
+    x = torch.randn(3, 20)
+    out = torch.full_like(x, float("nan"))
+    ex.launch(_softmax_rows_long_constexpr, 1, (20, 32, x, out, x.stride(0)), {}, (3,))
+    assert ex.stats.cannot_run == {} and ex.stats.computed == 1
+    torch.testing.assert_close(out, torch.softmax(x, dim=-1), rtol=1e-6, atol=1e-6)

@@ -175,8 +175,13 @@ class Executor:
 
         interp = self._interp
         fn = interp.InterpretedFunction(jit.fn).rewrite()
-        names = [p.name for p in adapter.kernel_params(jit)]
-        executor = interp.GridExecutor(fn, names, grid)
+        params = adapter.kernel_params(jit)
+        executor = interp.GridExecutor(fn, [p.name for p in params], grid)
+        # The JIT's constexprs, as compiled. GridExecutor reads them from the rewritten function's
+        # annotations, strings there (interpreter.py's `from __future__ import annotations` reaches its
+        # compile()) that it knows only as `tl.constexpr`: `N: triton.language.constexpr` (ninetoothed's
+        # generated kernels) would reach the kernel as a tensor, and plain TRITON_INTERPRET=1 fails on it.
+        executor.constexprs = [p.name for p in params if p.is_constexpr]
         argspec = inspect.getfullargspec(fn)
         kw = {k: v for k, v in kwargs.items() if k in argspec.args or k in argspec.kwonlyargs}
         args_hst, kwargs_hst = executor._init_args_hst(args, kw)
