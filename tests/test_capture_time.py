@@ -170,3 +170,23 @@ def test_a_dump_takes_the_scripts_own_inductor_compile_and_it_is_the_same_dump(t
         drop = lambda m: {k: v for k, v in m["metadata"].items() if k != "hash"}
         assert drop(ours) == drop(again)
         assert set(ours["times_ms"]) == set(again["times_ms"])
+
+
+def test_a_slow_dump_that_was_skipped_or_failed_is_named_so():
+    """A config the autotuner would drop (OutOfResources) is "skipped" among the slowest, not "failed"."""
+    from irscope.capture.records import Capture
+    from irscope.capture.replay import top_kernels
+
+    run = _run_with({})
+
+    def cap(i: int, dump_s: float, **kw) -> Capture:
+        return Capture(i, "k", None, str(i), {}, {}, {}, {}, config=f"BLOCK={i}", dump_s=dump_s, **kw)
+
+    run.captures = [
+        cap(0, 1.0, skipped="would not launch: out of resource: shared memory"),
+        cap(1, 2.0, failure="compile failed in stage 'ttgir'"),
+    ]
+    assert [(k["kernel"], k["served"]) for k in top_kernels(run)] == [
+        ("k [BLOCK=1]", "failed"),
+        ("k [BLOCK=0]", "skipped"),
+    ]

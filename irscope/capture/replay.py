@@ -514,7 +514,7 @@ def top_kernels(run: ScriptRun, n: int = 5) -> list[dict[str, Any]]:
             {
                 "kernel": cap.label,
                 "folder": str(cap.result.folder) if cap.result is not None else None,
-                "served": cap.result.served if cap.result is not None else "failed",
+                "served": cap.result.served if cap.result is not None else "skipped" if cap.skipped else "failed",
                 "dump_s": round(cap.dump_s or 0.0, 2),
                 "compile_s": None if cached or not times else round(times.get("total", 0.0) / 1e3, 2),
                 "sass_s": None if cached or not times else round(times.get("sass", 0.0) / 1e3, 2),
