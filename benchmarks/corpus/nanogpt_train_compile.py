@@ -4,7 +4,8 @@
 # Licence: MIT License, Copyright (c) 2022 Andrej Karpathy.
 # Changed: sizes made small for a CPU (n_layer=2, n_head=2, n_embd=64, block_size=32, batch_size=4,
 #   vocab_size=128, max_iters=2); get_batch draws random tokens instead of reading data/openwebtext/train.bin
-#   (a prepared dataset the script would download); no eval/checkpoint/wandb/DDP; device="cuda" kept.
+#   (a prepared dataset the script would download); no eval/checkpoint/wandb/DDP; device="cuda" kept;
+#   torch.compile's mode read from `compile_mode` (None unless nanogpt_train_max_autotune.py sets it).
 """
 Full definition of a GPT Language Model, all of it in this single file.
 References:
@@ -370,8 +371,10 @@ model = GPT(gptconf)
 model.to(device)
 scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))
 optimizer = model.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
+# None (the default), or the mode nanogpt_train_max_autotune.py runs this file with
+compile_mode = globals().get("compile_mode")
 print("compiling the model... (takes a ~minute)")
-model = torch.compile(model) # requires PyTorch 2.0
+model = torch.compile(model, mode=compile_mode) # requires PyTorch 2.0
 
 X, Y = get_batch('train') # fetch the very first batch
 t0 = time.time()
