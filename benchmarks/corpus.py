@@ -117,6 +117,8 @@ def whose(stop: str, script: Path) -> str:
         return "time limit"
     if "where the stand-in GPU stops" in stop:
         return "the stand-in's documented limit"
+    if "(raised in the kernel's own code as the interpreter ran it" in stop:
+        return "the kernel's own access, as Triton's interpreter computed it"
     if "(raised in irscope's own code" in stop:
         return "irscope's"
     if "(raised in Inductor's generated code" in stop:

@@ -133,6 +133,58 @@ def test_a_script_that_dies_by_a_signal_keeps_and_dumps_its_captures(tmp_path, h
     assert not list(tmp.glob("irscope-supervisor-*"))  # the supervisor's scratch folder is gone
 
 
+WILD = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def wild_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs + (1 << 40), tl.load(x_ptr + offs))  # 4 TiB past its tensor, unmasked
+
+
+x = torch.ones(64, device="cuda")
+wild_kernel[(1,)](x, BLOCK=64)
+wild_kernel[(1,)](x, BLOCK=64)
+print("not reached")
+"""
+
+
+@pytest.mark.torch
+def test_a_kernel_that_crashes_the_interpreter_is_named(tmp_path):
+    """A kernel whose unmasked store leaves its tensors ends the process while Triton's interpreter computes
+    it (a GPU would raise an illegal address): the stop names the launch and the kernel, and says it was the
+    kernel's own access as the interpreter ran it, with the way to capture without computing."""
+    pytest.importorskip("torch")
+    script = tmp_path / "wild.py"
+    script.write_text(WILD)
+    r = run_cli("capture", str(script), "--target", "h100", "-o", str(tmp_path / "out"), "--json")
+    assert r.code == 0, r.err
+    run = json.loads(r.out)["capture"]
+    assert run["stopped"].startswith(
+        "ended by SIGSEGV in launch 1 (wild_kernel), which Triton's interpreter was computing on the CPU "
+        "(raised in the kernel's own code as the interpreter ran it"
+    ), run["stopped"]
+    assert "IRSCOPE_INTERPRET_TOTAL_S=0" in run["stopped"]
+    assert [c["kernel"] for c in run["captures"]] == ["wild_kernel"]  # captured, and dumped by the supervisor
+    assert re.search(r"\.entry wild_kernel\(", _ptx(run["captures"][0]["folder"]))
+    # computing off: the same script is captured to its end, its kernel dumped, nothing computed
+    r = run_cli(
+        "capture",
+        str(script),
+        "--target",
+        "h100",
+        "-o",
+        str(tmp_path / "out2"),
+        "--json",
+        env={"IRSCOPE_INTERPRET_TOTAL_S": "0"},
+    )
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["capture"]["stopped"] is None
+
+
 @pytest.mark.torch
 def test_a_capture_whose_closure_is_not_data_is_named_as_not_dumped(tmp_path):
     pytest.importorskip("torch")

@@ -148,6 +148,14 @@ def recover(report: status.Report, signal_name: str) -> tuple[ScriptRun, Header]
     run = header.script_run([captures[i] for i in sorted(captures)])
     run.launches = launches = report.launches()
     run.stopped = f"ended by {signal_name} after {launches} launch{'es' if launches != 1 else ''}"
+    number, kernel = report.computing()
+    if number:  # it died inside a kernel the interpreter was computing: that kernel's access, as the CPU ran it
+        run.stopped = (
+            f"ended by {signal_name} in launch {number} ({kernel}), which Triton's interpreter was computing on "
+            f"the CPU (raised in the kernel's own code as the interpreter ran it: a load or store outside its "
+            f"tensors, where a GPU would raise an illegal address; IRSCOPE_INTERPRET_TOTAL_S=0 captures without "
+            f"computing)"
+        )
     _write_specs(run, records[start + 1 :], header.out_dir)
     _dump(run, header)
     return run, header

@@ -45,6 +45,11 @@ from typing import Any, NoReturn
 from irscope.records import Status
 
 COUNTERS = 1 << 13  # shared launch counters: slot 0 the script's launches, slot i capture i's (i < COUNTERS)
+# after the counters: the launch Triton's interpreter is computing (0: none) and its kernel's name (UTF-8,
+# NUL-padded), so that a process a computed kernel ends (an unmasked access outside its tensors) says which
+COMPUTING = 8 * COUNTERS
+NAME_BYTES = 120
+SHARED_BYTES = COMPUTING + 8 + NAME_BYTES
 
 
 class _Channel:
@@ -82,6 +87,18 @@ def count(launches: int, index: int, launched: int) -> None:
     struct.pack_into("q", counters, 0, launches)
     if 0 < index < COUNTERS:
         struct.pack_into("q", counters, 8 * index, launched)
+
+
+def computing(number: int, name: str = "") -> None:
+    """Launch `number` is being computed by Triton's interpreter in this process (0: none is any more).
+    Shared memory, as count(): read by the supervisor only if the process dies."""
+    counters = _CHANNEL.counters
+    if counters is None or not attached():
+        return
+    if number:
+        raw = name.encode("utf-8", errors="replace")[:NAME_BYTES]
+        counters[COMPUTING + 8 : COMPUTING + 8 + NAME_BYTES] = raw.ljust(NAME_BYTES, b"\0")
+    struct.pack_into("q", counters, COMPUTING, number)
 
 
 def send(record: Status) -> None:
@@ -124,6 +141,16 @@ class Report:
         """The script's launches (index 0), or capture `index`'s (0 past the counters' end)."""
         return struct.unpack_from("q", self._counters, 8 * index)[0] if 0 <= index < COUNTERS else 0
 
+    def computing(self) -> tuple[int, str]:
+        """(the launch Triton's interpreter was computing, its kernel's name); (0, "") when none was."""
+        if len(self._counters) < SHARED_BYTES:
+            return 0, ""
+        number = struct.unpack_from("q", self._counters, COMPUTING)[0]
+        if number <= 0:
+            return 0, ""
+        raw = bytes(self._counters[COMPUTING + 8 : COMPUTING + 8 + NAME_BYTES]).rstrip(b"\0")
+        return number, raw.decode("utf-8", errors="replace")
+
     def stderr_tail(self, name: Any) -> str:
         """The end of a compile's stderr file: a plain name inside the scratch folder, a regular file."""
         if not isinstance(name, str) or not name or os.sep in name or name in (".", ".."):
@@ -152,7 +179,7 @@ def fork(ended: Ended) -> None:
         scratch = tempfile.mkdtemp(prefix="irscope-supervisor-")
     except OSError:  # no writable temporary folder: the command runs unsupervised (and says what it says)
         return
-    counters = mmap.mmap(-1, 8 * COUNTERS)  # anonymous and shared: the child's writes are the parent's reads
+    counters = mmap.mmap(-1, SHARED_BYTES)  # anonymous and shared: the child's writes are the parent's reads
     read_fd, write_fd = os.pipe()
     watched = {*FORWARDED, signal.SIGCHLD}
     before = signal.pthread_sigmask(signal.SIG_BLOCK, watched)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscope import adapter, knobs
+from irscope.compile import status
 from irscope.standin.bf16 import bf16_in_fp32
 from irscope.standin.gemm import exact_dots
 
@@ -140,6 +141,7 @@ class Executor:
                 return
             budget = min(self.stats.launch_budget_s, left)
             start = time.monotonic()
+            status.computing(number, name)  # a process this launch ends says which it was
             try:
                 self._run(jit, args, kwargs, grid, start, budget)
                 self.stats.computed += 1
@@ -153,6 +155,7 @@ class Executor:
                 text = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
                 self._refuse(jit, name, f"{type(cause).__name__}: {text}"[:300])
             finally:
+                status.computing(0)
                 self.stats.seconds += time.monotonic() - start
 
     def _over(self, number: int, name: str, budget: float) -> None:
