@@ -2,10 +2,11 @@
 # Origin: https://github.com/triton-lang/Triton-to-tile-IR/blob/50ec1da08373023d0aa8469725c6b59dbd2da16e/python/tutorials/08-grouped-gemm.py
 # (triton-lang/Triton-to-tile-IR, the Triton 3.6.0 tree with the TileIR backend; commit 50ec1da0)
 # Licence: Triton's MIT licence (Copyright 2018-2020 Philippe Tillet, 2020-2022 OpenAI).
-# Changed (sizes made small for a CPU; device stays the GPU):
-#   'group_m = [1024, 512, 256, 128]' -> 'group_m = [128, 64, 64, 32]'
-#   'group_n = [1024, 512, 256, 128]' -> 'group_n = [128, 64, 64, 32]'
-#   'group_k = [1024, 512, 256, 128]' -> 'group_k = [128, 64, 64, 32]'
+# Changed (sizes made small for a CPU; device stays the GPU; the first kernel has no masks, it assumes full
+# 128x128 tiles and K a multiple of 64, so every size stays a multiple of 128):
+#   'group_m = [1024, 512, 256, 128]' -> 'group_m = [256, 128, 128, 128]'
+#   'group_n = [1024, 512, 256, 128]' -> 'group_n = [256, 128, 128, 128]'
+#   'group_k = [1024, 512, 256, 128]' -> 'group_k = [256, 128, 128, 128]'
 #   'x_vals=[2**i for i in range(7, 11)]' -> 'x_vals=[2**i for i in range(7, 8)]'
 #   'N = 8192' -> 'N = 256'
 #   'K = 8192' -> 'K = 256'
@@ -383,9 +384,9 @@ def group_gemm_tma_fn(group_A, group_B):
     return group_C
 
 
-group_m = [128, 64, 64, 32]
-group_n = [128, 64, 64, 32]
-group_k = [128, 64, 64, 32]
+group_m = [256, 128, 128, 128]
+group_n = [256, 128, 128, 128]
+group_k = [256, 128, 128, 128]
 group_A = []
 group_B = []
 group_B_T = []
