@@ -94,6 +94,10 @@ def test_the_dumps_part_counts_and_sums_the_compiles(twice):
     assert list(d["stages_s"]) == ["frontend", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "map"]
     assert all(v >= 0 for v in d["stages_s"].values())
     assert d["compile_s"] + 0.1 >= sum(d["stages_s"].values())  # the stages are inside the compile's own clock
+    # Triton's JIT runs the stages up to the cubin in a GPU run too; SASS and the map are irscope's alone
+    jit = sum(v for k, v in d["stages_s"].items() if k not in ("sass", "map"))
+    assert d["jit_s"] > 0 and _close(d["jit_s"], jit, 6)
+    assert d["irscope_only_s"] >= d["stages_s"]["sass"] + d["stages_s"]["map"] - 0.02
     # two workers: the parent waited on them; what they spent on dumps is what each dump took
     assert d["workers"] == 2 and d["waiting_on_workers_s"] > 0 and d["in_process_s"] == 0
     assert _close(d["worker_busy_s"], sum(c["dump_s"] for c in cold["captures"]), 3)
@@ -137,6 +141,9 @@ def test_a_long_capture_says_where_its_time_went_in_one_line():
     assert f"took {LONG_S + 60:.0f} s" in line and "Inductor's compiles 45 s" in line
     assert "40 compiled (40 reusing the script's compile), 2 from cache" in line
     assert "nvdisasm (sass) 60 s" in line and "triton_mm [BLOCK_M=64] 2.5 s" in line
+    assert "--no-sass skips nvdisasm (60 s of the dumps' work)" in line  # the lever, where SASS is a fifth or more
+    less = {**timing["dumps"], "stages_s": {"llir": 60.0, "cubin": 40.0, "sass": 10.0}}
+    assert "--no-sass" not in (long_line(_run_with({**timing, "dumps": less})) or "")
     assert long_line(_run_with({**timing, "wall_s": LONG_S - 1})) is None  # a short capture: the time line only
 
 
@@ -161,6 +168,7 @@ def test_a_dump_takes_the_scripts_own_inductor_compile_and_it_is_the_same_dump(t
     reused = {Path(c["folder"]).name: c for c in first["capture"]["captures"] if c["served"] == "reused"}
     assert reused and t["dumps"]["reused"] == len(reused) == t["dumps"]["compiled"]
     assert set(t["dumps"]["stages_s"]) == {"sass", "map"}  # the stages ran in the script, not in the dumps
+    assert t["dumps"]["jit_s"] == 0  # ... where Inductor's compiles are counted (script_parts)
     fresh = {Path(c["folder"]).name: c for c in second["capture"]["captures"] if c["folder"]}
     assert {c["served"] for c in fresh.values()} == {"compiled"} and set(fresh) == set(reused)
     for name, c in reused.items():
@@ -196,3 +204,61 @@ def test_a_slow_dump_that_was_skipped_or_failed_is_named_so():
         ("k [BLOCK=1]", "failed"),
         ("k [BLOCK=0]", "skipped"),
     ]
+
+
+@pytest.mark.torch
+def test_no_sass_leaves_out_nvdisasm_only_and_the_spec_file_makes_it(tmp_path):
+    """--no-sass: every stage up to the cubin, the resources and the PTX mix are dumped, no SASS is made and
+    the timing has no nvdisasm; replaying the capture's spec file (irscope dump SPEC) makes that kernel's SASS."""
+    script = tmp_path / "twice.py"  # its launches under __main__: replaying a spec file imports the file
+    head, launches = SCRIPT.split("\n\n\nx = ")
+    script.write_text(
+        head + '\n\n\nif __name__ == "__main__":\n' + "".join(f"    {ln}\n" for ln in ("x = " + launches).splitlines())
+    )
+    doc, _ = _capture(script, tmp_path / "out", {"IRSCOPE_CACHE_DIR": str(tmp_path / "cache")}, "--no-sass")
+    caps = doc["capture"]["captures"]
+    assert len(caps) == 2 and {c["served"] for c in caps} == {"compiled"}
+    for cap in caps:
+        folder = Path(cap["folder"])
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert "sass" not in manifest["stages"] and not list(folder.glob("*.sass"))
+        assert manifest["stages"]["cubin"] and next(folder.glob("*.cubin")).read_bytes()[:4] == b"\x7fELF"
+        assert "ld.global" in next(folder.glob("*.ptx")).read_text()
+        assert manifest["stats"]["registers"] > 0  # ptxas' report: the resources do not need the SASS
+    d = doc["capture"]["timing"]["dumps"]
+    assert "sass" not in d["stages_s"] and d["jit_s"] > 0
+    # the SASS of one kernel, from its spec file
+    spec = caps[0]["spec"]
+    r = subprocess.run(
+        [sys.executable, "-m", "irscope", "dump", spec, "-o", str(tmp_path / "one"), "--stage", "sass"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, IRSCOPE_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT)),
+        timeout=600,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "LDG.E" in r.stdout and "STG.E" in r.stdout  # the kernel's global load and store, in SASS
+
+
+def test_no_sass_is_refused_where_it_cannot_mean_anything(tmp_path):
+    """With --stage sass (the stage it leaves out), and on a kernel file's dump (a capture's flag): one line,
+    exit 2, before anything runs."""
+    from tests.helpers import EXAMPLES, run_cli
+
+    script = tmp_path / "s.py"
+    script.write_text("raise SystemExit('must not run')\n")
+    r = run_cli("capture", str(script), "--no-sass", "--stage", "sass", "-o", str(tmp_path / "o"))
+    assert r.code == 2 and "--stage sass with --no-sass" in r.err and "must not run" not in r.err + r.out
+    r = run_cli(
+        "dump",
+        str(EXAMPLES / "vector_add.py"),
+        "--kernel",
+        "add_kernel",
+        "--signature",
+        "*fp32, *fp32, *fp32, i32, 1024",
+        "--no-sass",
+        "-o",
+        str(tmp_path / "o2"),
+    )
+    assert r.code == 2 and "--no-sass: applies when FILE is a script run for capture" in r.err, r.err

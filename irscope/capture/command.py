@@ -56,6 +56,7 @@ class CaptureOptions:
     out_dir: Path
     use_cache: bool = True
     with_passes: bool = False  # --passes
+    with_sass: bool = True  # --no-sass: no nvdisasm run (the cubin is kept; `irscope dump --spec` makes the SASS)
     quiet: bool = False  # stdout carries data (--stage, --json): the script's output goes to stderr
     stage: str | None = None
     script_log: Path | None = None  # check_flags checks it (the CLI passes it as typed)
@@ -119,6 +120,8 @@ def check_flags(
     output folder, FILE a script (not a spec file or folder), --script-log. Returns the options with
     --script-log checked, and the warning for the steering flags a capture does not apply (or None)."""
     inputs.check_dump_flags(opts.stage, as_json, opts.out_dir)
+    if opts.stage == "sass" and not opts.with_sass:
+        raise BadInput("--stage sass with --no-sass: the SASS is what --no-sass leaves out; drop one of them")
     check_script(Path(request.file))
     checked = replace(opts, script_log=inputs.check_log_file(opts.script_log))
     return checked, not_applied(request, variants, opts.out_dir)
@@ -235,7 +238,7 @@ def replay(
     script_run.timing["specs_s"] = time.perf_counter() - started
     todo = sum(1 for c in script_run.captures if c.spec is not None)
     with progress(f"dumping {_count(todo, 'kernel')}", todo) as advance:
-        dump_all(script_run, out_dir, opts.with_passes, opts.use_cache, stop, opts.jobs, advance)
+        dump_all(script_run, out_dir, opts.with_passes, opts.use_cache, stop, opts.jobs, advance, opts.with_sass)
     script_run.timing.update(timing_split(script_run))
     return script_run
 

@@ -127,11 +127,13 @@ def dump_in_workers(
     with_passes: bool,
     use_cache: bool,
     finish: Callable[[Capture, DumpResult | None, CompileFailure | None], None],
+    with_sass: bool = True,
 ) -> list[Capture]:
     """Each capture dumped by a worker (`finish` sees its dump or its failure, as an in-process dump's);
     those a worker could not rebuild exactly are returned, `in_process_why` set."""
     back: list[Capture] = []
     job = {"handler": HANDLER, "out_dir": str(out_dir), "with_passes": with_passes, "use_cache": use_cache}
+    job["with_sass"] = with_sass
 
     def message(cap: Capture) -> dict[str, Any]:
         return dict(
@@ -194,6 +196,7 @@ def dump_capture(job: dict[str, Any]) -> tuple[dict[str, Any], None]:
             Path(job["out_dir"]),
             job["with_passes"],
             job["use_cache"],
+            with_sass=job.get("with_sass", True),
             prebuilt=job.get("prebuilt"),
         )
     except CompileFailure as e:

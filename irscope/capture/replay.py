@@ -289,6 +289,7 @@ def dump_all(  # noqa: PLR0913
     stop: Any = None,
     jobs: int | None = None,
     advance: Callable[..., None] | None = None,
+    with_sass: bool = True,
 ) -> None:
     """Dump each capture with a spec; a config the autotuner would drop is skipped, a failure kept.
 
@@ -313,7 +314,7 @@ def dump_all(  # noqa: PLR0913
         clock["workers"] = pool.size
         try:
             with stop.armed() if stop is not None else contextlib.nullcontext():
-                here += parallel.dump_in_workers(pool, sent, out_dir, with_passes, use_cache, finish)
+                here += parallel.dump_in_workers(pool, sent, out_dir, with_passes, use_cache, finish, with_sass)
         except DumpsStopped:
             pass
         finally:
@@ -327,7 +328,8 @@ def dump_all(  # noqa: PLR0913
             cap.dumped_in = "in-process"
             if advance is not None:
                 advance(f"{cap.name}: compiling", 0)
-            _dump_one(cap, out_dir, with_passes, use_cache, stop.armed if stop is not None else None, finish)
+            compiling = stop.armed if stop is not None else None
+            _dump_one(cap, out_dir, with_passes, use_cache, compiling, finish, with_sass)
         except DumpsStopped:
             break
         finally:
@@ -346,7 +348,13 @@ class DumpsStopped(BaseException):
 
 
 def _dump_one(
-    cap: Capture, out_dir: Path, with_passes: bool, use_cache: bool, compiling: Any, finish: Any = None
+    cap: Capture,
+    out_dir: Path,
+    with_passes: bool,
+    use_cache: bool,
+    compiling: Any,
+    finish: Any = None,
+    with_sass: bool = True,
 ) -> None:
     """One capture dumped (or skipped, or its failure kept), its manifest given the capture's notes
     (`finish`: record_dump, or dump_all's that also advances the progress); a stop (`compiling`, armed
@@ -355,7 +363,14 @@ def _dump_one(
     finish = finish or record_dump
     try:
         result = dump_job.dump(
-            cap.spec, cap.settings, out_dir, with_passes, use_cache, compiling=compiling, prebuilt=cap.prebuilt
+            cap.spec,
+            cap.settings,
+            out_dir,
+            with_passes,
+            use_cache,
+            with_sass=with_sass,
+            compiling=compiling,
+            prebuilt=cap.prebuilt,
         )
     except CompileFailure as e:
         finish(cap, None, e)
@@ -468,6 +483,7 @@ def dump_phase(run: ScriptRun) -> dict[str, Any]:
     """The dumps' part: how many were compiled (`reused`: of those, how many took the script's own compile of
     the kernel, Inductor's, rather than compiling it again), served from irscope's cache, failed or skipped; the
     compile's stages summed over the dumps compiled here (a reused one: its SASS and map only) (seconds of work, across workers: not wall time;
+    `jit_s` the stages Triton's JIT runs too, serially, in a GPU run; `irscope_only_s` SASS, map and the rest);
     `sass` is the wait for nvdisasm after the cubin, `map` the source map); what each dump cost outside
     the compile (binding, stats, writing the folder and the cache entry, a worker's round trip); the
     parent's wait on the workers, and the workers' time not spent on a dump (start-up: importing Triton;
@@ -487,7 +503,12 @@ def dump_phase(run: ScriptRun) -> dict[str, Any]:
     busy = sum(c.dump_s or 0.0 for c in dumped if c.dumped_in == "worker")
     spent = sum(c.dump_s or 0.0 for c in dumped if c.result is not None and not c.result.cached)
     clock = run.dumps or {}
+    # what Triton's JIT spends on the same kernels in a GPU run (its stages, one after another in the
+    # script's process), against what only irscope does (SASS, the map, binding and writing the folders)
+    jit_s = sum(v for k, v in stages.items() if k not in ("sass", "map"))
     return {
+        "jit_s": round(jit_s, 2),
+        "irscope_only_s": round(stages.get("sass", 0.0) + stages.get("map", 0.0) + max(0.0, spent - compile_s), 2),
         "compiled": len(_compiled(run)),
         "reused": sum(1 for c in _compiled(run) if c.result.served == "reused"),
         "from_cache": sum(1 for c in run.captures if c.result is not None and c.result.cached),

@@ -198,7 +198,13 @@ def _dump(run: ScriptRun, header: Header) -> None:
     pool = parallel.start(len(todo), jobs_)
     try:
         back = parallel.dump_in_workers(
-            pool, todo, header.out_dir, header.options.with_passes, header.options.use_cache, replay.record_dump
+            pool,
+            todo,
+            header.out_dir,
+            header.options.with_passes,
+            header.options.use_cache,
+            replay.record_dump,
+            header.options.with_sass,
         )
     finally:
         pool.close()

@@ -47,6 +47,14 @@ def capture_flags(hidden: bool):
             help="Dump the captured kernels in N worker processes (default: the machine's cores; "
             "1: one after another in this process).",
         ),
+        click.option(
+            "--no-sass",
+            is_flag=True,
+            hidden=hidden,
+            help="Do not disassemble the cubins (nvdisasm costs about 0.4 s a kernel, whatever its size): "
+            "every stage up to the cubin, the resources and the PTX mix are dumped; replaying a capture's "
+            "spec file (irscope dump OUT/captures/KERNEL-N.json) makes that kernel's SASS.",
+        ),
     ]
 
     def apply(f):
@@ -98,6 +106,7 @@ def run_capture(
     time_limit,
     n_jobs,
     html,
+    no_sass=False,
     last_word=None,
 ) -> None:
     """The capture, checked, run, rendered (and its --html report); exits with its status. `last_word()`
@@ -117,6 +126,7 @@ def run_capture(
             out_dir=out_dir,
             use_cache=not no_cache,
             with_passes=with_passes,
+            with_sass=not no_sass,
             quiet=bool(stage or as_json),
             stage=stage,
             script_log=script_log,

@@ -73,6 +73,7 @@ def dump(
         capture_only["compile_only"],
         capture_only["n_jobs"],
         capture_only["time_limit"],
+        capture_only["no_sass"],
     )
     todo, progress = jobs.variants(request, variants), reporter(enabled=not as_json)
     results = dump_job.dump_jobs(todo, out_dir, with_passes, not no_cache, stage, progress)

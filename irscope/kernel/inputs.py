@@ -48,10 +48,15 @@ def check_dump_flags(stage: str | None, as_json: bool, out_dir: Path, with_lines
 
 
 def check_capture_only(
-    script_args, script_log, compile_only: bool, jobs: int | None = None, time_limit: float | None = None
+    script_args,
+    script_log,
+    compile_only: bool,
+    jobs: int | None = None,
+    time_limit: float | None = None,
+    no_sass: bool = False,
 ) -> None:
-    """ARGS, --script-log, --compile-only, --jobs and --time-limit belong to a capture (irscope capture
-    SCRIPT), not to dump's kernel file or spec file."""
+    """ARGS, --script-log, --compile-only, --jobs, --time-limit and --no-sass belong to a capture (irscope
+    capture SCRIPT), not to dump's kernel file or spec file."""
     extra = [
         name
         for name, given in (
@@ -60,6 +65,7 @@ def check_capture_only(
             ("--compile-only", compile_only),
             ("--jobs", jobs),
             ("--time-limit", time_limit),
+            ("--no-sass", no_sass),
         )
         if given not in (None, (), [], False)
     ]

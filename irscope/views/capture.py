@@ -252,6 +252,9 @@ def long_line(run: ScriptRun) -> str | None:
     stages = sorted(d["stages_s"].items(), key=lambda kv: -kv[1])[:3]
     work = ", ".join(f"{'nvdisasm (sass)' if k == 'sass' else k} {v:.0f} s" for k, v in stages)
     top = t["top_kernels"][0] if t["top_kernels"] else None
+    sass = d["stages_s"].get("sass", 0.0)
+    work_s = sum(d["stages_s"].values())
+    hint = f"; --no-sass skips nvdisasm ({sass:.0f} s of the dumps' work)" if work_s and sass >= work_s / 5 else ""
     return (
         f"the capture took {t['wall_s']:.0f} s: script {t['script_s']:.0f} s"
         + (f" ({inside})" if inside else "")
@@ -261,6 +264,7 @@ def long_line(run: ScriptRun) -> str | None:
         + (f"; most compile work: {work}" if work else "")
         + ")"
         + (f"; slowest dump: {top['kernel']} {top['dump_s']:.1f} s" if top else "")
+        + hint
         + " (--json: capture.timing)"
     )
 
