@@ -124,7 +124,12 @@ CASES: dict[str, tuple[str, Any]] = {
         "g = torch.Generator(device='cuda').manual_seed(1); a = torch.rand(3, device='cuda', generator=g)\n"
         "b = torch.rand(3, device='cuda', generator=torch.Generator(device='cuda').manual_seed(1))\n"
         "out = (g.device, isinstance(g, torch.Generator), a.device, torch.equal(a, b))",
-        ("cuda:0", True, "cuda:0", True),
+        ("cuda", True, "cuda:0", True),  # the generator's device as given (the H200 says `cuda`, not cuda:0)
+    ),
+    "generator_cuda_index": (
+        "g = torch.Generator(device='cuda:0').manual_seed(1); h = torch.Generator(device=torch.device('cuda'))\n"
+        "out = (g.device, h.device, torch.rand(2, device='cuda', generator=g).device)",
+        ("cuda:0", "cuda", "cuda:0"),
     ),
     # the allocator's figures, counted from the cuda storages, each rounded up to a 512-byte block (a JVP
     # flash attention's test divides by its peak, issue #42 item 4)

@@ -492,15 +492,15 @@ def _accelerator_answers(torch: Any, iface: FakeDeviceInterface, stack: contextl
 
 def _generator_class(torch: Any) -> type:
     """torch.Generator(device="cuda") (a JVP flash attention's test seeds its inputs so): a CPU torch has no
-    CUDA generator. The stand-in's "cuda" tensors are drawn on the CPU, so it is a CPU generator, and
-    answers cuda:0 for .device, as on a GPU. A subclass: isinstance(g, torch.Generator) still holds."""
+    CUDA generator. The stand-in's "cuda" tensors are drawn on the CPU, so it is a CPU generator, and its
+    .device is the device it was made for, as on a GPU (the H200 answers `cuda` for device="cuda", not
+    cuda:0). A subclass: isinstance(g, torch.Generator) still holds."""
     base = torch.Generator
-    cuda0 = torch.device("cuda", 0)
 
     class Generator(base):  # type: ignore[misc, valid-type]
         def __new__(cls, device: Any = "cpu") -> Any:
             gen = super().__new__(cls, device="cpu" if _is_gpu_device(device) else device)
-            gen._irscope_cuda = _is_gpu_device(device)
+            gen._irscope_cuda = torch.device(device) if _is_gpu_device(device) else None
             return gen
 
         def __init__(self, device: Any = "cpu") -> None:
@@ -508,7 +508,7 @@ def _generator_class(torch: Any) -> type:
 
         @property
         def device(self) -> Any:
-            return cuda0 if self._irscope_cuda else base.device.__get__(self)
+            return self._irscope_cuda if self._irscope_cuda is not None else base.device.__get__(self)
 
     Generator.__qualname__ = Generator.__name__ = "Generator"
     Generator.__module__ = "torch"
