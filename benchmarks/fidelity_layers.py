@@ -266,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
             rc, secs, _ = _run([sys.executable, str(script)], _env(work), args.timeout, out / stem / "plain.log")
             plain_ptx = ptx_of_cache(work / "triton")
             info["plain"] = f"exit {rc} after {secs:.0f} s, {sum(map(len, plain_ptx.values()))} PTX in its Triton cache"
+            if rc != 0:  # the plain run's own failure, readable from this log alone
+                tail = (out / stem / "plain.log").read_text().splitlines()[-25:]
+                print(f"{name}: the plain run exited {rc}; its log's last lines:", *tail, sep="\n    ", flush=True)
             # (c) the GPU-mode capture
             gdoc, info["gpu_mode"] = _dump(script, out / stem / "gpumode", [], args.timeout, out / stem / "gpumode.log")
             gpu_ptx = ptx_of_dump(gdoc) if gdoc else {}
