@@ -1,8 +1,9 @@
 """Helion's autotuner on the stand-in GPU: its timers run each candidate once and answer a placeholder.
 
 Helion times configs with timers of its own (helion/autotuner/benchmarking.py: do_bench,
-interleaved_bench and their generic/CUDA-graph forms), imported by name into the modules that use
-them. On the stand-in there is nothing to time, so while it is up each of these runs its function(s)
+interleaved_bench and their generic/CUDA-graph forms; compute_repeat, which its examples' run_example
+asks first how often to time, by timing each function through CUDA-graph replays), imported by name
+into the modules that use them. On the stand-in there is nothing to time, so while it is up each of these runs its function(s)
 once, inside `benchmarking()` (the Triton launches are recorded and captured, not computed: the
 results are thrown away), and answers BENCH_MS — not a measurement. Every config the autotuner
 compiles is still captured and labelled; the one it picks is not a GPU's pick, and the run's notes
@@ -34,6 +35,7 @@ from irscope.standin.interpret import benchmarking
 PACKAGE = "helion.autotuner"
 SINGLE = ("do_bench", "do_bench_generic", "do_bench_cuda_graph")
 MANY = ("interleaved_bench", "interleaved_bench_generic")
+REPEAT = ("compute_repeat", "compute_repeat_generic")  # how many times to time: run_example's first question
 SEARCH = ("helion.autotuner.base_search", "BaseSearch")  # the module and class whose autotune() is a search
 
 
@@ -61,6 +63,13 @@ class HelionTimers:
                 fn()
         return [BENCH_MS] * len(fns)
 
+    def repeat(self, fn: Callable[[], Any], *args: Any, min_repeat: int = 10, **kwargs: Any) -> int:
+        """compute_repeat: on a GPU it times `fn` a few times (through a CUDA graph's replays when asked) to
+        choose how often to time it; here `fn` runs once, not computed, and the answer is the least count."""
+        with benchmarking():
+            fn()
+        return int(min_repeat)
+
     def search(self, original: Callable[..., Any]) -> Callable[..., Any]:
         """BaseSearch.autotune, run as a trial: its launches captured, not computed, no accuracy check."""
         timers = self
@@ -81,10 +90,10 @@ class HelionTimers:
         return autotune
 
     def patch(self, module: Any) -> None:
-        for name in SINGLE + MANY:
+        for name in SINGLE + MANY + REPEAT:
             if callable(getattr(module, name, None)) and (module.__name__, name) not in self._originals:
                 self._originals[(module.__name__, name)] = getattr(module, name)
-                setattr(module, name, self.one if name in SINGLE else self.many)
+                setattr(module, name, self.one if name in SINGLE else self.many if name in MANY else self.repeat)
         cls = getattr(module, SEARCH[1], None) if module.__name__ == SEARCH[0] else None
         if isinstance(cls, type) and self._search is None and "autotune" in vars(cls):
             self._search = (cls, vars(cls)["autotune"])
