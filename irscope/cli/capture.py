@@ -112,12 +112,11 @@ def run_capture(
     """The capture, checked, run, rendered (and its --html report); exits with its status. `last_word()`
     (dump's old spelling: its note) is said once the capture has run, after its output: bad input stays one line."""
     from irscope.capture import command
+    from irscope.report.output import check_output  # light: no jinja2 until a report is written
     from irscope.views import capture as view
     from irscope.views.progress import reporter
 
     if html is not None:
-        from irscope.report.output import check_output
-
         check_output(html, "--html")
     opts, unused = command.check_flags(
         request,
