@@ -402,7 +402,7 @@ def test_the_compiler_s_last_words_skip_its_stack_dump():
 
 
 def _report(tmp_path, records=()):
-    return status.Report(list(records), str(tmp_path), mmap.mmap(-1, 8 * status.COUNTERS))
+    return status.Report(list(records), str(tmp_path), mmap.mmap(-1, status.SHARED_BYTES))
 
 
 def test_the_stderr_file_is_read_only_from_inside_the_scratch_folder(tmp_path):

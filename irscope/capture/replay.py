@@ -482,15 +482,16 @@ def _compiled(run: ScriptRun) -> list[Capture]:
 def dump_phase(run: ScriptRun) -> dict[str, Any]:
     """The dumps' part: how many were compiled (`reused`: of those, how many took the script's own compile of
     the kernel, Inductor's, rather than compiling it again), served from irscope's cache, failed or skipped; the
-    compile's stages summed over the dumps compiled here (a reused one: its SASS and map only) (seconds of work, across workers: not wall time;
-    `jit_s` the stages Triton's JIT runs too, serially, in a GPU run; `irscope_only_s` SASS, map and the rest);
-    `sass` is the wait for nvdisasm after the cubin, `map` the source map); what each dump cost outside
-    the compile (binding, stats, writing the folder and the cache entry, a worker's round trip); the
-    parent's wait on the workers, and the workers' time not spent on a dump (start-up: importing Triton;
-    idle at the end)."""
+    compile's stages summed over the dumps compiled here (a reused one: its SASS and map only; seconds of work
+    across workers, not wall time; `sass` is the wait for nvdisasm after the cubin, `map` the source map); of
+    that work, `jit_s` (the stages Triton's JIT runs too, serially, in a GPU run) and `irscope_only_s` (SASS,
+    the map and what is outside the compile); what each dump cost outside the compile (binding, stats, writing
+    the folder and the cache entry, a worker's round trip); the parent's wait on the workers, and the workers'
+    time not spent on a dump (start-up: importing Triton; idle at the end)."""
     stages: dict[str, float] = {}
     compile_s = 0.0
-    for cap in _compiled(run):
+    compiled = _compiled(run)
+    for cap in compiled:
         times = cap.result.manifest.get("times_ms") or {}
         if cap.result.served == "reused":  # its stages ran in the script (script_parts): only SASS and the map here
             times = {k: v for k, v in times.items() if k in ("sass", "map")}
@@ -503,20 +504,21 @@ def dump_phase(run: ScriptRun) -> dict[str, Any]:
     busy = sum(c.dump_s or 0.0 for c in dumped if c.dumped_in == "worker")
     spent = sum(c.dump_s or 0.0 for c in dumped if c.result is not None and not c.result.cached)
     clock = run.dumps or {}
+    outside = max(0.0, spent - compile_s)
     # what Triton's JIT spends on the same kernels in a GPU run (its stages, one after another in the
     # script's process), against what only irscope does (SASS, the map, binding and writing the folders)
     jit_s = sum(v for k, v in stages.items() if k not in ("sass", "map"))
     return {
         "jit_s": round(jit_s, 2),
-        "irscope_only_s": round(stages.get("sass", 0.0) + stages.get("map", 0.0) + max(0.0, spent - compile_s), 2),
-        "compiled": len(_compiled(run)),
-        "reused": sum(1 for c in _compiled(run) if c.result.served == "reused"),
+        "irscope_only_s": round(stages.get("sass", 0.0) + stages.get("map", 0.0) + outside, 2),
+        "compiled": len(compiled),
+        "reused": sum(1 for c in compiled if c.result.served == "reused"),
         "from_cache": sum(1 for c in run.captures if c.result is not None and c.result.cached),
         "failed": sum(1 for c in run.captures if c.failure),
         "skipped": sum(1 for c in run.captures if c.skipped),
         "compile_s": round(compile_s, 2),
         "stages_s": {k: round(v, 2) for k, v in stages.items()},
-        "outside_compile_s": round(max(0.0, spent - compile_s), 2),
+        "outside_compile_s": round(outside, 2),
         "workers": clock.get("workers", 0),
         "waiting_on_workers_s": round(clock.get("workers_s", 0.0), 2),
         "worker_busy_s": round(busy, 2),

@@ -49,7 +49,8 @@ COUNTERS = 1 << 13  # shared launch counters: slot 0 the script's launches, slot
 # NUL-padded), so that a process a computed kernel ends (an unmasked access outside its tensors) says which
 COMPUTING = 8 * COUNTERS
 NAME_BYTES = 120
-SHARED_BYTES = COMPUTING + 8 + NAME_BYTES
+COMPUTING_NAME = slice(COMPUTING + 8, COMPUTING + 8 + NAME_BYTES)
+SHARED_BYTES = COMPUTING_NAME.stop
 
 
 class _Channel:
@@ -97,7 +98,7 @@ def computing(number: int, name: str = "") -> None:
         return
     if number:
         raw = name.encode("utf-8", errors="replace")[:NAME_BYTES]
-        counters[COMPUTING + 8 : COMPUTING + 8 + NAME_BYTES] = raw.ljust(NAME_BYTES, b"\0")
+        counters[COMPUTING_NAME] = raw.ljust(NAME_BYTES, b"\0")
     struct.pack_into("q", counters, COMPUTING, number)
 
 
@@ -143,12 +144,10 @@ class Report:
 
     def computing(self) -> tuple[int, str]:
         """(the launch Triton's interpreter was computing, its kernel's name); (0, "") when none was."""
-        if len(self._counters) < SHARED_BYTES:
-            return 0, ""
         number = struct.unpack_from("q", self._counters, COMPUTING)[0]
         if number <= 0:
             return 0, ""
-        raw = bytes(self._counters[COMPUTING + 8 : COMPUTING + 8 + NAME_BYTES]).rstrip(b"\0")
+        raw = bytes(self._counters[COMPUTING_NAME]).rstrip(b"\0")
         return number, raw.decode("utf-8", errors="replace")
 
     def stderr_tail(self, name: Any) -> str:

@@ -3,11 +3,11 @@
 Helion times configs with timers of its own (helion/autotuner/benchmarking.py: do_bench,
 interleaved_bench and their generic/CUDA-graph forms; compute_repeat, which its examples' run_example
 asks first how often to time, by timing each function through CUDA-graph replays), imported by name
-into the modules that use them. On the stand-in there is nothing to time, so while it is up each of these runs its function(s)
-once, inside `benchmarking()` (the Triton launches are recorded and captured, not computed: the
-results are thrown away), and answers BENCH_MS — not a measurement. Every config the autotuner
-compiles is still captured and labelled; the one it picks is not a GPU's pick, and the run's notes
-say so.
+into the modules that use them. On the stand-in there is nothing to time, so while it is up each of
+these runs its function(s) once, inside `benchmarking()` (the Triton launches are recorded and
+captured, not computed: the results are thrown away), and answers BENCH_MS — not a measurement (or,
+for compute_repeat, the least count). Every config the autotuner compiles is still captured and
+labelled; the one it picks is not a GPU's pick, and the run's notes say so.
 
 A search (`BaseSearch.autotune`: the accuracy baseline, then each candidate run once to check its output,
 then timed) runs inside `benchmarking()` as a whole, with Helion's accuracy check off for its duration:
@@ -90,10 +90,12 @@ class HelionTimers:
         return autotune
 
     def patch(self, module: Any) -> None:
-        for name in SINGLE + MANY + REPEAT:
+        placeholders = {**dict.fromkeys(SINGLE, self.one), **dict.fromkeys(MANY, self.many)}
+        placeholders.update(dict.fromkeys(REPEAT, self.repeat))
+        for name, placeholder in placeholders.items():
             if callable(getattr(module, name, None)) and (module.__name__, name) not in self._originals:
                 self._originals[(module.__name__, name)] = getattr(module, name)
-                setattr(module, name, self.one if name in SINGLE else self.many if name in MANY else self.repeat)
+                setattr(module, name, placeholder)
         cls = getattr(module, SEARCH[1], None) if module.__name__ == SEARCH[0] else None
         if isinstance(cls, type) and self._search is None and "autotune" in vars(cls):
             self._search = (cls, vars(cls)["autotune"])
