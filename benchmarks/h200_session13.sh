@@ -8,7 +8,8 @@
 #   floor    the corpus' dump-dominated scripts run plainly on the GPU (issue #42 item 5): each with a cold
 #            Triton cache, then again with the warm one; the difference is what Triton's JIT spends compiling
 #            the kernels a capture dumps, the CPU work a GPU run pays too (walls and PTX counts in floor.txt)
-# Usage: bash benchmarks/h200_session13.sh OUTDIR [gpu] [fid2] [fidauto] [floor]
+# Usage: bash benchmarks/h200_session13.sh OUTDIR [gpu] [devices] [fid2] [fidauto] [floor]
+#   (floor: FLOOR="script stems" picks the corpus scripts, FLOOR_S each run's limit, default 240)
 set -u
 out=${1:?OUTDIR}; shift; mkdir -p "$out"
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl > "$out/pip.txt" 2>&1
